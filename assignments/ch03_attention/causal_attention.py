@@ -1,0 +1,58 @@
+"""Section 3.5: hiding future tokens with causal attention, plus dropout."""
+import torch
+import torch.nn as nn
+
+
+def simple_causal_mask(context_length):
+    """Lower-triangular mask of ones, shape (context_length, context_length).
+
+    1 where token i may look at token j (j <= i), 0 above the diagonal.
+    """
+    raise NotImplementedError("simple_causal_mask: replace this line with your code")
+
+
+def masked_renormalized_weights(attn_weights):
+    """Zero the weights above the diagonal, then make every row sum to 1 again.
+
+    attn_weights: (T, T), already softmax-normalised. Returns (T, T).
+    """
+    raise NotImplementedError("masked_renormalized_weights: replace this line with your code")
+
+
+def mask_future_scores(attn_scores):
+    """Replace the scores above the diagonal with ``-inf`` (scores of shape (..., T, T))."""
+    raise NotImplementedError("mask_future_scores: replace this line with your code")
+
+
+def causal_attn_weights(attn_scores, d_k):
+    """Causal attention weights in one step: mask with ``-inf``, scale by 1/sqrt(d_k), softmax.
+
+    attn_scores: (..., T, T) raw query-key scores. Returns the same shape with zeros
+    above the diagonal and rows summing to 1.
+    """
+    raise NotImplementedError("causal_attn_weights: replace this line with your code")
+
+
+def dropout_attn_weights(attn_weights, p, seed):
+    """Apply ``nn.Dropout(p)`` (training mode) to attention weights after ``torch.manual_seed(seed)``.
+
+    Kept entries are scaled by 1 / (1 - p) so the expected sum of a row is unchanged.
+    """
+    raise NotImplementedError("dropout_attn_weights: replace this line with your code")
+
+
+class CausalAttention(nn.Module):
+    """Listing 3.3: batched causal self-attention with dropout on the attention weights.
+
+    forward takes x of shape (b, num_tokens, d_in), num_tokens <= context_length,
+    and returns (b, num_tokens, d_out). The causal mask is a registered buffer named
+    ``mask`` (ones above the diagonal), so it moves with ``.to()`` and is saved in
+    ``state_dict``.
+    """
+
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        raise NotImplementedError("CausalAttention.__init__: replace this line with your code")
+
+    def forward(self, x):
+        raise NotImplementedError("CausalAttention.forward: replace this line with your code")

@@ -1,0 +1,36 @@
+"""Section 3.6: multi-head attention, first as a stack of heads, then with weight splits."""
+import torch
+import torch.nn as nn
+
+from causal_attention import CausalAttention
+
+
+class MultiHeadAttentionWrapper(nn.Module):
+    """Listing 3.4: ``num_heads`` independent ``CausalAttention`` heads, concatenated.
+
+    ``self.heads`` is an ``nn.ModuleList``. forward takes (b, num_tokens, d_in) and
+    returns (b, num_tokens, num_heads * d_out), head 0's columns first.
+    """
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        raise NotImplementedError("MultiHeadAttentionWrapper.__init__: replace this line with your code")
+
+    def forward(self, x):
+        raise NotImplementedError("MultiHeadAttentionWrapper.forward: replace this line with your code")
+
+
+class MultiHeadAttention(nn.Module):
+    """Listing 3.5: all heads from one projection per W, split into ``num_heads`` views.
+
+    d_out must be divisible by num_heads; head_dim = d_out // num_heads. forward takes
+    (b, num_tokens, d_in) and returns (b, num_tokens, d_out) after the ``out_proj``
+    linear layer. The causal ``mask`` is a registered buffer.
+    """
+
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        raise NotImplementedError("MultiHeadAttention.__init__: replace this line with your code")
+
+    def forward(self, x):
+        raise NotImplementedError("MultiHeadAttention.forward: replace this line with your code")

@@ -1,0 +1,31 @@
+"""Public tests for section 3.6: listings 3.4 and 3.5 under seed 123."""
+import torch
+
+from multihead_attention import MultiHeadAttention, MultiHeadAttentionWrapper
+from simple_attention import inputs
+
+ATOL = 1e-4
+batch = torch.stack((inputs, inputs), dim=0)
+
+
+def test_wrapper_two_heads_seed_123():
+    torch.manual_seed(123)
+    mha = MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)
+    context_vecs = mha(batch)
+    expected = torch.tensor([
+        [-0.4519, 0.2216, 0.4772, 0.1063], [-0.5874, 0.0058, 0.5891, 0.3257],
+        [-0.6300, -0.0632, 0.6202, 0.3860], [-0.5675, -0.0843, 0.5478, 0.3589],
+        [-0.5526, -0.0981, 0.5321, 0.3428], [-0.5299, -0.1081, 0.5077, 0.3493],
+    ])
+    assert context_vecs.shape == (2, 6, 4)
+    assert torch.allclose(context_vecs, expected.expand(2, 6, 4), atol=ATOL)
+
+
+def test_multihead_attention_seed_123():
+    torch.manual_seed(123)
+    mha = MultiHeadAttention(3, 2, 6, 0.0, num_heads=2)
+    context_vecs = mha(batch)
+    expected = torch.tensor([[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
+                             [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
+    assert context_vecs.shape == (2, 6, 2)
+    assert torch.allclose(context_vecs, expected.expand(2, 6, 2), atol=ATOL)

@@ -1,0 +1,220 @@
+"""What runs inside the sandboxed child: the submission's modules and the probes.
+
+The child imports only the submission's sources (sent as text, served from memory),
+runs a probe the grader asks for and sends back plain data. It never sees the
+reference solutions or the hidden suites, and it decides nothing: every comparison
+happens in the grader.
+"""
+import importlib.abc
+import importlib.util
+import sys
+import traceback
+
+import torch
+
+from . import protocol
+
+SUBMISSION_PREFIX = "/submission/"
+
+
+class SubmissionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves the submission's top-level modules from the sources the grader sent."""
+
+    def __init__(self, sources):
+        self.sources = dict(sources)
+
+    def find_spec(self, name, path=None, target=None):
+        if path is None and name in self.sources:
+            return importlib.util.spec_from_loader(name, self, origin=SUBMISSION_PREFIX + name + ".py")
+        return None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        module.__file__ = SUBMISSION_PREFIX + module.__name__ + ".py"
+        code = compile(self.sources[module.__name__], module.__file__, "exec", dont_inherit=True)
+        exec(code, module.__dict__)
+
+
+class ProbeError(Exception):
+    """A failure the grader should show as it is (with the stage it happened in)."""
+
+    def __init__(self, stage, message):
+        super().__init__(message)
+        self.stage = stage
+
+
+def _describe(exc):
+    """One line: the exception and the last line of the submission it passed through."""
+    text = f"{type(exc).__name__}: {exc}".strip()
+    if isinstance(exc, SyntaxError) and exc.lineno:
+        return f"SyntaxError in {exc.filename.rsplit('/', 1)[-1]} line {exc.lineno}: {exc.msg}"
+    where = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename.startswith(SUBMISSION_PREFIX):
+            where = f" ({frame.filename[len(SUBMISSION_PREFIX):]} line {frame.lineno})"
+    return text[:300] + where
+
+
+def _as_data(value, what):
+    """The student's return value as channel data; only genuine tensors pass."""
+    if type(value) in (torch.Tensor, torch.nn.Parameter):
+        if value.is_sparse or value.device.type == "meta" or value.is_complex():
+            raise ProbeError("result", f"{what} returned a {value.layout}/{value.device.type} tensor that holds no readable values")
+        return torch.Tensor.detach(value).cpu()
+    if isinstance(value, (tuple, list)) and len(value) <= 16:
+        return [_as_data(v, what) for v in value]
+    if isinstance(value, torch.Tensor):
+        raise ProbeError("result", f"{what} returned a {type(value).__name__}, a tensor subclass; return a plain torch.Tensor")
+    if type(value) in (int, float, bool):
+        return value
+    raise ProbeError("result", f"{what} returned {type(value).__name__}, expected a tensor")
+
+
+def _lookup(module_name, name):
+    try:
+        module = importlib.import_module(module_name)
+    except BaseException as exc:  # anything the import raises, SystemExit included, is the student's
+        raise ProbeError("import", f"{module_name}.py could not be imported: {_describe(exc)}") from None
+    if not hasattr(module, name):
+        raise ProbeError("lookup", f"{module_name}.py defines no {name}")
+    return getattr(module, name)
+
+
+def _run(stage, what, fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except ProbeError:
+        raise
+    except BaseException as exc:
+        raise ProbeError(stage, f"{what} raised {_describe(exc)}") from None
+
+
+def _seed(seed):
+    if seed is not None:
+        torch.manual_seed(seed)
+
+
+def op_call(req):
+    """Call a function of the submission: {module, name, args, kwargs, seed}."""
+    fn = _lookup(req["module"], req["name"])
+    _seed(req.get("seed"))
+    with torch.no_grad():
+        value = _run("call", f"{req['name']}()", fn, *req.get("args", []), **req.get("kwargs", {}))
+    return {"value": _as_data(value, f"{req['name']}()")}
+
+
+def _copy_parameters(module, params, what):
+    """Copy the reference's parameters in by name; a missing or extra name is the student's error."""
+    own = dict(module.named_parameters())
+    missing = sorted(set(own) - set(params))
+    unexpected = sorted(set(params) - set(own))
+    if missing or unexpected:
+        raise ProbeError("load", f"{what} has parameters {sorted(own)}; the book's names are {sorted(params)}"
+                         f" (missing {unexpected or 'none'}, extra {missing or 'none'})")
+    with torch.no_grad():
+        for name, value in params.items():
+            if tuple(own[name].shape) != tuple(value.shape):
+                raise ProbeError("load", f"{what}: parameter {name} has shape {tuple(own[name].shape)},"
+                                         f" expected {tuple(value.shape)}")
+            own[name].copy_(value)
+
+
+def _describe_module(module):
+    info = {
+        "type": type(module).__name__,
+        "params": {k: list(v.shape) for k, v in module.named_parameters()},
+        "buffers": {k: [list(v.shape), str(v.dtype)] for k, v in module.named_buffers()},
+        "state_keys": sorted(module.state_dict().keys()),
+        "attrs": {},
+    }
+    for attr in ("num_heads", "head_dim", "d_out"):
+        value = getattr(module, attr, None)
+        if type(value) is int:
+            info["attrs"][attr] = value
+    heads = getattr(module, "heads", None)
+    if isinstance(heads, torch.nn.ModuleList):
+        info["heads"] = [type(h).__name__ for h in heads]
+    mask = getattr(module, "mask", None)
+    if type(mask) is torch.Tensor:
+        info["mask"] = {"shape": list(mask.shape), "dtype": str(mask.dtype)}
+    return info
+
+
+def _build(req):
+    """Construct (or build, for the exercises' factory functions) and prepare a module."""
+    what = f"{req['name']}({', '.join(map(repr, req.get('args', [])))})"
+    factory = _lookup(req["module"], req["name"])
+    _seed(req.get("init_seed"))
+    module = _run("construct", what, factory, *req.get("args", []), **req.get("kwargs", {}))
+    if not isinstance(module, torch.nn.Module):
+        raise ProbeError("construct", f"{what} gave a {type(module).__name__}, not an nn.Module")
+    if req.get("params") is not None:
+        _copy_parameters(module, req["params"], what)
+    if req.get("dtype"):
+        _run("to", f"{what}.to({req['dtype']})", module.to, getattr(torch, req["dtype"]))
+    module.train(bool(req.get("train", False)))
+    return module, what
+
+
+def op_module(req):
+    """Build a module, optionally load weights, run forward on each input, describe it."""
+    module, what = _build(req)
+    outputs = []
+    with torch.no_grad():
+        for x in req.get("inputs", []):
+            _seed(req.get("seed"))
+            out = _run("forward", f"{what} forward on shape {tuple(x.shape)}", module, x)
+            outputs.append(_as_data(out, f"{what} forward"))
+    reply = {"outputs": outputs, "info": _describe_module(module)}
+    if req.get("want_state"):
+        reply["state"] = {k: _as_data(v, "state_dict") for k, v in module.state_dict().items()}
+    return reply
+
+
+def op_transfer(req):
+    """Exercise 3.1: the student's own v2 (with given weights), v1, and transfer function."""
+    d_in, d_out = req["d_in"], req["d_out"]
+    v2_cls = _lookup("self_attention", "SelfAttention_v2")
+    v1_cls = _lookup("self_attention", "SelfAttention_v1")
+    transfer = _lookup("exercises", "transfer_weights_v2_to_v1")
+    sa_v2 = _run("construct", f"SelfAttention_v2({d_in}, {d_out})", v2_cls, d_in, d_out)
+    _copy_parameters(sa_v2, req["v2_params"], "SelfAttention_v2")
+    torch.manual_seed(0)
+    sa_v1 = _run("construct", f"SelfAttention_v1({d_in}, {d_out})", v1_cls, d_in, d_out)
+    _run("call", "transfer_weights_v2_to_v1()", transfer, sa_v2, sa_v1)
+    params = {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()}
+    with torch.no_grad():
+        out = _run("forward", "SelfAttention_v1 forward after the transfer", sa_v1, req["x"])
+    return {"params": params, "output": _as_data(out, "SelfAttention_v1 forward")}
+
+
+OPS = {"call": op_call, "module": op_module, "transfer": op_transfer}
+
+
+def serve(sock, hello):
+    """Answer requests until the grader hangs up."""
+    protocol.send(sock, {"hello": hello})
+    while True:
+        try:
+            request = protocol.recv(sock)
+        except protocol.ChannelError:
+            return
+        if request.get("op") == "load":
+            sys.meta_path.insert(0, SubmissionFinder(request["sources"]))
+            reply = {"ok": True}
+        else:
+            try:
+                reply = {"ok": True, **OPS[request["op"]](request)}
+            except ProbeError as exc:
+                reply = {"ok": False, "stage": exc.stage, "error": str(exc)}
+            except BaseException as exc:
+                reply = {"ok": False, "stage": "probe", "error": _describe(exc)}
+        reply["imported"] = sorted(n for n in request.get("_modules", []) if n in sys.modules)
+        try:
+            frame = protocol.encode(reply)
+        except Exception as exc:
+            frame = protocol.encode({"ok": False, "stage": "result",
+                                     "error": f"the result cannot be sent back: {_describe(exc)}"})
+        sock.sendall(frame)

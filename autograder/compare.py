@@ -1,0 +1,66 @@
+"""Comparisons for the hidden suites: a submission's answer against the reference.
+
+Every function runs in the trusted grader on data the child sent back, and fails with
+an AssertionError whose message teaches: what was checked, on which shapes, by how
+much it was off, and, when the answer equals a known mistake, the mistake's name.
+"""
+import torch
+
+ATOL, RTOL = 1e-5, 1e-4
+
+
+def seeded(*shape, seed, scale=1.0, dtype=torch.float32):
+    """Reproducible normal inputs from an explicit generator (never the global RNG)."""
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=generator, dtype=dtype) * scale
+
+
+def _close(a, b, atol, rtol):
+    return (isinstance(a, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
+            and torch.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True))
+
+
+def known_mistake(actual, mistakes, atol=ATOL, rtol=RTOL):
+    """Name of the first mistake whose output equals ``actual``, or None.
+
+    ``mistakes`` maps a mistake's name to its output or to a function computing it.
+    """
+    for name, candidate in (mistakes or {}).items():
+        try:
+            value = candidate() if callable(candidate) else candidate
+        except Exception:  # a mistake that cannot even run on these shapes is not this one
+            continue
+        if isinstance(value, torch.Tensor) and _close(actual, value.to(actual.dtype), atol, rtol):
+            return name
+    return None
+
+
+def expect_tensor(actual, expected, what):
+    """The answer is a tensor of the expected shape and dtype, with finite values where expected."""
+    if not isinstance(actual, torch.Tensor):
+        raise AssertionError(f"{what}: got {type(actual).__name__}, expected a tensor of shape {tuple(expected.shape)}")
+    if actual.dtype != expected.dtype:
+        raise AssertionError(f"{what}: dtype {actual.dtype}, expected {expected.dtype}")
+    bad = ~torch.isfinite(actual) & torch.isfinite(expected)
+    if actual.shape == expected.shape and bad.any():
+        kind = "NaN" if torch.isnan(actual[bad]).any() else "inf"
+        raise AssertionError(f"{what}: contains {kind} where the reference is finite"
+                             " (exp overflow? use torch.softmax, which subtracts the maximum)")
+
+
+def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
+    """Fail unless ``actual`` matches ``expected``; name a known mistake if one fits."""
+    name = known_mistake(actual, mistakes, atol, rtol) if isinstance(actual, torch.Tensor) else None
+    hint = f" This is exactly what you get with: {name}." if name else ""
+    if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:
+        raise AssertionError(f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}.{hint}")
+    try:
+        expect_tensor(actual, expected, what)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}.{hint}") from None
+    if not torch.allclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True):
+        diff = (actual - expected).abs().nan_to_num(nan=float("inf"))
+        where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape)) if diff.dim() else ()
+        got, want = actual[where].item(), expected[where].item()
+        raise AssertionError(f"{what}: wrong values, largest difference {diff.max().item():.4g} at index "
+                             f"{list(where)} (got {got:.4f}, expected {want:.4f}).{hint}")

@@ -1,0 +1,106 @@
+"""The data-only channel between the grader and a sandboxed child.
+
+A frame is a fixed 12-byte prefix (JSON length, tensor-blob length), a UTF-8 JSON
+header and a safetensors blob. Tensors inside the JSON are written as
+``{"$tensor": "<key>"}`` and travel in the blob. Nothing here can execute code on
+decode (no pickle), and every length is checked before anything is read.
+"""
+import json
+import select
+import socket
+import struct
+import time
+
+import torch
+from safetensors.torch import load as _load_tensors
+from safetensors.torch import save as _save_tensors
+
+PREFIX = struct.Struct(">IQ")
+MAX_JSON = 1 << 20            # 1 MiB of header is far more than any probe needs
+MAX_BLOB = 96 << 20           # a GPT-2-small state_dict is ~38 MiB in float32
+TENSOR_KEY = "$tensor"
+
+
+class ChannelError(Exception):
+    """The other side sent something that is not a well-formed frame, or hung up."""
+
+
+class ChannelTimeout(ChannelError):
+    """No complete frame arrived before the deadline."""
+
+
+def _flatten(value, tensors):
+    if isinstance(value, torch.Tensor):
+        key = str(len(tensors))
+        # A plain, contiguous CPU copy: safetensors refuses shared or strided storage.
+        tensors[key] = torch.Tensor.detach(value).cpu().contiguous().clone()
+        return {TENSOR_KEY: key}
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("only str keys can cross the channel")
+        return {k: _flatten(v, tensors) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_flatten(v, tensors) for v in value]
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    raise TypeError(f"a {type(value).__name__} cannot cross the channel")
+
+
+def _restore(value, tensors):
+    if isinstance(value, dict):
+        if set(value) == {TENSOR_KEY}:
+            try:
+                return tensors[value[TENSOR_KEY]]
+            except (KeyError, TypeError):
+                raise ChannelError("frame names a tensor it does not carry") from None
+        return {k: _restore(v, tensors) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore(v, tensors) for v in value]
+    return value
+
+
+def encode(message) -> bytes:
+    tensors = {}
+    header = json.dumps(_flatten(message, tensors), allow_nan=True).encode()
+    blob = _save_tensors(tensors) if tensors else b""
+    if len(header) > MAX_JSON or len(blob) > MAX_BLOB:
+        raise ValueError("message too large for the channel")
+    return PREFIX.pack(len(header), len(blob)) + header + blob
+
+
+def decode(header: bytes, blob: bytes):
+    try:
+        message = json.loads(header.decode())
+        tensors = _load_tensors(blob) if blob else {}
+    except Exception as exc:  # any malformed frame is the sender's fault, never ours
+        raise ChannelError(f"malformed frame ({type(exc).__name__})") from None
+    return _restore(message, tensors)
+
+
+def send(sock: socket.socket, message) -> None:
+    sock.sendall(encode(message))
+
+
+def _recv_exact(sock, size, deadline):
+    chunks, remaining = [], size
+    while remaining:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([sock], [], [], left)[0]:
+                raise ChannelTimeout("no answer before the time limit")
+        chunk = sock.recv(min(remaining, 1 << 20))
+        if not chunk:
+            raise ChannelError("the other side closed the channel")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def recv(sock: socket.socket, deadline: float = None):
+    """Read one frame; ``deadline`` is a ``time.monotonic()`` value or None to wait forever."""
+    json_len, blob_len = PREFIX.unpack(_recv_exact(sock, PREFIX.size, deadline))
+    if json_len > MAX_JSON or blob_len > MAX_BLOB:
+        raise ChannelError(f"frame of {json_len + blob_len} bytes is over the limit")
+    header = _recv_exact(sock, json_len, deadline)
+    blob = _recv_exact(sock, blob_len, deadline)
+    return decode(header, blob)

@@ -1,0 +1,130 @@
+"""Run the hidden pytest suites against one submission and build its result.
+
+The suites are ordinary pytest files; this module runs them in-process with a plugin
+that provides the ``student`` fixture (a sandboxed child) and records points. The result
+has the shape of Gradescope's results.json; every other output is rendered from it.
+"""
+import contextlib
+import io
+import os
+import time
+
+import pytest
+
+from .paths import SUITES
+from .session import GraderError, StudentFailure, StudentSession, Zygote, clean_text, read_sources
+from .session import SubmissionError  # noqa: F401  (re-exported for the CLI)
+
+REDUCED_WARNING = ("WARNING: the submission ran WITHOUT namespace isolation ({why}); it could read "
+                   "files and reach the network. Grade untrusted code on Linux with namespaces enabled.")
+
+
+class _Collector:
+    """pytest plugin: the ``student`` fixture and one record per check."""
+
+    def __init__(self, session):
+        self.session = session
+        self.records = []
+        self.grader_errors = []
+
+    @pytest.fixture
+    def student(self):
+        return self.session
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "call" or (report.when == "setup" and report.failed):
+            self._record(item, call, report)
+
+    def _record(self, item, call, report):
+        marker = item.get_closest_marker("points")
+        points = marker.args[0] if marker else 0
+        doc = (item.function.__doc__ or item.name).strip().splitlines()[0]
+        part = item.module.__name__.rsplit(".", 1)[-1].removeprefix("test_hidden_")
+        output = ""
+        if report.failed:
+            exc = call.excinfo.value if call.excinfo else None
+            if isinstance(exc, GraderError):
+                raise exc
+            if isinstance(exc, (AssertionError, StudentFailure)):
+                output = clean_text(str(exc) or "assertion failed", limit=1200)
+            else:
+                output = f"internal grader error ({type(exc).__name__}: {clean_text(exc)})"
+                self.grader_errors.append(f"{item.nodeid}: {output}")
+        self.records.append({
+            "name": f"{part}: {doc}", "part": part, "score": points if report.passed else 0,
+            "max_score": points, "status": "passed" if report.passed else "failed",
+            "output": output, "visibility": "visible",
+        })
+
+
+def _pytest_args(assignment):
+    suite = SUITES / assignment
+    return [str(suite), "-c", str(SUITES / "pytest.ini"), "--rootdir", str(SUITES),
+            "--confcutdir", str(SUITES), "-q", "--no-header",
+            # pytest's unraisable-exception plugin runs gc.collect() five times per session (0.4 s)
+            "-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception"]
+
+
+class Grader:
+    """Grades submissions of one assignment; holds one warm zygote for all of them."""
+
+    def __init__(self, assignment="ch03_attention", isolation="full", hidden=(), timeout=5.0, budget=60.0):
+        self.assignment = assignment
+        self.zygote = Zygote(hidden=hidden, isolation=isolation)
+        self.timeout, self.budget = timeout, budget
+
+    def close(self):
+        self.zygote.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def grade(self, folder):
+        """Grade the submission in ``folder``; returns a results.json-shaped dict.
+
+        Raises SubmissionError when the folder is not a submission at all.
+        """
+        started = time.perf_counter()
+        sources, notes = read_sources(folder)
+        if not sources:
+            raise SubmissionError(f"{folder} holds no Python files")
+        session = StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget)
+        collector = _Collector(session)
+        old = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugin and pytest's own
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                pytest.main(_pytest_args(self.assignment), plugins=[collector])
+        finally:
+            session.close()
+            if old is None:
+                os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+            else:
+                os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = old
+        if collector.grader_errors or not collector.records:
+            raise GraderError("; ".join(collector.grader_errors) or "the hidden suites ran no check")
+        return build_result(collector.records, notes, session.isolation, time.perf_counter() - started)
+
+
+def build_result(tests, notes, isolation, seconds):
+    parts = {}
+    for test in tests:
+        got, most = parts.get(test["part"], (0, 0))
+        parts[test["part"]] = (got + test["score"], most + test["max_score"])
+    output = list(notes)
+    if isolation and not isolation.startswith("namespaces"):
+        output.insert(0, REDUCED_WARNING.format(why=isolation))
+    return {
+        "score": sum(t["score"] for t in tests),
+        "max_score": sum(t["max_score"] for t in tests),
+        "execution_time": round(seconds, 3),
+        "output": "\n".join(output),
+        "tests": tests,
+        "extra_data": {"parts": {p: list(v) for p, v in parts.items()}, "isolation": isolation},
+    }

@@ -1,0 +1,254 @@
+"""The grader's side of the sandbox: the zygote, one child per submission, and requests.
+
+Everything a child sends back is data to be checked; a child that hangs, dies or sends
+garbage turns into a ``StudentFailure`` for the check that asked, and the next request
+starts a fresh child.
+"""
+import json
+import os
+import re
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+
+from . import protocol
+from .paths import ROOT
+
+MAX_SOURCE_BYTES = 256 << 10
+MAX_SOURCES = 64
+_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+class StudentFailure(Exception):
+    """A check could not get an answer from the submission; the text says why, in one line."""
+
+
+class GraderError(Exception):
+    """The grader itself could not work (e.g. the sandbox would not start): not the student's fault."""
+
+
+class SubmissionError(Exception):
+    """The submission cannot be graded at all (not a folder, no Python files)."""
+
+
+def clean_text(text, limit=400):
+    """Untrusted text from a child, safe to print in one line of a report."""
+    text = _CONTROL.sub(" ", str(text)).replace("\n", " ").strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def read_sources(folder):
+    """The submission's top-level modules as {name: source}, read without following links.
+
+    Returns (sources, notes); notes are one-line remarks about files that were skipped.
+    """
+    folder = os.fspath(folder)
+    if not os.path.isdir(folder):
+        raise SubmissionError(f"{folder} is not a folder")
+    sources, notes = {}, []
+    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for name in sorted(os.listdir(dir_fd)):
+            if not name.endswith(".py"):
+                continue
+            stem = name[:-3]
+            if not _MODULE_NAME.match(stem):
+                notes.append(f"{name}: not a valid module name, ignored")
+                continue
+            if len(sources) >= MAX_SOURCES:
+                notes.append(f"{name}: more than {MAX_SOURCES} Python files, ignored")
+                continue
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+            except OSError as exc:
+                notes.append(f"{name}: not read ({'a symbolic link' if exc.errno == 40 else exc.strerror})")
+                continue
+            with os.fdopen(fd, "rb") as handle:
+                if not _is_regular(handle):
+                    notes.append(f"{name}: not a regular file, ignored")
+                    continue
+                data = handle.read(MAX_SOURCE_BYTES + 1)
+            if len(data) > MAX_SOURCE_BYTES:
+                notes.append(f"{name}: larger than {MAX_SOURCE_BYTES // 1024} KiB, ignored")
+                continue
+            sources[stem] = data.decode("utf-8", errors="replace")
+    finally:
+        os.close(dir_fd)
+    return sources, notes
+
+
+def _is_regular(handle):
+    return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+
+
+class Zygote:
+    """A fresh interpreter that imports torch once and forks sandboxed children on request."""
+
+    def __init__(self, hidden=(), isolation="full"):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.zygote import main; "
+                "main(int(sys.argv[2]), __import__('json').loads(sys.argv[3]), sys.argv[4])")
+        hidden = sorted({os.path.realpath(p) for p in (ROOT, *hidden)})
+        self.process = subprocess.Popen(
+            [sys.executable, "-P", "-c", code, str(ROOT), str(theirs.fileno()), json.dumps(hidden), isolation],
+            pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL)
+        theirs.close()
+        self.ctl = ours
+        self.replies = ours.makefile("rb")
+        self.ready = False
+
+    def _ask(self, message, fds=()):
+        if not self.ready:
+            line = self.replies.readline()
+            if not line:
+                raise RuntimeError("the grader's zygote process failed to start")
+            self.ready = True
+        socket.send_fds(self.ctl, [json.dumps(message).encode() + b"\n"], list(fds))
+        line = self.replies.readline()
+        if not line:
+            raise RuntimeError("the grader's zygote process died")
+        return json.loads(line)
+
+    def spawn(self):
+        """A new sandboxed child; returns (pid, channel socket)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            pid = self._ask({"op": "spawn"}, [theirs.fileno()])["pid"]
+        finally:
+            theirs.close()
+        return pid, ours
+
+    def reap(self, pid, wait=2.0):
+        return self._ask({"op": "reap", "pid": pid, "wait": wait})["code"]
+
+    def close(self):
+        self.ctl.close()
+        self.replies.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _death_reason(code):
+    if code is None:
+        return "stopped answering"
+    if code >= 128:
+        sig = code - 128
+        reasons = {signal.SIGKILL: "was killed (memory exhausted, or stopped by the grader)",
+                   signal.SIGXCPU: "ran out of CPU time", signal.SIGSEGV: "crashed (segmentation fault)",
+                   signal.SIGXFSZ: "wrote more than the file-size limit"}
+        return reasons.get(sig, f"was killed by signal {signal.Signals(sig).name if sig in signal.valid_signals() else sig}")
+    return f"exited with status {code} (sys.exit or os._exit in the submission?)"
+
+
+class StudentSession:
+    """The ``student`` fixture: runs probes on one submission in sandboxed children."""
+
+    def __init__(self, zygote, sources, *, timeout=5.0, budget=60.0, max_restarts=4):
+        self.zygote = zygote
+        self.sources = sources
+        self.timeout = timeout
+        self.deadline = time.monotonic() + budget
+        self.restarts_left = max_restarts
+        self.pid = self.sock = None
+        self.isolation = None
+        self.imported = set()
+        self.broken = {}   # module or module.name -> why later requests fail fast
+
+    # -- child lifecycle -------------------------------------------------------------
+    def _start(self):
+        if self.restarts_left < 0:
+            raise StudentFailure("skipped: the submission's process died or hung too many times")
+        self.restarts_left -= 1
+        self.pid, self.sock = self.zygote.spawn()
+        try:  # no student code has run yet: a failure here is the grader's
+            hello = protocol.recv(self.sock, time.monotonic() + 30)
+            self.isolation = clean_text(hello["hello"]["isolation"])
+            protocol.send(self.sock, {"op": "load", "sources": self.sources, "_modules": []})
+            protocol.recv(self.sock, time.monotonic() + 30)
+        except (protocol.ChannelError, OSError, KeyError, TypeError) as exc:
+            self._kill()
+            raise GraderError(f"the sandboxed child did not start: {exc}") from None
+
+    def _kill(self):
+        """Stop the child (and everything it started) and collect its exit code."""
+        if self.pid is None:
+            return None
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        code = self.zygote.reap(self.pid)
+        self.sock.close()
+        self.pid = self.sock = None
+        return code
+
+    def close(self):
+        if self.pid is not None:
+            self.sock.close()  # a child at rest exits on hang-up; kill it anyway
+            self.sock = socket.socket()
+            self._kill()
+
+    # -- requests --------------------------------------------------------------------
+    def request(self, op, *, needs, **payload):
+        """Send one probe; ``needs`` names what it exercises ("module" or "module.name")."""
+        module = needs.split(".")[0]
+        for key in (module, needs):
+            if key in self.broken:
+                raise StudentFailure(self.broken[key])
+        if time.monotonic() > self.deadline:
+            raise StudentFailure("skipped: the submission used up its time budget for grading")
+        if self.pid is None:
+            self._start()
+        payload.update(op=op, _modules=sorted(self.sources))
+        try:
+            protocol.send(self.sock, payload)
+            reply = protocol.recv(self.sock, time.monotonic() + self.timeout)
+        except protocol.ChannelTimeout:
+            self._kill()
+            reason = f"{needs} did not finish within {self.timeout:g} s (infinite loop?)"
+            self._mark_broken(module, needs, reason)
+            raise StudentFailure(reason) from None
+        except (protocol.ChannelError, OSError) as exc:
+            code = self._kill()
+            reason = f"the submission's process {_death_reason(code)} while running {needs}"
+            if isinstance(exc, protocol.ChannelError) and "closed" not in str(exc):
+                reason = f"the submission's process sent garbage to the grader while running {needs}"
+            self._mark_broken(module, needs, reason)
+            raise StudentFailure(reason) from None
+        if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
+            self._kill()
+            raise StudentFailure("the submission's process sent a malformed answer")
+        self.imported.update(n for n in reply.get("imported", []) if isinstance(n, str))
+        if not reply["ok"]:
+            raise StudentFailure(clean_text(reply.get("error", "failed")))
+        return reply
+
+    def _mark_broken(self, module, needs, reason):
+        # Dying before the module finished importing will happen again: fail its checks fast.
+        self.broken[needs if module in self.imported else module] = reason
+
+    def call(self, module, name, *args, seed=None, **kwargs):
+        """Return value of ``module.name(*args, **kwargs)`` in the child."""
+        return self.request("call", needs=f"{module}.{name}", module=module, name=name,
+                            args=list(args), kwargs=kwargs, seed=seed)["value"]
+
+    def module(self, module, name, *args, inputs=(), params=None, init_seed=None, dtype=None,
+               train=False, seed=None, want_state=False, **kwargs):
+        """Build ``module.name(*args, **kwargs)`` in the child and run it on each input."""
+        return self.request("module", needs=f"{module}.{name}", module=module, name=name,
+                            args=list(args), kwargs=kwargs, inputs=list(inputs), params=params,
+                            init_seed=init_seed, dtype=dtype, train=train, seed=seed,
+                            want_state=want_state)
+
+    def transfer(self, d_in, d_out, v2_params, x):
+        """Exercise 3.1 in the child: the student's v2, v1 and transfer function."""
+        return self.request("transfer", needs="exercises.transfer_weights_v2_to_v1",
+                            d_in=d_in, d_out=d_out, v2_params=v2_params, x=x)

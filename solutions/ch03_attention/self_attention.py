@@ -1,0 +1,96 @@
+"""Section 3.4: self-attention with trainable weights (scaled dot-product attention)."""
+import torch
+import torch.nn as nn
+
+
+def compute_query_key_value(inputs, W_query, W_key, W_value):
+    """Project the inputs with the three weight matrices.
+
+    inputs: (T, d_in) or a single token (d_in,); each W: (d_in, d_out).
+    Returns the tuple (queries, keys, values), each (T, d_out) or (d_out,).
+    """
+    ### BEGIN SOLUTION
+    queries = inputs @ W_query
+    keys = inputs @ W_key
+    values = inputs @ W_value
+    return queries, keys, values
+    ### END SOLUTION
+
+
+def scaled_attn_weights(query, keys):
+    """Attention weights of one query: softmax(q K^T / sqrt(d_k)).
+
+    query: (d_out,); keys: (T, d_out). Returns (T,), summing to 1.
+    """
+    ### BEGIN SOLUTION
+    attn_scores = query @ keys.T
+    d_k = keys.shape[-1]
+    return torch.softmax(attn_scores / d_k**0.5, dim=-1)
+    ### END SOLUTION
+
+
+def context_vector_for_query(x_query, inputs, W_query, W_key, W_value):
+    """The whole section 3.4.1 walk-through for one query token.
+
+    x_query: (d_in,) the token doing the attending; inputs: (T, d_in).
+    Returns the context vector z of shape (d_out,).
+    """
+    ### BEGIN SOLUTION
+    query = x_query @ W_query
+    keys = inputs @ W_key
+    values = inputs @ W_value
+    attn_weights = scaled_attn_weights(query, keys)
+    return attn_weights @ values
+    ### END SOLUTION
+
+
+class SelfAttention_v1(nn.Module):
+    """Listing 3.1: self-attention with weights as ``nn.Parameter(torch.rand(d_in, d_out))``.
+
+    forward takes x of shape (T, d_in) and returns (T, d_out).
+    Creates W_query, then W_key, then W_value, so that a fixed seed gives the book's values.
+    """
+
+    def __init__(self, d_in, d_out):
+        super().__init__()
+        ### BEGIN SOLUTION
+        self.W_query = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_key = nn.Parameter(torch.rand(d_in, d_out))
+        self.W_value = nn.Parameter(torch.rand(d_in, d_out))
+        ### END SOLUTION
+
+    def forward(self, x):
+        ### BEGIN SOLUTION
+        keys = x @ self.W_key
+        queries = x @ self.W_query
+        values = x @ self.W_value
+        attn_scores = queries @ keys.T
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        return attn_weights @ values
+        ### END SOLUTION
+
+
+class SelfAttention_v2(nn.Module):
+    """Listing 3.2: the same mechanism with ``nn.Linear`` layers (no bias by default).
+
+    forward takes x of shape (T, d_in) and returns (T, d_out).
+    Creates W_query, then W_key, then W_value.
+    """
+
+    def __init__(self, d_in, d_out, qkv_bias=False):
+        super().__init__()
+        ### BEGIN SOLUTION
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        ### END SOLUTION
+
+    def forward(self, x):
+        ### BEGIN SOLUTION
+        keys = self.W_key(x)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+        attn_scores = queries @ keys.T
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        return attn_weights @ values
+        ### END SOLUTION

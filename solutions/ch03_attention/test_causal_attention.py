@@ -1,0 +1,68 @@
+"""Public tests for section 3.5: masking the future, dropout, and listing 3.3."""
+import torch
+
+from causal_attention import (
+    CausalAttention, causal_attn_weights, dropout_attn_weights, masked_renormalized_weights,
+    simple_causal_mask,
+)
+from self_attention import SelfAttention_v2
+from simple_attention import inputs
+
+ATOL = 1e-4
+# The book's causal weights for seed 789's SelfAttention_v2 (both methods give these).
+CAUSAL_WEIGHTS = torch.tensor([
+    [1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
+    [0.5517, 0.4483, 0.0000, 0.0000, 0.0000, 0.0000],
+    [0.3800, 0.3097, 0.3103, 0.0000, 0.0000, 0.0000],
+    [0.2758, 0.2460, 0.2462, 0.2319, 0.0000, 0.0000],
+    [0.2175, 0.1983, 0.1984, 0.1888, 0.1971, 0.0000],
+    [0.1935, 0.1663, 0.1666, 0.1542, 0.1666, 0.1529],
+])
+
+
+def book_scores():
+    torch.manual_seed(789)
+    sa_v2 = SelfAttention_v2(3, 2)
+    with torch.no_grad():
+        return sa_v2.W_query(inputs) @ sa_v2.W_key(inputs).T
+
+
+def test_simple_mask_is_lower_triangular_ones():
+    assert torch.equal(simple_causal_mask(4), torch.tensor(
+        [[1., 0., 0., 0.], [1., 1., 0., 0.], [1., 1., 1., 0.], [1., 1., 1., 1.]]))
+
+
+def test_mask_and_renormalise():
+    weights = torch.softmax(book_scores() / 2**0.5, dim=-1)
+    assert torch.allclose(masked_renormalized_weights(weights), CAUSAL_WEIGHTS, atol=ATOL)
+
+
+def test_minus_infinity_mask_before_softmax():
+    assert torch.allclose(causal_attn_weights(book_scores(), d_k=2), CAUSAL_WEIGHTS, atol=ATOL)
+
+
+def test_dropout_on_attention_weights_seed_123():
+    dropped = dropout_attn_weights(CAUSAL_WEIGHTS, p=0.5, seed=123)
+    expected = torch.tensor([
+        [2.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
+        [0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
+        [0.7599, 0.6194, 0.6206, 0.0000, 0.0000, 0.0000],
+        [0.0000, 0.4921, 0.4925, 0.0000, 0.0000, 0.0000],
+        [0.0000, 0.3966, 0.0000, 0.3775, 0.0000, 0.0000],
+        [0.0000, 0.3327, 0.3331, 0.3084, 0.3331, 0.0000],
+    ])
+    assert torch.allclose(dropped, expected, atol=ATOL)
+
+
+def test_causal_attention_seed_123():
+    batch = torch.stack((inputs, inputs), dim=0)
+    torch.manual_seed(123)
+    ca = CausalAttention(3, 2, batch.shape[1], 0.0)
+    context_vecs = ca(batch)
+    # Head 0 of the book's two-head wrapper is this very module (same seed, same order).
+    expected = torch.tensor([[-0.4519, 0.2216], [-0.5874, 0.0058], [-0.6300, -0.0632],
+                             [-0.5675, -0.0843], [-0.5526, -0.0981], [-0.5299, -0.1081]])
+    assert context_vecs.shape == (2, 6, 2)
+    assert torch.allclose(context_vecs[0], expected, atol=ATOL)
+    assert torch.allclose(context_vecs[1], expected, atol=ATOL)
+    assert "mask" in dict(ca.named_buffers()), "register the causal mask with register_buffer"
