@@ -93,7 +93,7 @@ def _run(stage, what, fn, *args, **kwargs):
 
 def _seed(seed):
     if seed is not None:
-        torch.manual_seed(seed)
+        torch.default_generator.manual_seed(seed)  # what torch.manual_seed does on a CPU-only run
 
 
 def op_call(req):
@@ -136,6 +136,9 @@ def _describe_module(module):
     heads = getattr(module, "heads", None)
     if isinstance(heads, torch.nn.ModuleList):
         info["heads"] = [type(h).__name__ for h in heads]
+    dropout = getattr(module, "dropout", None)
+    if isinstance(dropout, torch.nn.Dropout) and type(dropout.p) in (int, float):
+        info["dropout"] = dropout.p
     mask = getattr(module, "mask", None)
     if type(mask) is torch.Tensor:
         info["mask"] = {"shape": list(mask.shape), "dtype": str(mask.dtype)}

@@ -48,8 +48,16 @@ def expect_tensor(actual, expected, what):
                              " (exp overflow? use torch.softmax, which subtracts the maximum)")
 
 
+def set_seed(seed):
+    """``torch.manual_seed`` for the CPU generator only: the same draws, without torch's
+    per-call bookkeeping for devices the grader does not use."""
+    torch.default_generator.manual_seed(seed)
+
+
 def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
     """Fail unless ``actual`` matches ``expected``; name a known mistake if one fits."""
+    if _close(actual, expected, atol, rtol):
+        return
     name = known_mistake(actual, mistakes, atol, rtol) if isinstance(actual, torch.Tensor) else None
     hint = f" This is exactly what you get with: {name}." if name else ""
     if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:

@@ -7,7 +7,7 @@ name the mistake in the feedback.
 import torch
 import torch.nn.functional as F
 
-from autograder.compare import expect_close
+from autograder.compare import expect_close, seeded, set_seed
 
 
 def linear_weights(module):
@@ -37,7 +37,7 @@ def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, ou
     if causal and not post_mask:
         scores = scores.masked_fill(mask, fill)
     if seed is not None:
-        torch.manual_seed(seed)
+        set_seed(seed)
     if dropout and dropout_on == "scores":
         scores = F.dropout(scores, dropout)
     divisor = {"head": hd**0.5, "none": 1.0, "d_out": d_out**0.5, "d_k": float(hd)}[scale]
@@ -98,7 +98,7 @@ def check_forward(student, module, name, args, ref_module, x, what, *, train=Fal
                            **(kwargs or {}))
     ref_module.train(train)
     if seed is not None:
-        torch.manual_seed(seed)
+        set_seed(seed)
     with torch.no_grad():
         expected = ref_module(x)
     found = None
@@ -106,3 +106,29 @@ def check_forward(student, module, name, args, ref_module, x, what, *, train=Fal
         found = mistakes(x, weights or linear_weights(ref_module), **mistake_config)
     expect_close(reply["outputs"][0], expected, what, found)
     return reply
+
+
+def check_module_cases(student, ref_class, module, name, cases, *, dropout=0.0, heads=None, config=None):
+    """Eval-mode forward on every case; explains a failure that happens only for short inputs.
+
+    cases are (batch, num_tokens, context_length, d_in, d_out, scale); ``heads`` adds a
+    num_heads argument from a parallel list.
+    """
+    full_length_passed = False
+    for i, (b, n, ctx, d_in, d_out, scale) in enumerate(cases):
+        args = (d_in, d_out, ctx, dropout) + ((heads[i],) if heads else ())
+        set_seed(1000 + i)
+        ref_module = ref_class(*args)
+        x = seeded(b, n, d_in, seed=2000 + i, scale=scale)
+        label = f"{name}{args} on input {(b, n, d_in)}" + (f" (scale {scale})" if scale != 1 else "")
+        mistake_config = dict(config or {}) if hasattr(ref_module, "W_query") else None  # not for the wrapper
+        if heads and mistake_config is not None:
+            mistake_config.update(num_heads=heads[i], out_proj=getattr(ref_module, "out_proj", None))
+        try:
+            check_forward(student, module, name, args, ref_module, x, label, mistake_config=mistake_config)
+        except Exception as exc:
+            if n < ctx and full_length_passed:
+                raise type(exc)(f"{exc} It works when num_tokens == context_length but not for fewer "
+                                "tokens: cut the mask to [:num_tokens, :num_tokens].") from None
+            raise
+        full_length_passed |= n == ctx

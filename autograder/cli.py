@@ -1,0 +1,185 @@
+"""``python -m autograder``: grade one submission or a whole class, regenerate stubs, release.
+
+Exit codes: 0 grading ran (whatever the scores), 1 the grader failed on some submission,
+2 bad usage or input (a missing path, an empty folder).
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import report
+
+
+def _fail(message, code=2):
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def _is_submission(folder):
+    return any(p.suffix == ".py" and p.is_file() for p in folder.iterdir())
+
+
+def _write_atomic(path, text):
+    """Write beside the target, then rename: a crash never leaves a half-written result."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def fingerprint(folder):
+    """Hash of the submission's Python sources: a finished result is reused only if they are unchanged."""
+    from .session import read_sources
+    sources, _ = read_sources(folder)
+    digest = hashlib.sha256()
+    for name in sorted(sources):
+        digest.update(name.encode() + b"\0" + sources[name].encode() + b"\0")
+    return digest.hexdigest()
+
+
+def _syntax_notes(folder):
+    """Syntax errors found by compiling (never running) the sources, so the report says so up front."""
+    from .session import read_sources
+    notes = []
+    for name, source in read_sources(folder)[0].items():
+        try:
+            compile(source, f"{name}.py", "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            notes.append(f"{name}.py is not valid Python: line {exc.lineno}: {exc.msg}")
+        except ValueError as exc:
+            notes.append(f"{name}.py cannot be compiled: {exc}")
+    return notes
+
+
+def grade_one(grader, folder):
+    result = grader.grade(folder)
+    notes = _syntax_notes(folder)
+    if notes:
+        result["output"] = "\n".join(filter(None, [*notes, result["output"]]))
+    result["extra_data"]["fingerprint"] = fingerprint(folder)
+    return result
+
+
+def cmd_grade(args):
+    from .runner import Grader, GraderError, SubmissionError
+
+    path = Path(args.path)
+    if not path.exists():
+        return _fail(f"{path} does not exist")
+    if not path.is_dir():
+        return _fail(f"{path} is not a folder: give a submission folder (with the .py modules) "
+                     "or a folder of submissions")
+    isolation = "off" if args.no_isolation else "full"
+    if _is_submission(path):
+        with Grader(isolation=isolation, timeout=args.timeout) as grader:
+            try:
+                result = grade_one(grader, path)
+            except SubmissionError as exc:
+                return _fail(str(exc))
+            except GraderError as exc:
+                return _fail(f"the grader failed: {exc}", 1)
+        print(report.table(result, f"Submission {path}"))
+        if args.json:
+            _write_atomic(Path(args.json), json.dumps(result, indent=1))
+        return 0
+    students = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not students:
+        return _fail(f"{path} holds no submission: no .py files and no subfolders")
+    return grade_class(path, students, Path(args.out or Path("graded") / path.resolve().name), isolation, args)
+
+
+def _progress(done, total, started, name):
+    if not sys.stderr.isatty() and done not in (total,) and done % 10:
+        return
+    width = 30
+    filled = width * done // total
+    rate = (time.perf_counter() - started) / max(done, 1)
+    print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}  {rate:.2f} s each  {name[:30]:<30}",
+          end="" if sys.stderr.isatty() and done < total else "\n", file=sys.stderr, flush=True)
+
+
+def grade_class(root, students, out, isolation, args):
+    """Grade every subfolder; one JSON each as it finishes, then the CSV. Resumable."""
+    from .runner import Grader, GraderError, SubmissionError
+
+    rows, failures, started = [], 0, time.perf_counter()
+    with Grader(isolation=isolation, timeout=args.timeout) as grader:
+        for done, folder in enumerate(students, start=1):
+            target = out / f"{folder.name}.json"
+            result, status = None, "graded"
+            try:
+                if target.exists() and not args.regrade:
+                    previous = json.loads(target.read_text(encoding="utf-8"))
+                    if previous.get("extra_data", {}).get("fingerprint") == fingerprint(folder):
+                        result, status = previous, "graded (kept from an earlier run)"
+                if result is None:
+                    result = grade_one(grader, folder)
+                    _write_atomic(target, json.dumps(result, indent=1))
+            except SubmissionError as exc:
+                status = f"not graded: {exc}"
+            except GraderError as exc:
+                failures += 1
+                status = f"grader failed: {exc}"
+            except (OSError, ValueError) as exc:
+                failures += 1
+                status = f"grader failed: {type(exc).__name__}: {exc}"
+            rows.append((folder.name, result, status))
+            _progress(done, len(students), started, folder.name)
+    _write_atomic(out / "grades.csv", report.class_csv(rows))
+    scores = [r["score"] for _, r, _ in rows if r]
+    print(f"graded {len(scores)} of {len(rows)} submissions in {time.perf_counter() - started:.1f} s; "
+          f"results in {out}/ (grades.csv and one JSON per student)")
+    for name, _, status in rows:
+        if not status.startswith("graded"):
+            print(f"  {name}: {status}")
+    return 1 if failures else 0
+
+
+def cmd_stubs(args):
+    from . import stubs
+    from .paths import ASSIGNMENT_NAMES
+
+    problems = []
+    for assignment in ASSIGNMENT_NAMES:
+        if args.check:
+            problems += [f"assignments/{assignment}/{p}" for p in stubs.stale_files(assignment)]
+        else:
+            names = stubs.write_stubs(assignment)
+            print(f"assignments/{assignment}: wrote {len(names)} files")
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return 1 if problems else 0
+
+
+def cmd_release(args):
+    from .release import main_release
+    return main_release(args.assignment, Path(args.out) if args.out else None)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    grade = commands.add_parser("grade", help="grade a submission folder, or a folder of submission folders")
+    grade.add_argument("path")
+    grade.add_argument("--json", help="write the result (Gradescope results.json shape) to this file")
+    grade.add_argument("--out", help="class mode: folder for grades.csv and the JSON files (default graded/NAME)")
+    grade.add_argument("--regrade", action="store_true", help="class mode: ignore results of an earlier run")
+    grade.add_argument("--timeout", type=float, default=5.0, help="seconds one check may run (default 5)")
+    grade.add_argument("--no-isolation", action="store_true",
+                       help="run submissions without namespaces (trusted code only; for measurements)")
+    grade.set_defaults(run=cmd_grade)
+    stubs = commands.add_parser("stubs", help="regenerate assignments/ from solutions/")
+    stubs.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
+    stubs.set_defaults(run=cmd_stubs)
+    release = commands.add_parser("release", help="build the student release with nbgrader")
+    release.add_argument("assignment")
+    release.add_argument("--out", help="folder for the release (default release/ASSIGNMENT)")
+    release.set_defaults(run=cmd_release)
+    args = parser.parse_args(argv)
+    return args.run(args)

@@ -1,0 +1,132 @@
+"""Hidden checks for section 3.5, causal attention and dropout (25 points)."""
+import pytest
+import torch
+
+from _attention import check_forward, check_module_cases
+from autograder.compare import expect_close, seeded, set_seed
+
+points = pytest.mark.points
+# (batch, num_tokens, context_length, d_in, d_out, scale): full and shorter than the context,
+# d_in != d_out, one token, batch above 1, large magnitudes
+CASES = [(2, 6, 6, 3, 2, 1.0), (1, 8, 8, 4, 4, 1.0), (3, 4, 7, 5, 3, 1.0), (2, 1, 5, 3, 4, 1.0),
+         (2, 5, 9, 6, 2, 8.0)]
+
+
+def _functional(scores, d_k, **change):
+    T = scores.shape[-1]
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=change.get("diagonal", 1))
+    divisor = d_k**0.5 if change.get("scale", True) else 1.0
+    if change.get("post_mask"):
+        return torch.softmax(scores / divisor, dim=-1).masked_fill(mask, 0.0)
+    return torch.softmax(scores.masked_fill(mask, change.get("fill", -torch.inf)) / divisor, dim=-1)
+
+
+@points(2)
+def test_simple_causal_mask(student, ref):
+    """tril mask of ones"""
+    for n in (1, 2, 5, 8):
+        expect_close(student.call("causal_attention", "simple_causal_mask", n),
+                     ref.causal_attention.simple_causal_mask(n), f"simple_causal_mask({n})",
+                     {"triu instead of tril (ones above the diagonal)": lambda: torch.triu(torch.ones(n, n)),
+                      "the diagonal is masked too": lambda: torch.tril(torch.ones(n, n), diagonal=-1)})
+
+
+@points(3)
+def test_masked_renormalized_weights(student, ref):
+    """zero the future, then renormalise each row"""
+    for i, n in enumerate((1, 4, 6, 9)):
+        weights = torch.softmax(seeded(n, n, seed=10 + i, scale=2.0), dim=-1)
+        tril = torch.tril(torch.ones(n, n))
+        expect_close(student.call("causal_attention", "masked_renormalized_weights", weights),
+                     ref.causal_attention.masked_renormalized_weights(weights),
+                     f"masked_renormalized_weights on {n}x{n} weights",
+                     {"masked but not renormalised": lambda: weights * tril,
+                      "renormalised over columns (dim=0)": lambda: (weights * tril) / (weights * tril).sum(0, keepdim=True)})
+
+
+@points(4)
+def test_causal_attn_weights(student, ref):
+    """-inf mask before the scaled softmax, on (T, T) and batched scores, large too"""
+    shapes = [((6, 6), 2, 1.0), ((2, 5, 5), 4, 1.0), ((2, 3, 4, 4), 3, 1.0), ((1, 1), 2, 1.0), ((7, 7), 2, 20.0)]
+    for i, (shape, d_k, scale) in enumerate(shapes):
+        scores = seeded(*shape, seed=20 + i, scale=scale)
+        expect_close(student.call("causal_attention", "causal_attn_weights", scores, d_k),
+                     ref.causal_attention.causal_attn_weights(scores, d_k),
+                     f"causal_attn_weights on scores of shape {shape} with d_k={d_k}",
+                     {"no 1/sqrt(d_k) scaling": lambda: _functional(scores, d_k, scale=False),
+                      "the mask also hides the diagonal (use diagonal=1)": lambda: _functional(scores, d_k, diagonal=0),
+                      "masked scores filled with 0 instead of -inf": lambda: _functional(scores, d_k, fill=0.0),
+                      "weights zeroed after the softmax without renormalising": lambda: _functional(scores, d_k, post_mask=True)})
+
+
+@points(3)
+def test_dropout_attn_weights(student, ref):
+    """nn.Dropout on the weights after set_seed(seed): same mask, kept values scaled by 1/(1-p)"""
+    for i, (shape, p, seed) in enumerate((((6, 6), 0.5, 123), ((2, 4, 4), 0.2, 7), ((5, 5), 0.0, 1))):
+        weights = torch.softmax(seeded(*shape, seed=30 + i), dim=-1)
+        set_seed(seed)
+        kept = torch.nn.Dropout(p)(torch.ones(shape)) != 0
+        expect_close(student.call("causal_attention", "dropout_attn_weights", weights, p, seed),
+                     ref.causal_attention.dropout_attn_weights(weights, p, seed),
+                     f"dropout_attn_weights on shape {shape}, p={p}, seed={seed}",
+                     {"kept values not scaled by 1/(1-p)": lambda: weights * kept,
+                      "dropout not applied": weights})
+
+
+@points(5)
+def test_causal_attention_forward(student, ref):
+    """CausalAttention in eval mode on many shapes, num_tokens < context_length included"""
+    check_module_cases(student, ref.causal_attention.CausalAttention, "causal_attention", "CausalAttention",
+                       CASES, dropout=0.0)
+
+
+@points(4)
+def test_causal_attention_dropout(student, ref):
+    """dropout on the attention weights in training mode (same seed, same mask); none in eval mode"""
+    for i, (b, n, ctx, d_in, d_out, _) in enumerate(CASES[:3]):
+        for p in (0.5, 0.2):
+            set_seed(40 + i)
+            module = ref.causal_attention.CausalAttention(d_in, d_out, ctx, p)
+            x = seeded(b, n, d_in, seed=45 + i)
+            what = f"CausalAttention({d_in}, {d_out}, {ctx}, dropout={p}) on {(b, n, d_in)}"
+            check_forward(student, "causal_attention", "CausalAttention", (d_in, d_out, ctx, p), module, x,
+                          what + " in training mode, seed 123", train=True, seed=123,
+                          mistake_config=dict(dropout=p, seed=123))
+            check_forward(student, "causal_attention", "CausalAttention", (d_in, d_out, ctx, p), module, x,
+                          what + " in eval mode (dropout must be off)", train=False, seed=123,
+                          mistake_config=dict())
+
+
+@points(2)
+def test_causal_attention_mask_is_a_buffer(student, ref):
+    """the mask is a registered buffer: in state_dict and moved by .to()"""
+    set_seed(50)
+    module = ref.causal_attention.CausalAttention(4, 3, 7, 0.0)
+    x = seeded(2, 5, 4, seed=51, dtype=torch.float64)
+    params = {k: v.detach() for k, v in module.named_parameters()}
+    reply = student.module("causal_attention", "CausalAttention", 4, 3, 7, 0.0, params=params,
+                           dtype="float64", inputs=[x])
+    info = reply["info"]
+    if "mask" not in info["state_keys"]:
+        raise AssertionError("CausalAttention's state_dict has no 'mask': create it with "
+                             "self.register_buffer('mask', ...) so it is saved and moves with .to()")
+    shape, dtype = info["buffers"]["mask"]
+    if shape != [7, 7]:
+        raise AssertionError(f"the mask buffer has shape {shape}, expected [7, 7] (context_length x context_length)")
+    if dtype != "torch.float64":
+        raise AssertionError(f"after .to(torch.float64) the mask is {dtype}: it did not move with the module")
+    with torch.no_grad():
+        expected = module.to(torch.float64).eval()(x)
+    expect_close(reply["outputs"][0], expected, "CausalAttention in float64 after .to(torch.float64)")
+
+
+@points(2)
+def test_causal_attention_seeded_init(student, ref):
+    """W_query, W_key, W_value are nn.Linear layers created in that order"""
+    reply = student.module("causal_attention", "CausalAttention", 3, 2, 6, 0.0, init_seed=123, want_state=True)
+    set_seed(123)
+    expected = ref.causal_attention.CausalAttention(3, 2, 6, 0.0).state_dict()
+    for name, value in expected.items():
+        if name not in reply["state"]:
+            raise AssertionError(f"CausalAttention has no {name} in its state_dict")
+        expect_close(reply["state"][name], value, f"{name} of CausalAttention(3, 2, 6, 0.0) after set_seed(123)")

@@ -1,0 +1,61 @@
+"""Hidden checks for exercises 3.1 to 3.3 (15 points)."""
+import pytest
+import torch
+
+from _attention import check_forward
+from autograder.compare import expect_close, seeded, set_seed
+
+points = pytest.mark.points
+
+
+@points(6)
+def test_3_1_transfer_weights(student, ref):
+    """3.1: v1 holds v2's weights transposed and gives v2's output, square and non-square"""
+    for i, (d_in, d_out) in enumerate(((3, 2), (4, 4), (5, 3), (2, 6))):
+        set_seed(100 + i)
+        sa_v2 = ref.self_attention.SelfAttention_v2(d_in, d_out)
+        params = {k: v.detach() for k, v in sa_v2.named_parameters()}
+        x = seeded(6, d_in, seed=110 + i)
+        reply = student.transfer(d_in, d_out, params, x)
+        for name in ("W_query", "W_key", "W_value"):
+            weight = params[f"{name}.weight"]
+            expect_close(reply["params"].get(name), weight.T, f"SelfAttention_v1.{name} after the transfer ({d_in}->{d_out})",
+                         {"weights copied without transposing (nn.Linear stores (d_out, d_in))": weight})
+        with torch.no_grad():
+            expected = sa_v2(x)
+        expect_close(reply["output"], expected, f"SelfAttention_v1 output after the transfer, d_in={d_in}, d_out={d_out}")
+
+
+@points(4)
+def test_3_2_two_dimensional_wrapper(student, ref):
+    """3.2: two heads whose concatenated context vectors are two-dimensional"""
+    for i, (d_in, ctx, n) in enumerate(((3, 6, 6), (5, 8, 4))):
+        reply = student.module("exercises", "build_2d_output_wrapper", d_in, ctx)
+        info = reply["info"]
+        if info.get("heads") != ["CausalAttention", "CausalAttention"]:
+            raise AssertionError(f"build_2d_output_wrapper({d_in}, {ctx}) should give a wrapper with two "
+                                 f"CausalAttention heads, got heads={info.get('heads')}")
+        set_seed(120 + i)
+        module = ref.exercises.build_2d_output_wrapper(d_in, ctx)
+        check_forward(student, "exercises", "build_2d_output_wrapper", (d_in, ctx), module,
+                      seeded(2, n, d_in, seed=130 + i), f"build_2d_output_wrapper({d_in}, {ctx}) on {(2, n, d_in)}")
+
+
+@points(5)
+def test_3_3_gpt2_small(student, ref):
+    """3.3: 12 heads, 768 in and out, context 1,024, forward as the reference, dropout passed on"""
+    set_seed(140)
+    module = ref.exercises.build_gpt2_small_mha()
+    x = seeded(2, 4, 768, seed=141)
+    reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x, "build_gpt2_small_mha() on (2, 4, 768)")
+    info = reply["info"]
+    want = {"num_heads": 12, "head_dim": 64, "d_out": 768}
+    if info["type"] != "MultiHeadAttention" or info["attrs"] != want:
+        raise AssertionError(f"build_gpt2_small_mha() gave a {info['type']} with {info['attrs']}, expected a "
+                             f"MultiHeadAttention with {want}")
+    if info.get("mask", {}).get("shape") != [1024, 1024]:
+        raise AssertionError(f"the mask is {info.get('mask')}: GPT-2 small's context length is 1,024 tokens")
+    reply = student.module("exercises", "build_gpt2_small_mha", dropout=0.1)
+    if reply["info"].get("dropout") != 0.1:
+        raise AssertionError(f"build_gpt2_small_mha(dropout=0.1) has dropout {reply['info'].get('dropout')}: "
+                             "pass the dropout argument on to MultiHeadAttention")

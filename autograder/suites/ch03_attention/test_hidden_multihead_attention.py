@@ -1,0 +1,108 @@
+"""Hidden checks for section 3.6, multi-head attention (25 points)."""
+import pytest
+import torch
+
+from _attention import check_forward, check_module_cases
+from autograder.compare import expect_close, seeded, set_seed
+
+points = pytest.mark.points
+# (batch, num_tokens, context_length, d_in, d_out, scale) with the number of heads beside
+WRAPPER_CASES = [(2, 6, 6, 3, 2, 1.0), (1, 4, 7, 4, 3, 1.0), (3, 5, 5, 5, 1, 1.0), (2, 3, 8, 3, 4, 8.0)]
+WRAPPER_HEADS = [2, 3, 1, 2]
+MHA_CASES = [(2, 6, 6, 3, 2, 1.0), (2, 5, 8, 4, 6, 1.0), (1, 7, 7, 6, 12, 1.0), (3, 3, 6, 5, 8, 1.0),
+             (2, 1, 4, 3, 6, 1.0), (2, 6, 9, 4, 4, 8.0)]
+MHA_HEADS = [2, 3, 4, 2, 2, 1]
+
+
+@points(5)
+def test_wrapper_forward(student, ref):
+    """MultiHeadAttentionWrapper in eval mode: heads' outputs concatenated on the last dim"""
+    check_module_cases(student, ref.multihead_attention.MultiHeadAttentionWrapper, "multihead_attention",
+                       "MultiHeadAttentionWrapper", WRAPPER_CASES, heads=WRAPPER_HEADS)
+
+
+@points(2)
+def test_wrapper_heads_are_causal_attention(student, ref):
+    """self.heads is an nn.ModuleList of num_heads independent CausalAttention modules"""
+    for num_heads in (1, 3):
+        reply = student.module("multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, num_heads)
+        heads = reply["info"].get("heads")
+        if heads != ["CausalAttention"] * num_heads:
+            raise AssertionError(f"MultiHeadAttentionWrapper(..., num_heads={num_heads}).heads is {heads}, expected an "
+                                 f"nn.ModuleList of {num_heads} CausalAttention modules")
+        ref_params = dict(ref.multihead_attention.MultiHeadAttentionWrapper(4, 2, 5, 0.0, num_heads).named_parameters())
+        if sorted(reply["info"]["params"]) != sorted(ref_params):
+            raise AssertionError(f"the wrapper's parameters are {sorted(reply['info']['params'])}, expected "
+                                 f"{sorted(ref_params)}: each head needs its own weights")
+
+
+@points(2)
+def test_wrapper_dropout(student, ref):
+    """each head applies dropout to its own weights in training mode, heads in order"""
+    set_seed(60)
+    module = ref.multihead_attention.MultiHeadAttentionWrapper(3, 2, 6, 0.5, 2)
+    x = seeded(2, 6, 3, seed=61)
+    check_forward(student, "multihead_attention", "MultiHeadAttentionWrapper", (3, 2, 6, 0.5, 2), module, x,
+                  "MultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=2) in training mode, seed 123", train=True, seed=123)
+
+
+@points(7)
+def test_multihead_attention_forward(student, ref):
+    """MultiHeadAttention in eval mode: 1 to 4 heads, d_in != d_out, shorter inputs, large values"""
+    check_module_cases(student, ref.multihead_attention.MultiHeadAttention, "multihead_attention",
+                       "MultiHeadAttention", MHA_CASES, heads=MHA_HEADS)
+
+
+@points(3)
+def test_multihead_attention_dropout(student, ref):
+    """dropout on the attention weights in training mode (same seed, same mask)"""
+    for i, (b, n, ctx, d_in, d_out, heads) in enumerate([(2, 6, 6, 3, 4, 2), (1, 5, 8, 4, 6, 3)]):
+        set_seed(70 + i)
+        module = ref.multihead_attention.MultiHeadAttention(d_in, d_out, ctx, 0.5, heads)
+        x = seeded(b, n, d_in, seed=75 + i)
+        check_forward(student, "multihead_attention", "MultiHeadAttention", (d_in, d_out, ctx, 0.5, heads), module, x,
+                      f"MultiHeadAttention({d_in}, {d_out}, {ctx}, 0.5, num_heads={heads}) in training mode, seed 123",
+                      train=True, seed=123,
+                      mistake_config=dict(num_heads=heads, out_proj=module.out_proj, dropout=0.5, seed=123))
+
+
+@points(2)
+def test_multihead_attention_structure(student, ref):
+    """num_heads, head_dim, d_out attributes; the mask is a buffer that moves with .to()"""
+    set_seed(80)
+    module = ref.multihead_attention.MultiHeadAttention(4, 6, 7, 0.0, 3)
+    params = {k: v.detach() for k, v in module.named_parameters()}
+    x = seeded(2, 5, 4, seed=81, dtype=torch.float64)
+    reply = student.module("multihead_attention", "MultiHeadAttention", 4, 6, 7, 0.0, 3, params=params,
+                           dtype="float64", inputs=[x])
+    info = reply["info"]
+    want = {"num_heads": 3, "head_dim": 2, "d_out": 6}
+    if info["attrs"] != want:
+        raise AssertionError(f"MultiHeadAttention(4, 6, 7, 0.0, num_heads=3) has attributes {info['attrs']}, expected {want}")
+    if "mask" not in info["state_keys"] or info["buffers"]["mask"] != [[7, 7], "torch.float64"]:
+        raise AssertionError("the causal mask must be a registered buffer of shape (context_length, context_length) "
+                             f"that moves with .to(); buffers found: {info['buffers']}")
+    with torch.no_grad():
+        expected = module.to(torch.float64).eval()(x)
+    expect_close(reply["outputs"][0], expected, "MultiHeadAttention in float64 after .to(torch.float64)")
+
+
+@points(2)
+def test_multihead_attention_seeded_init(student, ref):
+    """W_query, W_key, W_value, out_proj created in that order (the book's values under seed 123)"""
+    reply = student.module("multihead_attention", "MultiHeadAttention", 3, 2, 6, 0.0, 2, init_seed=123, want_state=True)
+    set_seed(123)
+    for name, value in ref.multihead_attention.MultiHeadAttention(3, 2, 6, 0.0, 2).state_dict().items():
+        if name not in reply["state"]:
+            raise AssertionError(f"MultiHeadAttention has no {name} in its state_dict")
+        expect_close(reply["state"][name], value, f"{name} of MultiHeadAttention(3, 2, 6, 0.0, 2) after set_seed(123)")
+
+
+@points(2)
+def test_multihead_attention_qkv_bias(student, ref):
+    """qkv_bias=True gives the query, key and value layers a bias"""
+    set_seed(90)
+    module = ref.multihead_attention.MultiHeadAttention(4, 6, 6, 0.0, 2, qkv_bias=True)
+    check_forward(student, "multihead_attention", "MultiHeadAttention", (4, 6, 6, 0.0, 2), module,
+                  seeded(2, 6, 4, seed=91), "MultiHeadAttention(4, 6, 6, 0.0, 2, qkv_bias=True)",
+                  kwargs={"qkv_bias": True})

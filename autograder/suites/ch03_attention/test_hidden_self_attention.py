@@ -1,0 +1,112 @@
+"""Hidden checks for section 3.4, self-attention with trainable weights (20 points)."""
+import pytest
+import torch
+
+from _attention import check_forward, linear_weights, mistakes
+from autograder.compare import expect_close, seeded, set_seed
+
+points = pytest.mark.points
+# (num_tokens, d_in, d_out, scale): d_in != d_out so a missing transpose shows; one token; large inputs
+SHAPES = [(6, 3, 2, 1.0), (5, 4, 6, 1.0), (1, 3, 3, 1.0), (7, 5, 3, 1.0), (6, 4, 4, 6.0)]
+
+
+def walkthrough_weights(d_in, d_out, seed):
+    return [seeded(d_in, d_out, seed=seed + i).abs() for i in range(3)]
+
+
+@points(2)
+def test_compute_query_key_value(student, ref):
+    """queries, keys and values as inputs @ W"""
+    for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
+        inputs, W = seeded(n, d_in, seed=i, scale=scale), walkthrough_weights(d_in, d_out, 10 * i)
+        for x in (inputs, inputs[-1]):
+            got = student.call("self_attention", "compute_query_key_value", x, *W)
+            want = ref.self_attention.compute_query_key_value(x, *W)
+            if not isinstance(got, list) or len(got) != 3:
+                raise AssertionError("compute_query_key_value must return (queries, keys, values)")
+            for label, g, w in zip(("queries", "keys", "values"), got, want):
+                expect_close(g, w, f"{label} for input of shape {tuple(x.shape)}, d_out={d_out}")
+
+
+@points(3)
+def test_scaled_attn_weights(student, ref):
+    """one query's weights: softmax(q K^T / sqrt(d_k)), large scores too"""
+    for i, (n, _, d_out, scale) in enumerate(SHAPES):
+        query, keys = seeded(d_out, seed=100 + i, scale=scale), seeded(n, d_out, seed=150 + i, scale=scale)
+        scores = keys @ query
+        expect_close(student.call("self_attention", "scaled_attn_weights", query, keys),
+                     ref.self_attention.scaled_attn_weights(query, keys),
+                     f"scaled_attn_weights with {n} keys of size {d_out}",
+                     {"no 1/sqrt(d_k) scaling": lambda: torch.softmax(scores, dim=-1),
+                      "scores divided by d_k instead of sqrt(d_k)": lambda: torch.softmax(scores / d_out, dim=-1),
+                      "scaled by the number of tokens instead of d_k": lambda: torch.softmax(scores / n**0.5, dim=-1)})
+
+
+@points(3)
+def test_context_vector_for_query(student, ref):
+    """the section 3.4.1 walk-through for one query token"""
+    for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
+        inputs, W = seeded(n, d_in, seed=200 + i, scale=scale), walkthrough_weights(d_in, d_out, 20 * i)
+        for q in {0, n // 2, n - 1}:
+            expect_close(student.call("self_attention", "context_vector_for_query", inputs[q], inputs, *W),
+                         ref.self_attention.context_vector_for_query(inputs[q], inputs, *W),
+                         f"context_vector_for_query of token {q} of {n}, d_in={d_in}, d_out={d_out}")
+
+
+def _v1_weights(module):
+    # v1 keeps (d_in, d_out) matrices; the mistake models use nn.Linear's (d_out, d_in)
+    return tuple(getattr(module, n).detach().T for n in ("W_query", "W_key", "W_value"))
+
+
+@points(4)
+def test_self_attention_v1_forward(student, ref):
+    """SelfAttention_v1 with given weights, on many shapes"""
+    for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
+        set_seed(300 + i)
+        module = ref.self_attention.SelfAttention_v1(d_in, d_out)
+        x = seeded(n, d_in, seed=350 + i, scale=scale)
+        check_forward(student, "self_attention", "SelfAttention_v1", (d_in, d_out), module, x,
+                      f"SelfAttention_v1({d_in}, {d_out}) on {n} tokens (scale {scale})",
+                      mistake_config=dict(causal=False), weights=_v1_weights(module))
+
+
+@points(2)
+def test_self_attention_v1_seeded_init(student, ref):
+    """SelfAttention_v1 draws W_query, W_key, W_value with torch.rand in that order"""
+    for d_in, d_out in ((3, 2), (4, 5)):
+        reply = student.module("self_attention", "SelfAttention_v1", d_in, d_out, init_seed=123, want_state=True)
+        set_seed(123)
+        expected = ref.self_attention.SelfAttention_v1(d_in, d_out).state_dict()
+        for name, value in expected.items():
+            if name not in reply["state"]:
+                raise AssertionError(f"SelfAttention_v1 has no parameter {name}")
+            expect_close(reply["state"][name], value, f"{name} of SelfAttention_v1({d_in}, {d_out}) after set_seed(123)",
+                         {"created with torch.randn instead of torch.rand": lambda: torch.randn(d_in, d_out)})
+
+
+@points(4)
+def test_self_attention_v2_forward(student, ref):
+    """SelfAttention_v2 with given weights, on many shapes"""
+    for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
+        set_seed(400 + i)
+        module = ref.self_attention.SelfAttention_v2(d_in, d_out)
+        x = seeded(n, d_in, seed=450 + i, scale=scale)
+        check_forward(student, "self_attention", "SelfAttention_v2", (d_in, d_out), module, x,
+                      f"SelfAttention_v2({d_in}, {d_out}) on {n} tokens (scale {scale})",
+                      mistake_config=dict(causal=False))
+
+
+@points(2)
+def test_self_attention_v2_seeded_init_and_bias(student, ref):
+    """SelfAttention_v2: nn.Linear layers created query, key, value; qkv_bias=True adds biases"""
+    reply = student.module("self_attention", "SelfAttention_v2", 3, 2, init_seed=789, want_state=True)
+    set_seed(789)
+    for name, value in ref.self_attention.SelfAttention_v2(3, 2).state_dict().items():
+        if name not in reply["state"]:
+            raise AssertionError(f"SelfAttention_v2 has no parameter {name} (use nn.Linear named W_query, W_key, W_value)")
+        expect_close(reply["state"][name], value, f"{name} of SelfAttention_v2(3, 2) after set_seed(789)")
+    set_seed(11)
+    module = ref.self_attention.SelfAttention_v2(4, 3, qkv_bias=True)
+    x = seeded(5, 4, seed=12)
+    check_forward(student, "self_attention", "SelfAttention_v2", (4, 3), module, x,
+                  "SelfAttention_v2(4, 3, qkv_bias=True)", kwargs={"qkv_bias": True})
