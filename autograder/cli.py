@@ -20,8 +20,14 @@ def _fail(message, code=2):
     return code
 
 
-def _is_submission(folder):
-    return any(p.suffix == ".py" and p.is_file() for p in folder.iterdir())
+def submission_folder(folder):
+    """The folder holding a submission's modules: ``folder`` itself, or ``folder/<assignment>``
+    when it is laid out like assignments/. None when it holds neither."""
+    from .paths import ASSIGNMENT_NAMES
+    for candidate in (folder, *(folder / name for name in ASSIGNMENT_NAMES)):
+        if candidate.is_dir() and any(p.suffix == ".py" for p in candidate.iterdir()):
+            return candidate
+    return None
 
 
 def _write_atomic(path, text):
@@ -76,10 +82,11 @@ def cmd_grade(args):
         return _fail(f"{path} is not a folder: give a submission folder (with the .py modules) "
                      "or a folder of submissions")
     isolation = "off" if args.no_isolation else "full"
-    if _is_submission(path):
+    single = submission_folder(path)
+    if single:
         with Grader(isolation=isolation, timeout=args.timeout) as grader:
             try:
-                result = grade_one(grader, path)
+                result = grade_one(grader, single)
             except SubmissionError as exc:
                 return _fail(str(exc))
             except GraderError as exc:
@@ -110,10 +117,11 @@ def grade_class(root, students, out, isolation, args):
 
     rows, failures, started = [], 0, time.perf_counter()
     with Grader(isolation=isolation, timeout=args.timeout) as grader:
-        for done, folder in enumerate(students, start=1):
-            target = out / f"{folder.name}.json"
+        for done, student in enumerate(students, start=1):
+            target = out / f"{student.name}.json"
             result, status = None, "graded"
             try:
+                folder = submission_folder(student) or student
                 if target.exists() and not args.regrade:
                     previous = json.loads(target.read_text(encoding="utf-8"))
                     if previous.get("extra_data", {}).get("fingerprint") == fingerprint(folder):
@@ -129,8 +137,8 @@ def grade_class(root, students, out, isolation, args):
             except (OSError, ValueError) as exc:
                 failures += 1
                 status = f"grader failed: {type(exc).__name__}: {exc}"
-            rows.append((folder.name, result, status))
-            _progress(done, len(students), started, folder.name)
+            rows.append((student.name, result, status))
+            _progress(done, len(students), started, student.name)
     _write_atomic(out / "grades.csv", report.class_csv(rows))
     scores = [r["score"] for _, r, _ in rows if r]
     print(f"graded {len(scores)} of {len(rows)} submissions in {time.perf_counter() - started:.1f} s; "

@@ -21,9 +21,13 @@ def test_3_1_transfer_weights(student, ref):
             weight = params[f"{name}.weight"]
             expect_close(reply["params"].get(name), weight.T, f"SelfAttention_v1.{name} after the transfer ({d_in}->{d_out})",
                          {"weights copied without transposing (nn.Linear stores (d_out, d_in))": weight})
+        # The output is checked with the reference v1 holding the transferred weights, so a bug in
+        # the student's own SelfAttention_v1.forward costs points in self_attention only.
+        sa_v1 = ref.self_attention.SelfAttention_v1(d_in, d_out)
         with torch.no_grad():
-            expected = sa_v2(x)
-        expect_close(reply["output"], expected, f"SelfAttention_v1 output after the transfer, d_in={d_in}, d_out={d_out}")
+            for name in ("W_query", "W_key", "W_value"):
+                getattr(sa_v1, name).copy_(reply["params"][name])
+            expect_close(sa_v1(x), sa_v2(x), f"SelfAttention_v1 output after the transfer, d_in={d_in}, d_out={d_out}")
 
 
 @points(4)

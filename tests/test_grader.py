@@ -1,0 +1,130 @@
+"""The grader end to end: scores, the results.json shape, the CLI's errors and class mode."""
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from autograder import protocol
+from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS
+
+PART_POINTS = {"simple_attention": 15, "self_attention": 20, "causal_attention": 25,
+               "multihead_attention": 25, "exercises": 15}
+
+
+def submission(tmp_path, name, base=SOLUTIONS, edits=()):
+    """A copy of the reference (or the stubs) without its tests, with (file, old, new) edits."""
+    folder = tmp_path / name
+    folder.mkdir()
+    for path in (base / "ch03_attention").glob("*.py"):
+        if not path.name.startswith("test_"):
+            shutil.copy(path, folder)
+    for file, old, new in edits:
+        text = (folder / file).read_text()
+        assert text.count(old) == 1, (file, old)
+        (folder / file).write_text(text.replace(old, new))
+    return folder
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_reference_scores_full_marks_in_results_json_shape(grader):
+    result = grader.grade(SOLUTIONS / "ch03_attention")
+    assert (result["score"], result["max_score"]) == (100, 100)
+    assert result["extra_data"]["parts"] == {p: [n, n] for p, n in PART_POINTS.items()}
+    assert result["extra_data"]["isolation"] == "namespaces"
+    assert len(result["tests"]) >= 30
+    for test in result["tests"]:
+        assert set(test) >= {"name", "score", "max_score", "status", "output", "visibility"}
+        assert test["status"] == "passed" and test["score"] == test["max_score"] > 0
+
+
+def test_blank_stubs_score_zero_with_a_reason_per_check(grader):
+    result = grader.grade(ASSIGNMENTS / "ch03_attention")
+    assert result["score"] == 0 and result["max_score"] == 100
+    assert all(t["status"] == "failed" and "NotImplementedError" in t["output"] for t in result["tests"])
+
+
+def test_a_broken_part_costs_that_part_only(grader, tmp_path):
+    folder = submission(tmp_path, "half", edits=[
+        ("self_attention.py", "        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)\n"
+         "        return attn_weights @ values\n        ### END SOLUTION\n\n\nclass SelfAttention_v2",
+         "        attn_weights = torch.softmax(attn_scores, dim=-1)\n"
+         "        return attn_weights @ values\n        ### END SOLUTION\n\n\nclass SelfAttention_v2")])
+    result = grader.grade(folder)
+    parts = result["extra_data"]["parts"]
+    assert parts["self_attention"] == [16, 20]  # only SelfAttention_v1's forward check (4 points) is lost,
+    # not exercise 3.1, which transfers weights into SelfAttention_v1
+    assert result["score"] == 96
+    failed = [t for t in result["tests"] if t["status"] == "failed"]
+    assert len(failed) == 1 and "no 1/sqrt(d_k) scaling" in failed[0]["output"]
+
+
+def test_syntax_error_is_reported_and_other_parts_are_graded(tmp_path):
+    folder = submission(tmp_path, "syntax", edits=[("simple_attention.py", "def softmax_naive(x):", "def softmax_naive(x:")])
+    run = cli("grade", folder, "--json", tmp_path / "r.json")
+    assert run.returncode == 0, run.stderr
+    assert "simple_attention.py is not valid Python: line" in run.stdout
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert result["extra_data"]["parts"]["simple_attention"] == [0, 15]
+    assert result["score"] == 85
+    assert all("SyntaxError" in t["output"] for t in result["tests"] if t["part"] == "simple_attention")
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda tmp: tmp / "missing", "does not exist"),
+    (lambda tmp: (tmp / "empty").mkdir() or tmp / "empty", "holds no submission"),
+    (lambda tmp: (tmp / "f.py").write_text("x = 1") and tmp / "f.py", "is not a folder"),
+])
+def test_bad_paths_give_a_readable_error(tmp_path, make, message):
+    run = cli("grade", make(tmp_path))
+    assert run.returncode == 2
+    assert run.stderr.startswith("error: ") and message in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_class_mode_grades_everyone_and_resumes(tmp_path):
+    klass = tmp_path / "class"
+    klass.mkdir()
+    submission(klass, "alice")
+    submission(klass, "bob", base=ASSIGNMENTS)
+    (klass / "carol").mkdir()  # handed in nothing
+    layout = klass / "dave" / "ch03_attention"  # laid out like assignments/
+    layout.parent.mkdir()
+    shutil.copytree(SOLUTIONS / "ch03_attention", layout)
+    out = tmp_path / "out"
+    run = cli("grade", klass, "--out", out)
+    assert run.returncode == 0, run.stderr
+    rows = (out / "grades.csv").read_text().splitlines()
+    assert rows[0].startswith("student,score,max_score,simple_attention")
+    assert [r.split(",")[:2] for r in rows[1:]] == [["alice", "100"], ["bob", "0"], ["carol", "0"], ["dave", "100"]]
+    assert "carol: not graded" in run.stdout
+    first = json.loads((out / "alice.json").read_text())
+    run = cli("grade", klass, "--out", out)
+    assert run.returncode == 0
+    assert json.loads((out / "alice.json").read_text()) == first  # kept, not regraded
+    assert sorted(p.name for p in out.iterdir()) == ["alice.json", "bob.json", "dave.json", "grades.csv"]
+
+
+def test_channel_round_trip_and_refusals():
+    message = {"a": [1, 2.5, None, "x"], "t": torch.arange(6.0).view(2, 3), "n": {"u": torch.tensor(7)}}
+    frame = protocol.encode(message)
+    header_len, blob_len = protocol.PREFIX.unpack(frame[:protocol.PREFIX.size])
+    back = protocol.decode(frame[12:12 + header_len], frame[12 + header_len:])
+    assert back["a"] == [1, 2.5, None, "x"] and torch.equal(back["t"], message["t"])
+    assert torch.equal(back["n"]["u"], torch.tensor(7))
+    with pytest.raises(protocol.ChannelError):
+        protocol.decode(b'{"x": {"$tensor": "9"}}', b"")  # names a tensor it does not carry
+    with pytest.raises(protocol.ChannelError):
+        protocol.decode(b"\x80\x04pickle", b"")
+    with pytest.raises(TypeError):
+        protocol.encode({"f": object()})
+    a, b = __import__("socket").socketpair()
+    a.sendall(protocol.PREFIX.pack(protocol.MAX_JSON + 1, 0))
+    with pytest.raises(protocol.ChannelError, match="over the limit"):
+        protocol.recv(b)
