@@ -19,6 +19,7 @@ import os
 import platform
 import resource
 import signal
+import stat
 import sys
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
@@ -117,17 +118,31 @@ def _new_root(root, hidden):
         pass
 
 
-def _drop_privileges(in_user_namespace):
+def _drop_privileges(in_user_namespace, keep_uid=False):
     if in_user_namespace:
         # One uid is mapped, so there is nobody to become: clear every capability instead.
         header = (ctypes.c_uint32 * 2)(0x20080522, 0)
         data = (ctypes.c_uint32 * 6)()
         _syscall("capset", header, data)
-    else:
+    elif os.geteuid() == 0 and not keep_uid:
         os.setgroups([])
         os.setresgid(NOBODY, NOBODY, NOBODY)
         os.setresuid(NOBODY, NOBODY, NOBODY)  # leaving uid 0 clears every capability
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    # Die with the parent (the keeper, or the zygote without namespaces). This must come
+    # *after* the uid change: the kernel clears the parent-death signal whenever the
+    # credentials change, and a worker that calls setsid() would then escape the grader's
+    # killpg and outlive its keeper (found by the hostile bank: an orphaned busy loop).
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+
+
+def _others_can_read(path):
+    """Whether a user with no rights of its own can reach and read ``path``."""
+    path = os.path.realpath(path)
+    parts = [path] + [os.path.dirname(path)]
+    while parts[-1] != "/":
+        parts.append(os.path.dirname(parts[-1]))
+    return all(os.stat(p).st_mode & stat.S_IXOTH for p in parts) and bool(os.stat(path).st_mode & stat.S_IROTH)
 
 
 def _own_process_count(uid):
@@ -141,15 +156,14 @@ def _own_process_count(uid):
     return count
 
 
-def apply_limits(limits, shared_uid):
-    """rlimits for the worker. RLIMIT_NPROC counts the real uid's processes system-wide, so a
-    uid shared with the instructor gets headroom over what it already runs."""
+def apply_limits(limits, headroom):
+    """rlimits for the worker. RLIMIT_NPROC counts the real uid's processes system-wide (in
+    every namespace), so ``headroom`` is what that uid already runs elsewhere."""
     with open("/proc/self/status") as status:
         mapped = next(int(l.split()[1]) * 1024 for l in status if l.startswith("VmSize:"))
-    procs = limits.processes + (_own_process_count(os.getuid()) if shared_uid else 0)
     for name, value in ((resource.RLIMIT_AS, mapped + limits.memory_bytes),
                         (resource.RLIMIT_CPU, limits.cpu_seconds),
-                        (resource.RLIMIT_NPROC, procs),
+                        (resource.RLIMIT_NPROC, limits.processes + headroom),
                         (resource.RLIMIT_NOFILE, limits.open_files),
                         (resource.RLIMIT_FSIZE, limits.file_bytes),
                         (resource.RLIMIT_CORE, 0)):
@@ -181,8 +195,10 @@ def start_child(channel_fd, root, hidden, mode, limits=Limits):
         _quiet_stdio()
         os.closerange(3, channel_fd)
         os.closerange(channel_fd + 1, 1 << 16)
-        isolation, worker = f"{REDUCED}: isolation was turned off for this run", True
+        isolation = f"{REDUCED}: isolation was turned off for this run"
         is_root = os.geteuid() == 0
+        # Counted on the host's /proc, before a new PID namespace hides the other processes.
+        headroom = _own_process_count(NOBODY if is_root else os.getuid())
         if mode == "full":
             uid, gid = os.getuid(), os.getgid()
             flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
@@ -199,14 +215,20 @@ def start_child(channel_fd, root, hidden, mode, limits=Limits):
                 if pid:  # the keeper: outlives nothing, reports the worker's end as its own
                     os.close(channel_fd)
                     os._exit(_exit_code(os.waitpid(pid, 0)[1]))
-                # PID 1 of the new namespace: when the keeper is killed, this and all it started die.
-                _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+                # PID 1 of the new namespace: when it dies (with the keeper, see
+                # _drop_privileges), the kernel kills everything it started.
                 _new_root(root, hidden)
                 _drop_privileges(in_user_namespace=not is_root)
                 isolation = FULL
         if isolation != FULL:
+            # No namespaces: at least do not run student code as root (it could signal or
+            # trace the grader, or read anything), unless nobody could not even read Python.
             os.chdir("/")
-        apply_limits(limits, shared_uid=isolation != FULL and not is_root)
+            stay_root = is_root and not _others_can_read(sys.prefix)
+            if stay_root:
+                isolation += f"; running as root, since uid nobody cannot read {sys.prefix}"
+            _drop_privileges(in_user_namespace=False, keep_uid=stay_root)
+        apply_limits(limits, headroom)
         hello = {"isolation": isolation, "uid": os.getuid(), "pid": os.getpid()}
         child.serve(socket.socket(fileno=channel_fd), hello)
         code = 0

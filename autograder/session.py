@@ -14,11 +14,16 @@ import subprocess
 import sys
 import time
 
+import torch
+
 from . import protocol
 from .paths import ROOT
 
 MAX_SOURCE_BYTES = 256 << 10
 MAX_SOURCES = 64
+# All sources travel in one frame, JSON-escaped (up to 6 bytes a character): stay well under
+# protocol.MAX_JSON, so that a padded submission gets a note instead of breaking the grader.
+MAX_TOTAL_SOURCE_BYTES = protocol.MAX_JSON // 2
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -49,7 +54,7 @@ def read_sources(folder):
     folder = os.fspath(folder)
     if not os.path.isdir(folder):
         raise SubmissionError(f"{folder} is not a folder")
-    sources, notes = {}, []
+    sources, notes, total = {}, [], 0
     dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for name in sorted(os.listdir(dir_fd)):
@@ -75,7 +80,13 @@ def read_sources(folder):
             if len(data) > MAX_SOURCE_BYTES:
                 notes.append(f"{name}: larger than {MAX_SOURCE_BYTES // 1024} KiB, ignored")
                 continue
-            sources[stem] = data.decode("utf-8", errors="replace")
+            text = data.decode("utf-8", errors="replace")
+            if total + len(json.dumps(text)) > MAX_TOTAL_SOURCE_BYTES:
+                notes.append(f"{name}: the submission's Python files exceed {MAX_TOTAL_SOURCE_BYTES // 1024} KiB"
+                             " in all, ignored")
+                continue
+            total += len(json.dumps(text))
+            sources[stem] = text
     finally:
         os.close(dir_fd)
     return sources, notes
@@ -85,17 +96,28 @@ def _is_regular(handle):
     return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
 
 
+# The only variables the zygote (and so every child) inherits. A child can read its own
+# environment and put it in an error message the student sees, so the grader's tokens and
+# keys (CI secrets, cloud credentials) must never reach it.
+ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME")
+
+
 class Zygote:
     """A fresh interpreter that imports torch once and forks sandboxed children on request."""
 
     def __init__(self, hidden=(), isolation="full"):
+        self.hidden = sorted({os.path.realpath(p) for p in (ROOT, *hidden)})
+        self.isolation = isolation
+        self._launch()
+
+    def _launch(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         code = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.zygote import main; "
                 "main(int(sys.argv[2]), __import__('json').loads(sys.argv[3]), sys.argv[4])")
-        hidden = sorted({os.path.realpath(p) for p in (ROOT, *hidden)})
+        env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
         self.process = subprocess.Popen(
-            [sys.executable, "-P", "-c", code, str(ROOT), str(theirs.fileno()), json.dumps(hidden), isolation],
-            pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL)
+            [sys.executable, "-P", "-c", code, str(ROOT), str(theirs.fileno()), json.dumps(self.hidden),
+             self.isolation], pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL, env=env)
         theirs.close()
         self.ctl = ours
         self.replies = ours.makefile("rb")
@@ -115,6 +137,11 @@ class Zygote:
 
     def spawn(self):
         """A new sandboxed child; returns (pid, channel socket)."""
+        if self.process.poll() is not None:
+            # Only a child without namespaces can kill the zygote (same uid, no PID namespace);
+            # a fresh one keeps the rest of the class gradable.
+            self.close()
+            self._launch()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             pid = self._ask({"op": "spawn"}, [theirs.fileno()])["pid"]
@@ -123,7 +150,10 @@ class Zygote:
         return pid, ours
 
     def reap(self, pid, wait=2.0):
-        return self._ask({"op": "reap", "pid": pid, "wait": wait})["code"]
+        try:
+            return self._ask({"op": "reap", "pid": pid, "wait": wait})["code"]
+        except (RuntimeError, OSError):
+            return None  # the zygote died with its child; spawn() starts a new one
 
     def close(self):
         self.ctl.close()
@@ -133,6 +163,69 @@ class Zygote:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+# What each probe's answer must look like (the child's serve() and ops make exactly this).
+# A child runs student code, which can rewrite the child's ops or write frames of its own on
+# the channel, so the grader checks every answer before the suites read it: an answer of
+# the wrong shape is the student's failure, never a KeyError or TypeError in the grader.
+VALUE = "value"   # a tensor, a number, or a (nested) list of them: what _as_data lets through
+_REPLY = {
+    "call": {"value": VALUE},
+    "module": {"outputs": [VALUE], "state?": {str: torch.Tensor},
+               "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
+                        "state_keys": [str], "attrs": {str: int}, "heads?": [str], "dropout?": float,
+                        "mask?": {"shape": [int], "dtype": str}}},
+    "transfer": {"params": {str: torch.Tensor}, "output": VALUE},
+}
+
+
+def _conforms(value, spec, depth=0):
+    if spec == VALUE:
+        if isinstance(value, list):
+            return depth < 4 and all(_conforms(v, VALUE, depth + 1) for v in value)
+        return isinstance(value, torch.Tensor) or type(value) in (int, float, bool)
+    if spec is float:
+        return type(value) in (int, float)
+    if isinstance(spec, type):
+        return type(value) is spec or (spec is torch.Tensor and isinstance(value, torch.Tensor))
+    if isinstance(spec, list):
+        return isinstance(value, list) and all(_conforms(v, spec[0], depth) for v in value)
+    if isinstance(spec, tuple):
+        return (isinstance(value, list) and len(value) == len(spec)
+                and all(_conforms(v, s, depth) for v, s in zip(value, spec)))
+    if not isinstance(value, dict):
+        return False
+    if str in spec:
+        return all(type(k) is str and _conforms(v, spec[str], depth) for k, v in value.items())
+    for key, sub in spec.items():
+        name = key.rstrip("?")
+        if name in value:
+            if not _conforms(value[name], sub, depth):
+                return False
+        elif not key.endswith("?"):
+            return False
+    return True
+
+
+class Answer(dict):
+    """A dict from the child: a key the submission's answer lacks fails the check, in one line."""
+
+    where = "answer"
+
+    def __missing__(self, key):
+        raise StudentFailure(f"{clean_text(repr(key), 80)} is missing from the submission's {self.where}")
+
+
+def _answer(value, where="answer"):
+    if isinstance(value, dict):
+        answer = Answer({k: _answer(v, k) for k, v in value.items()})
+        answer.where = {"buffers": "buffers", "params": "parameters", "state": "state_dict",
+                        "attrs": "attributes", "info": "module"}.get(where, "answer")
+        return answer
+    if isinstance(value, list):
+        return [_answer(v, where) for v in value]
+    return value
 
 
 def _death_reason(code):
@@ -235,11 +328,18 @@ class StudentSession:
             raise StudentFailure(reason) from None
         if not isinstance(reply, dict) or not isinstance(reply.get("ok"), bool):
             self._kill()
-            raise StudentFailure("the submission's process sent a malformed answer")
-        self.imported.update(n for n in reply.get("imported", []) if isinstance(n, str))
+            raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
+        imported = reply.get("imported")
+        if isinstance(imported, list):
+            self.imported.update(n for n in imported if isinstance(n, str))
         if not reply["ok"]:
             raise StudentFailure(clean_text(reply.get("error", "failed")))
-        return reply
+        if not _conforms(reply, _REPLY[op]) or (op == "module" and len(reply["outputs"]) != len(payload["inputs"])):
+            # Our own child never sends this: the submission tampered with the channel. The
+            # channel may be out of step now, so the next check starts a fresh child.
+            self._kill()
+            raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
+        return _answer(reply)
 
     def _mark_broken(self, module, needs, reason):
         # Dying before the module finished importing will happen again: fail its checks fast.

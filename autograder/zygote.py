@@ -41,6 +41,13 @@ def main(ctl_fd, hidden, mode):
     from . import child, sandbox  # noqa: F401
 
     torch.set_num_threads(1)  # one thread: no OpenMP pool is alive at fork time, and determinism
+    # Round-trip a frame once so that every module the channel imports lazily (safetensors
+    # pulls in numpy.ctypeslib) is loaded here: a child may be unable to read them from disk,
+    # and each child would otherwise pay for the import again.
+    from . import protocol
+    frame = protocol.encode({"warm": [torch.zeros(2), torch.zeros(2, dtype=torch.float64)]})
+    json_len, _ = protocol.PREFIX.unpack(frame[:protocol.PREFIX.size])
+    protocol.decode(frame[protocol.PREFIX.size:][:json_len], frame[protocol.PREFIX.size + json_len:])
     root = tempfile.mkdtemp(prefix="autograder-root-")  # each child mounts its own tmpfs here
     try:
         _serve(socket.socket(fileno=ctl_fd), root, hidden, mode)
