@@ -1,0 +1,156 @@
+"""Proof that the hidden suites bite: every mutant in ``tests/mutants.py`` loses points.
+
+The reference (solutions/ch03_attention) must score full marks, the blank stubs
+(assignments/ch03_attention) nothing, and each mutant (one realistic mistake applied to
+the reference) must lose points in every part it declares, with feedback text on every
+failed check. Every submission is graded once, by one ``Grader``; the results are cached
+for the module. Run with ``-s`` to see the summary printed by the last test.
+"""
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+for path in (str(ROOT), str(TESTS)):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+from autograder.runner import Grader  # noqa: E402
+from mutants import MUTANTS  # noqa: E402
+
+SOLUTIONS = ROOT / "solutions" / "ch03_attention"
+STUBS = ROOT / "assignments" / "ch03_attention"
+PARTS = {"simple_attention": 15, "self_attention": 20, "causal_attention": 25,
+         "multihead_attention": 25, "exercises": 15}
+FULL_MARKS = sum(PARTS.values())
+NAMED = re.compile(r"This is exactly what you get with: (.*)")
+
+
+def submission_sources(folder):
+    """The student modules of a folder: every .py file except the public tests."""
+    return {p.name: p.read_text() for p in sorted(folder.glob("*.py")) if not p.name.startswith("test_")}
+
+
+REFERENCE = submission_sources(SOLUTIONS)
+
+
+def mutated_sources(mutant):
+    filename = f"{mutant.module}.py"
+    assert filename in REFERENCE, f"{mutant.name}: no module {filename} in {SOLUTIONS}"
+    source = REFERENCE[filename]
+    count = source.count(mutant.old)
+    assert count == 1, (f"{mutant.name}: its `old` snippet occurs {count} times in {filename}, expected exactly"
+                        f" once (did the solution change? update the mutant, don't drop it)\n{mutant.old!r}")
+    mutated = source.replace(mutant.old, mutant.new)
+    assert mutated != source
+    compile(mutated, filename, "exec")  # a mutant is a mistake in the maths, not a syntax error
+    return {**REFERENCE, filename: mutated}
+
+
+@pytest.fixture(scope="module")
+def grade(tmp_path_factory):
+    """grade(key, sources) -> results dict; each key is graded once for the whole module."""
+    cache = {}
+    with Grader() as grader:
+        def run(key, sources):
+            if key not in cache:
+                folder = tmp_path_factory.mktemp("submission")
+                for name, text in sources.items():
+                    (folder / name).write_text(text)
+                cache[key] = grader.grade(folder)
+            return cache[key]
+        yield run
+
+
+def describe(result):
+    lines = [f"score {result['score']}/{result['max_score']}, parts {result['extra_data']['parts']}"]
+    for t in result["tests"]:
+        if t["status"] != "passed":
+            lines.append(f"  FAILED {t['name']} [{t['score']}/{t['max_score']}]: {t['output'][:300]}")
+    return "\n".join(lines)
+
+
+def named_mistakes(result):
+    """The mistake names the feedback gives ("This is exactly what you get with: <name>.")."""
+    names = []
+    for t in result["tests"]:
+        for match in NAMED.finditer(t["output"]):
+            names.append(match.group(1).strip().rstrip("."))
+    return names
+
+
+def test_bank_is_well_formed():
+    names = [m.name for m in MUTANTS]
+    assert len(MUTANTS) >= 30
+    assert len(set(names)) == len(names), "mutant names must be unique"
+    for m in MUTANTS:
+        assert m.parts and set(m.parts) <= set(PARTS), f"{m.name}: unknown part in {m.parts}"
+        assert m.old != m.new
+    assert {m.module for m in MUTANTS} == set(PARTS), "every part has mutants"
+
+
+def test_reference_gets_full_marks(grade):
+    result = grade("reference", REFERENCE)
+    assert result["score"] == result["max_score"] == FULL_MARKS, describe(result)
+    assert {p: tuple(v) for p, v in result["extra_data"]["parts"].items()} == {p: (n, n) for p, n in PARTS.items()}
+
+
+def test_blank_stubs_get_zero(grade):
+    result = grade("stubs", submission_sources(STUBS))
+    assert result["max_score"] == FULL_MARKS, describe(result)
+    assert result["score"] == 0, describe(result)
+    assert all(t["output"].strip() for t in result["tests"]), "every failed check explains itself"
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_mutant_loses_points(grade, mutant):
+    result = grade(mutant.name, mutated_sources(mutant))
+    parts = result["extra_data"]["parts"]
+    for part in mutant.parts:
+        assert part in parts, f"{mutant.name}: the hidden suites have no checks for {part}\n{describe(result)}"
+        got, most = parts[part]
+        assert got < most, f"{mutant.name}: full marks in {part} ({got}/{most}), the suites miss it\n{describe(result)}"
+    assert result["score"] < result["max_score"], describe(result)
+    silent = [t["name"] for t in result["tests"] if t["status"] != "passed" and not t["output"].strip()]
+    assert not silent, f"{mutant.name}: failed checks without feedback: {silent}"
+
+
+def test_summary(grade):
+    """Not a check: prints how many mutants lose points and which mistakes the feedback names."""
+    caught, missed, named_right, named_other, unnamed, extra = [], [], [], [], [], []
+    for m in MUTANTS:
+        try:
+            result = grade(m.name, mutated_sources(m))
+        except Exception as exc:  # reported by test_mutant_loses_points; keep the summary going
+            missed.append(f"{m.name} (could not be graded: {exc})")
+            continue
+        parts = result["extra_data"]["parts"]
+        loses = all(part in parts and parts[part][0] < parts[part][1] for part in m.parts)
+        (caught if loses else missed).append(m.name)
+        names = named_mistakes(result)
+        if m.named is None:
+            if names:
+                extra.append(f"{m.name} -> {sorted(set(names))}")
+        elif any(m.named in n for n in names):
+            named_right.append(m.name)
+        elif names:
+            named_other.append(f"{m.name} -> {sorted(set(names))}")
+        else:
+            unnamed.append(m.name)
+    with_hint = sum(m.named is not None for m in MUTANTS)
+    lines = [
+        "",
+        "=" * 30 + " mutant summary " + "=" * 30,
+        f"bank size: {len(MUTANTS)}; lose points in their declared part(s): {len(caught)}; missed: {len(missed)}",
+        *(f"  MISSED: {name}" for name in missed),
+        f"feedback names the expected mistake: {len(named_right)} of {with_hint} mutants with a known name",
+        *(f"  named: {name}" for name in named_right),
+        *(f"  named something else: {entry}" for entry in named_other),
+        *(f"  not named: {name}" for name in unnamed),
+        f"other mutants whose feedback names a mistake: {len(extra)}",
+        *(f"  {entry}" for entry in extra),
+    ]
+    print("\n".join(lines))
