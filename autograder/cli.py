@@ -6,10 +6,12 @@ Exit codes: 0 grading ran (whatever the scores), 1 the grader failed on some sub
 import argparse
 import hashlib
 import json
+import multiprocessing
 import os
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from . import report
@@ -111,42 +113,89 @@ def _progress(done, total, started, name):
           end="" if sys.stderr.isatty() and done < total else "\n", file=sys.stderr, flush=True)
 
 
-def grade_class(root, students, out, isolation, args):
-    """Grade every subfolder; one JSON each as it finishes, then the CSV. Resumable."""
-    from .runner import Grader, GraderError, SubmissionError
+_grader = None  # the grading process's own Grader (one per worker in a parallel class run)
 
-    rows, failures, started = [], 0, time.perf_counter()
-    with Grader(isolation=isolation, timeout=args.timeout) as grader:
-        for done, student in enumerate(students, start=1):
-            target = out / f"{student.name}.json"
-            result, status = None, "graded"
+
+def _start_grader(isolation, timeout):
+    global _grader
+    from .runner import Grader
+    _grader = Grader(isolation=isolation, timeout=timeout)
+
+
+def _grade_task(folder):
+    """(result, status, grader_failed) for one submission; never raises."""
+    from .runner import GraderError, SubmissionError
+    try:
+        return grade_one(_grader, folder), "graded", False
+    except SubmissionError as exc:
+        return None, f"not graded: {exc}", False
+    except GraderError as exc:
+        return None, f"grader failed: {exc}", True
+    except (OSError, ValueError) as exc:
+        return None, f"grader failed: {type(exc).__name__}: {exc}", True
+
+
+def _kept(target, folder):
+    """An earlier run's result, if it exists and the submission's sources are unchanged."""
+    try:
+        previous = json.loads(target.read_text(encoding="utf-8"))
+        return previous if previous["extra_data"]["fingerprint"] == fingerprint(folder) else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def grade_class(root, students, out, isolation, args):
+    """Grade every subfolder; one JSON each as it finishes, then the CSV. Resumable.
+
+    With several jobs, each worker process has its own grader and zygote; results are still
+    written here, one atomic file at a time."""
+    started = time.perf_counter()
+    outcomes, todo = {}, []
+    for student in students:
+        folder = submission_folder(student) or student
+        kept = None if args.regrade else _kept(out / f"{student.name}.json", folder)
+        if kept:
+            outcomes[student.name] = (kept, "graded (kept from an earlier run)", False)
+        else:
+            todo.append((student.name, folder))
+
+    def finish(name, outcome):
+        result = outcome[0]
+        if result is not None:
+            _write_atomic(out / f"{name}.json", json.dumps(result, indent=1))
+        outcomes[name] = outcome
+        _progress(len(outcomes), len(students), started, name)
+
+    # Parallel only where it pays for the workers' start (an interpreter and torch each).
+    jobs = args.jobs or min(os.cpu_count() or 1, max(1, len(todo) // 8))
+    if jobs <= 1:
+        if todo:
+            _start_grader(isolation, args.timeout)
             try:
-                folder = submission_folder(student) or student
-                if target.exists() and not args.regrade:
-                    previous = json.loads(target.read_text(encoding="utf-8"))
-                    if previous.get("extra_data", {}).get("fingerprint") == fingerprint(folder):
-                        result, status = previous, "graded (kept from an earlier run)"
-                if result is None:
-                    result = grade_one(grader, folder)
-                    _write_atomic(target, json.dumps(result, indent=1))
-            except SubmissionError as exc:
-                status = f"not graded: {exc}"
-            except GraderError as exc:
-                failures += 1
-                status = f"grader failed: {exc}"
-            except (OSError, ValueError) as exc:
-                failures += 1
-                status = f"grader failed: {type(exc).__name__}: {exc}"
-            rows.append((student.name, result, status))
-            _progress(done, len(students), started, student.name)
+                for name, folder in todo:
+                    finish(name, _grade_task(folder))
+            finally:
+                _grader.close()
+    else:
+        context = multiprocessing.get_context("spawn")  # workers must not inherit this process's state
+        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
+                                 initargs=(isolation, args.timeout)) as pool:
+            futures = {pool.submit(_grade_task, folder): name for name, folder in todo}
+            for future in as_completed(futures):
+                try:
+                    outcome = future.result()
+                except Exception as exc:  # a worker died: that student is reported, the rest go on
+                    outcome = (None, f"grader failed: {type(exc).__name__}: {exc}", True)
+                finish(futures[future], outcome)
+    rows = [(s.name, *outcomes[s.name][:2]) for s in students]
     _write_atomic(out / "grades.csv", report.class_csv(rows))
-    scores = [r["score"] for _, r, _ in rows if r]
-    print(f"graded {len(scores)} of {len(rows)} submissions in {time.perf_counter() - started:.1f} s; "
-          f"results in {out}/ (grades.csv and one JSON per student)")
+    graded = sum(1 for _, result, _ in rows if result)
+    print(f"graded {graded} of {len(rows)} submissions in {time.perf_counter() - started:.1f} s "
+          f"({jobs} job{'s' if jobs > 1 else ''}); results in {out}/ (grades.csv and one JSON per student)")
     for name, _, status in rows:
         if not status.startswith("graded"):
             print(f"  {name}: {status}")
-    return 1 if failures else 0
+    return 1 if any(outcome[2] for outcome in outcomes.values()) else 0
 
 
 def cmd_stubs(args):
@@ -178,6 +227,8 @@ def main(argv=None):
     grade.add_argument("--json", help="write the result (Gradescope results.json shape) to this file")
     grade.add_argument("--out", help="class mode: folder for grades.csv and the JSON files (default graded/NAME)")
     grade.add_argument("--regrade", action="store_true", help="class mode: ignore results of an earlier run")
+    grade.add_argument("--jobs", type=int, default=0,
+                       help="class mode: submissions graded in parallel (default: one per core for large classes)")
     grade.add_argument("--timeout", type=float, default=5.0, help="seconds one check may run (default 5)")
     grade.add_argument("--no-isolation", action="store_true",
                        help="run submissions without namespaces (trusted code only; for measurements)")

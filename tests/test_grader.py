@@ -109,6 +109,11 @@ def test_class_mode_grades_everyone_and_resumes(tmp_path):
     assert run.returncode == 0
     assert json.loads((out / "alice.json").read_text()) == first  # kept, not regraded
     assert sorted(p.name for p in out.iterdir()) == ["alice.json", "bob.json", "dave.json", "grades.csv"]
+    # two worker processes give the same grades as one
+    parallel = tmp_path / "parallel"
+    run = cli("grade", klass, "--out", parallel, "--jobs", "2")
+    assert run.returncode == 0 and "(2 jobs)" in run.stdout, run.stderr
+    assert (parallel / "grades.csv").read_text() == (out / "grades.csv").read_text()
 
 
 def test_channel_round_trip_and_refusals():
