@@ -19,7 +19,7 @@ import os
 
 from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_output
-from traitlets import List, Unicode
+from traitlets import Bool, List, Unicode
 
 from . import nbgrade
 from .paths import ROOT, SOLUTIONS
@@ -48,6 +48,8 @@ def close_graders():
 class GradeSubmission(Preprocessor):
     """Grade the notebook's folder with the hidden suites, before the kernel runs."""
 
+    enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
+
     assignment = Unicode("", help="Assignment whose hidden suites grade the folder "
                                   "(default: nbgrader's assignment id).").tag(config=True)
     hidden = List(Unicode(), help="Paths the sandboxed child must not see (the course directory)."
@@ -63,6 +65,8 @@ class GradeSubmission(Preprocessor):
 
 class OverwriteGradeOutputs(Preprocessor):
     """Replace the kernel's outputs of grade cells with the trusted feedback and points."""
+
+    enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
 
     def preprocess(self, nb, resources):
         if RESULT_KEY not in resources:
@@ -91,6 +95,30 @@ class OverwriteGradeOutputs(Preprocessor):
         return nb, resources
 
 
+class DropUnknownGradeCells(Preprocessor):
+    """Turn cells that claim nbgrader metadata the gradebook never issued into plain cells.
+
+    nbgrader's own handling of an invented grade cell (a new ``grade_id``) aborts the
+    whole submission; here such a cell simply counts for nothing.
+    """
+
+    enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook
+
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:
+            known = {cell.name for cell in gb.find_notebook(info["notebook"], info["assignment"]).source_cells}
+        for cell in nb.cells:
+            meta = cell.get("metadata", {})
+            if "nbgrader" in meta and meta["nbgrader"].get("grade_id") not in known:
+                self.log.warning("Cell with unknown grade_id %r: nbgrader metadata removed",
+                                 meta["nbgrader"].get("grade_id"))
+                del meta["nbgrader"]
+        return nb, resources
+
+
 def student_modules(assignment):
     """File names of the modules students write (the solutions' masters, minus public tests)."""
     return sorted(p.name for p in (SOLUTIONS / assignment).glob("*.py") if not p.name.startswith("test_"))
@@ -99,13 +127,22 @@ def student_modules(assignment):
 def configure(c, assignment, course_root):
     """Configure nbgrader so that autograde scores the student's modules, from the trusted process."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor
-    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern,
-                                        LimitOutput, SaveAutoGrades)
+    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,
+                                        Execute, IgnorePattern, LimitOutput, OverwriteCells,
+                                        OverwriteKernelspec, SaveAutoGrades)
 
     course_root = os.path.abspath(course_root)
     c.CourseDirectory.root = course_root
     # Autograde copies the source folder's files over the submission; keep the student's modules.
     c.Autograde.exclude_overwriting = {assignment: student_modules(assignment)}
+    c.Autograde.sanitize_preprocessors = [
+        ClearOutput,
+        DeduplicateIds,
+        OverwriteKernelspec,
+        DropUnknownGradeCells,
+        OverwriteCells,
+        CheckCellMetadata,
+    ]
     c.Autograde.autograde_preprocessors = [
         GradeSubmission,
         Execute,
