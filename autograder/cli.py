@@ -155,7 +155,7 @@ def grade_class(root, students, out, isolation, args):
         folder = submission_folder(student) or student
         kept = None if args.regrade else _kept(out / f"{student.name}.json", folder)
         if kept:
-            outcomes[student.name] = (kept, "graded (kept from an earlier run)", False)
+            outcomes[student.name] = (kept, "graded", False)
         else:
             todo.append((student.name, folder))
 
@@ -190,8 +190,10 @@ def grade_class(root, students, out, isolation, args):
     rows = [(s.name, *outcomes[s.name][:2]) for s in students]
     _write_atomic(out / "grades.csv", report.class_csv(rows))
     graded = sum(1 for _, result, _ in rows if result)
-    print(f"graded {graded} of {len(rows)} submissions in {time.perf_counter() - started:.1f} s "
-          f"({jobs} job{'s' if jobs > 1 else ''}); results in {out}/ (grades.csv and one JSON per student)")
+    kept = len(students) - len(todo)
+    print(f"graded {graded} of {len(rows)} submissions ({kept} unchanged since an earlier run, kept) in "
+          f"{time.perf_counter() - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
+          f"results in {out}/ (grades.csv and one JSON per student)")
     for name, _, status in rows:
         if not status.startswith("graded"):
             print(f"  {name}: {status}")
