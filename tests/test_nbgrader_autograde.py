@@ -21,7 +21,6 @@ if str(ROOT) not in sys.path:
 from autograder import nbgrade  # noqa: E402
 from autograder.paths import ASSIGNMENTS, SOLUTIONS  # noqa: E402
 from autograder.release import build_course, run_nbgrader  # noqa: E402
-from autograder.runner import Grader  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"
 PARTS = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
@@ -131,9 +130,9 @@ def graded(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def cli_results(graded):
-    with Grader(ASSIGNMENT) as grader:
-        return {name: grader.grade(graded["folders"][name]) for name in ("correct", "buggy", "blank")}
+def cli_results(graded, grader):
+    """What the CLI's grader (tests/conftest.py's warm Grader) says about the same folders."""
+    return {name: grader.grade(graded["folders"][name]) for name in ("correct", "buggy", "blank")}
 
 
 def gradebook_scores(course, student):
