@@ -32,6 +32,9 @@ class ChannelTimeout(ChannelError):
 def _flatten(value, tensors):
     if isinstance(value, torch.Tensor):
         key = str(len(tensors))
+        # Refuse before copying: a child returning a huge tensor should fail fast, not time out.
+        if sum(t.nbytes for t in tensors.values()) + value.nelement() * value.element_size() > MAX_BLOB:
+            raise ValueError("message too large for the channel")
         # A plain, contiguous CPU copy: safetensors refuses shared or strided storage.
         tensors[key] = torch.Tensor.detach(value).cpu().contiguous().clone()
         return {TENSOR_KEY: key}

@@ -72,10 +72,11 @@ def read_sources(folder):
             except OSError as exc:
                 notes.append(f"{name}: not read ({'a symbolic link' if exc.errno == 40 else exc.strerror})")
                 continue
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # before fdopen, which refuses a folder
+                os.close(fd)
+                notes.append(f"{name}: not a regular file, ignored")
+                continue
             with os.fdopen(fd, "rb") as handle:
-                if not _is_regular(handle):
-                    notes.append(f"{name}: not a regular file, ignored")
-                    continue
                 data = handle.read(MAX_SOURCE_BYTES + 1)
             if len(data) > MAX_SOURCE_BYTES:
                 notes.append(f"{name}: larger than {MAX_SOURCE_BYTES // 1024} KiB, ignored")
@@ -90,10 +91,6 @@ def read_sources(folder):
     finally:
         os.close(dir_fd)
     return sources, notes
-
-
-def _is_regular(handle):
-    return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
 
 
 # The only variables the zygote (and so every child) inherits. A child can read its own

