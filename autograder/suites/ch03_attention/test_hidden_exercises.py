@@ -4,6 +4,7 @@ import torch
 
 from _attention import check_forward
 from autograder.compare import expect_close, seeded, set_seed
+from autograder.session import StudentFailure
 
 points = pytest.mark.points
 
@@ -11,12 +12,17 @@ points = pytest.mark.points
 @points(6)
 def test_3_1_transfer_weights(student, ref):
     """3.1: v1 holds v2's weights transposed and gives v2's output, square and non-square"""
-    for i, (d_in, d_out) in enumerate(((3, 2), (4, 4), (5, 3), (2, 6))):
+    # square first: an untransposed copy still fits there, so the mistake can be named
+    for i, (d_in, d_out) in enumerate(((4, 4), (3, 2), (5, 3), (2, 6))):
         set_seed(100 + i)
         sa_v2 = ref.self_attention.SelfAttention_v2(d_in, d_out)
         params = {k: v.detach() for k, v in sa_v2.named_parameters()}
         x = seeded(6, d_in, seed=110 + i)
-        reply = student.transfer(d_in, d_out, params, x)
+        try:
+            reply = student.transfer(d_in, d_out, params, x)
+        except StudentFailure as exc:
+            raise StudentFailure(f"{exc} (for d_in={d_in}, d_out={d_out}: nn.Linear stores its weight as "
+                                 "(d_out, d_in), SelfAttention_v1 as (d_in, d_out))") from None
         for name in ("W_query", "W_key", "W_value"):
             weight = params[f"{name}.weight"]
             expect_close(reply["params"].get(name), weight.T, f"SelfAttention_v1.{name} after the transfer ({d_in}->{d_out})",
@@ -43,6 +49,11 @@ def test_3_2_two_dimensional_wrapper(student, ref):
         module = ref.exercises.build_2d_output_wrapper(d_in, ctx)
         check_forward(student, "exercises", "build_2d_output_wrapper", (d_in, ctx), module,
                       seeded(2, n, d_in, seed=130 + i), f"build_2d_output_wrapper({d_in}, {ctx}) on {(2, n, d_in)}")
+    set_seed(135)
+    module = ref.exercises.build_2d_output_wrapper(3, 6, dropout=0.5)
+    check_forward(student, "exercises", "build_2d_output_wrapper", (3, 6), module, seeded(2, 6, 3, seed=136),
+                  "build_2d_output_wrapper(3, 6, dropout=0.5) in training mode, seed 123: the dropout argument "
+                  "must reach the heads", train=True, seed=123, kwargs={"dropout": 0.5})
 
 
 @points(5)

@@ -19,6 +19,11 @@ def test_wrapper_forward(student, ref):
     """MultiHeadAttentionWrapper in eval mode: heads' outputs concatenated on the last dim"""
     check_module_cases(student, ref.multihead_attention.MultiHeadAttentionWrapper, "multihead_attention",
                        "MultiHeadAttentionWrapper", WRAPPER_CASES, heads=WRAPPER_HEADS)
+    set_seed(55)
+    module = ref.multihead_attention.MultiHeadAttentionWrapper(4, 3, 6, 0.0, 2, qkv_bias=True)
+    check_forward(student, "multihead_attention", "MultiHeadAttentionWrapper", (4, 3, 6, 0.0, 2), module,
+                  seeded(2, 5, 4, seed=56), "MultiHeadAttentionWrapper(4, 3, 6, 0.0, 2, qkv_bias=True): "
+                  "qkv_bias must reach every head", kwargs={"qkv_bias": True})
 
 
 @points(2)
@@ -55,7 +60,7 @@ def test_multihead_attention_forward(student, ref):
 
 @points(3)
 def test_multihead_attention_dropout(student, ref):
-    """dropout on the attention weights in training mode (same seed, same mask)"""
+    """dropout on the attention weights in training mode (same seed, same mask); none in eval mode"""
     for i, (b, n, ctx, d_in, d_out, heads) in enumerate([(2, 6, 6, 3, 4, 2), (1, 5, 8, 4, 6, 3)]):
         set_seed(70 + i)
         module = ref.multihead_attention.MultiHeadAttention(d_in, d_out, ctx, 0.5, heads)
@@ -64,6 +69,9 @@ def test_multihead_attention_dropout(student, ref):
                       f"MultiHeadAttention({d_in}, {d_out}, {ctx}, 0.5, num_heads={heads}) in training mode, seed 123",
                       train=True, seed=123,
                       mistake_config=dict(num_heads=heads, out_proj=module.out_proj, dropout=0.5, seed=123))
+        check_forward(student, "multihead_attention", "MultiHeadAttention", (d_in, d_out, ctx, 0.5, heads), module, x,
+                      f"MultiHeadAttention({d_in}, {d_out}, {ctx}, 0.5, num_heads={heads}) in eval mode (dropout must be off)",
+                      seed=123)
 
 
 @points(2)

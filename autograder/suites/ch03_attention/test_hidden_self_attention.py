@@ -47,10 +47,15 @@ def test_context_vector_for_query(student, ref):
     """the section 3.4.1 walk-through for one query token"""
     for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
         inputs, W = seeded(n, d_in, seed=200 + i, scale=scale), walkthrough_weights(d_in, d_out, 20 * i)
+        keys, values = inputs @ W[1], inputs @ W[2]
         for q in {0, n // 2, n - 1}:
+            scores = (inputs[q] @ W[0]) @ keys.T
             expect_close(student.call("self_attention", "context_vector_for_query", inputs[q], inputs, *W),
                          ref.self_attention.context_vector_for_query(inputs[q], inputs, *W),
-                         f"context_vector_for_query of token {q} of {n}, d_in={d_in}, d_out={d_out}")
+                         f"context_vector_for_query of token {q} of {n}, d_in={d_in}, d_out={d_out}",
+                         {"no 1/sqrt(d_k) scaling": lambda: torch.softmax(scores, dim=-1) @ values,
+                          "weighted sum of the inputs instead of the values":
+                              lambda: torch.softmax(scores / d_out**0.5, dim=-1) @ inputs})
 
 
 def _v1_weights(module):

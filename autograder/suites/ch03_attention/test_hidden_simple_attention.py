@@ -81,7 +81,9 @@ def test_softmax_naive(student, ref):
 def test_attn_weights_from_scores(student, ref):
     """torch.softmax over the last dimension, for one query and for all, large scores too"""
     for i, (n, _, scale) in enumerate(SHAPES):
-        for scores in (seeded(n, seed=600 + i, scale=scale * 3), seeded(n, n, seed=650 + i, scale=scale * 3)):
+        # + 100: exp() overflows above ~88, so only a softmax that subtracts the maximum passes
+        for scores in (seeded(n, seed=600 + i, scale=scale * 3), seeded(n, n, seed=650 + i, scale=scale * 3),
+                       seeded(n, seed=680 + i) + 100.0):
             expect_close(student.call("simple_attention", "attn_weights_from_scores", scores),
                          ref.simple_attention.attn_weights_from_scores(scores),
                          f"attn_weights_from_scores on scores of shape {tuple(scores.shape)}",
