@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _attention import check_forward, check_module_cases
+from _attention import check_forward, check_module_cases, reference
 from autograder.compare import expect_close, seeded, set_seed
 
 points = pytest.mark.points
@@ -61,7 +61,7 @@ def test_causal_attn_weights(student, ref):
 
 @points(3)
 def test_dropout_attn_weights(student, ref):
-    """nn.Dropout on the weights after set_seed(seed): same mask, kept values scaled by 1/(1-p)"""
+    """nn.Dropout on the weights after torch.manual_seed(seed): same mask, kept values scaled by 1/(1-p)"""
     for i, (shape, p, seed) in enumerate((((6, 6), 0.5, 123), ((2, 4, 4), 0.2, 7), ((5, 5), 0.0, 1))):
         weights = torch.softmax(seeded(*shape, seed=30 + i), dim=-1)
         set_seed(seed)
@@ -85,8 +85,7 @@ def test_causal_attention_dropout(student, ref):
     """dropout on the attention weights in training mode (same seed, same mask); none in eval mode"""
     for i, (b, n, ctx, d_in, d_out, _) in enumerate(CASES[:3]):
         for p in (0.5, 0.2):
-            set_seed(40 + i)
-            module = ref.causal_attention.CausalAttention(d_in, d_out, ctx, p)
+            module = reference(ref.causal_attention.CausalAttention, d_in, d_out, ctx, p, seed=40 + i)
             x = seeded(b, n, d_in, seed=45 + i)
             what = f"CausalAttention({d_in}, {d_out}, {ctx}, dropout={p}) on {(b, n, d_in)}"
             check_forward(student, "causal_attention", "CausalAttention", (d_in, d_out, ctx, p), module, x,
@@ -124,9 +123,8 @@ def test_causal_attention_mask_is_a_buffer(student, ref):
 def test_causal_attention_seeded_init(student, ref):
     """W_query, W_key, W_value are nn.Linear layers created in that order"""
     reply = student.module("causal_attention", "CausalAttention", 3, 2, 6, 0.0, init_seed=123, want_state=True)
-    set_seed(123)
-    expected = ref.causal_attention.CausalAttention(3, 2, 6, 0.0).state_dict()
+    expected = reference(ref.causal_attention.CausalAttention, 3, 2, 6, 0.0, seed=123).state_dict()
     for name, value in expected.items():
         if name not in reply["state"]:
             raise AssertionError(f"CausalAttention has no {name} in its state_dict")
-        expect_close(reply["state"][name], value, f"{name} of CausalAttention(3, 2, 6, 0.0) after set_seed(123)")
+        expect_close(reply["state"][name], value, f"{name} of CausalAttention(3, 2, 6, 0.0) after torch.manual_seed(123)")

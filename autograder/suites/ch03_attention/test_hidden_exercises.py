@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _attention import check_forward
+from _attention import check_forward, reference
 from autograder.compare import expect_close, seeded, set_seed
 from autograder.session import StudentFailure
 
@@ -45,12 +45,10 @@ def test_3_2_two_dimensional_wrapper(student, ref):
         if info.get("heads") != ["CausalAttention", "CausalAttention"]:
             raise AssertionError(f"build_2d_output_wrapper({d_in}, {ctx}) should give a wrapper with two "
                                  f"CausalAttention heads, got heads={info.get('heads')}")
-        set_seed(120 + i)
-        module = ref.exercises.build_2d_output_wrapper(d_in, ctx)
+        module = reference(ref.exercises.build_2d_output_wrapper, d_in, ctx, seed=120 + i)
         check_forward(student, "exercises", "build_2d_output_wrapper", (d_in, ctx), module,
                       seeded(2, n, d_in, seed=130 + i), f"build_2d_output_wrapper({d_in}, {ctx}) on {(2, n, d_in)}")
-    set_seed(135)
-    module = ref.exercises.build_2d_output_wrapper(3, 6, dropout=0.5)
+    module = reference(ref.exercises.build_2d_output_wrapper, 3, 6, dropout=0.5, seed=135)
     check_forward(student, "exercises", "build_2d_output_wrapper", (3, 6), module, seeded(2, 6, 3, seed=136),
                   "build_2d_output_wrapper(3, 6, dropout=0.5) in training mode, seed 123: the dropout argument "
                   "must reach the heads", train=True, seed=123, kwargs={"dropout": 0.5})
@@ -59,8 +57,7 @@ def test_3_2_two_dimensional_wrapper(student, ref):
 @points(5)
 def test_3_3_gpt2_small(student, ref):
     """3.3: 12 heads, 768 in and out, context 1,024, forward as the reference, dropout passed on"""
-    set_seed(140)
-    module = ref.exercises.build_gpt2_small_mha()
+    module = reference(ref.exercises.build_gpt2_small_mha, seed=140)
     x = seeded(2, 4, 768, seed=141)
     reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x, "build_gpt2_small_mha() on (2, 4, 768)")
     info = reply["info"]

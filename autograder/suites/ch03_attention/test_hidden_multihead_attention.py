@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _attention import check_forward, check_module_cases
+from _attention import check_forward, check_module_cases, reference
 from autograder.compare import expect_close, seeded, set_seed
 
 points = pytest.mark.points
@@ -19,8 +19,7 @@ def test_wrapper_forward(student, ref):
     """MultiHeadAttentionWrapper in eval mode: heads' outputs concatenated on the last dim"""
     check_module_cases(student, ref.multihead_attention.MultiHeadAttentionWrapper, "multihead_attention",
                        "MultiHeadAttentionWrapper", WRAPPER_CASES, heads=WRAPPER_HEADS)
-    set_seed(55)
-    module = ref.multihead_attention.MultiHeadAttentionWrapper(4, 3, 6, 0.0, 2, qkv_bias=True)
+    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 3, 6, 0.0, 2, qkv_bias=True, seed=55)
     check_forward(student, "multihead_attention", "MultiHeadAttentionWrapper", (4, 3, 6, 0.0, 2), module,
                   seeded(2, 5, 4, seed=56), "MultiHeadAttentionWrapper(4, 3, 6, 0.0, 2, qkv_bias=True): "
                   "qkv_bias must reach every head", kwargs={"qkv_bias": True})
@@ -44,8 +43,7 @@ def test_wrapper_heads_are_causal_attention(student, ref):
 @points(2)
 def test_wrapper_dropout(student, ref):
     """each head applies dropout to its own weights in training mode, heads in order"""
-    set_seed(60)
-    module = ref.multihead_attention.MultiHeadAttentionWrapper(3, 2, 6, 0.5, 2)
+    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 3, 2, 6, 0.5, 2, seed=60)
     x = seeded(2, 6, 3, seed=61)
     check_forward(student, "multihead_attention", "MultiHeadAttentionWrapper", (3, 2, 6, 0.5, 2), module, x,
                   "MultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=2) in training mode, seed 123", train=True, seed=123)
@@ -62,8 +60,7 @@ def test_multihead_attention_forward(student, ref):
 def test_multihead_attention_dropout(student, ref):
     """dropout on the attention weights in training mode (same seed, same mask); none in eval mode"""
     for i, (b, n, ctx, d_in, d_out, heads) in enumerate([(2, 6, 6, 3, 4, 2), (1, 5, 8, 4, 6, 3)]):
-        set_seed(70 + i)
-        module = ref.multihead_attention.MultiHeadAttention(d_in, d_out, ctx, 0.5, heads)
+        module = reference(ref.multihead_attention.MultiHeadAttention, d_in, d_out, ctx, 0.5, heads, seed=70 + i)
         x = seeded(b, n, d_in, seed=75 + i)
         check_forward(student, "multihead_attention", "MultiHeadAttention", (d_in, d_out, ctx, 0.5, heads), module, x,
                       f"MultiHeadAttention({d_in}, {d_out}, {ctx}, 0.5, num_heads={heads}) in training mode, seed 123",
@@ -103,14 +100,13 @@ def test_multihead_attention_seeded_init(student, ref):
     for name, value in ref.multihead_attention.MultiHeadAttention(3, 2, 6, 0.0, 2).state_dict().items():
         if name not in reply["state"]:
             raise AssertionError(f"MultiHeadAttention has no {name} in its state_dict")
-        expect_close(reply["state"][name], value, f"{name} of MultiHeadAttention(3, 2, 6, 0.0, 2) after set_seed(123)")
+        expect_close(reply["state"][name], value, f"{name} of MultiHeadAttention(3, 2, 6, 0.0, 2) after torch.manual_seed(123)")
 
 
 @points(2)
 def test_multihead_attention_qkv_bias(student, ref):
     """qkv_bias=True gives the query, key and value layers a bias"""
-    set_seed(90)
-    module = ref.multihead_attention.MultiHeadAttention(4, 6, 6, 0.0, 2, qkv_bias=True)
+    module = reference(ref.multihead_attention.MultiHeadAttention, 4, 6, 6, 0.0, 2, qkv_bias=True, seed=90)
     check_forward(student, "multihead_attention", "MultiHeadAttention", (4, 6, 6, 0.0, 2), module,
                   seeded(2, 6, 4, seed=91), "MultiHeadAttention(4, 6, 6, 0.0, 2, qkv_bias=True)",
                   kwargs={"qkv_bias": True})

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _attention import check_forward, linear_weights, mistakes
+from _attention import check_forward, reference
 from autograder.compare import expect_close, seeded, set_seed
 
 points = pytest.mark.points
@@ -67,8 +67,7 @@ def _v1_weights(module):
 def test_self_attention_v1_forward(student, ref):
     """SelfAttention_v1 with given weights, on many shapes"""
     for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
-        set_seed(300 + i)
-        module = ref.self_attention.SelfAttention_v1(d_in, d_out)
+        module = reference(ref.self_attention.SelfAttention_v1, d_in, d_out, seed=300 + i)
         x = seeded(n, d_in, seed=350 + i, scale=scale)
         check_forward(student, "self_attention", "SelfAttention_v1", (d_in, d_out), module, x,
                       f"SelfAttention_v1({d_in}, {d_out}) on {n} tokens (scale {scale})",
@@ -80,12 +79,11 @@ def test_self_attention_v1_seeded_init(student, ref):
     """SelfAttention_v1 draws W_query, W_key, W_value with torch.rand in that order"""
     for d_in, d_out in ((3, 2), (4, 5)):
         reply = student.module("self_attention", "SelfAttention_v1", d_in, d_out, init_seed=123, want_state=True)
-        set_seed(123)
-        expected = ref.self_attention.SelfAttention_v1(d_in, d_out).state_dict()
+        expected = reference(ref.self_attention.SelfAttention_v1, d_in, d_out, seed=123).state_dict()
         for name, value in expected.items():
             if name not in reply["state"]:
                 raise AssertionError(f"SelfAttention_v1 has no parameter {name}")
-            expect_close(reply["state"][name], value, f"{name} of SelfAttention_v1({d_in}, {d_out}) after set_seed(123)",
+            expect_close(reply["state"][name], value, f"{name} of SelfAttention_v1({d_in}, {d_out}) after torch.manual_seed(123)",
                          {"created with torch.randn instead of torch.rand": lambda: torch.randn(d_in, d_out)})
 
 
@@ -93,8 +91,7 @@ def test_self_attention_v1_seeded_init(student, ref):
 def test_self_attention_v2_forward(student, ref):
     """SelfAttention_v2 with given weights, on many shapes"""
     for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
-        set_seed(400 + i)
-        module = ref.self_attention.SelfAttention_v2(d_in, d_out)
+        module = reference(ref.self_attention.SelfAttention_v2, d_in, d_out, seed=400 + i)
         x = seeded(n, d_in, seed=450 + i, scale=scale)
         check_forward(student, "self_attention", "SelfAttention_v2", (d_in, d_out), module, x,
                       f"SelfAttention_v2({d_in}, {d_out}) on {n} tokens (scale {scale})",
@@ -109,9 +106,8 @@ def test_self_attention_v2_seeded_init_and_bias(student, ref):
     for name, value in ref.self_attention.SelfAttention_v2(3, 2).state_dict().items():
         if name not in reply["state"]:
             raise AssertionError(f"SelfAttention_v2 has no parameter {name} (use nn.Linear named W_query, W_key, W_value)")
-        expect_close(reply["state"][name], value, f"{name} of SelfAttention_v2(3, 2) after set_seed(789)")
-    set_seed(11)
-    module = ref.self_attention.SelfAttention_v2(4, 3, qkv_bias=True)
+        expect_close(reply["state"][name], value, f"{name} of SelfAttention_v2(3, 2) after torch.manual_seed(789)")
+    module = reference(ref.self_attention.SelfAttention_v2, 4, 3, qkv_bias=True, seed=11)
     x = seeded(5, 4, seed=12)
     check_forward(student, "self_attention", "SelfAttention_v2", (4, 3), module, x,
                   "SelfAttention_v2(4, 3, qkv_bias=True)", kwargs={"qkv_bias": True})
