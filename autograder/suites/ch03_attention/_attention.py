@@ -135,6 +135,18 @@ def check_forward(student, module, name, args, ref_module, x, what, *, train=Fal
     return reply
 
 
+def check_seeded_init(student, module, name, args, ref_factory, seed):
+    """The student's constructor, run after torch.manual_seed(seed), draws the reference's
+    parameters: the book's attribute names, layer types and creation order."""
+    reply = student.module(module, name, *args, init_seed=seed, want_state=True)
+    label = f"{name}{args}"
+    for key, value in reference(ref_factory, *args, seed=seed).state_dict().items():
+        if key not in reply["state"]:
+            raise AssertionError(f"{label} has no {key} in its state_dict: use the book's attribute names")
+        expect_close(reply["state"][key], value, f"{key} of {label} after torch.manual_seed({seed}) "
+                     "(are the layers created in the book's order?)")
+
+
 def check_module_cases(student, ref_class, module, name, cases, *, dropout=0.0, heads=None, config=None):
     """Eval-mode forward on every case; explains a failure that happens only for short inputs.
 

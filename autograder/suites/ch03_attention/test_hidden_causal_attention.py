@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _attention import check_forward, check_module_cases, reference
+from _attention import check_forward, check_module_cases, check_seeded_init, reference
 from autograder.compare import expect_close, seeded, set_seed
 
 points = pytest.mark.points
@@ -122,9 +122,5 @@ def test_causal_attention_mask_is_a_buffer(student, ref):
 @points(2)
 def test_causal_attention_seeded_init(student, ref):
     """W_query, W_key, W_value are nn.Linear layers created in that order"""
-    reply = student.module("causal_attention", "CausalAttention", 3, 2, 6, 0.0, init_seed=123, want_state=True)
-    expected = reference(ref.causal_attention.CausalAttention, 3, 2, 6, 0.0, seed=123).state_dict()
-    for name, value in expected.items():
-        if name not in reply["state"]:
-            raise AssertionError(f"CausalAttention has no {name} in its state_dict")
-        expect_close(reply["state"][name], value, f"{name} of CausalAttention(3, 2, 6, 0.0) after torch.manual_seed(123)")
+    check_seeded_init(student, "causal_attention", "CausalAttention", (3, 2, 6, 0.0),
+                      ref.causal_attention.CausalAttention, 123)

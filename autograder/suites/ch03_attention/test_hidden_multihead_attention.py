@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _attention import check_forward, check_module_cases, reference
+from _attention import check_forward, check_module_cases, check_seeded_init, reference
 from autograder.compare import expect_close, seeded, set_seed
 
 points = pytest.mark.points
@@ -95,12 +95,8 @@ def test_multihead_attention_structure(student, ref):
 @points(2)
 def test_multihead_attention_seeded_init(student, ref):
     """W_query, W_key, W_value, out_proj created in that order (the book's values under seed 123)"""
-    reply = student.module("multihead_attention", "MultiHeadAttention", 3, 2, 6, 0.0, 2, init_seed=123, want_state=True)
-    set_seed(123)
-    for name, value in ref.multihead_attention.MultiHeadAttention(3, 2, 6, 0.0, 2).state_dict().items():
-        if name not in reply["state"]:
-            raise AssertionError(f"MultiHeadAttention has no {name} in its state_dict")
-        expect_close(reply["state"][name], value, f"{name} of MultiHeadAttention(3, 2, 6, 0.0, 2) after torch.manual_seed(123)")
+    check_seeded_init(student, "multihead_attention", "MultiHeadAttention", (3, 2, 6, 0.0, 2),
+                      ref.multihead_attention.MultiHeadAttention, 123)
 
 
 @points(2)

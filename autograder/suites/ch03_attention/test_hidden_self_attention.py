@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from _attention import check_forward, reference
-from autograder.compare import expect_close, seeded, set_seed
+from _attention import check_forward, check_seeded_init, linear_weights, reference
+from autograder.compare import expect_close, seeded
 
 points = pytest.mark.points
 # (num_tokens, d_in, d_out, scale): d_in != d_out so a missing transpose shows; one token; large inputs
@@ -63,50 +63,40 @@ def _v1_weights(module):
     return tuple(getattr(module, n).detach().T for n in ("W_query", "W_key", "W_value"))
 
 
+def _check_shapes(student, ref_class, first_seed, weights):
+    name = ref_class.__name__
+    for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
+        module = reference(ref_class, d_in, d_out, seed=first_seed + i)
+        x = seeded(n, d_in, seed=first_seed + 50 + i, scale=scale)
+        check_forward(student, "self_attention", name, (d_in, d_out), module, x,
+                      f"{name}({d_in}, {d_out}) on {n} tokens (scale {scale})",
+                      mistake_config=dict(causal=False), weights=weights(module))
+
+
 @points(4)
 def test_self_attention_v1_forward(student, ref):
     """SelfAttention_v1 with given weights, on many shapes"""
-    for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
-        module = reference(ref.self_attention.SelfAttention_v1, d_in, d_out, seed=300 + i)
-        x = seeded(n, d_in, seed=350 + i, scale=scale)
-        check_forward(student, "self_attention", "SelfAttention_v1", (d_in, d_out), module, x,
-                      f"SelfAttention_v1({d_in}, {d_out}) on {n} tokens (scale {scale})",
-                      mistake_config=dict(causal=False), weights=_v1_weights(module))
+    _check_shapes(student, ref.self_attention.SelfAttention_v1, 300, _v1_weights)
 
 
 @points(2)
 def test_self_attention_v1_seeded_init(student, ref):
     """SelfAttention_v1 draws W_query, W_key, W_value with torch.rand in that order"""
     for d_in, d_out in ((3, 2), (4, 5)):
-        reply = student.module("self_attention", "SelfAttention_v1", d_in, d_out, init_seed=123, want_state=True)
-        expected = reference(ref.self_attention.SelfAttention_v1, d_in, d_out, seed=123).state_dict()
-        for name, value in expected.items():
-            if name not in reply["state"]:
-                raise AssertionError(f"SelfAttention_v1 has no parameter {name}")
-            expect_close(reply["state"][name], value, f"{name} of SelfAttention_v1({d_in}, {d_out}) after torch.manual_seed(123)",
-                         {"created with torch.randn instead of torch.rand": lambda: torch.randn(d_in, d_out)})
+        check_seeded_init(student, "self_attention", "SelfAttention_v1", (d_in, d_out),
+                          ref.self_attention.SelfAttention_v1, 123)
 
 
 @points(4)
 def test_self_attention_v2_forward(student, ref):
     """SelfAttention_v2 with given weights, on many shapes"""
-    for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
-        module = reference(ref.self_attention.SelfAttention_v2, d_in, d_out, seed=400 + i)
-        x = seeded(n, d_in, seed=450 + i, scale=scale)
-        check_forward(student, "self_attention", "SelfAttention_v2", (d_in, d_out), module, x,
-                      f"SelfAttention_v2({d_in}, {d_out}) on {n} tokens (scale {scale})",
-                      mistake_config=dict(causal=False))
+    _check_shapes(student, ref.self_attention.SelfAttention_v2, 400, linear_weights)
 
 
 @points(2)
 def test_self_attention_v2_seeded_init_and_bias(student, ref):
     """SelfAttention_v2: nn.Linear layers created query, key, value; qkv_bias=True adds biases"""
-    reply = student.module("self_attention", "SelfAttention_v2", 3, 2, init_seed=789, want_state=True)
-    set_seed(789)
-    for name, value in ref.self_attention.SelfAttention_v2(3, 2).state_dict().items():
-        if name not in reply["state"]:
-            raise AssertionError(f"SelfAttention_v2 has no parameter {name} (use nn.Linear named W_query, W_key, W_value)")
-        expect_close(reply["state"][name], value, f"{name} of SelfAttention_v2(3, 2) after torch.manual_seed(789)")
+    check_seeded_init(student, "self_attention", "SelfAttention_v2", (3, 2), ref.self_attention.SelfAttention_v2, 789)
     module = reference(ref.self_attention.SelfAttention_v2, 4, 3, qkv_bias=True, seed=11)
     x = seeded(5, 4, seed=12)
     check_forward(student, "self_attention", "SelfAttention_v2", (4, 3), module, x,
