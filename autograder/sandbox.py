@@ -11,8 +11,10 @@ binds of the Python installation and system libraries, so the repository
 (solutions, suites, other submissions, results) does not exist for it; no network
 but a downed loopback; uid ``nobody`` (or no capabilities in a user namespace) and
 no_new_privs; and rlimits on memory, CPU time, processes, open files and file size.
-When namespaces cannot be created (a laptop that forbids them) the child still
-gets the rlimits, and the report says loudly that isolation was reduced.
+When namespaces cannot be created (a laptop or a container that forbids them) the
+child still gets the rlimits, no_new_privs and, when the grader is root, uid nobody
+(if nobody can read the Python installation); the report says loudly that isolation
+was reduced. The grader's environment never reaches a child (see session.ZYGOTE_ENV).
 """
 import ctypes
 import os
