@@ -97,10 +97,12 @@ def cmd_grade(args):
         if args.json:
             _write_atomic(Path(args.json), json.dumps(result, indent=1))
         return 0
-    students = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    # A linked student folder could point anywhere (solutions/ included): not a submission.
+    students = sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
     if not students:
         return _fail(f"{path} holds no submission: no .py files and no subfolders")
-    return grade_class(path, students, Path(args.out or Path("graded") / path.resolve().name), isolation, args)
+    out = Path(args.out or Path("graded") / path.resolve().name)
+    return grade_class(path, students, out, isolation, args)
 
 
 def _progress(done, total, started, name):
@@ -116,10 +118,10 @@ def _progress(done, total, started, name):
 _grader = None  # the grading process's own Grader (one per worker in a parallel class run)
 
 
-def _start_grader(isolation, timeout):
+def _start_grader(isolation, timeout, hidden=()):
     global _grader
     from .runner import Grader
-    _grader = Grader(isolation=isolation, timeout=timeout)
+    _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden)
 
 
 def _grade_task(folder):
@@ -150,6 +152,7 @@ def grade_class(root, students, out, isolation, args):
     With several jobs, each worker process has its own grader and zygote; results are still
     written here, one atomic file at a time."""
     started = time.perf_counter()
+    hidden = (str(root.resolve()), str(out.resolve()))  # other students and all results: never in a child
     outcomes, todo = {}, []
     for student in students:
         folder = submission_folder(student) or student
@@ -170,7 +173,7 @@ def grade_class(root, students, out, isolation, args):
     jobs = args.jobs or min(os.cpu_count() or 1, max(1, len(todo) // 8))
     if jobs <= 1:
         if todo:
-            _start_grader(isolation, args.timeout)
+            _start_grader(isolation, args.timeout, hidden)
             try:
                 for name, folder in todo:
                     finish(name, _grade_task(folder))
@@ -179,7 +182,7 @@ def grade_class(root, students, out, isolation, args):
     else:
         context = multiprocessing.get_context("spawn")  # workers must not inherit this process's state
         with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
-                                 initargs=(isolation, args.timeout)) as pool:
+                                 initargs=(isolation, args.timeout, hidden)) as pool:
             futures = {pool.submit(_grade_task, folder): name for name, folder in todo}
             for future in as_completed(futures):
                 try:

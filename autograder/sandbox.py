@@ -40,9 +40,11 @@ REDUCED = "limits only"      # prefix of the report's warning
 class Limits:
     """Per-child resource limits (the grader's wall-clock limit is enforced by the grader)."""
 
-    memory_bytes = 3 << 30       # address space on top of what the warm process already maps
+    # Per process, and a fork storm multiplies it: 8 processes of 1.5 GiB stay well inside
+    # a 24 GiB machine. An honest submission peaks far below (the GPT-2-size module is ~40 MB).
+    memory_bytes = 3 << 29       # address space on top of what the warm process already maps
     cpu_seconds = 120
-    processes = 64
+    processes = 8
     open_files = 256
     file_bytes = 16 << 20
 
