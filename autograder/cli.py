@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from . import report
+from .submission import SubmissionError, read_sources
 
 
 def _fail(message, code=2):
@@ -43,7 +44,6 @@ def _write_atomic(path, text):
 
 def fingerprint(folder):
     """Hash of the submission's Python sources: a finished result is reused only if they are unchanged."""
-    from .session import read_sources
     sources, _ = read_sources(folder)
     digest = hashlib.sha256()
     for name in sorted(sources):
@@ -53,7 +53,6 @@ def fingerprint(folder):
 
 def _syntax_notes(folder):
     """Syntax errors found by compiling (never running) the sources, so the report says so up front."""
-    from .session import read_sources
     notes = []
     for name, source in read_sources(folder)[0].items():
         try:
@@ -75,8 +74,6 @@ def grade_one(grader, folder):
 
 
 def cmd_grade(args):
-    from .runner import Grader, GraderError, SubmissionError
-
     path = Path(args.path)
     if not path.exists():
         return _fail(f"{path} does not exist")
@@ -86,6 +83,7 @@ def cmd_grade(args):
     isolation = "off" if args.no_isolation else "full"
     single = submission_folder(path)
     if single:
+        from .runner import Grader, GraderError
         with Grader(isolation=isolation, timeout=args.timeout) as grader:
             try:
                 result = grade_one(grader, single)
@@ -126,7 +124,7 @@ def _start_grader(isolation, timeout, hidden=()):
 
 def _grade_task(folder):
     """(result, status, grader_failed) for one submission; never raises."""
-    from .runner import GraderError, SubmissionError
+    from .runner import GraderError
     try:
         return grade_one(_grader, folder), "graded", False
     except SubmissionError as exc:
@@ -221,7 +219,8 @@ def cmd_stubs(args):
 
 def cmd_release(args):
     from .release import main_release
-    return main_release(args.assignment, Path(args.out) if args.out else None)
+    return main_release(args.assignment, Path(args.out) if args.out else None,
+                        Path(args.course) if args.course else None)
 
 
 def main(argv=None):
@@ -244,6 +243,7 @@ def main(argv=None):
     release = commands.add_parser("release", help="build the student release with nbgrader")
     release.add_argument("assignment")
     release.add_argument("--out", help="folder for the release (default release/ASSIGNMENT)")
+    release.add_argument("--course", help="also keep the nbgrader course (gradebook, submitted/) in this folder")
     release.set_defaults(run=cmd_release)
     args = parser.parse_args(argv)
     return args.run(args)

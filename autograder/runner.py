@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from .paths import SUITES
-from .session import GraderError, StudentFailure, StudentSession, Zygote, clean_text, read_sources
-from .session import SubmissionError  # noqa: F401  (re-exported for the CLI)
+from .session import GraderError, StudentFailure, StudentSession, Zygote
+from .submission import SubmissionError, clean_text, read_sources
 
 REDUCED_WARNING = ("WARNING: the submission ran WITHOUT namespace isolation ({why}); it could read "
                    "files and reach the network. Grade untrusted code on Linux with namespaces enabled.")
@@ -103,8 +103,9 @@ class Grader:
         collector = _Collector(session)
         old = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugin and pytest's own
+        printed = io.StringIO()
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stdout(printed):
                 pytest.main(_pytest_args(self.assignment), plugins=[collector])
         finally:
             session.close()
@@ -113,7 +114,9 @@ class Grader:
             else:
                 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = old
         if collector.grader_errors or not collector.records:
-            raise GraderError("; ".join(collector.grader_errors) or "the hidden suites ran no check")
+            # e.g. a suite that fails to import: pytest's own words say why
+            why = collector.grader_errors or [f"the hidden suites ran no check: {printed.getvalue()[-1500:].strip()}"]
+            raise GraderError("; ".join(why))
         return build_result(collector.records, notes, session.isolation, time.perf_counter() - started)
 
 

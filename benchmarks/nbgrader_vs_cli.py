@@ -1,19 +1,22 @@
-"""Wall time of `nbgrader autograde` per submission beside the CLI grader's, on the same submissions.
+"""Wall time of `nbgrader autograde` beside the CLI grader's, on the same submissions, in one run.
 
-    python benchmarks/nbgrader_vs_cli.py [--runs 3]
+    python benchmarks/nbgrader_vs_cli.py [--runs 3] [--class-size 20]
 
-Three submissions (the reference modules, the reference with 1/sqrt(d_k) missing from
-CausalAttention, the blank stubs) are collected into a temporary nbgrader course. Each
-number is the median over runs (and over the submissions, for the per-submission rows):
+A temporary nbgrader course gets a class of submissions cycling through three kinds (the
+reference modules, the reference with 1/sqrt(d_k) missing from CausalAttention, the blank
+stubs). Every number is a median over the runs (and over the submissions, per submission):
 
-  nbgrader, one submission   `nbgrader autograde ch03_attention --student S --force`, a fresh
-                             process: nbgrader start, kernel, notebook, trusted grading
-  nbgrader, class of 3       one `nbgrader autograde ch03_attention --force`, divided by 3
-  CLI, one submission        `python -m autograder grade FOLDER --json F`, a fresh process
-  Grader().grade, warm       in-process, one warm Grader, per submission (the CLI's class mode)
+  import torch                 `python -c "import torch"`, the floor of any fresh process
+  nbgrader, one submission     `nbgrader autograde ch03_attention --student S --force`, fresh process
+  CLI, one submission          `python -m autograder grade FOLDER --json F`, fresh process
+  nbgrader, whole class        one `nbgrader autograde ch03_attention --force`, divided by the class size
+  CLI, whole class             one `python -m autograder grade submitted/ --regrade`, divided likewise
+                               (fresh process: its start, the zygote's and any workers' included)
+  Grader().grade, warm         in-process, one warm Grader, per submission
 """
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -44,8 +47,7 @@ def timed(command, cwd, env=None):
     return seconds
 
 
-def setup(base):
-    import os
+def setup(base, class_size):
     spec = base / "jupyter" / "kernels" / "python3"  # the kernel is this interpreter
     spec.mkdir(parents=True)
     (spec / "kernel.json").write_text(json.dumps({
@@ -54,50 +56,61 @@ def setup(base):
     os.environ["JUPYTER_PATH"] = str(base / "jupyter")
     course = build_course(ASSIGNMENT, base / "course")
     folders = {}
-    for student, modules in (("correct", SOLUTIONS), ("buggy", SOLUTIONS), ("blank", ASSIGNMENTS)):
+    kinds = (("correct", SOLUTIONS), ("buggy", SOLUTIONS), ("blank", ASSIGNMENTS))
+    for i in range(class_size):
+        kind, modules = kinds[i % len(kinds)]
+        student = f"{kind}{i:02d}"
         folder = course / "submitted" / student / ASSIGNMENT
         shutil.copytree(course / "release" / ASSIGNMENT, folder)
         for name in MODULES:
             shutil.copy(modules / ASSIGNMENT / name, folder / name)
         folders[student] = folder
-    buggy = folders["buggy"] / "causal_attention.py"
-    buggy.write_text(buggy.read_text().replace(SCALED, "attn_weights = torch.softmax(attn_scores, dim=-1)"))
+        if kind == "buggy":
+            buggy = folder / "causal_attention.py"
+            buggy.write_text(buggy.read_text().replace(SCALED, "attn_weights = torch.softmax(attn_scores, dim=-1)"))
     return course, folders
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--class-size", type=int, default=20)
     args = parser.parse_args()
     nbgrader = [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"]
     with tempfile.TemporaryDirectory(prefix="nbgrader-bench-") as tmp:
-        course, folders = setup(Path(tmp))
-        rows = {"nbgrader, one submission": [], "nbgrader, class of 3 (per submission)": [],
-                "CLI, one submission": [], "Grader().grade, warm": []}
+        course, folders = setup(Path(tmp), args.class_size)
+        singles = list(folders)[:3]  # one of each kind for the one-submission rows
+        size = len(folders)
+        rows = {"import torch": [], "nbgrader, one submission": [], "CLI, one submission": [],
+                f"nbgrader, whole class of {size}": [], f"CLI, whole class of {size}": [],
+                "Grader().grade, warm": []}
         for _ in range(args.runs):
-            for student in folders:
+            rows["import torch"].append(timed([sys.executable, "-c", "import torch"], ROOT))
+            for student in singles:
                 rows["nbgrader, one submission"].append(timed([*nbgrader, "--student", student], course))
-            rows["nbgrader, class of 3 (per submission)"].append(timed(nbgrader, course) / len(folders))
-            for student, folder in folders.items():
                 rows["CLI, one submission"].append(timed(
-                    [sys.executable, "-m", "autograder", "grade", str(folder), "--json", str(Path(tmp) / "r.json")],
-                    ROOT))
+                    [sys.executable, "-m", "autograder", "grade", str(folders[student]),
+                     "--json", str(Path(tmp) / "r.json")], ROOT))
+            rows[f"nbgrader, whole class of {size}"].append(timed(nbgrader, course) / size)
+            rows[f"CLI, whole class of {size}"].append(timed(
+                [sys.executable, "-m", "autograder", "grade", str(course / "submitted"), "--regrade",
+                 "--out", str(Path(tmp) / "graded")], ROOT) / size)
         with Grader(ASSIGNMENT) as grader:
-            grader.grade(folders["correct"])  # warm-up: reference, suites, zygote
+            grader.grade(folders[singles[0]])  # warm-up: reference, suites, zygote
             for _ in range(args.runs):
-                for folder in folders.values():
+                for student in singles:
                     started = time.perf_counter()
-                    grader.grade(folder)
+                    grader.grade(folders[student])
                     rows["Grader().grade, warm"].append(time.perf_counter() - started)
     medians = {name: statistics.median(values) for name, values in rows.items()}
-    print(f"median wall time per submission ({args.runs} runs x {len(folders)} submissions, "
-          f"{sys.platform}, python {sys.version.split()[0]})")
+    print(f"median wall time per submission ({args.runs} runs, class of {size}, "
+          f"{os.cpu_count()} cores, python {sys.version.split()[0]})")
     for name, value in medians.items():
         print(f"  {name:40s} {value:7.2f} s")
     one = medians["nbgrader, one submission"] / medians["CLI, one submission"]
-    warm = medians["nbgrader, class of 3 (per submission)"] / medians["Grader().grade, warm"]
-    print(f"ratio nbgrader / CLI, one submission each:        {one:5.1f}x")
-    print(f"ratio nbgrader class run / warm Grader per submission: {warm:5.1f}x")
+    whole = medians[f"nbgrader, whole class of {size}"] / medians[f"CLI, whole class of {size}"]
+    print(f"ratio nbgrader / CLI, one submission each (fresh processes): {one:5.1f}x")
+    print(f"ratio nbgrader / CLI, grading the whole class:              {whole:5.1f}x")
 
 
 if __name__ == "__main__":
