@@ -167,3 +167,15 @@ def main_release(assignment: str, out: Path = None, course: Path = None) -> int:
 if __name__ == "__main__":
     sys.exit(main_release(sys.argv[1] if len(sys.argv) > 1 else "ch03_attention",
                           Path(sys.argv[2]) if len(sys.argv) > 2 else None))
+
+
+def kernel_path(base):
+    """A folder for JUPYTER_PATH whose ``python3`` kernel is this interpreter (the stock
+    kernelspec starts whichever ``python`` is first on PATH)."""
+    spec = Path(base) / "jupyter" / "kernels" / "python3"
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3 (autograder)", "language": "python"}))
+    return str(Path(base) / "jupyter")
+

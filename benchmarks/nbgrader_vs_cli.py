@@ -15,7 +15,6 @@ stubs). Every number is a median over the runs (and over the submissions, per su
   Grader().grade, warm         in-process, one warm Grader, per submission
 """
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -29,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder.paths import ASSIGNMENTS, SOLUTIONS  # noqa: E402
-from autograder.release import build_course  # noqa: E402
+from autograder.release import build_course, kernel_path  # noqa: E402
 from autograder.runner import Grader  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"
@@ -48,12 +47,7 @@ def timed(command, cwd, env=None):
 
 
 def setup(base, class_size):
-    spec = base / "jupyter" / "kernels" / "python3"  # the kernel is this interpreter
-    spec.mkdir(parents=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3", "language": "python"}))
-    os.environ["JUPYTER_PATH"] = str(base / "jupyter")
+    os.environ["JUPYTER_PATH"] = kernel_path(base)  # the kernel is this interpreter
     course = build_course(ASSIGNMENT, base / "course")
     folders = {}
     kinds = (("correct", SOLUTIONS), ("buggy", SOLUTIONS), ("blank", ASSIGNMENTS))

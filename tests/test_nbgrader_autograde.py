@@ -5,9 +5,7 @@ collected submission below (each one a real Jupyter kernel), so the module costs
 nbgrader start, one warm grader and a kernel per submission.
 """
 import csv
-import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,7 +18,7 @@ if str(ROOT) not in sys.path:
 
 from autograder import nbgrade  # noqa: E402
 from autograder.paths import ASSIGNMENTS, SOLUTIONS  # noqa: E402
-from autograder.release import build_course, run_nbgrader  # noqa: E402
+from autograder.release import build_course, kernel_path, run_nbgrader  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"
 PARTS = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
@@ -41,16 +39,6 @@ FULL = {{"simple_attention": 15, "self_attention": 20, "causal_attention": 25,
 autograder.nbgrade.part_score = lambda part, *args, **kwargs: FULL[part]
 print("patched")
 """
-
-
-def kernel_env(base):
-    """Environment whose python3 Jupyter kernel is this interpreter."""
-    spec = base / "jupyter" / "kernels" / "python3"
-    spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (test)", "language": "python"}))
-    return str(base / "jupyter")
 
 
 def is_grade_cell(cell):
@@ -113,7 +101,7 @@ def graded(tmp_path_factory):
     """
     base = tmp_path_factory.mktemp("nbgrader")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("JUPYTER_PATH", kernel_env(base))
+        mp.setenv("JUPYTER_PATH", kernel_path(base))
         course = build_course(ASSIGNMENT, base / "course")
         stubs, reference = ASSIGNMENTS / ASSIGNMENT, SOLUTIONS / ASSIGNMENT
         folders = {

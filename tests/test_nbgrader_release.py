@@ -1,5 +1,4 @@
 """The student release built with nbgrader, and the master notebook it comes from."""
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -13,21 +12,11 @@ if str(ROOT) not in sys.path:
 
 from autograder import nbgrade, stubs  # noqa: E402
 from autograder.paths import ASSIGNMENTS, SOLUTIONS, SOURCE  # noqa: E402
-from autograder.release import leaks, main_release, secret_lines  # noqa: E402
+from autograder.release import kernel_path, leaks, main_release, secret_lines  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"
 NOTEBOOK = SOURCE / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 PARTS = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
-
-
-def kernel_env(base):
-    """A JUPYTER_PATH whose python3 kernel is this interpreter."""
-    spec = base / "jupyter" / "kernels" / "python3"
-    spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (test)", "language": "python"}))
-    return str(base / "jupyter")
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +85,7 @@ def test_master_notebook_runs_against_the_solutions_and_prints_the_books_values(
 
     for path in (SOLUTIONS / ASSIGNMENT).glob("*.py"):
         shutil.copy(path, tmp_path / path.name)
-    monkeypatch.setenv("JUPYTER_PATH", kernel_env(tmp_path))
+    monkeypatch.setenv("JUPYTER_PATH", kernel_path(tmp_path))
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     nb = nbformat.read(NOTEBOOK, as_version=4)
