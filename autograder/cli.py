@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import report
 from .submission import SubmissionError, read_sources
+from .zygote import Zygote
 
 
 def _fail(message, code=2):
@@ -83,8 +84,9 @@ def cmd_grade(args):
     isolation = "off" if args.no_isolation else "full"
     single = submission_folder(path)
     if single:
+        zygote = Zygote(isolation=isolation)  # its import of torch overlaps ours
         from .runner import Grader, GraderError
-        with Grader(isolation=isolation, timeout=args.timeout) as grader:
+        with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote) as grader:
             try:
                 result = grade_one(grader, single)
             except SubmissionError as exc:
@@ -118,8 +120,9 @@ _grader = None  # the grading process's own Grader (one per worker in a parallel
 
 def _start_grader(isolation, timeout, hidden=()):
     global _grader
+    zygote = Zygote(hidden=hidden, isolation=isolation)  # its import of torch overlaps ours
     from .runner import Grader
-    _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden)
+    _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden, zygote=zygote)
 
 
 def _grade_task(folder):

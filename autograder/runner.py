@@ -13,8 +13,9 @@ import pytest
 import torch
 
 from .paths import SUITES
-from .session import GraderError, StudentFailure, StudentSession, Zygote
+from .session import GraderError, StudentFailure, StudentSession
 from .submission import SubmissionError, clean_text, read_sources
+from .zygote import Zygote
 
 REDUCED_WARNING = ("WARNING: the submission ran WITHOUT namespace isolation ({why}); it could read "
                    "files and reach the network. Grade untrusted code on Linux with namespaces enabled.")
@@ -74,11 +75,14 @@ def _pytest_args(assignment):
 class Grader:
     """Grades submissions of one assignment; holds one warm zygote for all of them."""
 
-    def __init__(self, assignment="ch03_attention", isolation="full", hidden=(), timeout=5.0, budget=60.0):
+    def __init__(self, assignment="ch03_attention", isolation="full", hidden=(), timeout=5.0, budget=60.0,
+                 zygote=None):
+        """``zygote``: one started earlier (before this process imported torch, say); the
+        grader owns it from here on."""
         self.assignment = assignment
         # Probes use tiny tensors: a second intra-op thread only adds contention with the child.
         torch.set_num_threads(1)
-        self.zygote = Zygote(hidden=hidden, isolation=isolation)
+        self.zygote = zygote or Zygote(hidden=hidden, isolation=isolation)
         self.timeout, self.budget = timeout, budget
 
     def close(self):

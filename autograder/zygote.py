@@ -6,15 +6,89 @@ per submission. A fork costs milliseconds; a fresh interpreter plus ``import tor
 costs about 1.5 s.
 
 Control messages are one JSON object each; a spawn request carries the child's end of
-its channel as an SCM_RIGHTS file descriptor.
+its channel as an SCM_RIGHTS file descriptor. ``Zygote`` is the grader's handle (it imports
+no torch, so the zygote's start can overlap the grader's own); ``main`` runs inside.
 """
 import json
 import os
 import socket
+import subprocess
 import sys
 import tempfile
 import time
 
+# The only variables the zygote (and so every child) inherits. A child can read its own
+# environment and put it in an error message the student sees, so the grader's tokens and
+# keys (CI secrets, cloud credentials) must never reach it.
+ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME")
+
+
+class Zygote:
+    """A fresh interpreter that imports torch once and forks sandboxed children on request."""
+
+    def __init__(self, hidden=(), isolation="full"):
+        from .paths import ROOT  # here, not at the top: the zygote process itself must not hold it
+        self.root = ROOT
+        self.hidden = sorted({os.path.realpath(p) for p in (ROOT, *hidden)})
+        self.isolation = isolation
+        self._launch()
+
+    def _launch(self):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.zygote import main; "
+                "main(int(sys.argv[2]), __import__('json').loads(sys.argv[3]), sys.argv[4])")
+        env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
+        self.process = subprocess.Popen(
+            [sys.executable, "-P", "-c", code, str(self.root), str(theirs.fileno()), json.dumps(self.hidden),
+             self.isolation], pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL, env=env)
+        theirs.close()
+        self.ctl = ours
+        self.replies = ours.makefile("rb")
+        self.ready = False
+
+    def _ask(self, message, fds=()):
+        if not self.ready:
+            line = self.replies.readline()
+            if not line:
+                raise RuntimeError("the grader's zygote process failed to start")
+            self.ready = True
+        socket.send_fds(self.ctl, [json.dumps(message).encode() + b"\n"], list(fds))
+        line = self.replies.readline()
+        if not line:
+            raise RuntimeError("the grader's zygote process died")
+        return json.loads(line)
+
+    def spawn(self):
+        """A new sandboxed child; returns (pid, channel socket)."""
+        if self.process.poll() is not None:
+            # Only a child without namespaces can kill the zygote (same uid, no PID namespace);
+            # a fresh one keeps the rest of the class gradable.
+            self.close()
+            self._launch()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            pid = self._ask({"op": "spawn"}, [theirs.fileno()])["pid"]
+        finally:
+            theirs.close()
+        return pid, ours
+
+    def reap(self, pid, wait=2.0):
+        try:
+            return self._ask({"op": "reap", "pid": pid, "wait": wait})["code"]
+        except (RuntimeError, OSError):
+            return None  # the zygote died with its child; spawn() starts a new one
+
+    def close(self):
+        self.ctl.close()
+        self.replies.close()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+# -- inside the zygote process ------------------------------------------------------
 
 def _reply(ctl, message):
     ctl.sendall(json.dumps(message).encode() + b"\n")
