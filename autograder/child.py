@@ -184,13 +184,12 @@ def op_transfer(req):
     transfer = _lookup("exercises", "transfer_weights_v2_to_v1")
     sa_v2 = _run("construct", f"SelfAttention_v2({d_in}, {d_out})", v2_cls, d_in, d_out)
     _copy_parameters(sa_v2, req["v2_params"], "SelfAttention_v2")
-    torch.manual_seed(0)
+    torch.default_generator.manual_seed(0)
     sa_v1 = _run("construct", f"SelfAttention_v1({d_in}, {d_out})", v1_cls, d_in, d_out)
     _run("call", "transfer_weights_v2_to_v1()", transfer, sa_v2, sa_v1)
-    params = {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()}
-    with torch.no_grad():
-        out = _run("forward", "SelfAttention_v1 forward after the transfer", sa_v1, req["x"])
-    return {"params": params, "output": _as_data(out, "SelfAttention_v1 forward")}
+    # Only the weights come back: the grader runs them through the reference v1, so a bug in
+    # the student's own forward costs points in self_attention, not in this exercise.
+    return {"params": {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()}}
 
 
 OPS = {"call": op_call, "module": op_module, "transfer": op_transfer}

@@ -36,7 +36,7 @@ _REPLY = {
                "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
                         "state_keys": [str], "attrs": {str: int}, "heads?": [str], "dropout?": float,
                         "mask?": {"shape": [int], "dtype": str}}},
-    "transfer": {"params": {str: torch.Tensor}, "output": VALUE},
+    "transfer": {"params": {str: torch.Tensor}},
 }
 
 
@@ -219,7 +219,7 @@ class StudentSession:
                             init_seed=init_seed, dtype=dtype, train=train, seed=seed,
                             want_state=want_state)
 
-    def transfer(self, d_in, d_out, v2_params, x):
-        """Exercise 3.1 in the child: the student's v2, v1 and transfer function."""
+    def transfer(self, d_in, d_out, v2_params):
+        """Exercise 3.1 in the child: the student's v2, v1 and transfer function; v1's weights back."""
         return self.request("transfer", needs="exercises.transfer_weights_v2_to_v1",
-                            d_in=d_in, d_out=d_out, v2_params=v2_params, x=x)
+                            d_in=d_in, d_out=d_out, v2_params=v2_params)

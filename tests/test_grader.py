@@ -63,6 +63,11 @@ def test_a_broken_part_costs_that_part_only(grader, tmp_path):
     assert result["score"] == 96
     failed = [t for t in result["tests"] if t["status"] == "failed"]
     assert len(failed) == 1 and "no 1/sqrt(d_k) scaling" in failed[0]["output"]
+    # a v1 forward that raises: same 4 points, exercise 3.1 still untouched
+    crash = submission(tmp_path, "crash", edits=[("self_attention.py", "        keys = x @ self.W_key\n",
+                                                   "        raise RuntimeError('unfinished')\n")])
+    result = grader.grade(crash)
+    assert result["extra_data"]["parts"]["self_attention"] == [16, 20] and result["score"] == 96
 
 
 def test_syntax_error_is_reported_and_other_parts_are_graded(tmp_path):

@@ -19,7 +19,7 @@ def test_3_1_transfer_weights(student, ref):
         params = {k: v.detach() for k, v in sa_v2.named_parameters()}
         x = seeded(6, d_in, seed=110 + i)
         try:
-            reply = student.transfer(d_in, d_out, params, x)
+            reply = student.transfer(d_in, d_out, params)
         except StudentFailure as exc:
             raise StudentFailure(f"{exc} (for d_in={d_in}, d_out={d_out}: nn.Linear stores its weight as "
                                  "(d_out, d_in), SelfAttention_v1 as (d_in, d_out))") from None
