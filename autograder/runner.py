@@ -33,6 +33,12 @@ class _Collector:
     def student(self):
         return self.session
 
+    def pytest_collectreport(self, report):
+        # A suite file that does not import would silently shrink max_score: a grader error.
+        if report.failed:
+            self.grader_errors.append(f"{report.nodeid} could not be collected: "
+                                      + clean_text(" ".join(report.longreprtext.strip().splitlines()[-3:])))
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         outcome = yield
@@ -49,8 +55,9 @@ class _Collector:
         if report.failed:
             exc = call.excinfo.value if call.excinfo else None
             if isinstance(exc, GraderError):  # raised from a hook it would be pytest's internal error
+                output = f"grader error: {clean_text(exc)}"
                 self.grader_errors.append(f"{item.nodeid}: {exc}")
-            if isinstance(exc, (AssertionError, StudentFailure)):
+            elif isinstance(exc, (AssertionError, StudentFailure)):
                 output = clean_text(str(exc) or "assertion failed", limit=1200)
             else:
                 output = f"internal grader error ({type(exc).__name__}: {clean_text(exc)})"

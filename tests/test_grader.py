@@ -138,3 +138,16 @@ def test_channel_round_trip_and_refusals():
     a.sendall(protocol.PREFIX.pack(protocol.MAX_JSON + 1, 0))
     with pytest.raises(protocol.ChannelError, match="over the limit"):
         protocol.recv(b)
+
+
+def test_a_suite_that_does_not_import_is_a_grader_error_not_a_smaller_total(tmp_path):
+    suites = tmp_path / "suites"
+    shutil.copytree(ROOT / "autograder" / "suites", suites)
+    (suites / "ch03_attention" / "test_hidden_exercises.py").write_text("def broken(:\n")
+    # a fresh process: this one has the real suite modules imported under the same names
+    script = (f"from autograder import runner; runner.SUITES = __import__('pathlib').Path({str(suites)!r})\n"
+              f"with runner.Grader() as g: g.grade({str(SOLUTIONS / 'ch03_attention')!r})\n")
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    assert "GraderError: ch03_attention/test_hidden_exercises.py could not be collected" in run.stderr
+    assert "SyntaxError" in run.stderr
