@@ -96,6 +96,8 @@ def cmd_grade(args):
         print(report.table(result, f"Submission {path}"))
         if args.json:
             _write_atomic(Path(args.json), json.dumps(result, indent=1))
+        if args.markdown:
+            _write_atomic(Path(args.markdown), report.markdown(result, str(path)))
         return 0
     # A linked student folder could point anywhere (solutions/ included): not a submission.
     students = sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
@@ -166,7 +168,8 @@ def grade_class(root, students, out, isolation, args):
     def finish(name, outcome):
         result = outcome[0]
         if result is not None:
-            _write_atomic(out / f"{name}.json", json.dumps(result, indent=1))
+            _write_atomic(out / f"{name}.md", report.markdown(result, name))
+            _write_atomic(out / f"{name}.json", json.dumps(result, indent=1))  # last: it marks the student done
         outcomes[name] = outcome
         _progress(len(outcomes), len(students), started, name)
 
@@ -197,7 +200,7 @@ def grade_class(root, students, out, isolation, args):
     kept = len(students) - len(todo)
     print(f"graded {graded} of {len(rows)} submissions ({kept} unchanged since an earlier run, kept) in "
           f"{time.perf_counter() - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
-          f"results in {out}/ (grades.csv and one JSON per student)")
+          f"results in {out}/ (grades.csv, and a JSON and a Markdown feedback file per student)")
     for name, _, status in rows:
         if not status.startswith("graded"):
             print(f"  {name}: {status}")
@@ -232,7 +235,9 @@ def main(argv=None):
     grade = commands.add_parser("grade", help="grade a submission folder, or a folder of submission folders")
     grade.add_argument("path")
     grade.add_argument("--json", help="write the result (Gradescope results.json shape) to this file")
-    grade.add_argument("--out", help="class mode: folder for grades.csv and the JSON files (default graded/NAME)")
+    grade.add_argument("--markdown", help="write the student's feedback as Markdown to this file")
+    grade.add_argument("--out", help="class mode: folder for grades.csv and each student's JSON and Markdown "
+                                     "feedback (default graded/NAME)")
     grade.add_argument("--regrade", action="store_true", help="class mode: ignore results of an earlier run")
     grade.add_argument("--jobs", type=int, default=0,
                        help="class mode: submissions graded in parallel (default: one per core for large classes)")

@@ -1,6 +1,7 @@
-"""Renderings of a result (results.json shape): the terminal table and the class CSV."""
+"""Renderings of a result (results.json shape): the terminal table, Markdown feedback, the class CSV."""
 import csv
 import io
+import re
 
 PARTS = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
 
@@ -35,6 +36,28 @@ def table(result, title):
                 lines.append(f"  - {test['name']} (0/{test['max_score']})")
                 lines.append(f"      {test['output']}")
     return "\n".join(lines)
+
+
+def _fenced(text):
+    """Untrusted text as a Markdown code block that no run of backticks inside can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def markdown(result, title):
+    """Feedback for the student: score per part, then what each failed check found."""
+    parts = result["extra_data"]["parts"]
+    lines = [f"# Feedback: {title}", "", f"**Score: {result['score']} / {result['max_score']}**", "",
+             "| part | points |", "|---|---|"]
+    lines += [f"| {part} | {parts[part][0]} / {parts[part][1]} |" for part in _in_order(parts)]
+    if result.get("output"):
+        lines += ["", "## Notes", "", _fenced(result["output"])]
+    failed = [t for t in result["tests"] if t["status"] != "passed"]
+    lines += ["", "## What to fix" if failed else "## Every check passed", ""]
+    for test in sorted(failed, key=lambda t: _in_order(parts).index(t["part"]) if t["part"] in parts else 0):
+        lines += [f"### {test['name']} (0 / {test['max_score']})", "", _fenced(test["output"]), ""]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def class_csv(rows):

@@ -113,7 +113,10 @@ def test_class_mode_grades_everyone_and_resumes(tmp_path):
     run = cli("grade", klass, "--out", out)
     assert run.returncode == 0
     assert json.loads((out / "alice.json").read_text()) == first  # kept, not regraded
-    assert sorted(p.name for p in out.iterdir()) == ["alice.json", "bob.json", "dave.json", "grades.csv"]
+    assert sorted(p.name for p in out.iterdir()) == ["alice.json", "alice.md", "bob.json", "bob.md",
+                                                    "dave.json", "dave.md", "grades.csv"]
+    assert "**Score: 100 / 100**" in (out / "alice.md").read_text()
+    assert "| causal_attention | 0 / 25 |" in (out / "bob.md").read_text()
     # two worker processes give the same grades as one
     parallel = tmp_path / "parallel"
     run = cli("grade", klass, "--out", parallel, "--jobs", "2")
@@ -151,3 +154,15 @@ def test_a_suite_that_does_not_import_is_a_grader_error_not_a_smaller_total(tmp_
     assert run.returncode != 0
     assert "GraderError: ch03_attention/test_hidden_exercises.py could not be collected" in run.stderr
     assert "SyntaxError" in run.stderr
+
+
+def test_markdown_feedback_fences_untrusted_text():
+    from autograder import report
+    result = {"score": 0, "max_score": 2, "output": "", "extra_data": {"parts": {"exercises": [0, 2]}},
+              "tests": [{"name": "exercises: 3.1", "part": "exercises", "score": 0, "max_score": 2,
+                         "status": "failed", "output": "raised ValueError: ```\n# Score: 100 / 100"}]}
+    text = report.markdown(result, "mallory")
+    assert "**Score: 0 / 2**" in text and "**Score: 100" not in text
+    fence = "````"  # longer than the three backticks the student's message holds
+    assert f"{fence}text\nraised ValueError: ```\n# Score: 100 / 100\n{fence}" in text
+
