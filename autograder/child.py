@@ -105,6 +105,34 @@ def op_call(req):
     return {"value": _as_data(value, f"{req['name']}()")}
 
 
+def op_calls(req):
+    """The same function on a list of argument lists, in one round trip: {module, name, calls}.
+
+    Every call gets its own answer: a value, or an error that fails only that case."""
+    fn = _lookup(req["module"], req["name"])
+    values, errors, size = [], {}, 0
+    for i, args in enumerate(req["calls"]):
+        try:
+            with torch.no_grad():
+                value = _run("call", f"{req['name']}()", fn, *args)
+            value = _as_data(value, f"{req['name']}()")
+            if size + _nbytes(value) > protocol.MAX_BLOB:  # refuse now, so the other answers still fit
+                raise ProbeError("result", f"the result cannot be sent back: {req['name']}() returned "
+                                           f"more than the channel's {protocol.MAX_BLOB >> 20} MiB")
+            size += _nbytes(value)
+            values.append(value)
+        except ProbeError as exc:
+            values.append(None)
+            errors[str(i)] = str(exc)
+    return {"values": values, "errors": errors}
+
+
+def _nbytes(value):
+    if isinstance(value, list):
+        return sum(_nbytes(v) for v in value)
+    return value.nelement() * value.element_size() if isinstance(value, torch.Tensor) else 8
+
+
 def _copy_parameters(module, params, what):
     """Copy the reference's parameters in by name; a missing or extra name is the student's error."""
     own = dict(module.named_parameters())
@@ -192,7 +220,7 @@ def op_transfer(req):
     return {"params": {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()}}
 
 
-OPS = {"call": op_call, "module": op_module, "transfer": op_transfer}
+OPS = {"call": op_call, "calls": op_calls, "module": op_module, "transfer": op_transfer}
 
 
 def serve(sock, hello):

@@ -72,3 +72,13 @@ def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
         got, want = actual[where].item(), expected[where].item()
         raise AssertionError(f"{what}: wrong values, largest difference {diff.max().item():.4g} at index "
                              f"{list(where)} (got {got:.4f}, expected {want:.4f}).{hint}")
+
+
+def check_calls(student, module, name, cases):
+    """Call ``module.name(*args)`` for every case in one round trip, then compare the answers
+    in order; the first wrong (or failed) case fails the check.
+
+    ``cases``: (args, expected, what, mistakes) tuples, as for ``expect_close``."""
+    answers = student.calls(module, name, [args for args, *_ in cases])
+    for i, (_, expected, what, mistakes) in enumerate(cases):
+        expect_close(answers[i], expected, what, mistakes)

@@ -30,8 +30,10 @@ class GraderError(Exception):
 # the channel, so the grader checks every answer before the suites read it: an answer of
 # the wrong shape is the student's failure, never a KeyError or TypeError in the grader.
 VALUE = "value"   # a tensor, a number, or a (nested) list of them: what _as_data lets through
+MAYBE_VALUE = "value or None"  # None where that call failed
 _REPLY = {
     "call": {"value": VALUE},
+    "calls": {"values": [MAYBE_VALUE], "errors": {str: str}},
     "module": {"outputs": [VALUE], "state?": {str: torch.Tensor},
                "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
                         "state_keys": [str], "attrs": {str: int}, "heads?": [str], "dropout?": float,
@@ -41,6 +43,8 @@ _REPLY = {
 
 
 def _conforms(value, spec, depth=0):
+    if spec == MAYBE_VALUE:
+        return value is None or _conforms(value, VALUE, depth)
     if spec == VALUE:
         if isinstance(value, list):
             return depth < 4 and all(_conforms(v, VALUE, depth + 1) for v in value)
@@ -86,6 +90,22 @@ def _answer(value, where="answer"):
     if isinstance(value, list):
         return [_answer(v, where) for v in value]
     return value
+
+
+class _Answers(list):
+    """Answers of a batch of calls; a failed call's entry raises its reason when read."""
+
+    def __init__(self, values, errors):
+        super().__init__(values)
+        self.errors = errors
+
+    def __getitem__(self, index):
+        if index in self.errors:
+            raise StudentFailure(self.errors[index])
+        return super().__getitem__(index)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
 
 
 def _death_reason(code):
@@ -194,7 +214,9 @@ class StudentSession:
             self.imported.update(n for n in imported if isinstance(n, str))
         if not reply["ok"]:
             raise StudentFailure(clean_text(reply.get("error", "failed")))
-        if not _conforms(reply, _REPLY[op]) or (op == "module" and len(reply["outputs"]) != len(payload["inputs"])):
+        expected = {"module": "inputs", "calls": "calls"}.get(op)
+        if not _conforms(reply, _REPLY[op]) or (
+                expected and len(reply["outputs" if op == "module" else "values"]) != len(payload[expected])):
             # Our own child never sends this: the submission tampered with the channel. The
             # channel may be out of step now, so the next check starts a fresh child.
             self._kill()
@@ -209,6 +231,15 @@ class StudentSession:
         """Return value of ``module.name(*args, **kwargs)`` in the child."""
         return self.request("call", needs=f"{module}.{name}", module=module, name=name,
                             args=list(args), kwargs=kwargs, seed=seed)["value"]
+
+    def calls(self, module, name, calls):
+        """``module.name(*args)`` for each ``args`` in ``calls``, in one round trip.
+
+        Returns the answers in order; reading a case whose call failed raises that
+        case's StudentFailure, so a check fails on its first wrong case, whatever the cause."""
+        reply = self.request("calls", needs=f"{module}.{name}", module=module, name=name,
+                             calls=[list(args) for args in calls])
+        return _Answers(reply["values"], {int(k): clean_text(v) for k, v in reply["errors"].items()})
 
     def module(self, module, name, *args, inputs=(), params=None, init_seed=None, dtype=None,
                train=False, seed=None, want_state=False, **kwargs):

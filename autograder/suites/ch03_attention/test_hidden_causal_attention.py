@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from _attention import check_forward, check_module_cases, check_seeded_init, reference
-from autograder.compare import expect_close, seeded, set_seed
+from autograder.compare import check_calls, expect_close, seeded, set_seed
 
 points = pytest.mark.points
 # (batch, num_tokens, context_length, d_in, d_out, scale): full and shorter than the context,
@@ -24,53 +24,58 @@ def _functional(scores, d_k, **change):
 @points(2)
 def test_simple_causal_mask(student, ref):
     """tril mask of ones"""
-    for n in (1, 2, 5, 8):
-        expect_close(student.call("causal_attention", "simple_causal_mask", n),
-                     ref.causal_attention.simple_causal_mask(n), f"simple_causal_mask({n})",
-                     {"triu instead of tril (ones above the diagonal)": lambda: torch.triu(torch.ones(n, n)),
-                      "the diagonal is masked too": lambda: torch.tril(torch.ones(n, n), diagonal=-1)})
+    check_calls(student, "causal_attention", "simple_causal_mask", [
+        ((n,), ref.causal_attention.simple_causal_mask(n), f"simple_causal_mask({n})",
+         {"triu instead of tril (ones above the diagonal)": torch.triu(torch.ones(n, n)),
+          "the diagonal is masked too": torch.tril(torch.ones(n, n), diagonal=-1)})
+        for n in (1, 2, 5, 8)])
 
 
 @points(3)
 def test_masked_renormalized_weights(student, ref):
     """zero the future, then renormalise each row"""
+    cases = []
     for i, n in enumerate((1, 4, 6, 9)):
         weights = torch.softmax(seeded(n, n, seed=10 + i, scale=2.0), dim=-1)
-        tril = torch.tril(torch.ones(n, n))
-        expect_close(student.call("causal_attention", "masked_renormalized_weights", weights),
-                     ref.causal_attention.masked_renormalized_weights(weights),
-                     f"masked_renormalized_weights on {n}x{n} weights",
-                     {"masked but not renormalised": lambda: weights * tril,
-                      "renormalised over columns (dim=0)": lambda: (weights * tril) / (weights * tril).sum(0, keepdim=True)})
+        masked = weights * torch.tril(torch.ones(n, n))
+        cases.append(((weights,), ref.causal_attention.masked_renormalized_weights(weights),
+                      f"masked_renormalized_weights on {n}x{n} weights",
+                      {"masked but not renormalised": masked,
+                       "renormalised over columns (dim=0)": masked / masked.sum(0, keepdim=True)}))
+    check_calls(student, "causal_attention", "masked_renormalized_weights", cases)
+
+
+def _mistakes(scores, d_k):
+    return {"no 1/sqrt(d_k) scaling": lambda: _functional(scores, d_k, scale=False),
+            "the mask also hides the diagonal (use diagonal=1)": lambda: _functional(scores, d_k, diagonal=0),
+            "masked scores filled with 0 instead of -inf": lambda: _functional(scores, d_k, fill=0.0),
+            "weights zeroed after the softmax without renormalising": lambda: _functional(scores, d_k, post_mask=True)}
 
 
 @points(4)
 def test_causal_attn_weights(student, ref):
     """-inf mask before the scaled softmax, on (T, T) and batched scores, large too"""
+    cases = []
     shapes = [((6, 6), 2, 1.0), ((2, 5, 5), 4, 1.0), ((2, 3, 4, 4), 3, 1.0), ((1, 1), 2, 1.0), ((7, 7), 2, 20.0)]
     for i, (shape, d_k, scale) in enumerate(shapes):
         scores = seeded(*shape, seed=20 + i, scale=scale)
-        expect_close(student.call("causal_attention", "causal_attn_weights", scores, d_k),
-                     ref.causal_attention.causal_attn_weights(scores, d_k),
-                     f"causal_attn_weights on scores of shape {shape} with d_k={d_k}",
-                     {"no 1/sqrt(d_k) scaling": lambda: _functional(scores, d_k, scale=False),
-                      "the mask also hides the diagonal (use diagonal=1)": lambda: _functional(scores, d_k, diagonal=0),
-                      "masked scores filled with 0 instead of -inf": lambda: _functional(scores, d_k, fill=0.0),
-                      "weights zeroed after the softmax without renormalising": lambda: _functional(scores, d_k, post_mask=True)})
+        cases.append(((scores, d_k), ref.causal_attention.causal_attn_weights(scores, d_k),
+                      f"causal_attn_weights on scores of shape {shape} with d_k={d_k}", _mistakes(scores, d_k)))
+    check_calls(student, "causal_attention", "causal_attn_weights", cases)
 
 
 @points(3)
 def test_dropout_attn_weights(student, ref):
     """nn.Dropout on the weights after torch.manual_seed(seed): same mask, kept values scaled by 1/(1-p)"""
+    cases = []
     for i, (shape, p, seed) in enumerate((((6, 6), 0.5, 123), ((2, 4, 4), 0.2, 7), ((5, 5), 0.0, 1))):
         weights = torch.softmax(seeded(*shape, seed=30 + i), dim=-1)
         set_seed(seed)
         kept = torch.nn.Dropout(p)(torch.ones(shape)) != 0
-        expect_close(student.call("causal_attention", "dropout_attn_weights", weights, p, seed),
-                     ref.causal_attention.dropout_attn_weights(weights, p, seed),
-                     f"dropout_attn_weights on shape {shape}, p={p}, seed={seed}",
-                     {"kept values not scaled by 1/(1-p)": lambda: weights * kept,
-                      "dropout not applied": weights})
+        cases.append(((weights, p, seed), ref.causal_attention.dropout_attn_weights(weights, p, seed),
+                      f"dropout_attn_weights on shape {shape}, p={p}, seed={seed}",
+                      {"kept values not scaled by 1/(1-p)": weights * kept, "dropout not applied": weights}))
+    check_calls(student, "causal_attention", "dropout_attn_weights", cases)
 
 
 @points(5)

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from _attention import check_forward, check_seeded_init, linear_weights, reference
-from autograder.compare import expect_close, seeded
+from autograder.compare import check_calls, expect_close, seeded
 
 points = pytest.mark.points
 # (num_tokens, d_in, d_out, scale): d_in != d_out so a missing transpose shows; one token; large inputs
@@ -17,45 +17,49 @@ def walkthrough_weights(d_in, d_out, seed):
 @points(2)
 def test_compute_query_key_value(student, ref):
     """queries, keys and values as inputs @ W"""
+    calls, expected = [], []
     for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
         inputs, W = seeded(n, d_in, seed=i, scale=scale), walkthrough_weights(d_in, d_out, 10 * i)
         for x in (inputs, inputs[-1]):
-            got = student.call("self_attention", "compute_query_key_value", x, *W)
-            want = ref.self_attention.compute_query_key_value(x, *W)
-            if not isinstance(got, list) or len(got) != 3:
-                raise AssertionError("compute_query_key_value must return (queries, keys, values)")
-            for label, g, w in zip(("queries", "keys", "values"), got, want):
-                expect_close(g, w, f"{label} for input of shape {tuple(x.shape)}, d_out={d_out}")
+            calls.append((x, *W))
+            expected.append((ref.self_attention.compute_query_key_value(x, *W), f"input of shape {tuple(x.shape)}, d_out={d_out}"))
+    for got, (want, label) in zip(student.calls("self_attention", "compute_query_key_value", calls), expected):
+        if not isinstance(got, list) or len(got) != 3:
+            raise AssertionError("compute_query_key_value must return (queries, keys, values)")
+        for name, g, w in zip(("queries", "keys", "values"), got, want):
+            expect_close(g, w, f"{name} for {label}")
 
 
 @points(3)
 def test_scaled_attn_weights(student, ref):
     """one query's weights: softmax(q K^T / sqrt(d_k)), large scores too"""
+    cases = []
     for i, (n, _, d_out, scale) in enumerate(SHAPES):
         query, keys = seeded(d_out, seed=100 + i, scale=scale), seeded(n, d_out, seed=150 + i, scale=scale)
         scores = keys @ query
-        expect_close(student.call("self_attention", "scaled_attn_weights", query, keys),
-                     ref.self_attention.scaled_attn_weights(query, keys),
-                     f"scaled_attn_weights with {n} keys of size {d_out}",
-                     {"no 1/sqrt(d_k) scaling": lambda: torch.softmax(scores, dim=-1),
-                      "scores divided by d_k instead of sqrt(d_k)": lambda: torch.softmax(scores / d_out, dim=-1),
-                      "scaled by the number of tokens instead of d_k": lambda: torch.softmax(scores / n**0.5, dim=-1)})
+        cases.append(((query, keys), ref.self_attention.scaled_attn_weights(query, keys),
+                      f"scaled_attn_weights with {n} keys of size {d_out}",
+                      {"no 1/sqrt(d_k) scaling": torch.softmax(scores, dim=-1),
+                       "scores divided by d_k instead of sqrt(d_k)": torch.softmax(scores / d_out, dim=-1),
+                       "scaled by the number of tokens instead of d_k": torch.softmax(scores / n**0.5, dim=-1)}))
+    check_calls(student, "self_attention", "scaled_attn_weights", cases)
 
 
 @points(3)
 def test_context_vector_for_query(student, ref):
     """the section 3.4.1 walk-through for one query token"""
+    cases = []
     for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
         inputs, W = seeded(n, d_in, seed=200 + i, scale=scale), walkthrough_weights(d_in, d_out, 20 * i)
         keys, values = inputs @ W[1], inputs @ W[2]
         for q in {0, n // 2, n - 1}:
             scores = (inputs[q] @ W[0]) @ keys.T
-            expect_close(student.call("self_attention", "context_vector_for_query", inputs[q], inputs, *W),
-                         ref.self_attention.context_vector_for_query(inputs[q], inputs, *W),
-                         f"context_vector_for_query of token {q} of {n}, d_in={d_in}, d_out={d_out}",
-                         {"no 1/sqrt(d_k) scaling": lambda: torch.softmax(scores, dim=-1) @ values,
-                          "weighted sum of the inputs instead of the values":
-                              lambda: torch.softmax(scores / d_out**0.5, dim=-1) @ inputs})
+            cases.append(((inputs[q], inputs, *W), ref.self_attention.context_vector_for_query(inputs[q], inputs, *W),
+                          f"context_vector_for_query of token {q} of {n}, d_in={d_in}, d_out={d_out}",
+                          {"no 1/sqrt(d_k) scaling": torch.softmax(scores, dim=-1) @ values,
+                           "weighted sum of the inputs instead of the values":
+                               torch.softmax(scores / d_out**0.5, dim=-1) @ inputs}))
+    check_calls(student, "self_attention", "context_vector_for_query", cases)
 
 
 def _v1_weights(module):
