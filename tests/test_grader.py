@@ -99,6 +99,8 @@ def test_class_mode_grades_everyone_and_resumes(tmp_path):
     submission(klass, "alice")
     submission(klass, "bob", base=ASSIGNMENTS)
     (klass / "carol").mkdir()  # handed in nothing
+    submission(klass, "eve", edits=[("simple_attention.py", "import torch\n",  # the parser runs out of memory
+                                     "import torch\nx = " + "-" * 200_000 + "1\n")])
     layout = klass / "dave" / "ch03_attention"  # laid out like assignments/
     layout.parent.mkdir()
     shutil.copytree(SOLUTIONS / "ch03_attention", layout)
@@ -107,14 +109,16 @@ def test_class_mode_grades_everyone_and_resumes(tmp_path):
     assert run.returncode == 0, run.stderr
     rows = (out / "grades.csv").read_text().splitlines()
     assert rows[0].startswith("student,score,max_score,simple_attention")
-    assert [r.split(",")[:2] for r in rows[1:]] == [["alice", "100"], ["bob", "0"], ["carol", "0"], ["dave", "100"]]
+    assert [r.split(",")[:2] for r in rows[1:]] == [["alice", "100"], ["bob", "0"], ["carol", "0"], ["dave", "100"],
+                                                   ["eve", "85"]]
     assert "carol: not graded" in run.stdout
+    assert "simple_attention.py cannot be compiled: MemoryError" in (out / "eve.md").read_text()
     first = json.loads((out / "alice.json").read_text())
     run = cli("grade", klass, "--out", out)
     assert run.returncode == 0
     assert json.loads((out / "alice.json").read_text()) == first  # kept, not regraded
     assert sorted(p.name for p in out.iterdir()) == ["alice.json", "alice.md", "bob.json", "bob.md",
-                                                    "dave.json", "dave.md", "grades.csv"]
+                                                    "dave.json", "dave.md", "eve.json", "eve.md", "grades.csv"]
     assert "**Score: 100 / 100**" in (out / "alice.md").read_text()
     assert "| causal_attention | 0 / 25 |" in (out / "bob.md").read_text()
     # two worker processes give the same grades as one
