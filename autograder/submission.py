@@ -3,6 +3,7 @@
 Kept free of torch so that the CLI's main process can fingerprint and schedule a class
 without paying for ``import torch``.
 """
+import importlib.util
 import json
 import os
 import re
@@ -25,6 +26,15 @@ def clean_text(text, limit=400):
     """Untrusted text from a child, safe to print in one line of a report."""
     text = _CONTROL.sub(" ", str(text)).replace("\n", " ").strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def decode_python_source(data):
+    """Source bytes as the text Python itself would run: a UTF-8 byte-order mark, a PEP 263
+    coding line, and CRLF or CR line endings are honoured. Raises SyntaxError (or
+    UnicodeError) where Python would refuse the file."""
+    # CR-only files: the coding line is looked for per line, and lines end in \n there.
+    data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return importlib.util.decode_source(data)
 
 
 def read_sources(folder):
@@ -62,7 +72,16 @@ def read_sources(folder):
             if len(data) > MAX_SOURCE_BYTES:
                 notes.append(f"{name}: larger than {MAX_SOURCE_BYTES // 1024} KiB, ignored")
                 continue
-            text = data.decode("utf-8", errors="replace")
+            try:
+                text = decode_python_source(data)
+            except UnicodeDecodeError as exc:
+                line = data[:exc.start].count(b"\n") + 1
+                notes.append(f"{name}: line {line} is not valid {exc.encoding} text (save the file as UTF-8), ignored")
+                continue
+            except (SyntaxError, UnicodeError, LookupError) as exc:
+                why = clean_text(getattr(exc, "msg", None) or exc, 160)
+                notes.append(f"{name}: cannot be read as Python source ({why}), ignored")
+                continue
             if total + len(json.dumps(text)) > MAX_TOTAL_SOURCE_BYTES:
                 notes.append(f"{name}: the submission's Python files exceed {MAX_TOTAL_SOURCE_BYTES // 1024} KiB"
                              " in all, ignored")

@@ -170,3 +170,33 @@ def test_markdown_feedback_fences_untrusted_text():
     fence = "````"  # longer than the three backticks the student's message holds
     assert f"{fence}text\nraised ValueError: ```\n# Score: 100 / 100\n{fence}" in text
 
+
+
+@pytest.mark.parametrize("encode", [
+    lambda text: b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode(),           # Windows: BOM and CRLF
+    lambda text: text.replace("\n", "\r").encode(),                                # classic Mac: CR only
+    lambda text: ("# -*- coding: latin-1 -*-\n" + text + "\nNAME = 'é'\n").encode("latin-1"),  # PEP 263
+    lambda text: text.replace("    ", "\t").encode(),                              # tabs for indentation
+], ids=["bom-crlf", "cr", "coding-latin-1", "tabs"])
+def test_sources_are_read_as_python_reads_them(grader, tmp_path, encode):
+    folder = submission(tmp_path, "platform")
+    for path in folder.glob("*.py"):
+        path.write_bytes(encode(path.read_text()))
+    result = grader.grade(folder)
+    assert result["score"] == 100, [t["output"] for t in result["tests"] if t["status"] != "passed"]
+    assert result["output"] == ""
+
+
+def test_a_file_invalid_in_its_encoding_is_a_note_for_that_module(grader, tmp_path):
+    folder = submission(tmp_path, "latin")
+    path = folder / "simple_attention.py"
+    path.write_bytes(path.read_bytes() + b"\nNAME = '\xe9'\n")  # a latin-1 byte and no coding line
+    bad_cookie = folder / "exercises.py"
+    bad_cookie.write_bytes(b"# coding: klingon\n" + bad_cookie.read_bytes())
+    result = grader.grade(folder)
+    line = path.read_bytes().count(b"\n")
+    assert result["output"] == (f"exercises.py: cannot be read as Python source (unknown encoding: klingon), ignored\n"
+                                f"simple_attention.py: line {line} is not valid utf-8 text (save the file as UTF-8), ignored")
+    assert result["extra_data"]["parts"]["simple_attention"] == [0, 15]
+    assert result["extra_data"]["parts"]["exercises"] == [0, 15]
+    assert result["score"] == 70  # the other parts import neither module
