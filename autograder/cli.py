@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from . import report
+from .paths import ASSIGNMENT_NAMES
 from .submission import SubmissionError, read_sources
 from .zygote import Zygote
 
@@ -92,12 +93,14 @@ def cmd_grade(args):
             except SubmissionError as exc:
                 return _fail(str(exc))
             except GraderError as exc:
+                ci_outputs(args, [(str(path), None, f"grader failed: {exc}")])
                 return _fail(f"the grader failed: {exc}", 1)
         print(report.table(result, f"Submission {path}"))
         if args.json:
             _write_atomic(Path(args.json), json.dumps(result, indent=1))
         if args.markdown:
             _write_atomic(Path(args.markdown), report.markdown(result, str(path)))
+        ci_outputs(args, [(str(path), result, "graded")])
         return 0
     # A linked student folder could point anywhere (solutions/ included): not a submission.
     students = sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
@@ -105,6 +108,19 @@ def cmd_grade(args):
         return _fail(f"{path} holds no submission: no .py files and no subfolders")
     out = Path(args.out or Path("graded") / path.resolve().name)
     return grade_class(path, students, out, isolation, args)
+
+
+def ci_outputs(args, rows):
+    """For CI: JUnit XML (--junit) and the Markdown job summary when $GITHUB_STEP_SUMMARY is set.
+    rows: (name, result or None, status) per submission."""
+    if args.junit:
+        _write_atomic(Path(args.junit), report.junit(rows))
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_file:
+        name, result, _ = rows[0]
+        text = report.markdown(result, name) if len(rows) == 1 and result else report.summary(rows)
+        with open(summary_file, "a", encoding="utf-8") as handle:  # appended: other steps write there too
+            handle.write(text)
 
 
 def _progress(done, total, started, name):
@@ -196,6 +212,7 @@ def grade_class(root, students, out, isolation, args):
                 finish(futures[future], outcome)
     rows = [(s.name, *outcomes[s.name][:2]) for s in students]
     _write_atomic(out / "grades.csv", report.class_csv(rows))
+    ci_outputs(args, rows)
     graded = sum(1 for _, result, _ in rows if result)
     kept = len(students) - len(todo)
     print(f"graded {graded} of {len(rows)} submissions ({kept} unchanged since an earlier run, kept) in "
@@ -229,6 +246,20 @@ def cmd_release(args):
                         Path(args.course) if args.course else None)
 
 
+def cmd_gradescope(args):
+    from . import gradescope
+    out = Path(args.out)
+    names = gradescope.build(args.assignment, out, checks=args.checks, stdout=args.stdout)
+    print(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder on Gradescope "
+          f"(checks: {args.checks}, stdout: {args.stdout})")
+    return 0
+
+
+def cmd_classroom(args):
+    from . import classroom
+    return classroom.main(args.assignment, Path(args.out))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -244,6 +275,7 @@ def main(argv=None):
     grade.add_argument("--timeout", type=float, default=5.0, help="seconds one check may run (default 5)")
     grade.add_argument("--no-isolation", action="store_true",
                        help="run submissions without namespaces (trusted code only; for measurements)")
+    grade.add_argument("--junit", help="write JUnit XML for CI test reports to this file (one testcase per check)")
     grade.set_defaults(run=cmd_grade)
     stubs = commands.add_parser("stubs", help="regenerate assignments/ from solutions/")
     stubs.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
@@ -253,5 +285,21 @@ def main(argv=None):
     release.add_argument("--out", help="folder for the release (default release/ASSIGNMENT)")
     release.add_argument("--course", help="also keep the nbgrader course (gradebook, submitted/) in this folder")
     release.set_defaults(run=cmd_release)
+    from .gradescope import VISIBILITY
+    gradescope = commands.add_parser("gradescope", help="build the Gradescope autograder zip")
+    gradescope.add_argument("assignment", choices=ASSIGNMENT_NAMES)
+    gradescope.add_argument("--out", default="autograder.zip", help="the zip to write (default autograder.zip)")
+    gradescope.add_argument("--checks", choices=VISIBILITY, default="visible",
+                            help="when students see each check and its feedback: visible (default), "
+                                 "after_due_date, after_published, or hidden (they see only the total)")
+    gradescope.add_argument("--stdout", choices=VISIBILITY, default="hidden",
+                            help="when students see the grader's log (which protections held, every "
+                                 "check's feedback); default hidden: only instructors")
+    gradescope.set_defaults(run=cmd_gradescope)
+    classroom = commands.add_parser("classroom", help="write the GitHub Classroom template repository and "
+                                                      "the instructor's class-grading workflow")
+    classroom.add_argument("assignment", choices=ASSIGNMENT_NAMES)
+    classroom.add_argument("--out", default="classroom", help="folder to write (default classroom/)")
+    classroom.set_defaults(run=cmd_classroom)
     args = parser.parse_args(argv)
     return args.run(args)

@@ -22,7 +22,7 @@ from nbformat.v4 import new_output
 from traitlets import Bool, List, Unicode
 
 from . import nbgrade
-from .paths import ROOT, SOLUTIONS
+from .paths import ROOT, student_modules
 
 RESULT_KEY = "autograder_result"
 _graders = {}
@@ -117,11 +117,6 @@ class DropUnknownGradeCells(Preprocessor):
                                  meta["nbgrader"].get("grade_id"))
                 del meta["nbgrader"]
         return nb, resources
-
-
-def student_modules(assignment):
-    """File names of the modules students write (the solutions' masters, minus public tests)."""
-    return sorted(p.name for p in (SOLUTIONS / assignment).glob("*.py") if not p.name.startswith("test_"))
 
 
 def configure(c, assignment, course_root):

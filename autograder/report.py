@@ -73,3 +73,59 @@ def class_csv(rows):
         writer.writerow([student, result["score"], result["max_score"],
                          *[parts.get(p, ["", ""])[0] for p in PARTS], status])
     return out.getvalue()
+
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def junit(results):
+    """JUnit XML for CI test reports. results: (name, result or None, status) per submission;
+    one testsuite each, one testcase per check, points as properties; a failure carries the feedback."""
+    from xml.etree import ElementTree as ET
+
+    def text(value):
+        return _NOT_XML.sub("?", str(value))
+
+    suites = ET.Element("testsuites", name="autograder")
+    for name, result, status in results:
+        tests = result["tests"] if result else []
+        suite = ET.SubElement(suites, "testsuite", name=text(name), tests=str(len(tests) or 1),
+                              failures=str(sum(t["status"] != "passed" for t in tests)),
+                              errors="0" if result else "1", skipped="0",
+                              time=str(result["execution_time"] if result else 0))
+        properties = ET.SubElement(suite, "properties")
+        if result is None:  # not graded at all: one error, so CI shows it instead of an empty green suite
+            case = ET.SubElement(suite, "testcase", name="graded", classname=text(name), time="0")
+            ET.SubElement(case, "error", message=text(status), type="NotGraded")
+            continue
+        for key, value in (("score", result["score"]), ("max_score", result["max_score"]),
+                           ("isolation", result["extra_data"].get("isolation"))):
+            ET.SubElement(properties, "property", name=key, value=text(value))
+        for test in tests:
+            case = ET.SubElement(suite, "testcase", name=text(test["name"]),
+                                 classname=text(f"{name}.{test['part']}"), time="0")
+            points = ET.SubElement(case, "properties")
+            for key in ("score", "max_score"):
+                ET.SubElement(points, "property", name=key, value=str(test[key]))
+            if test["status"] != "passed":
+                failure = ET.SubElement(case, "failure", type="WrongAnswer",
+                                        message=text(test["output"].splitlines()[0] if test["output"] else "failed"))
+                failure.text = text(test["output"])
+        if result.get("output"):
+            ET.SubElement(suite, "system-out").text = text(result["output"])
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def summary(rows):
+    """The Markdown job summary of a class run: one line per student."""
+    lines = ["| student | score | status |", "|---|---|---|"]
+    for name, result, status in rows:
+        score = f"{result['score']} / {result['max_score']}" if result else "–"
+        lines.append(f"| {_cell(name)} | {score} | {_cell(status)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text):
+    """Untrusted text inside a Markdown table cell: no pipes, no markup, one line."""
+    return re.sub(r"[|<>`*_\[\]\\]", " ", str(text)).replace("\n", " ")

@@ -171,6 +171,11 @@ def apply_limits(limits, headroom):
                         (resource.RLIMIT_NOFILE, limits.open_files),
                         (resource.RLIMIT_FSIZE, limits.file_bytes),
                         (resource.RLIMIT_CORE, 0)):
+        # Under a tighter limit set from outside (a 768 MB CI container) keep that one:
+        # an unprivileged worker cannot raise it, and must not fail trying.
+        hard = resource.getrlimit(name)[1]
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
         resource.setrlimit(name, (value, value))
 
 

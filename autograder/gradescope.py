@@ -1,0 +1,176 @@
+"""Gradescope: build the autograder zip, and grade one submission inside Gradescope's container.
+
+``build`` writes ``autograder.zip``: ``setup.sh`` and ``run_autograder`` at its root (from
+autograder/platforms/), the grader package with the hidden suites, the reference modules, the
+grading pins of requirements.txt and the instructor's visibility choices (config.json).
+Gradescope unpacks it to /autograder/source and runs ``run_autograder``, which runs ``main``
+here: grade /autograder/submission with the same Grader as the CLI and write
+/autograder/results/results.json. ``AUTOGRADER_ROOT`` moves /autograder (the project's tests
+run the bundle in a temporary folder), ``AUTOGRADER_ISOLATION=off`` skips the namespaces (the
+tests' stand-in for a container that refuses them).
+"""
+import json
+import os
+import stat
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+from . import report
+from .paths import ROOT, SOLUTIONS, student_modules
+
+PLATFORMS = Path(__file__).resolve().parent / "platforms"
+# What grading imports; setup.sh installs exactly these pins of requirements.txt (CPU torch).
+GRADER_PACKAGES = ("torch", "pytest", "safetensors", "numpy")
+VISIBILITY = ("visible", "after_due_date", "after_published", "hidden")
+
+
+def pins(names, requirements=ROOT / "requirements.txt"):
+    """The lines of requirements.txt that pin ``names``, in its order (one master for versions)."""
+    wanted, lines = set(names), []
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        name = line.split("==")[0].split(";")[0].strip().lower()
+        if name in wanted:
+            lines.append(line.strip())
+            wanted.discard(name)
+    if wanted:
+        raise ValueError(f"requirements.txt pins no {', '.join(sorted(wanted))}")
+    return lines
+
+
+def bundle_files(assignment):
+    """{name in the zip: path here} for everything the grader needs, nothing a student wrote."""
+    files = {"setup.sh": PLATFORMS / "setup.sh", "run_autograder": PLATFORMS / "run_autograder"}
+    package = ROOT / "autograder"
+    for path in sorted(package.rglob("*")):
+        relative = path.relative_to(package)
+        if path.is_file() and "__pycache__" not in relative.parts and relative.parts[0] != "platforms" \
+                and (relative.parts[0] != "suites" or len(relative.parts) < 3 or relative.parts[1] == assignment):
+            files[f"autograder/{relative.as_posix()}"] = path
+    for name in student_modules(assignment):
+        files[f"solutions/{assignment}/{name}"] = SOLUTIONS / assignment / name
+    return files
+
+
+def build(assignment, out, checks="visible", stdout="hidden"):
+    """Write the Gradescope autograder zip for ``assignment`` to ``out``; returns its names."""
+    if checks not in VISIBILITY or stdout not in VISIBILITY:
+        raise ValueError(f"visibility must be one of {', '.join(VISIBILITY)}")
+    config = {"assignment": assignment, "checks": checks, "stdout": stdout}
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bundle:
+        for name, path in bundle_files(assignment).items():
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # same input, same zip
+            info.external_attr = (0o755 if name in ("setup.sh", "run_autograder") else 0o644) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            bundle.writestr(info, path.read_bytes())
+        for name, text in (("requirements.txt", "\n".join(pins(GRADER_PACKAGES)) + "\n"),
+                           ("config.json", json.dumps(config, indent=1) + "\n")):
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            bundle.writestr(info, text)
+        return bundle.namelist()
+
+
+def locate(submission, modules, depth=3):
+    """The folder under ``submission`` holding the most of ``modules`` (the modules at the top, in
+    a folder, or the notebook release's ch03_attention/); the shallowest on a tie. None if none."""
+    best, best_count = None, 0
+    level = [Path(submission)]
+    for _ in range(depth + 1):
+        following = []
+        for folder in level:
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            count = sum(e.name in modules and e.is_file(follow_symlinks=False) for e in entries)
+            if count > best_count:
+                best, best_count = folder, count
+            following += [Path(e.path) for e in entries
+                          if e.is_dir(follow_symlinks=False) and not e.name.startswith((".", "__"))]
+        level = following
+    return best
+
+
+def to_gradescope(result, checks="visible", stdout="hidden"):
+    """results.json for Gradescope from the grader's result. What the student reads is the
+    per-check feedback (at the chosen visibility) and notes about their files; which
+    protections held goes to extra_data and stdout, which only the instructor sees."""
+    tests = [{"name": t["name"], "number": str(i), "score": t["score"], "max_score": t["max_score"],
+              "status": t["status"], "output": t["output"], "output_format": "text",
+              "tags": [t["part"]], "visibility": checks}
+             for i, t in enumerate(result["tests"], start=1)]
+    notes = [line for line in result["output"].splitlines() if not line.startswith("WARNING: the submission ran")]
+    parts = result["extra_data"]["parts"]
+    summary = [f"{part}: {parts[part][0]} / {parts[part][1]}" for part in report._in_order(parts)]
+    return {"score": result["score"], "execution_time": result["execution_time"],
+            "output": "\n".join([*notes, *([""] if notes else []),
+                                 *(summary if checks == "visible" else [])]),
+            "output_format": "text", "visibility": "visible", "stdout_visibility": stdout,
+            "extra_data": result["extra_data"], "tests": tests}
+
+
+def not_graded(why, execution_time=0.0):
+    """results.json when nothing could be graded: a zero with the reason, never a missing file."""
+    return {"score": 0, "execution_time": round(execution_time, 3), "output": why, "output_format": "text",
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": []}
+
+
+def main():
+    """run_autograder's body. Exit 0 when results.json holds a grade, 1 when the grader failed."""
+    from .cli import _write_atomic, grade_one
+    from .runner import Grader, GraderError
+    from .submission import SubmissionError
+    from .zygote import Zygote
+
+    started = time.perf_counter()
+    base = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+    isolation = os.environ.get("AUTOGRADER_ISOLATION", "full")
+    config = json.loads((ROOT / "config.json").read_text(encoding="utf-8"))
+    results = base / "results" / "results.json"
+    results.parent.mkdir(parents=True, exist_ok=True)
+    modules = student_modules(config["assignment"])
+    folder = locate(base / "submission", modules)
+    code = 0
+    if folder is None:
+        gradescope = not_graded(f"No file of the assignment found in your submission: upload {', '.join(modules)} "
+                                "(at the top level or in one folder).")
+    else:
+        zygote = Zygote(hidden=[str(results.parent)], isolation=isolation)
+        try:
+            with Grader(config["assignment"], isolation=isolation, hidden=[str(results.parent)],
+                        zygote=zygote) as grader:
+                result = grade_one(grader, folder)
+            print(report.table(result, f"Submission {folder.relative_to(base)}"))
+            gradescope = to_gradescope(result, config["checks"], config["stdout"])
+        except SubmissionError as exc:
+            gradescope = not_graded(f"Your submission could not be graded: {exc}")
+        except (GraderError, RuntimeError, OSError) as exc:
+            print(f"the grader failed: {exc}")  # stdout: the instructor's eyes only
+            gradescope = not_graded("The autograder failed on this submission; your instructor can see why. "
+                                    "This is not a problem in your code.", time.perf_counter() - started)
+            code = 1
+    _write_atomic(results, json.dumps(gradescope, indent=1))
+    print(f"score {gradescope['score']}; results in {results}")
+    return code
+
+
+def _hide_source():
+    """Without namespaces a child runs as uid nobody and sees the real filesystem: make the
+    reference and the suites readable by their owner only (Gradescope runs the grader as root)."""
+    if os.geteuid() != 0:
+        return
+    for folder, dirs, files in os.walk(ROOT):
+        for name in [*dirs, *files]:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) & 0o700)
+    os.chmod(ROOT, 0o700)
+
+
+if __name__ == "__main__":
+    _hide_source()
+    sys.exit(main())
