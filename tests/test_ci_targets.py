@@ -18,7 +18,7 @@ import xmlschema
 from autograder import classroom, gradescope, report
 from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS, SUITES
 from hostile import CASES, materialize
-from test_grader import PART_POINTS, cli, submission
+from test_grader import PART_POINTS, submission
 
 SCHEMAS = ROOT / "autograder" / "platforms" / "schemas"
 GRADESCOPE_MEMORY = 768 << 20  # Gradescope's default container memory
@@ -82,7 +82,22 @@ def copy_modules(source, target):
             shutil.copy(path, target)
 
 
-def test_gradescope_bundle_grades_four_submissions_under_768_mb(bundle, tmp_path):
+@pytest.fixture(scope="module")
+def buggy_by_cli(tmp_path_factory):
+    """A submission without 1/sqrt(d_k) in SelfAttention_v1 (96/100), graded once by the CLI as
+    CI runs it: --json, --junit, and $GITHUB_STEP_SUMMARY holding an earlier step's text."""
+    tmp = tmp_path_factory.mktemp("cli")
+    folder = submission(tmp, "buggy", edits=[NO_SCALING])
+    (tmp / "summary.md").write_text("earlier step\n")
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(folder), "--junit", str(tmp / "j.xml"),
+                          "--json", str(tmp / "r.json")], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "GITHUB_STEP_SUMMARY": str(tmp / "summary.md")})
+    assert run.returncode == 0, run.stderr
+    return {"folder": folder, "result": json.loads((tmp / "r.json").read_text()), "junit": tmp / "j.xml",
+            "summary": (tmp / "summary.md").read_text()}
+
+
+def test_gradescope_bundle_grades_four_submissions_under_768_mb(bundle, buggy_by_cli, tmp_path):
     valid = validator("gradescope-results.schema.json")
     secrets = suite_lines()
     # correct: the modules in a folder, namespaces refused (Gradescope's seccomp)
@@ -93,11 +108,8 @@ def test_gradescope_bundle_grades_four_submissions_under_768_mb(bundle, tmp_path
     assert "limits only" in log and "WARNING" not in correct["output"]  # the instructor's log says it
     assert "simple_attention: 15 / 15" in correct["output"].splitlines()
     # buggy: at the top level; the same score and feedback as the CLI's
-    buggy_folder = submission(tmp_path, "buggy", edits=[NO_SCALING])
-    buggy, _ = run_bundle(bundle, tmp_path / "gs-buggy", lambda s: copy_modules(buggy_folder, s))
-    by_cli = cli("grade", buggy_folder, "--json", tmp_path / "cli.json")
-    assert by_cli.returncode == 0, by_cli.stderr
-    expected = json.loads((tmp_path / "cli.json").read_text())
+    buggy, _ = run_bundle(bundle, tmp_path / "gs-buggy", lambda s: copy_modules(buggy_by_cli["folder"], s))
+    expected = buggy_by_cli["result"]
     assert buggy["score"] == expected["score"] == 96
     assert [(t["name"], t["score"], t["output"]) for t in buggy["tests"]] == \
         [(t["name"], t["score"], t["output"]) for t in expected["tests"]]
@@ -199,13 +211,15 @@ def test_classroom_report_writes_the_reporters_json_and_the_summary(repositories
     work = tmp_path / "repo"
     shutil.copytree(student, work)
     shutil.copy(SOLUTIONS / "ch03_attention" / "simple_attention.py", work / "ch03_attention")
+    runs = {}
+    for part in ("simple_attention", "self_attention"):  # solved, still blank; side by side as in CI
+        env = {**os.environ, "GITHUB_OUTPUT": str(tmp_path / f"{part}.out"), "GITHUB_STEP_SUMMARY": str(tmp_path / "sum")}
+        runs[part] = subprocess.Popen([sys.executable, ".github/classroom/report.py", part, str(PART_POINTS[part]),
+                                       "ch03_attention"], cwd=work, env=env, stdout=subprocess.PIPE, text=True)
     results = {}
-    for part in ("simple_attention", "self_attention"):  # solved, still blank
-        env = {**os.environ, "GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_STEP_SUMMARY": str(tmp_path / "sum")}
-        run = subprocess.run([sys.executable, ".github/classroom/report.py", part, str(PART_POINTS[part]),
-                              "ch03_attention"], cwd=work, env=env, capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0, run.stderr
-        line = (tmp_path / "output").read_text().splitlines()[-1]
+    for part, run in runs.items():
+        assert run.wait(timeout=300) == 0, run.stdout.read()
+        line = (tmp_path / f"{part}.out").read_text().splitlines()[-1]
         assert line.startswith("result=")
         results[part] = json.loads(base64.b64decode(line.removeprefix("result=")))
         valid.validate(results[part])
@@ -217,18 +231,11 @@ def test_classroom_report_writes_the_reporters_json_and_the_summary(repositories
     assert "### simple_attention: 15 / 15 points" in summary and "### self_attention: 0 / 20 points" in summary
 
 
-def test_grade_junit_and_job_summary_for_ci(tmp_path):
-    folder = submission(tmp_path, "buggy", edits=[NO_SCALING])
-    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
-    (tmp_path / "summary.md").write_text("earlier step\n")
-    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(folder), "--junit", str(tmp_path / "j.xml"),
-                          "--json", str(tmp_path / "r.json")], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=600)
-    assert run.returncode == 0, run.stderr
-    result = json.loads((tmp_path / "r.json").read_text())
+def test_grade_junit_and_job_summary_for_ci(buggy_by_cli, tmp_path):
+    result, junit = buggy_by_cli["result"], buggy_by_cli["junit"]
     schema = xmlschema.XMLSchema(SCHEMAS / "junit.xsd")
-    schema.validate(tmp_path / "j.xml")
-    suite = schema.to_dict(tmp_path / "j.xml")["testsuite"][0]
+    schema.validate(junit)
+    suite = schema.to_dict(junit)["testsuite"][0]
     assert len(suite["testcase"]) == len(result["tests"]) and suite["@failures"] == 1
     failed = [c for c in suite["testcase"] if "failure" in c]
     assert len(failed) == 1 and "no 1/sqrt(d_k) scaling" in failed[0]["failure"]["$"]
@@ -236,7 +243,7 @@ def test_grade_junit_and_job_summary_for_ci(tmp_path):
     assert points == {"score": "0", "max_score": "4"}
     assert sum(int(p["@value"]) for c in suite["testcase"] for p in c["properties"]["property"]
                if p["@name"] == "score") == result["score"] == 96
-    summary = (tmp_path / "summary.md").read_text()
+    summary = buggy_by_cli["summary"]
     assert summary.startswith("earlier step\n") and "**Score: 96 / 100**" in summary  # appended, not replaced
     # a class: one suite per student, a student who could not be graded is an error, not a green suite
     rows = [("alice", result, "graded"), ("bob\x01<&>", None, "not graded: no Python files")]
