@@ -74,6 +74,18 @@ def build(assignment, out, checks="visible", stdout="hidden"):
         return bundle.namelist()
 
 
+def unpack(bundle, autograder):
+    """Unpack the zip into ``autograder``/source as Gradescope does (file modes kept) and make an
+    empty submission/ beside it: the simulated /autograder of the tests and the benchmark."""
+    autograder = Path(autograder)
+    with zipfile.ZipFile(bundle) as zipped:
+        zipped.extractall(autograder / "source")
+        for info in zipped.infolist():
+            os.chmod(autograder / "source" / info.filename, info.external_attr >> 16)
+    (autograder / "submission").mkdir()
+    return autograder
+
+
 def locate(submission, modules, depth=3):
     """The folder under ``submission`` holding the most of ``modules`` (the modules at the top, in
     a folder, or the notebook release's ch03_attention/); the shallowest on a tie. None if none."""

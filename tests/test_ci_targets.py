@@ -53,12 +53,7 @@ def run_bundle(bundle, base, place, isolation="full"):
     768 MB address-space limit; returns (results.json, stdout)."""
     base.mkdir(parents=True, exist_ok=True)
     os.chmod(base, 0o755)
-    autograder = base / "autograder"
-    with zipfile.ZipFile(bundle) as zipped:
-        zipped.extractall(autograder / "source")
-        for info in zipped.infolist():
-            os.chmod(autograder / "source" / info.filename, info.external_attr >> 16)
-    (autograder / "submission").mkdir()
+    autograder = gradescope.unpack(bundle, base / "autograder")
     place(autograder / "submission")
     env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable,
            "AUTOGRADER_ISOLATION": isolation}

@@ -1,0 +1,103 @@
+"""The Gradescope bundle's cost per submission: peak memory of the whole process tree (grader,
+zygote, sandboxed child) and wall time of run_autograder, beside a bare `python -c "import torch"`,
+side by side in one run.
+
+Each round runs both commands, alternating which goes first; a sampler reads /proc every 10 ms
+and sums VmRSS and Pss over the command and all its descendants (RSS counts pages a forked
+child shares with the zygote twice; Pss splits them, which is closer to what a container's
+memory limit counts). Prints the medians.
+
+    python benchmarks/gradescope_bundle.py [--rounds 5] [--isolation full|off]
+"""
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from autograder import gradescope  # noqa: E402
+from autograder.paths import SOLUTIONS, student_modules  # noqa: E402
+
+
+def _tree(pid):
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo += children.get(current, [])
+    return found
+
+
+def _kib(path, field):
+    try:
+        with open(path) as handle:
+            return next((int(line.split()[1]) for line in handle if line.startswith(field)), 0)
+    except OSError:
+        return 0
+
+
+def measure(command, env=None):
+    """(wall s, CPU s, peak summed RSS MiB, peak summed PSS MiB) of ``command`` and its descendants."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rss = pss = 0
+    while process.poll() is None:
+        pids = _tree(process.pid)
+        rss = max(rss, sum(_kib(f"/proc/{p}/status", "VmRSS:") for p in pids))
+        pss = max(pss, sum(_kib(f"/proc/{p}/smaps_rollup", "Pss:") for p in pids))
+        time.sleep(0.01)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # every descendant, once its parent reaped it
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    if process.returncode != 0:
+        raise RuntimeError(f"{command} exited {process.returncode}")
+    return seconds, cpu, rss / 1024, pss / 1024
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--isolation", default="full", choices=("full", "off"))
+    args = parser.parse_args(argv)
+    runs = {"python -c 'import torch'": [], "run_autograder, correct submission": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        bundle = Path(tmp) / "autograder.zip"
+        gradescope.build("ch03_attention", bundle)
+        commands = {"python -c 'import torch'": ([sys.executable, "-c", "import torch"], None)}
+        for round_ in range(args.rounds):
+            autograder = gradescope.unpack(bundle, Path(tmp) / str(round_) / "autograder")
+            for name in student_modules("ch03_attention"):
+                shutil.copy(SOLUTIONS / "ch03_attention" / name, autograder / "submission")
+            env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable,
+                   "AUTOGRADER_ISOLATION": args.isolation}
+            commands["run_autograder, correct submission"] = ([str(autograder / "source" / "run_autograder")], env)
+            order = list(commands) if round_ % 2 == 0 else list(reversed(commands))
+            for name in order:
+                runs[name].append(measure(*commands[name]))
+    print(f"{args.rounds} rounds, isolation {args.isolation}, {os.cpu_count()} cores; medians:")
+    print(f"  {'':<36} {'wall s':>7} {'CPU s':>6} {'peak RSS MiB':>13} {'peak PSS MiB':>13}")
+    for name, values in runs.items():
+        wall, cpu, rss, pss = (statistics.median(v[i] for v in values) for i in range(4))
+        print(f"  {name:<36} {wall:>7.2f} {cpu:>6.2f} {rss:>13.0f} {pss:>13.0f}")
+
+
+if __name__ == "__main__":
+    main()
