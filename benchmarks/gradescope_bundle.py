@@ -54,14 +54,16 @@ def _kib(path, field):
 
 
 def measure(command, env=None):
-    """(wall s, CPU s, peak summed RSS MiB, peak summed PSS MiB) of ``command`` and its descendants."""
+    """(wall s, CPU s, peak summed RSS MiB, peak summed PSS MiB, largest VmPeak MiB: the address
+    space one process maps, what RLIMIT_AS bounds) of ``command`` and its descendants."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    rss = pss = 0
+    rss = pss = vm = 0
     while process.poll() is None:
         pids = _tree(process.pid)
         rss = max(rss, sum(_kib(f"/proc/{p}/status", "VmRSS:") for p in pids))
+        vm = max([vm] + [_kib(f"/proc/{p}/status", "VmPeak:") for p in pids])
         pss = max(pss, sum(_kib(f"/proc/{p}/smaps_rollup", "Pss:") for p in pids))
         time.sleep(0.01)
     seconds = time.perf_counter() - started
@@ -69,7 +71,7 @@ def measure(command, env=None):
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if process.returncode != 0:
         raise RuntimeError(f"{command} exited {process.returncode}")
-    return seconds, cpu, rss / 1024, pss / 1024
+    return seconds, cpu, rss / 1024, pss / 1024, vm / 1024
 
 
 def main(argv=None):
@@ -93,10 +95,10 @@ def main(argv=None):
             for name in order:
                 runs[name].append(measure(*commands[name]))
     print(f"{args.rounds} rounds, isolation {args.isolation}, {os.cpu_count()} cores; medians:")
-    print(f"  {'':<36} {'wall s':>7} {'CPU s':>6} {'peak RSS MiB':>13} {'peak PSS MiB':>13}")
+    print(f"  {'':<36} {'wall s':>7} {'CPU s':>6} {'peak RSS MiB':>13} {'peak PSS MiB':>13} {'VmPeak MiB':>11}")
     for name, values in runs.items():
-        wall, cpu, rss, pss = (statistics.median(v[i] for v in values) for i in range(4))
-        print(f"  {name:<36} {wall:>7.2f} {cpu:>6.2f} {rss:>13.0f} {pss:>13.0f}")
+        wall, cpu, rss, pss, vm = (statistics.median(v[i] for v in values) for i in range(5))
+        print(f"  {name:<36} {wall:>7.2f} {cpu:>6.2f} {rss:>13.0f} {pss:>13.0f} {vm:>11.0f}")
 
 
 if __name__ == "__main__":
