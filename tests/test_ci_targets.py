@@ -14,6 +14,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import xmlschema
+import yaml
 
 from autograder import classroom, gradescope, report
 from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS, SUITES
@@ -190,6 +191,36 @@ def test_classroom_workflows_pass_actionlint_and_report_every_part(repositories)
     assert "python -m autograder grade submitted --out graded" in grade and "path: graded/" in grade
 
 
+def workflow_steps(path):
+    (job,) = yaml.safe_load(path.read_text())["jobs"].values()
+    return job["steps"]
+
+
+def test_instructor_workflow_clones_the_assignments_repositories_only(repositories, tmp_path):
+    _, instructor = repositories
+    (clone,) = [s for s in workflow_steps(instructor / ".github/workflows/grade-class.yml") if "gh repo" in s.get("run", "")]
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "gh").write_text('#!/bin/bash\nif [ "$1 $2" = "repo list" ]; then\n'
+                             "  printf 'ch03_attention-alice\\nother-carol\\nch03_attention-bob\\nx-ch03_attention-dave\\n'\n"
+                             'elif [ "$1 $2" = "repo clone" ]; then mkdir -p "$4"; echo "$3" > "$4/origin"\n'
+                             "else exit 2; fi\n")
+    (fake / "gh").chmod(0o755)
+
+    def run(prefix):
+        env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "ORG": "course", "PREFIX": prefix}
+        work = tmp_path / prefix
+        work.mkdir()
+        return work, subprocess.run(["bash", "-eo", "pipefail", "-c", clone["run"]], cwd=work, env=env,
+                                    capture_output=True, text=True, timeout=60)
+    work, done = run("ch03_attention")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (work / "submitted").iterdir()) == ["alice", "bob"]
+    assert (work / "submitted" / "bob" / "origin").read_text() == "course/ch03_attention-bob\n"
+    _, none = run("ch04")
+    assert none.returncode == 1 and "::error::no repository named ch04-*" in none.stdout
+
+
 def test_classroom_student_repository_holds_nothing_hidden(repositories):
     from autograder.release import leaks
     student, _ = repositories
@@ -206,11 +237,12 @@ def test_classroom_report_writes_the_reporters_json_and_the_summary(repositories
     work = tmp_path / "repo"
     shutil.copytree(student, work)
     shutil.copy(SOLUTIONS / "ch03_attention" / "simple_attention.py", work / "ch03_attention")
+    steps = {step.get("id"): step for step in workflow_steps(work / ".github/workflows/classroom.yml")}
     runs = {}
-    for part in ("simple_attention", "self_attention"):  # solved, still blank; side by side as in CI
+    for part in ("simple_attention", "self_attention"):  # solved, still blank: the workflow's own steps
         env = {**os.environ, "GITHUB_OUTPUT": str(tmp_path / f"{part}.out"), "GITHUB_STEP_SUMMARY": str(tmp_path / "sum")}
-        runs[part] = subprocess.Popen([sys.executable, ".github/classroom/report.py", part, str(PART_POINTS[part]),
-                                       "ch03_attention"], cwd=work, env=env, stdout=subprocess.PIPE, text=True)
+        runs[part] = subprocess.Popen(["bash", "-eo", "pipefail", "-c", steps[part]["run"]], cwd=work, env=env,
+                                      stdout=subprocess.PIPE, text=True)
     results = {}
     for part, run in runs.items():
         assert run.wait(timeout=300) == 0, run.stdout.read()
