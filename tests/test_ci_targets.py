@@ -9,7 +9,6 @@ import stat
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import jsonschema
 import pytest
