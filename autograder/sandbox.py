@@ -124,12 +124,18 @@ class Protections:
         return True
 
     def summary(self):
-        missing = {k: v for k, v in self.unavailable.items() if k not in OPTIONAL}
-        if not missing:
+        """FULL, or what was missing and why, one reason once: "limits only: user, mount, ...
+        namespace unavailable (unshare: Operation not permitted); private root unavailable (...)"."""
+        by_reason = {}
+        for name, why in self.unavailable.items():
+            if name not in OPTIONAL:
+                by_reason.setdefault(why, []).append(name)
+        if not by_reason:
             return FULL
-        if not any(name.endswith("namespace") for name in self.held):
-            return f"{REDUCED}: " + "; ".join(f"{k} unavailable ({v})" for k, v in missing.items())
-        return "reduced: " + "; ".join(f"{k} unavailable ({v})" for k, v in missing.items())
+        prefix = "reduced" if any(name.endswith("namespace") for name in self.held) else REDUCED
+        return f"{prefix}: " + "; ".join(f"{', '.join(n.removesuffix(' namespace') for n in names[:-1])}"
+                                         f"{', ' if len(names) > 1 else ''}{names[-1]} unavailable ({why})"
+                                         for why, names in by_reason.items())
 
 
 def _readonly_dirs(hidden):
@@ -342,6 +348,7 @@ def _isolate(channel_fd, root, hidden, protections, namespaces):
         "private root", _new_root, root, hidden, protections, "PID namespace" in held)
     if not private_root:
         os.chdir("/")
+        protections.unavailable.setdefault("private root", "needs a mount namespace")
         if "/proc" in protections.held:  # mounted in a root that was then not entered
             protections.held.remove("/proc")
             protections.unavailable["/proc"] = "no private root"
@@ -354,6 +361,8 @@ def _isolate(channel_fd, root, hidden, protections, namespaces):
         protections.unavailable["uid nobody"] = f"uid nobody cannot read {sys.prefix}; running as root"
     elif is_root or in_user_ns:
         protections.attempt("no capabilities" if in_user_ns else "uid nobody", _drop_privileges, in_user_ns)
+    else:
+        protections.unavailable["a user of its own"] = f"runs as the grader's uid {os.getuid()}"
     if protections.attempt("no_new_privs", _no_new_privs):
         protections.attempt("seccomp", _seccomp)
     else:

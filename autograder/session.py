@@ -224,7 +224,7 @@ class StudentSession:
             code = self._kill(grace=1.0)
             reason = f"the submission's process {_death_reason(code)} while running {needs}"
             if isinstance(exc, protocol.ChannelError) and "closed" not in str(exc):
-                reason = f"the submission's process sent garbage to the grader while running {needs}"
+                reason = f"the submission's process sent garbage to the grader while running {needs} ({exc})"
             # A fresh child is cheap, so one death costs only this check; the same death twice
             # fails that probe's later checks fast.
             self.deaths[needs] = self.deaths.get(needs, 0) + 1
