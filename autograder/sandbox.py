@@ -35,7 +35,7 @@ CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
-PR_SET_PDEATHSIG, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 1, 22, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 1, 4, 22, 38
 KEYCTL_JOIN_SESSION_KEYRING = 1
 NOBODY = 65534
 # Syscall numbers and the seccomp audit architecture, per machine.
@@ -202,12 +202,20 @@ def _new_root(root, hidden, protections, with_proc):
         raise SetupFailed(f"private root: {exc}") from None
 
 
+def _dumpable(flag):
+    """A non-dumpable process's /proc files belong to root: no process of the same uid can
+    read its memory, but it cannot write its own uid map either (see zygote._not_dumpable)."""
+    _check(_libc.prctl(PR_SET_DUMPABLE, flag, 0, 0, 0), "dumpable")
+
+
 def _user_namespace(uid, gid):
     _check(_libc.unshare(CLONE_NEWUSER), "unshare")
     try:  # from here on there is no way back: without a uid map the child can do nothing right
+        _dumpable(1)
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"0 {uid} 1")
         _write("/proc/self/gid_map", f"0 {gid} 1")
+        _dumpable(0)
     except OSError as exc:
         raise SetupFailed(f"user namespace: uid map: {exc.strerror}") from None
 
