@@ -10,6 +10,7 @@ and the fallback without namespaces says so loudly.
 import csv
 import json
 import os
+import random
 import secrets
 import signal
 import socket
@@ -45,6 +46,14 @@ def _processes_named(prefix):
     return found
 
 
+def _context(markers, port, token, out, blank):
+    """The placeholders of tests/hostile.py."""
+    return {"MARKERS": str(markers), "PORT": str(port), "UNIX": token + "u", "PID": str(os.getpid()),
+            "REPO": str(ROOT), "OUT": str(out), "TOKEN": token, "BLANK_PRINT": fingerprint(blank),
+            "FUNCTIONS": repr(SIMPLE_FUNCTIONS), "HARDCODED": hardcoded_book_module(),
+            "SOLUTION": repr((SOLUTIONS / "ch03_attention" / "simple_attention.py").read_text())}
+
+
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile")
@@ -67,10 +76,7 @@ def bank(tmp_path_factory):
 
     for name, base in NEIGHBOURS.items():
         copy_base(base, classdir / name)
-    ctx = {"MARKERS": str(markers), "PORT": str(port), "UNIX": token + "u", "PID": str(os.getpid()),
-           "REPO": str(ROOT), "OUT": str(out), "TOKEN": token, "BLANK_PRINT": fingerprint(classdir / "zz_blank"),
-           "FUNCTIONS": repr(SIMPLE_FUNCTIONS), "HARDCODED": hardcoded_book_module(),
-           "SOLUTION": repr((SOLUTIONS / "ch03_attention" / "simple_attention.py").read_text())}
+    ctx = _context(markers, port, token, out, classdir / "zz_blank")
     for case in CASES:
         materialize(case, classdir / (case.folder or case.name), ctx)
 
@@ -221,3 +227,34 @@ def test_without_namespaces_the_report_says_so_loudly(tmp_path):
     assert result["score"] == 15
     assert result["extra_data"]["isolation"].startswith("limits only")
     assert result["output"].startswith("WARNING: the submission ran WITHOUT namespace isolation")
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_class_of_random_hostile_and_honest_students_is_graded_to_the_end(tmp_path, seed):
+    """Property: whatever mix of attacks and honest work a class holds, graded with two jobs,
+    every honest student gets exactly their score, no attack earns a point it should not,
+    the run ends within its budget and grades.csv lists everyone."""
+    rng = random.Random(seed)
+    classdir, out, markers = tmp_path / "class", tmp_path / "graded", tmp_path / "markers"
+    markers.mkdir()
+    honest = {f"honest_{i}": rng.choice(["good", "blank", "simple"]) for i in range(3)}
+    for name, base in honest.items():
+        copy_base(base, classdir / name)
+    ctx = _context(markers, 9, secrets.token_hex(5), out, classdir / "honest_0")
+    hostile = rng.sample([c for c in CASES if not c.needs], 4)
+    for case in hostile:
+        materialize(case, classdir / (case.folder or case.name), ctx)
+    started = time.perf_counter()
+    run = _cli(classdir, "--out", out, "--timeout", TIMEOUT, "--jobs", "2")
+    stdout, stderr = run.communicate(timeout=300)
+    assert time.perf_counter() - started < 240, "the class run went over its budget"
+    assert run.returncode == 0, stdout + stderr
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        grades = {row["student"]: row for row in csv.DictReader(handle)}
+    assert len(grades) == len(honest) + len(hostile)
+    expected = {"good": 100, "blank": 0, "simple": 15}
+    for name, base in honest.items():
+        assert int(grades[name]["score"]) == expected[base], (name, grades[name], [c.name for c in hostile])
+    for case in hostile:
+        assert int(grades[csv_cell(case.folder or case.name)]["score"]) <= case.score, (case.name, grades)
+    assert not list(markers.iterdir())
