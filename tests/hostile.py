@@ -593,7 +593,9 @@ CASES = [
     Case("36_wrong_shape", "wrong shape", "simple", 13,
          {"simple_attention.py": append("def attn_scores_loop(inputs):\n    return (inputs @ inputs.T).unsqueeze(0)")}),
     Case("37_huge_reply", "a 160 MB answer", "simple", 13,
-         {"simple_attention.py": append("def attn_weights_from_scores(s):\n    return torch.zeros(40_000_000)")},
+         # torch.empty: the size is the attack; zeros would spend the check's time
+         # writing 160 MB per call, and time out instead on a busy machine
+         {"simple_attention.py": append("def attn_weights_from_scores(s):\n    return torch.empty(40_000_000)")},
          note="cannot be sent back"),
     Case("38_evil_exceptions", "KeyboardInterrupt, an unprintable exception, a 9 MB message", "simple", 12,
          {"simple_attention.py": append(EVIL_EXCEPTIONS)}, note="KeyboardInterrupt"),
@@ -628,7 +630,7 @@ CASES = [
          {"simple_attention.py": MANY_TENSORS}, note="sent garbage"),
     Case("52_long_name", "a student folder name of 245 characters", "good", 100, folder=LONG_NAME),
     Case("53_formula_equals", "a folder name that a spreadsheet runs as a formula", "blank", 0,
-         folder="=HYPERLINK(\"http://example.com\",\"53\")"),
+         folder="=cmd|' -C calc'!A0"),
     Case("54_formula_plus", "a folder name starting with +", "blank", 0, folder="+53+1"),
     Case("55_formula_minus", "a folder name starting with -", "blank", 0, folder="-55+1"),
     Case("56_formula_at", "a folder name starting with @", "blank", 0, folder="@SUM(56)"),

@@ -226,7 +226,8 @@ def test_without_namespaces_the_report_says_so_loudly(tmp_path):
         result = grader.grade(folder)
     assert result["score"] == 15
     assert result["extra_data"]["isolation"].startswith("limits only")
-    assert result["output"].startswith("WARNING: the submission ran WITHOUT namespace isolation")
+    assert result["output"].startswith("WARNING: the submission ran WITHOUT full isolation (limits only: ")
+    assert result["extra_data"]["fully_isolated"] is False
 
 
 @pytest.mark.parametrize("seed", [1, 2])
