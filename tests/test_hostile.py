@@ -259,3 +259,18 @@ def test_a_class_of_random_hostile_and_honest_students_is_graded_to_the_end(tmp_
     for case in hostile:
         assert int(grades[csv_cell(case.folder or case.name)]["score"]) <= case.score, (case.name, grades)
     assert not list(markers.iterdir())
+
+
+def test_a_result_that_cannot_be_written_costs_only_that_student(tmp_path):
+    classdir, out = tmp_path / "class", tmp_path / "graded"
+    for name in ("b_blank", "c_blank"):
+        copy_base("blank", classdir / name)
+    (out / "b_blank.json").mkdir(parents=True)   # where b's result goes: cannot be replaced by a file
+    run = _cli(classdir, "--out", out, "--jobs", "1")
+    stdout, stderr = run.communicate(timeout=300)
+    assert run.returncode == 1, stdout + stderr               # a result was lost: the instructor must know
+    assert "b_blank: graded (0), but the result was not saved: Is a directory" in stdout, stdout
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        grades = {row["student"]: row["status"] for row in csv.DictReader(handle)}
+    assert grades["c_blank"] == "graded" and "not saved" in grades["b_blank"]   # the class went on
+    assert json.loads((out / "c_blank.json").read_text())["score"] == 0
