@@ -220,6 +220,28 @@ def _user_namespace(uid, gid):
         raise SetupFailed(f"user namespace: uid map: {exc.strerror}") from None
 
 
+def probe_user_namespace():
+    """None if a user namespace with a uid map can be made here, else why not. Tried once per
+    zygote in a throwaway child: where the namespace is allowed but the map is not (a
+    hardened kernel or AppArmor rule), no real child is ever left half set up."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        why = ""
+        try:
+            _user_namespace(os.getuid(), os.getgid())
+        except (OSError, SetupFailed) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        finally:
+            os.write(write, why.encode()[:500])
+            os._exit(0)
+    os.close(write)
+    why = os.read(read, 1000).decode(errors="replace")
+    os.close(read)
+    os.waitpid(pid, 0)
+    return why or None
+
+
 def _no_sysv_ipc():
     """Nothing of SysV shared memory, queues or semaphores in the child's own IPC namespace
     (shared memory is not counted by the address-space limit)."""
@@ -334,7 +356,7 @@ NAMESPACES = (("mount namespace", CLONE_NEWNS), ("PID namespace", CLONE_NEWPID),
               ("IPC namespace", CLONE_NEWIPC), ("UTS namespace", CLONE_NEWUTS))
 
 
-def _isolate(channel_fd, root, hidden, protections, namespaces):
+def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused):
     """Every protection that works here, one at a time. Returns in the worker."""
     is_root = os.geteuid() == 0
     protections.attempt("fresh session keyring", _fresh_keyring)
@@ -342,7 +364,10 @@ def _isolate(channel_fd, root, hidden, protections, namespaces):
     if not namespaces:
         protections.unavailable["namespaces"] = "isolation was turned off for this run"
     else:
-        in_user_ns = not is_root and protections.attempt("user namespace", _user_namespace, os.getuid(), os.getgid())
+        if not is_root and userns_refused:
+            protections.unavailable["user namespace"] = userns_refused
+        elif not is_root:
+            in_user_ns = protections.attempt("user namespace", _user_namespace, os.getuid(), os.getgid())
         held = {name for name, flag in NAMESPACES
                 if protections.attempt(name, lambda f: _check(_libc.unshare(f), "unshare"), flag)}
     if "PID namespace" in held:
@@ -382,8 +407,9 @@ def _isolate(channel_fd, root, hidden, protections, namespaces):
     _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
 
 
-def start_child(channel_fd, root, hidden, mode, limits=Limits):
+def start_child(channel_fd, root, hidden, mode, userns_refused=None, limits=Limits):
     """In a freshly forked zygote child: isolate, then serve on ``channel_fd``. Never returns.
+    ``userns_refused``: what probe_user_namespace found, or None.
 
     The hello (the first frame) says what held; a child that cannot start says which step
     failed instead."""
@@ -402,7 +428,7 @@ def start_child(channel_fd, root, hidden, mode, limits=Limits):
         mapped = _mapped_bytes()
         protections = Protections()
         try:
-            _isolate(channel_fd, root, hidden, protections, namespaces=mode == "full")
+            _isolate(channel_fd, root, hidden, protections, mode == "full", userns_refused)
             protections.attempt("limits", apply_limits, limits, headroom, mapped)
         except (SetupFailed, OSError) as exc:
             protocol.send(channel, {"hello": {"failed": str(exc)}})

@@ -133,15 +133,16 @@ def main(ctl_fd, hidden, mode):
     json_len, _ = protocol.PREFIX.unpack(frame[:protocol.PREFIX.size])
     protocol.decode(frame[protocol.PREFIX.size:][:json_len], frame[protocol.PREFIX.size + json_len:])
     root = tempfile.mkdtemp(prefix="autograder-root-")  # each child mounts its own tmpfs here
+    refused = sandbox.probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
     try:
-        _serve(socket.socket(fileno=ctl_fd), root, hidden, mode)
+        _serve(socket.socket(fileno=ctl_fd), root, hidden, mode, refused)
     except (BrokenPipeError, ConnectionResetError):
         pass  # the grader is gone; so are we
     finally:
         os.rmdir(root)
 
 
-def _serve(ctl, root, hidden, mode):
+def _serve(ctl, root, hidden, mode, userns_refused):
     from . import sandbox
 
     _reply(ctl, {"ready": True, "pid": os.getpid()})
@@ -159,7 +160,7 @@ def _serve(ctl, root, hidden, mode):
                 pid = os.fork()
                 if pid == 0:
                     ctl.close()
-                    sandbox.start_child(channel_fd, root, hidden, mode)
+                    sandbox.start_child(channel_fd, root, hidden, mode, userns_refused)
                 os.close(channel_fd)
                 _reply(ctl, {"pid": pid})
             elif request["op"] == "reap":
