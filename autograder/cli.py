@@ -1,7 +1,9 @@
 """``python -m autograder``: grade one submission or a whole class, regenerate stubs, release.
 
-Exit codes: 0 grading ran (whatever the scores), 1 the grader failed on some submission,
-2 bad usage or input (a missing path, an empty folder).
+Exit codes: 0 grading ran (whatever the scores), 1 the grader failed on some submission (or
+could not save its result), 2 bad usage or input (a missing path, an empty folder), 3 only with
+``--require-isolation``: grading ran, but some submission ran without full isolation (the
+result JSON's ``extra_data.fully_isolated`` says which; the report names what was missing).
 """
 import argparse
 import hashlib
@@ -16,20 +18,37 @@ from pathlib import Path
 
 from . import report
 from .paths import ASSIGNMENT_NAMES
-from .submission import SubmissionError, read_sources
+from .submission import SubmissionError, printable, read_sources
 from .zygote import Zygote
 
 
 def _fail(message, code=2):
-    print(f"error: {message}", file=sys.stderr)
+    print(printable(f"error: {message}"), file=sys.stderr)
     return code
+
+
+def display_name(name):
+    """A folder name as text that can be written anywhere (bytes that are not UTF-8 become �)."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def result_stem(name):
+    """A file name for a student's results that every file system accepts (the temporary
+    name beside it included): the folder's name where it is short and plain, else a
+    shortened one with a hash that keeps it unique."""
+    plain = printable(display_name(name)).replace("?", "_")
+    if plain == name and len(name.encode()) <= 120:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return f"{plain.encode()[:60].decode(errors='ignore')}-{digest}"
 
 
 def submission_folder(folder):
     """The folder holding a submission's modules: ``folder`` itself, or ``folder/<assignment>``
     when it is laid out like assignments/. None when it holds neither."""
-    from .paths import ASSIGNMENT_NAMES
     for candidate in (folder, *(folder / name for name in ASSIGNMENT_NAMES)):
+        if candidate.is_symlink() and candidate != folder:
+            return candidate  # read_sources refuses it, and says so
         if candidate.is_dir() and any(p.suffix == ".py" for p in candidate.iterdir()):
             return candidate
     return None
@@ -83,6 +102,8 @@ def cmd_grade(args):
         return _fail(f"{path} is not a folder: give a submission folder (with the .py modules) "
                      "or a folder of submissions")
     isolation = "off" if args.no_isolation else "full"
+    if path.is_symlink():
+        return _fail(f"{path} is a symbolic link: give the folder itself")
     single = submission_folder(path)
     if single:
         zygote = Zygote(isolation=isolation)  # its import of torch overlaps ours
@@ -101,9 +122,9 @@ def cmd_grade(args):
         if args.markdown:
             _write_atomic(Path(args.markdown), report.markdown(result, str(path)))
         ci_outputs(args, [(str(path), result, "graded")])
-        return 0
-    # A linked student folder could point anywhere (solutions/ included): not a submission.
-    students = sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
+        return 3 if args.require_isolation and not result["extra_data"]["fully_isolated"] else 0
+    # A linked student folder could point anywhere (solutions/ included): listed, and refused.
+    students = sorted(p for p in path.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if not students:
         return _fail(f"{path} holds no submission: no .py files and no subfolders")
     out = Path(args.out or Path("graded") / path.resolve().name)
@@ -129,7 +150,7 @@ def _progress(done, total, started, name):
     width = 30
     filled = width * done // total
     rate = (time.perf_counter() - started) / max(done, 1)
-    print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}  {rate:.2f} s each  {name[:30]:<30}",
+    print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}  {rate:.2f} s each  {printable(name)[:30]:<30}",
           end="" if sys.stderr.isatty() and done < total else "\n", file=sys.stderr, flush=True)
 
 
@@ -161,7 +182,7 @@ def _kept(target, folder):
     try:
         previous = json.loads(target.read_text(encoding="utf-8"))
         return previous if previous["extra_data"]["fingerprint"] == fingerprint(folder) else None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, SubmissionError):
         return None
 
 
@@ -174,8 +195,8 @@ def grade_class(root, students, out, isolation, args):
     hidden = (str(root.resolve()), str(out.resolve()))  # other students and all results: never in a child
     outcomes, todo = {}, []
     for student in students:
-        folder = submission_folder(student) or student
-        kept = None if args.regrade else _kept(out / f"{student.name}.json", folder)
+        folder = student if student.is_symlink() else submission_folder(student) or student  # a link: refused
+        kept = None if args.regrade else _kept(out / f"{result_stem(student.name)}.json", folder)
         if kept:
             outcomes[student.name] = (kept, "graded", False)
         else:
@@ -184,8 +205,12 @@ def grade_class(root, students, out, isolation, args):
     def finish(name, outcome):
         result = outcome[0]
         if result is not None:
-            _write_atomic(out / f"{name}.md", report.markdown(result, name))
-            _write_atomic(out / f"{name}.json", json.dumps(result, indent=1))  # last: it marks the student done
+            stem = result_stem(name)
+            try:
+                _write_atomic(out / f"{stem}.md", report.markdown(result, display_name(name)))
+                _write_atomic(out / f"{stem}.json", json.dumps(result, indent=1))  # last: it marks the student done
+            except OSError as exc:  # this student's result is lost, not the class's
+                outcome = (result, f"graded ({result['score']}), but the result was not saved: {exc.strerror}", True)
         outcomes[name] = outcome
         _progress(len(outcomes), len(students), started, name)
 
@@ -210,23 +235,31 @@ def grade_class(root, students, out, isolation, args):
                 except Exception as exc:  # a worker died: that student is reported, the rest go on
                     outcome = (None, f"grader failed: {type(exc).__name__}: {exc}", True)
                 finish(futures[future], outcome)
-    rows = [(s.name, *outcomes[s.name][:2]) for s in students]
-    _write_atomic(out / "grades.csv", report.class_csv(rows))
+    rows = [(display_name(s.name), *outcomes[s.name][:2]) for s in students]
+    try:
+        _write_atomic(out / "grades.csv", report.class_csv(rows))
+    except OSError as exc:
+        print(printable(f"error: {out / 'grades.csv'} not written: {exc.strerror}"), file=sys.stderr)
+        return 1
     ci_outputs(args, rows)
     graded = sum(1 for _, result, _ in rows if result)
     kept = len(students) - len(todo)
-    print(f"graded {graded} of {len(rows)} submissions ({kept} unchanged since an earlier run, kept) in "
-          f"{time.perf_counter() - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
-          f"results in {out}/ (grades.csv, and a JSON and a Markdown feedback file per student)")
+    print(printable(f"graded {graded} of {len(rows)} submissions ({kept} unchanged since an earlier run, kept) in "
+                    f"{time.perf_counter() - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
+                    f"results in {out}/ (grades.csv, and a JSON and a Markdown feedback file per student)"))
+    reduced = sorted({r["extra_data"]["isolation"] for _, r, _ in rows if r and r["extra_data"]["isolation"] != "namespaces"})
+    for isolation in reduced:
+        print(printable(f"WARNING: submissions ran without full isolation: {isolation}"))
     for name, _, status in rows:
-        if not status.startswith("graded"):
-            print(f"  {name}: {status}")
-    return 1 if any(outcome[2] for outcome in outcomes.values()) else 0
+        if status != "graded":
+            print(printable(f"  {name}: {status}"))
+    if any(outcome[2] for outcome in outcomes.values()):
+        return 1
+    return 3 if args.require_isolation and reduced else 0
 
 
 def cmd_stubs(args):
     from . import stubs
-    from .paths import ASSIGNMENT_NAMES
 
     problems = []
     for assignment in ASSIGNMENT_NAMES:
@@ -276,6 +309,8 @@ def main(argv=None):
     grade.add_argument("--no-isolation", action="store_true",
                        help="run submissions without namespaces (trusted code only; for measurements)")
     grade.add_argument("--junit", help="write JUnit XML for CI test reports to this file (one testcase per check)")
+    grade.add_argument("--require-isolation", action="store_true",
+                       help="exit 3 when grading ran but some submission ran without full isolation")
     grade.set_defaults(run=cmd_grade)
     stubs = commands.add_parser("stubs", help="regenerate assignments/ from solutions/")
     stubs.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")

@@ -3,6 +3,8 @@ import csv
 import io
 import re
 
+from .submission import printable
+
 PARTS = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
 
 
@@ -35,7 +37,7 @@ def table(result, title):
             if test["part"] not in unwritten:
                 lines.append(f"  - {test['name']} (0/{test['max_score']})")
                 lines.append(f"      {test['output']}")
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # folder and file names can carry terminal escapes
 
 
 def _fenced(text):
@@ -60,6 +62,15 @@ def markdown(result, title):
     return "\n".join(lines).rstrip() + "\n"
 
 
+def csv_cell(value):
+    """A CSV cell no spreadsheet runs as a formula: text that starts like one gets a leading '."""
+    if isinstance(value, str):
+        value = printable(value)
+        if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+            return "'" + value
+    return value
+
+
 def class_csv(rows):
     """rows: (student, result or None, status). One line per student, parts as columns."""
     out = io.StringIO()
@@ -67,11 +78,11 @@ def class_csv(rows):
     writer.writerow(["student", "score", "max_score", *PARTS, "status"])
     for student, result, status in rows:
         if result is None:
-            writer.writerow([student, 0, "", *[""] * len(PARTS), status])
+            writer.writerow(map(csv_cell, [student, 0, "", *[""] * len(PARTS), status]))
             continue
         parts = result["extra_data"]["parts"]
-        writer.writerow([student, result["score"], result["max_score"],
-                         *[parts.get(p, ["", ""])[0] for p in PARTS], status])
+        writer.writerow(map(csv_cell, [student, result["score"], result["max_score"],
+                                    *[parts.get(p, ["", ""])[0] for p in PARTS], status]))
     return out.getvalue()
 
 

@@ -17,8 +17,9 @@ from .session import GraderError, StudentFailure, StudentSession
 from .submission import SubmissionError, clean_text, read_sources
 from .zygote import Zygote
 
-REDUCED_WARNING = ("WARNING: the submission ran WITHOUT namespace isolation ({why}); it could read "
-                   "files and reach the network. Grade untrusted code on Linux with namespaces enabled.")
+REDUCED_WARNING = ("WARNING: the submission ran WITHOUT full isolation ({why}); depending on what is missing it "
+                   "could read files, reach the network or signal your processes. Grade untrusted code where "
+                   "user namespaces are allowed (see the README).")
 
 
 class _Collector:
@@ -128,7 +129,9 @@ class Grader:
             # e.g. a suite that fails to import: pytest's own words say why
             why = collector.grader_errors or [f"the hidden suites ran no check: {printed.getvalue()[-1500:].strip()}"]
             raise GraderError("; ".join(why))
-        return build_result(collector.records, notes, session.isolation, time.perf_counter() - started)
+        result = build_result(collector.records, notes, session.isolation, time.perf_counter() - started)
+        result["extra_data"]["protections"] = session.protections
+        return result
 
 
 def build_result(tests, notes, isolation, seconds):
@@ -145,5 +148,6 @@ def build_result(tests, notes, isolation, seconds):
         "execution_time": round(seconds, 3),
         "output": "\n".join(output),
         "tests": tests,
-        "extra_data": {"parts": {p: list(v) for p, v in parts.items()}, "isolation": isolation},
+        "extra_data": {"parts": {p: list(v) for p, v in parts.items()}, "isolation": isolation,
+                       "fully_isolated": isolation == "namespaces"},
     }

@@ -5,16 +5,21 @@ Layout after ``start_child``::
     zygote ── fork ──▶ keeper (new session; creates the namespaces; waits)
                           └── fork ──▶ worker (PID 1 of a new PID namespace; serves probes)
 
-The worker gets: new mount, PID, network, IPC and UTS namespaces (plus a user
-namespace when the grader is not root); a fresh tmpfs root holding only read-only
-binds of the Python installation and system libraries, so the repository
-(solutions, suites, other submissions, results) does not exist for it; no network
-but a downed loopback; uid ``nobody`` (or no capabilities in a user namespace) and
-no_new_privs; and rlimits on memory, CPU time, processes, open files and file size.
-When namespaces cannot be created (a laptop or a container that forbids them) the
-child still gets the rlimits, no_new_privs and, when the grader is root, uid nobody
-(if nobody can read the Python installation); the report says loudly that isolation
-was reduced. The grader's environment never reaches a child (see session.ZYGOTE_ENV).
+Each protection is attempted on its own and kept if it works, so an ordinary user, a
+container that refuses user namespaces or a hardened distribution still grades with
+whatever holds: a user namespace (when the grader is not root); new mount, PID, network,
+IPC and UTS namespaces; a fresh tmpfs root holding only read-only binds of the Python
+installation and system libraries (the repository, other submissions and results do not
+exist there) with a /proc of its own; no SysV shared memory, message queues or semaphores
+(limits of nothing in the new IPC namespace, and refused by seccomp); a fresh session
+keyring, and the keyring calls refused; uid ``nobody`` (or no capabilities in a user
+namespace) and no_new_privs; a seccomp filter that also refuses ptrace and signals to
+processes other than the worker's own; and rlimits on memory, CPU time, processes, open
+files and file size. The hello message lists what held and what was unavailable, with
+the reason. A step that fails after the point of no return (a user namespace without a
+uid map, a pivoted root whose old root cannot be dropped) stops the child and names the
+step: it never runs half set up. The grader's environment never reaches a child (see
+zygote.ZYGOTE_ENV).
 """
 import ctypes
 import os
@@ -22,6 +27,7 @@ import platform
 import resource
 import signal
 import stat
+import struct
 import sys
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
@@ -29,12 +35,29 @@ CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
-SYSCALLS = {"x86_64": {"pivot_root": 155, "capset": 126}, "aarch64": {"pivot_root": 41, "capset": 91}}
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 1, 4, 22, 38
+KEYCTL_JOIN_SESSION_KEYRING = 1
 NOBODY = 65534
+# Syscall numbers and the seccomp audit architecture, per machine.
+ARCH = {
+    "x86_64": {"audit": 0xC000003E, "pivot_root": 155, "capset": 126, "keyctl": 250,
+               "deny": {"shmget": 29, "shmat": 30, "semget": 64, "msgget": 68, "ptrace": 101,
+                        "add_key": 248, "request_key": 249, "keyctl": 250, "process_vm_readv": 310,
+                        "process_vm_writev": 311, "tkill": 200, "pidfd_send_signal": 424, "pidfd_getfd": 438},
+               "own_pid_only": {"kill": 62, "tgkill": 234}},
+    "aarch64": {"audit": 0xC00000B7, "pivot_root": 41, "capset": 91, "keyctl": 219,
+                "deny": {"shmget": 194, "shmat": 196, "semget": 190, "msgget": 186, "ptrace": 117,
+                         "add_key": 217, "request_key": 218, "keyctl": 219, "process_vm_readv": 270,
+                         "process_vm_writev": 271, "tkill": 130, "pidfd_send_signal": 424, "pidfd_getfd": 438},
+                "own_pid_only": {"kill": 129, "tgkill": 131}},
+}
 
 FULL = "namespaces"          # what the report calls full isolation
-REDUCED = "limits only"      # prefix of the report's warning
+REDUCED = "limits only"      # what it calls a run where no namespace held
+# Protections whose absence does not make a run "reduced": /proc is a convenience inside the
+# private root (without it the child sees no processes at all), and the SysV limits are
+# belt and braces to seccomp's refusal of the same calls.
+OPTIONAL = {"/proc", "no SysV IPC"}
 
 
 class Limits:
@@ -49,7 +72,12 @@ class Limits:
     file_bytes = 16 << 20
 
 
+class SetupFailed(Exception):
+    """A step that cannot be undone failed: the child must not serve (the text names the step)."""
+
+
 _libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
 
 
 def _check(result, what):
@@ -63,16 +91,51 @@ def _mount(source, target, fstype, flags, data=None):
                        ctypes.c_ulong(flags), data and data.encode()), f"mount {target}")
 
 
+def _arch():
+    arch = ARCH.get(platform.machine())
+    if arch is None:
+        raise OSError(0, f"not supported on {platform.machine()}")
+    return arch
+
+
 def _syscall(name, *args):
-    number = SYSCALLS.get(platform.machine(), {}).get(name)
-    if number is None:
-        raise OSError(f"no {name} syscall number for {platform.machine()}")
-    _check(_libc.syscall(number, *args), name)
+    _check(_libc.syscall(ctypes.c_long(_arch()[name]), *args), name)
 
 
 def _write(path, text):
     with open(path, "w") as handle:
         handle.write(text)
+
+
+class Protections:
+    """What held and what was unavailable (with the reason), in the order attempted."""
+
+    def __init__(self):
+        self.held, self.unavailable = [], {}
+
+    def attempt(self, name, step, *args):
+        """Run ``step``; an OSError means the protection is unavailable, and nothing else changes."""
+        try:
+            step(*args)
+        except OSError as exc:
+            self.unavailable[name] = exc.strerror or str(exc)
+            return False
+        self.held.append(name)
+        return True
+
+    def summary(self):
+        """FULL, or what was missing and why, one reason once: "limits only: user, mount, ...
+        namespace unavailable (unshare: Operation not permitted); private root unavailable (...)"."""
+        by_reason = {}
+        for name, why in self.unavailable.items():
+            if name not in OPTIONAL:
+                by_reason.setdefault(why, []).append(name)
+        if not by_reason:
+            return FULL
+        prefix = "reduced" if any(name.endswith("namespace") for name in self.held) else REDUCED
+        return f"{prefix}: " + "; ".join(f"{', '.join(n.removesuffix(' namespace') for n in names[:-1])}"
+                                         f"{', ' if len(names) > 1 else ''}{names[-1]} unavailable ({why})"
+                                         for why, names in by_reason.items())
 
 
 def _readonly_dirs(hidden):
@@ -89,9 +152,22 @@ def _readonly_dirs(hidden):
     return keep
 
 
-def _new_root(root, hidden):
+def _bind_readonly(path, target):
+    _mount(path, target, None, MS_BIND | MS_REC)
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV
+    # In a user namespace the source's own flags are locked: keep noexec where it was set.
+    if os.statvfs(path).f_flag & os.ST_NOEXEC:
+        flags |= MS_NOEXEC
+    _mount(None, target, None, flags)
+
+
+def _new_root(root, hidden, protections, with_proc):
     """Mount a tmpfs at ``root`` (an empty directory the zygote made), bind the read-only
-    directories into it, pivot into it and drop the old root."""
+    directories into it, pivot into it and drop the old root.
+
+    Until pivot_root every change is inside the child's own mount namespace and the child
+    stays where it was (an OSError: private root unavailable); after it, a failure is
+    SetupFailed, since a half-dropped old root must never serve."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=755")
     for path in _readonly_dirs([*hidden, root]):
@@ -101,8 +177,7 @@ def _new_root(root, hidden):
         else:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             open(target, "w").close()
-        _mount(path, target, None, MS_BIND | MS_REC)
-        _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        _bind_readonly(path, target)
     os.makedirs(root + "/dev", exist_ok=True)
     for device in ("null", "zero", "urandom"):
         open(f"{root}/dev/{device}", "w").close()
@@ -110,16 +185,75 @@ def _new_root(root, hidden):
     os.makedirs(root + "/tmp", mode=0o1777, exist_ok=True)
     os.chmod(root + "/tmp", 0o1777)
     os.makedirs(root + "/proc", exist_ok=True)
+    if with_proc:
+        # Before the old root goes: in a user namespace the kernel mounts a new proc only
+        # while a fully visible one is still in this mount namespace.
+        protections.attempt("/proc", _mount, "proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    else:
+        protections.unavailable["/proc"] = "no PID namespace: the child has none"
     os.makedirs(root + "/oldroot", exist_ok=True)
     os.chdir(root)
     _syscall("pivot_root", b".", b"oldroot")
-    os.chdir("/")
-    _check(_libc.umount2(b"/oldroot", MNT_DETACH), "umount old root")
-    os.rmdir("/oldroot")
-    try:  # a /proc that shows only this PID namespace; nothing needs it, so failure is fine
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    except OSError:
-        pass
+    try:
+        os.chdir("/")
+        _check(_libc.umount2(b"/oldroot", MNT_DETACH), "umount old root")
+        os.rmdir("/oldroot")
+    except OSError as exc:
+        raise SetupFailed(f"private root: {exc}") from None
+
+
+def _dumpable(flag):
+    """A non-dumpable process's /proc files belong to root: no process of the same uid can
+    read its memory, but it cannot write its own uid map either (see zygote._not_dumpable)."""
+    _check(_libc.prctl(PR_SET_DUMPABLE, flag, 0, 0, 0), "dumpable")
+
+
+def _user_namespace(uid, gid):
+    _check(_libc.unshare(CLONE_NEWUSER), "unshare")
+    try:  # from here on there is no way back: without a uid map the child can do nothing right
+        _dumpable(1)
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"0 {uid} 1")
+        _write("/proc/self/gid_map", f"0 {gid} 1")
+        _dumpable(0)
+    except OSError as exc:
+        raise SetupFailed(f"user namespace: uid map: {exc.strerror}") from None
+
+
+def probe_user_namespace():
+    """None if a user namespace with a uid map can be made here, else why not. Tried once per
+    zygote in a throwaway child: where the namespace is allowed but the map is not (a
+    hardened kernel or AppArmor rule), no real child is ever left half set up."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        why = ""
+        try:
+            _user_namespace(os.getuid(), os.getgid())
+        except (OSError, SetupFailed) as exc:
+            why = exc.strerror if isinstance(exc, OSError) else str(exc)
+        finally:
+            os.write(write, why.encode()[:500])
+            os._exit(0)
+    os.close(write)
+    why = os.read(read, 1000).decode(errors="replace")
+    os.close(read)
+    os.waitpid(pid, 0)
+    return why or None
+
+
+def _no_sysv_ipc():
+    """Nothing of SysV shared memory, queues or semaphores in the child's own IPC namespace
+    (shared memory is not counted by the address-space limit)."""
+    for name, value in (("shmmax", "0"), ("shmall", "0"), ("shmmni", "0"), ("msgmni", "0"), ("sem", "0 0 0 0")):
+        _write(f"/proc/sys/kernel/{name}", value)
+
+
+def _fresh_keyring():
+    """A new anonymous session keyring: the grader's login keys stay behind."""
+    if _libc.syscall(ctypes.c_long(_arch()["keyctl"]), KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
 
 
 def _drop_privileges(in_user_namespace, keep_uid=False):
@@ -132,12 +266,38 @@ def _drop_privileges(in_user_namespace, keep_uid=False):
         os.setgroups([])
         os.setresgid(NOBODY, NOBODY, NOBODY)
         os.setresuid(NOBODY, NOBODY, NOBODY)  # leaving uid 0 clears every capability
+
+
+def _no_new_privs():
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    # Die with the parent (the keeper, or the zygote without namespaces). This must come
-    # *after* the uid change: the kernel clears the parent-death signal whenever the
-    # credentials change, and a worker that calls setsid() would then escape the grader's
-    # killpg and outlive its keeper (found by the hostile bank: an orphaned busy loop).
-    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+
+
+def _seccomp():
+    """Refuse (EPERM, as Docker does) SysV IPC, the keyring calls, ptrace and reading other
+    processes' memory, and signals to any process but the worker itself: needed where no
+    PID namespace or user change separates the child from the grader."""
+    arch, own = _arch(), os.getpid() & 0xFFFFFFFF
+    deny = 0x00050000 | 1            # SECCOMP_RET_ERRNO | EPERM
+    allow = 0x7FFF0000
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    program = [(ld, 0, 0, 4), (jeq, 1, 0, arch["audit"]), (ret, 0, 0, deny), (ld, 0, 0, 0),
+               (jge, 0, 1, 0x40000000), (ret, 0, 0, deny)]   # x32 and other ABIs: refused
+    for number in arch["deny"].values():
+        program += [(jeq, 0, 1, number), (ret, 0, 0, deny)]
+    for number in arch["own_pid_only"].values():
+        # kill/tgkill: first argument (low 32 bits) must be 0, the worker's pid or its group
+        program += [(jeq, 0, 6, number), (ld, 0, 0, 16), (jeq, 3, 0, 0), (jeq, 2, 0, own),
+                    (jeq, 1, 0, (-own) & 0xFFFFFFFF), (ret, 0, 0, deny), (ret, 0, 0, allow)]
+    program.append((ret, 0, 0, allow))
+    install_seccomp(program)
+
+
+def install_seccomp(program):
+    """Load a classic-BPF seccomp filter: (code, jt, jf, k) tuples. Needs no_new_privs."""
+    filters = b"".join(struct.pack("HBBI", *op) for op in program)
+    buffer = ctypes.create_string_buffer(filters)
+    fprog = struct.pack("HxxxxxxQ", len(program), ctypes.addressof(buffer))
+    _check(_libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(2), ctypes.c_char_p(fprog), 0, 0), "seccomp")
 
 
 def _others_can_read(path):
@@ -160,11 +320,15 @@ def _own_process_count(uid):
     return count
 
 
-def apply_limits(limits, headroom):
-    """rlimits for the worker. RLIMIT_NPROC counts the real uid's processes system-wide (in
-    every namespace), so ``headroom`` is what that uid already runs elsewhere."""
+def _mapped_bytes():
     with open("/proc/self/status") as status:
-        mapped = next(int(l.split()[1]) * 1024 for l in status if l.startswith("VmSize:"))
+        return next(int(l.split()[1]) * 1024 for l in status if l.startswith("VmSize:"))
+
+
+def apply_limits(limits, headroom, mapped):
+    """rlimits for the worker. RLIMIT_NPROC counts the real uid's processes system-wide (in
+    every namespace), so ``headroom`` is what that uid already runs elsewhere; ``mapped`` is
+    the address space the warm process already uses."""
     for name, value in ((resource.RLIMIT_AS, mapped + limits.memory_bytes),
                         (resource.RLIMIT_CPU, limits.cpu_seconds),
                         (resource.RLIMIT_NPROC, limits.processes + headroom),
@@ -193,9 +357,68 @@ def _exit_code(status):
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
 
 
-def start_child(channel_fd, root, hidden, mode, limits=Limits):
-    """In a freshly forked zygote child: isolate, then serve on ``channel_fd``. Never returns."""
-    from . import child  # already imported by the zygote; nothing is read from disk here
+NAMESPACES = (("mount namespace", CLONE_NEWNS), ("PID namespace", CLONE_NEWPID), ("network namespace", CLONE_NEWNET),
+              ("IPC namespace", CLONE_NEWIPC), ("UTS namespace", CLONE_NEWUTS))
+
+
+def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused):
+    """Every protection that works here, one at a time. Returns in the worker."""
+    is_root = os.geteuid() == 0
+    protections.attempt("fresh session keyring", _fresh_keyring)
+    in_user_ns, held = False, set()
+    if not namespaces:
+        protections.unavailable["namespaces"] = "isolation was turned off for this run"
+    else:
+        if not is_root and userns_refused:
+            protections.unavailable["user namespace"] = userns_refused
+        elif not is_root:
+            in_user_ns = protections.attempt("user namespace", _user_namespace, os.getuid(), os.getgid())
+        held = {name for name, flag in NAMESPACES
+                if protections.attempt(name, lambda f: _check(_libc.unshare(f), "unshare"), flag)}
+    if "PID namespace" in held:
+        pid = os.fork()
+        if pid:  # the keeper: outlives nothing, reports the worker's end as its own
+            os.close(channel_fd)
+            os._exit(_exit_code(os.waitpid(pid, 0)[1]))
+        # PID 1 of the new namespace: when it dies (with the keeper, see pdeathsig below),
+        # the kernel kills everything it started.
+    private_root = "mount namespace" in held and protections.attempt(
+        "private root", _new_root, root, hidden, protections, "PID namespace" in held)
+    if not private_root:
+        os.chdir("/")
+        protections.unavailable.setdefault("private root", "needs a mount namespace")
+        if "/proc" in protections.held:  # mounted in a root that was then not entered
+            protections.held.remove("/proc")
+            protections.unavailable["/proc"] = "no private root"
+    if "IPC namespace" in held and "/proc" in protections.held:
+        protections.attempt("no SysV IPC", _no_sysv_ipc)
+    # Never run student code as root (it could signal or trace the grader, or read anything),
+    # unless nobody could not even read Python outside a private root.
+    keep_root = is_root and not private_root and not _others_can_read(sys.prefix)
+    if keep_root:
+        protections.unavailable["uid nobody"] = f"uid nobody cannot read {sys.prefix}; running as root"
+    elif is_root or in_user_ns:
+        protections.attempt("no capabilities" if in_user_ns else "uid nobody", _drop_privileges, in_user_ns)
+    else:
+        protections.unavailable["a user of its own"] = f"runs as the grader's uid {os.getuid()}"
+    if protections.attempt("no_new_privs", _no_new_privs):
+        protections.attempt("seccomp", _seccomp)
+    else:
+        protections.unavailable["seccomp"] = "needs no_new_privs"
+    # Die with the parent (the keeper, or the zygote without a PID namespace). This must come
+    # *after* the uid change: the kernel clears the parent-death signal whenever the
+    # credentials change, and a worker that calls setsid() would then escape the grader's
+    # killpg and outlive its keeper (found by the hostile bank: an orphaned busy loop).
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+
+
+def start_child(channel_fd, root, hidden, mode, userns_refused=None, limits=Limits):
+    """In a freshly forked zygote child: isolate, then serve on ``channel_fd``. Never returns.
+    ``userns_refused``: what probe_user_namespace found, or None.
+
+    The hello (the first frame) says what held; a child that cannot start says which step
+    failed instead."""
+    from . import child, protocol  # already imported by the zygote; nothing is read from disk here
     import socket
 
     code = 1
@@ -204,45 +427,22 @@ def start_child(channel_fd, root, hidden, mode, limits=Limits):
         _quiet_stdio()
         os.closerange(3, channel_fd)
         os.closerange(channel_fd + 1, 1 << 16)
-        isolation = f"{REDUCED}: isolation was turned off for this run"
-        is_root = os.geteuid() == 0
-        # Counted on the host's /proc, before a new PID namespace hides the other processes.
-        headroom = _own_process_count(NOBODY if is_root else os.getuid())
-        if mode == "full":
-            uid, gid = os.getuid(), os.getgid()
-            flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-            try:
-                _check(_libc.unshare(flags | (0 if is_root else CLONE_NEWUSER)), "unshare")
-            except OSError as exc:
-                isolation = f"{REDUCED}: namespaces unavailable ({exc.strerror})"
-            else:
-                if not is_root:
-                    _write("/proc/self/setgroups", "deny")
-                    _write("/proc/self/uid_map", f"0 {uid} 1")
-                    _write("/proc/self/gid_map", f"0 {gid} 1")
-                pid = os.fork()
-                if pid:  # the keeper: outlives nothing, reports the worker's end as its own
-                    os.close(channel_fd)
-                    os._exit(_exit_code(os.waitpid(pid, 0)[1]))
-                # PID 1 of the new namespace: when it dies (with the keeper, see
-                # _drop_privileges), the kernel kills everything it started.
-                _new_root(root, hidden)
-                _drop_privileges(in_user_namespace=not is_root)
-                isolation = FULL
-        if isolation != FULL:
-            # No namespaces: at least do not run student code as root (it could signal or
-            # trace the grader, or read anything), unless nobody could not even read Python.
-            os.chdir("/")
-            stay_root = is_root and not _others_can_read(sys.prefix)
-            if stay_root:
-                isolation += f"; running as root, since uid nobody cannot read {sys.prefix}"
-            _drop_privileges(in_user_namespace=False, keep_uid=stay_root)
-        apply_limits(limits, headroom)
-        hello = {"isolation": isolation, "uid": os.getuid(), "pid": os.getpid()}
-        child.serve(socket.socket(fileno=channel_fd), hello)
+        channel = socket.socket(fileno=channel_fd)
+        # Read on the host's /proc, before a new PID namespace hides the other processes.
+        headroom = _own_process_count(NOBODY if os.geteuid() == 0 else os.getuid())
+        mapped = _mapped_bytes()
+        protections = Protections()
+        try:
+            _isolate(channel_fd, root, hidden, protections, mode == "full", userns_refused)
+            protections.attempt("limits", apply_limits, limits, headroom, mapped)
+        except (SetupFailed, OSError) as exc:
+            protocol.send(channel, {"hello": {"failed": str(exc)}})
+            raise
+        hello = {"isolation": protections.summary(), "held": protections.held,
+                 "unavailable": protections.unavailable, "uid": os.getuid(), "pid": os.getpid()}
+        child.serve(channel, hello)
         code = 0
     except BaseException:
         code = 1
-
     finally:
         os._exit(code)

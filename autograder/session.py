@@ -30,16 +30,30 @@ class GraderError(Exception):
 # the channel, so the grader checks every answer before the suites read it: an answer of
 # the wrong shape is the student's failure, never a KeyError or TypeError in the grader.
 VALUE = "value"   # a tensor, a number, or a (nested) list of them: what _as_data lets through
+INDEX = "index"   # a str of decimal digits: the position of a call in a batch
 MAYBE_VALUE = "value or None"  # None where that call failed
 _REPLY = {
     "call": {"value": VALUE},
-    "calls": {"values": [MAYBE_VALUE], "errors": {str: str}},
+    "calls": {"values": [MAYBE_VALUE], "errors": {INDEX: str}},
     "module": {"outputs": [VALUE], "state?": {str: torch.Tensor},
                "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
                         "state_keys": [str], "attrs": {str: int}, "heads?": [str], "dropout?": float,
                         "mask?": {"shape": [int], "dtype": str}}},
     "transfer": {"params": {str: torch.Tensor}},
 }
+
+
+# What the comparisons can handle; anything else (float8, complex, quantized) is a failed check.
+COMPARABLE_DTYPES = {torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.bool, torch.uint8,
+                     torch.int8, torch.int16, torch.int32, torch.int64}
+
+
+def _odd_dtype(value):
+    """The first tensor in an answer whose dtype the grader cannot compare, or None."""
+    if isinstance(value, torch.Tensor):
+        return None if value.dtype in COMPARABLE_DTYPES else value.dtype
+    values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return next((d for d in map(_odd_dtype, values) if d is not None), None)
 
 
 def _conforms(value, spec, depth=0):
@@ -51,6 +65,8 @@ def _conforms(value, spec, depth=0):
         return isinstance(value, torch.Tensor) or type(value) in (int, float, bool)
     if spec is float:
         return type(value) in (int, float)
+    if spec is INDEX:
+        return type(value) is str and value.isascii() and value.isdigit() and len(value) < 8
     if isinstance(spec, type):
         return type(value) is spec or (spec is torch.Tensor and isinstance(value, torch.Tensor))
     if isinstance(spec, list):
@@ -60,8 +76,9 @@ def _conforms(value, spec, depth=0):
                 and all(_conforms(v, s, depth) for v, s in zip(value, spec)))
     if not isinstance(value, dict):
         return False
-    if str in spec:
-        return all(type(k) is str and _conforms(v, spec[str], depth) for k, v in value.items())
+    if str in spec or INDEX in spec:
+        key_spec, value_spec = next(iter(spec.items()))
+        return all(_conforms(k, key_spec, depth) and _conforms(v, value_spec, depth) for k, v in value.items())
     for key, sub in spec.items():
         name = key.rstrip("?")
         if name in value:
@@ -132,6 +149,7 @@ class StudentSession:
         self.deaths = {}
         self.pid = self.sock = None
         self.isolation = None
+        self.protections = {}
         self.imported = set()
         self.broken = {}   # module or module.name -> why later requests fail fast
 
@@ -142,12 +160,18 @@ class StudentSession:
         self.restarts_left -= 1
         self.pid, self.sock = self.zygote.spawn()
         try:  # no student code has run yet: a failure here is the grader's
-            hello = protocol.recv(self.sock, time.monotonic() + 30)
-            self.isolation = clean_text(hello["hello"]["isolation"])
-            protocol.send(self.sock, {"op": "load", "sources": self.sources, "_modules": []})
+            hello = protocol.recv(self.sock, time.monotonic() + 30)["hello"]
+            if "failed" in hello:  # the step that could not be taken (see sandbox.start_child)
+                raise GraderError(clean_text(hello["failed"]))
+            self.isolation = clean_text(hello["isolation"])
+            self.protections = {"held": [clean_text(p) for p in hello["held"]],
+                                "unavailable": {clean_text(k): clean_text(v) for k, v in hello["unavailable"].items()}}
+            protocol.send(self.sock, {"op": "load", "sources": self.sources, "_modules": []}, time.monotonic() + 30)
             protocol.recv(self.sock, time.monotonic() + 30)
-        except (protocol.ChannelError, OSError, KeyError, TypeError) as exc:
-            self._kill()
+        except (GraderError, protocol.ChannelError, OSError, KeyError, TypeError, AttributeError) as exc:
+            code = self._kill(grace=1.0)
+            if isinstance(exc, protocol.ChannelError) and "closed" in str(exc):
+                exc = f"it exited with status {code} before saying which step failed"
             raise GraderError(f"the sandboxed child did not start: {exc}") from None
 
     def _kill(self, grace=0.0):
@@ -187,9 +211,10 @@ class StudentSession:
         if self.pid is None:
             self._start()
         payload.update(op=op, _modules=sorted(self.sources))
-        try:
-            protocol.send(self.sock, payload)
-            reply = protocol.recv(self.sock, time.monotonic() + self.timeout)
+        try:  # the child runs from the start of the send: one deadline for the round trip
+            deadline = time.monotonic() + self.timeout
+            protocol.send(self.sock, payload, deadline)
+            reply = protocol.recv(self.sock, deadline)
         except protocol.ChannelTimeout:
             self._kill()
             reason = f"{needs} did not finish within {self.timeout:g} s (infinite loop?)"
@@ -199,7 +224,7 @@ class StudentSession:
             code = self._kill(grace=1.0)
             reason = f"the submission's process {_death_reason(code)} while running {needs}"
             if isinstance(exc, protocol.ChannelError) and "closed" not in str(exc):
-                reason = f"the submission's process sent garbage to the grader while running {needs}"
+                reason = f"the submission's process sent garbage to the grader while running {needs} ({exc})"
             # A fresh child is cheap, so one death costs only this check; the same death twice
             # fails that probe's later checks fast.
             self.deaths[needs] = self.deaths.get(needs, 0) + 1
@@ -221,6 +246,10 @@ class StudentSession:
             # channel may be out of step now, so the next check starts a fresh child.
             self._kill()
             raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
+        dtype = _odd_dtype(reply)
+        if dtype is not None:
+            raise StudentFailure(f"{needs} returned a tensor of dtype {dtype}, which cannot be compared:"
+                                 " return the dtype of its inputs (float32)")
         return _answer(reply)
 
     def _mark_broken(self, module, needs, reason):

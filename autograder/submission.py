@@ -15,7 +15,9 @@ MAX_SOURCES = 64
 # protocol.MAX_JSON (checked in session.py), so a padded submission gets a note, not a grader error.
 MAX_TOTAL_SOURCE_BYTES = 512 << 10
 _MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# C0 and C1 controls (ESC and CSI start terminal sequences) and the bidirectional overrides
+# that make a line read other than it is.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 class SubmissionError(Exception):
@@ -26,6 +28,11 @@ def clean_text(text, limit=400):
     """Untrusted text from a child, safe to print in one line of a report."""
     text = _CONTROL.sub(" ", str(text)).replace("\n", " ").strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def printable(text):
+    """Text to print on the instructor's terminal: lines kept, no control characters."""
+    return "\n".join(_CONTROL.sub("?", line) for line in str(text).split("\n"))
 
 
 def decode_python_source(data):
@@ -43,10 +50,16 @@ def read_sources(folder):
     Returns (sources, notes); notes are one-line remarks about files that were skipped.
     """
     folder = os.fspath(folder)
+    if os.path.islink(folder):
+        raise SubmissionError(f"{folder} is a symbolic link, not a folder: not read")
     if not os.path.isdir(folder):
         raise SubmissionError(f"{folder} is not a folder")
     sources, notes, total = {}, [], 0
-    dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    # No link is followed at this level either (the caller refuses a linked student folder).
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise SubmissionError(f"{folder} cannot be read: {exc.strerror}") from None
     try:
         for name in sorted(os.listdir(dir_fd)):
             if not name.endswith(".py"):

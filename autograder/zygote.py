@@ -23,11 +23,20 @@ import time
 ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME")
 
 
+def _not_dumpable():
+    """Where a child runs as the grader's own uid (no user namespace, no PID namespace), only
+    this keeps it out of the grader's /proc/PID/mem and environ: the kernel then lets no
+    process of the same uid read them."""
+    import ctypes
+    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)   # PR_SET_DUMPABLE, 0
+
+
 class Zygote:
     """A fresh interpreter that imports torch once and forks sandboxed children on request."""
 
     def __init__(self, hidden=(), isolation="full"):
         from .paths import ROOT  # here, not at the top: the zygote process itself must not hold it
+        _not_dumpable()
         self.root = ROOT
         self.hidden = sorted({os.path.realpath(p) for p in (ROOT, *hidden)})
         self.isolation = isolation
@@ -109,6 +118,7 @@ def _reap(pid, wait_seconds):
 
 
 def main(ctl_fd, hidden, mode):
+    _not_dumpable()
     os.environ["OMP_NUM_THREADS"] = "1"
     import torch
     import torch.nn  # noqa: F401  (everything a child needs is imported before any fork)
@@ -123,15 +133,16 @@ def main(ctl_fd, hidden, mode):
     json_len, _ = protocol.PREFIX.unpack(frame[:protocol.PREFIX.size])
     protocol.decode(frame[protocol.PREFIX.size:][:json_len], frame[protocol.PREFIX.size + json_len:])
     root = tempfile.mkdtemp(prefix="autograder-root-")  # each child mounts its own tmpfs here
+    refused = sandbox.probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
     try:
-        _serve(socket.socket(fileno=ctl_fd), root, hidden, mode)
+        _serve(socket.socket(fileno=ctl_fd), root, hidden, mode, refused)
     except (BrokenPipeError, ConnectionResetError):
         pass  # the grader is gone; so are we
     finally:
         os.rmdir(root)
 
 
-def _serve(ctl, root, hidden, mode):
+def _serve(ctl, root, hidden, mode, userns_refused):
     from . import sandbox
 
     _reply(ctl, {"ready": True, "pid": os.getpid()})
@@ -149,7 +160,7 @@ def _serve(ctl, root, hidden, mode):
                 pid = os.fork()
                 if pid == 0:
                     ctl.close()
-                    sandbox.start_child(channel_fd, root, hidden, mode)
+                    sandbox.start_child(channel_fd, root, hidden, mode, userns_refused)
                 os.close(channel_fd)
                 _reply(ctl, {"pid": pid})
             elif request["op"] == "reap":

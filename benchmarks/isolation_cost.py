@@ -1,5 +1,6 @@
-"""What isolation costs per submission: the same submissions graded with namespaces ("full")
-and without ("off", rlimits only), side by side in one run.
+"""What isolation costs per submission: the same submissions graded with every protection
+("full": namespaces, private root, seccomp, limits...) and without namespaces ("off": rlimits,
+no_new_privs and seccomp only), side by side in one run.
 
 Both graders are warm (one zygote each) before timing starts; rounds alternate which mode
 goes first so that neither profits from the other's caches. Prints, per submission and
@@ -39,7 +40,7 @@ def main(argv=None):
         subs = {"correct": _submission(SOLUTIONS, Path(tmp) / "correct"),
                 "blank": _submission(ASSIGNMENTS, Path(tmp) / "blank")}
         times = {(name, mode): [] for name in subs for mode in ("full", "off")}
-        ratios = []
+        ratios, held = [], {}
         with Grader(isolation="full") as full, Grader(isolation="off") as off:
             graders = {"full": full, "off": off}
             for grader in graders.values():          # warm-up: zygote ready, suites compiled
@@ -55,6 +56,7 @@ def main(argv=None):
                         times[name, mode].append(seconds[mode])
                         expected = 100 if name == "correct" else 0
                         assert result["score"] == expected, (name, mode, result["score"])
+                        held[mode] = result["extra_data"]["protections"]["held"]
                     ratios.append(seconds["full"] / seconds["off"])
     # The cost where it is paid: one child's start (fork, namespaces, new root) until it says hello.
     starts = {"full": [], "off": []}
@@ -75,6 +77,8 @@ def main(argv=None):
         f, o = statistics.median(times[name, "full"]), statistics.median(times[name, "off"])
         print(f"{name:<10} {f:9.3f} {o:9.3f} {f / o:7.3f}")
     print(f"median ratio full/off over all gradings: {statistics.median(ratios):.3f}")
+    for mode, protections in held.items():
+        print(f"{mode}: {', '.join(protections)}")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """A bank of hostile submissions, each a few edits on top of a base, with the exact score it earns.
 
-Bases: ``blank`` (the stubs in assignments/), ``good`` (the reference, minus its tests) and
+Bases: ``blank`` (the stubs in assignments/), ``good`` (the reference, minus its tests),
 ``simple`` (simple_attention.py solved, the other four parts blank: 15 points at most, and
-fast to grade). A case replaces or edits files of its base and adds files of its own.
+fast to grade) and ``empty`` (no file). A case replaces or edits files of its base and adds files of its own.
 
 Attacks on the sandbox start from blank stubs and are *gated*: the module carries the
 reference source of simple_attention and runs it only if the attack worked (``PWNED``), so
@@ -44,11 +44,15 @@ class Folder:
 class Case:
     name: str
     category: str
-    base: str                      # "blank", "good" or "simple"
+    base: str                      # "blank", "good", "simple" or "empty"
     score: int                     # exactly what the submission must get
     files: dict = field(default_factory=dict)   # name -> text, Symlink, Fifo, Folder, or fn(old text) -> text
     note: str = ""                 # a phrase that must appear in the result's output (notes) or a failed check
     tokens: tuple = ()             # process names (comm) that must be gone once the run ends
+    folder: str = ""               # the student folder's name, where it is the attack (default: name)
+    link: str = ""                 # the student folder is a symbolic link to this
+    graded: bool = True            # False: refused as a whole (grades.csv says why, with ``note``)
+    needs: str = ""                # closed by another branch: xfail (strict) until it is merged
 
 
 def append(code):
@@ -415,6 +419,102 @@ TOOL_FILES = {
     "pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-p hostile_plugin'\n",
 }
 
+SYSV_SHM = r'''
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmget.restype = ctypes.c_int
+shmid = libc.shmget(0, ctypes.c_size_t(4 << 30), 0o1600)   # IPC_PRIVATE, IPC_CREAT | 0600: 4 GiB
+if shmid >= 0:       # held outside the memory limit until someone removes it
+    PWNED = True
+    libc.shmctl(shmid, 0, None)                              # IPC_RMID: do not actually keep it
+if libc.msgget(0, 0o1600) >= 0:
+    PWNED = True
+'''
+
+KEYRING = r'''
+import ctypes, platform
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+ADD_KEY, KEYCTL = {"aarch64": (217, 219)}.get(platform.machine(), (248, 250))
+KEY_SPEC_SESSION_KEYRING, KEY_SPEC_USER_KEYRING, KEYCTL_READ = -3, -4, 11
+# a key on nobody's user keyring is a channel to the next submission and the next run
+if libc.syscall(ADD_KEY, b"user", b"hostile-@TOKEN@", b"x", 1, KEY_SPEC_USER_KEYRING) >= 0:
+    PWNED = True
+buffer = ctypes.create_string_buffer(4096)   # the grader's login keys, if the session keyring is shared
+if libc.syscall(KEYCTL, KEYCTL_READ, KEY_SPEC_SESSION_KEYRING, buffer, 4096) > 0:
+    PWNED = True
+'''
+
+# Frames written straight onto the channel at import, before the real answer.
+def _raw_frame(build):
+    return prepend(r'''
+import json, os, socket, stat, struct
+''' + build.strip("\n") + r'''
+for _fd in range(3, 64):
+    try:
+        if stat.S_ISSOCK(os.fstat(_fd).st_mode):
+            socket.socket(fileno=os.dup(_fd)).sendall(struct.pack(">IQ", len(_header), len(_blob)) + _header + _blob)
+    except OSError:
+        pass
+''')
+
+
+DEEP_JSON = _raw_frame('''
+_header, _blob = ('{"ok": true, "value": ' + '{"a": ' * 600 + '1' + '}' * 601).encode(), b""
+''')
+
+MANY_TENSORS = _raw_frame('''
+_meta = b"{" + b",".join(b'"%d":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}' % i
+                         for i in range(250_000)) + b"}"
+_meta += b" " * (-len(_meta) % 8)
+_blob = struct.pack("<Q", len(_meta)) + _meta        # 250,000 empty tensors, 14 MB: under the byte cap
+_header = json.dumps({"ok": True, "value": {"$tensor": "0"}}).encode()
+''')
+
+ERROR_KEYS = r'''
+import autograder.child as _child
+_calls = _child.OPS["calls"]
+def _bad_keys(req):
+    reply = _calls(req)
+    reply["errors"] = {"case " + k: v for k, v in reply["errors"].items()} or {"first": "boom"}
+    return reply
+_child.OPS["calls"] = _bad_keys
+'''
+
+# Stops reading the channel when the grader sends a large request (GPT-2 small's weights),
+# without using any CPU: a blocking send would wait for ever.
+STOP_READING = r'''
+import socket as _socket, struct as _struct, time as _time
+import autograder.protocol as _protocol
+_recv = _protocol.recv
+def _stalling_recv(sock, deadline=None):
+    head = sock.recv(12, _socket.MSG_PEEK)
+    if len(head) == 12 and _struct.unpack(">IQ", head)[1] > (1 << 20):
+        _time.sleep(10 ** 6)
+    return _recv(sock, deadline)
+_protocol.recv = _stalling_recv
+'''
+
+# Answers the child makes up without the student's code: the weight transfer (v2's weights,
+# transposed, are in the request) and a module description that claims the book's structure.
+FORGED_REPLIES = r'''
+import torch
+import autograder.child as _child
+_child.OPS["transfer"] = lambda req: {"params": {k.split(".")[0]: v.T.contiguous() for k, v in req["v2_params"].items()}}
+def _forged_module(req):
+    args = req.get("args", [])
+    heads = args[4] if len(args) > 4 else 2
+    info = {"type": req["name"], "params": {f"heads.{i}.{w}.weight": [2, 4] for i in range(heads)
+                                           for w in ("W_query", "W_key", "W_value")},
+            "buffers": {}, "state_keys": [], "attrs": {}, "heads": ["CausalAttention"] * heads}
+    return {"outputs": [torch.zeros(1)] * len(req.get("inputs", [])), "info": info}
+_child.OPS["module"] = _forged_module
+'''
+
+LONG_NAME = "a" * 245
+ESCAPES = "\x1b]2;graded 100 of 100\x07\x1b[2J\x1b[1;32m"
+
+
 CASES = [
     # --- attacks on the sandbox: blank stubs, gated on the attack working (must stay 0) ---
     Case("01_gated_read_reference", "read the reference / suites by any path", "blank", 0,
@@ -493,7 +593,9 @@ CASES = [
     Case("36_wrong_shape", "wrong shape", "simple", 13,
          {"simple_attention.py": append("def attn_scores_loop(inputs):\n    return (inputs @ inputs.T).unsqueeze(0)")}),
     Case("37_huge_reply", "a 160 MB answer", "simple", 13,
-         {"simple_attention.py": append("def attn_weights_from_scores(s):\n    return torch.zeros(40_000_000)")},
+         # torch.empty: the size is the attack; zeros would spend the check's time
+         # writing 160 MB per call, and time out instead on a busy machine
+         {"simple_attention.py": append("def attn_weights_from_scores(s):\n    return torch.empty(40_000_000)")},
          note="cannot be sent back"),
     Case("38_evil_exceptions", "KeyboardInterrupt, an unprintable exception, a 9 MB message", "simple", 12,
          {"simple_attention.py": append(EVIL_EXCEPTIONS)}, note="KeyboardInterrupt"),
@@ -502,6 +604,38 @@ CASES = [
     Case("40_odd_files", "a FIFO, a folder, NUL bytes, bad UTF-8 and a bad name, all ending in .py", "simple", 15,
          {"fifo.py": Fifo(), "folder.py": Folder(), "nul.py": "x = 1\0\n", "latin.py": b"s = '\xe9\xff'\n",
           "bad-name.py": "import os\n"}, note="not a regular file"),
+    # --- second round (issue 8) ---
+    Case("41_linked_assignment_folder", "ch03_attention/ is a symbolic link to the reference", "empty", 0,
+         {"ch03_attention": Symlink("@REPO@/solutions/ch03_attention")}, note="symbolic link", graded=False),
+    Case("42_linked_to_classmate", "ch03_attention/ is a symbolic link to a classmate's folder", "empty", 0,
+         {"ch03_attention": Symlink("../00_good")}, note="symbolic link", graded=False),
+    Case("43_linked_student_folder", "the student folder is a symbolic link to the solutions", "empty", 0,
+         link="@REPO@/solutions", note="symbolic link", graded=False),
+    Case("44_forged_replies", "the child answers the transfer and structure probes without the student's code",
+         "blank", 0, everywhere(FORGED_REPLIES), needs="7a"),
+    Case("45_stop_reading", "stops reading the channel when a large request comes, sleeping", "good", 95,
+         {"exercises.py": prepend(STOP_READING)}, note="did not finish within"),
+    Case("46_gated_sysv_shm", "4 GiB of SysV shared memory, outside the memory limit", "blank", 0,
+         {"simple_attention.py": gated(SYSV_SHM)}),
+    Case("47_gated_keyring", "read the session keyring, write nobody's user keyring", "blank", 0,
+         {"simple_attention.py": gated(KEYRING)}),
+    Case("48_float8", "an answer in float8", "simple", 13,
+         {"simple_attention.py": append("def softmax_naive(x):\n    return torch.softmax(x, dim=0).to(torch.float8_e4m3fn)")},
+         note="cannot be compared"),
+    Case("49_error_keys", "error keys that are not numbers", "simple", 8,
+         {"simple_attention.py": prepend(ERROR_KEYS)}, note="malformed answer"),
+    Case("50_deep_json", "an answer nested 600 deep", "simple", 0, {"simple_attention.py": DEEP_JSON},
+         note="sent garbage"),
+    Case("51_many_tensors", "250,000 empty tensors under the byte cap", "simple", 0,
+         {"simple_attention.py": MANY_TENSORS}, note="sent garbage"),
+    Case("52_long_name", "a student folder name of 245 characters", "good", 100, folder=LONG_NAME),
+    Case("53_formula_equals", "a folder name that a spreadsheet runs as a formula", "blank", 0,
+         folder="=cmd|' -C calc'!A0"),
+    Case("54_formula_plus", "a folder name starting with +", "blank", 0, folder="+53+1"),
+    Case("55_formula_minus", "a folder name starting with -", "blank", 0, folder="-55+1"),
+    Case("56_formula_at", "a folder name starting with @", "blank", 0, folder="@SUM(56)"),
+    Case("57_terminal_escapes", "terminal escape sequences in the folder name and a file name", "simple", 15,
+         {f"{ESCAPES}passed.py": "x = 1\n"}, folder=f"57_{ESCAPES}", note="not a valid module name"),
 ]
 
 
@@ -534,7 +668,7 @@ def hardcoded_book_module():
 def base_files(base):
     """{file name: text} of a base submission."""
     files = {}
-    for module in MODULES:
+    for module in MODULES if base != "empty" else ():
         solved = base == "good" or (base == "simple" and module == "simple_attention")
         files[f"{module}.py"] = ((SOLUTIONS if solved else ASSIGNMENTS) / "ch03_attention" / f"{module}.py").read_text()
     return files
@@ -548,6 +682,9 @@ def expand(text, ctx):
 
 def materialize(case, folder, ctx):
     """Write ``case`` into ``folder``; ``ctx`` maps placeholder names to their text."""
+    if case.link:
+        os.symlink(expand(case.link, ctx), folder)
+        return
     folder.mkdir(parents=True)
     files = base_files(case.base)
     for name, spec in case.files.items():

@@ -7,8 +7,10 @@ crashes = 0), the neighbours get 100 and 0, nothing was written, connected to or
 running outside the sandbox. Also: an interrupted class run resumes without regrading,
 and the fallback without namespaces says so loudly.
 """
+import csv
 import json
 import os
+import random
 import secrets
 import signal
 import socket
@@ -18,7 +20,8 @@ import time
 
 import pytest
 
-from autograder.cli import fingerprint
+from autograder.cli import fingerprint, result_stem
+from autograder.report import csv_cell
 from autograder.paths import ROOT, SOLUTIONS
 from hostile import CASES, SIMPLE_FUNCTIONS, copy_base, hardcoded_book_module, materialize
 
@@ -43,6 +46,14 @@ def _processes_named(prefix):
     return found
 
 
+def _context(markers, port, token, out, blank):
+    """The placeholders of tests/hostile.py."""
+    return {"MARKERS": str(markers), "PORT": str(port), "UNIX": token + "u", "PID": str(os.getpid()),
+            "REPO": str(ROOT), "OUT": str(out), "TOKEN": token, "BLANK_PRINT": fingerprint(blank),
+            "FUNCTIONS": repr(SIMPLE_FUNCTIONS), "HARDCODED": hardcoded_book_module(),
+            "SOLUTION": repr((SOLUTIONS / "ch03_attention" / "simple_attention.py").read_text())}
+
+
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile")
@@ -65,12 +76,9 @@ def bank(tmp_path_factory):
 
     for name, base in NEIGHBOURS.items():
         copy_base(base, classdir / name)
-    ctx = {"MARKERS": str(markers), "PORT": str(port), "UNIX": token + "u", "PID": str(os.getpid()),
-           "REPO": str(ROOT), "OUT": str(out), "TOKEN": token, "BLANK_PRINT": fingerprint(classdir / "zz_blank"),
-           "FUNCTIONS": repr(SIMPLE_FUNCTIONS), "HARDCODED": hardcoded_book_module(),
-           "SOLUTION": repr((SOLUTIONS / "ch03_attention" / "simple_attention.py").read_text())}
+    ctx = _context(markers, port, token, out, classdir / "zz_blank")
     for case in CASES:
-        materialize(case, classdir / case.name, ctx)
+        materialize(case, classdir / (case.folder or case.name), ctx)
 
     env = {**os.environ, "HOSTILE_SECRET": token}
     started = time.perf_counter()
@@ -94,18 +102,43 @@ def bank(tmp_path_factory):
         s.close()
     results = {}
     for folder in sorted(classdir.iterdir()):
-        path = out / f"{folder.name}.json"
+        path = out / f"{result_stem(folder.name)}.json"
         results[folder.name] = json.loads(path.read_text()) if path.exists() else None
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        grades = {row["student"]: row for row in csv.DictReader(handle)}
     return dict(root=root, out=out, markers=markers, token=token, rc=run.returncode, stdout=stdout,
-                stderr=stderr, results=results, intrusions=intrusions, seconds=seconds)
+                stderr=stderr, results=results, grades=grades, intrusions=intrusions, seconds=seconds)
+
+
+def _row(bank, case):
+    """The case's line in grades.csv (its name as the CSV writes it)."""
+    return bank["grades"][csv_cell(case.folder or case.name)]
+
+
+def _cases():
+    """Cases closed by another branch are expected to fail (strictly) until it is merged."""
+    return [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=f"closed by issue {c.needs}'s branch: "
+                                                   "remove `needs` once it is merged")) if c.needs else c
+            for c in CASES]
 
 
 def test_the_class_run_completes_with_a_result_for_every_student(bank):
     assert bank["rc"] == 0, bank["stdout"] + bank["stderr"]          # 1 would mean "the grader failed"
-    missing = [name for name, result in bank["results"].items() if result is None]
+    refused = {c.folder or c.name for c in CASES if not c.graded}
+    missing = [name for name, result in bank["results"].items() if result is None and name not in refused]
     assert not missing, f"no result for {missing}: {bank['stdout']}"
-    assert (bank["out"] / "grades.csv").exists()
-    assert len(CASES) >= 25
+    assert len(bank["grades"]) == len(CASES) + len(NEIGHBOURS), "grades.csv must list every student"
+    assert len(CASES) >= 50
+
+
+def test_nothing_printed_or_written_is_a_terminal_sequence_or_a_formula(bank):
+    for stream in ("stdout", "stderr"):
+        assert "\x1b" not in bank[stream] and "\x07" not in bank[stream], bank[stream][-2000:]
+    for name in bank["grades"]:
+        assert name[:1] not in "=+-@", f"grades.csv cell {name!r} would run as a formula"
+    for case in CASES:
+        if case.folder[:1] in ("=", "+", "-", "@"):
+            assert "'" + case.folder in bank["grades"] and _row(bank, case)["score"] == str(case.score), case.folder
 
 
 def test_neighbours_keep_their_grades(bank):
@@ -115,9 +148,13 @@ def test_neighbours_keep_their_grades(bank):
         assert result["extra_data"]["isolation"] == "namespaces"
 
 
-@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: c.name)
 def test_hostile_case_gets_exactly_its_score(bank, case):
-    result = bank["results"][case.name]
+    if not case.graded:   # refused as a whole: listed in grades.csv with 0 and the reason
+        row = _row(bank, case)
+        assert row["score"] == "0" and row["status"].startswith("not graded") and case.note in row["status"], row
+        return
+    result = bank["results"][case.folder or case.name]
     assert result is not None, f"{case.name}: no result (grader crash?)"
     assert result["score"] == case.score, (
         f"{case.name} ({case.category}): {result['score']} points, expected {case.score}; failed: "
@@ -145,12 +182,14 @@ def test_nothing_escaped_the_sandbox(bank):
 
 
 def test_summary(bank, capsys):
-    rows = [(c.name, c.score, bank["results"][c.name]["score"] if bank["results"][c.name] else None) for c in CASES]
-    undeserved = sum(max(0, got - want) for _, want, got in rows if got is not None)
-    crashes = sum(got is None for _, _, got in rows) + (bank["rc"] != 0)
+    rows = [(c, int(_row(bank, c)["score"])) for c in CASES]
+    undeserved = sum(max(0, got - c.score) for c, got in rows if not c.needs)
+    pending = sum(max(0, got - c.score) for c, got in rows if c.needs)
+    crashes = sum(not _row(bank, c)["status"].startswith(("graded", "not graded")) for c in CASES)
+    crashes += bank["rc"] != 0
     with capsys.disabled():
         print(f"\nhostile bank: {len(rows)} cases, {undeserved} undeserved points, {crashes} grader crashes, "
-              f"class run {bank['seconds']:.1f} s")
+              f"class run {bank['seconds']:.1f} s; {pending} undeserved points in cases closed by other branches")
     assert undeserved == 0 and crashes == 0
 
 
@@ -187,4 +226,51 @@ def test_without_namespaces_the_report_says_so_loudly(tmp_path):
         result = grader.grade(folder)
     assert result["score"] == 15
     assert result["extra_data"]["isolation"].startswith("limits only")
-    assert result["output"].startswith("WARNING: the submission ran WITHOUT namespace isolation")
+    assert result["output"].startswith("WARNING: the submission ran WITHOUT full isolation (limits only: ")
+    assert result["extra_data"]["fully_isolated"] is False
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_class_of_random_hostile_and_honest_students_is_graded_to_the_end(tmp_path, seed):
+    """Property: whatever mix of attacks and honest work a class holds, graded with two jobs,
+    every honest student gets exactly their score, no attack earns a point it should not,
+    the run ends within its budget and grades.csv lists everyone."""
+    rng = random.Random(seed)
+    classdir, out, markers = tmp_path / "class", tmp_path / "graded", tmp_path / "markers"
+    markers.mkdir()
+    honest = {f"honest_{i}": rng.choice(["good", "blank", "simple"]) for i in range(3)}
+    for name, base in honest.items():
+        copy_base(base, classdir / name)
+    ctx = _context(markers, 9, secrets.token_hex(5), out, classdir / "honest_0")
+    hostile = rng.sample([c for c in CASES if not c.needs], 4)
+    for case in hostile:
+        materialize(case, classdir / (case.folder or case.name), ctx)
+    started = time.perf_counter()
+    run = _cli(classdir, "--out", out, "--timeout", TIMEOUT, "--jobs", "2")
+    stdout, stderr = run.communicate(timeout=300)
+    assert time.perf_counter() - started < 240, "the class run went over its budget"
+    assert run.returncode == 0, stdout + stderr
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        grades = {row["student"]: row for row in csv.DictReader(handle)}
+    assert len(grades) == len(honest) + len(hostile)
+    expected = {"good": 100, "blank": 0, "simple": 15}
+    for name, base in honest.items():
+        assert int(grades[name]["score"]) == expected[base], (name, grades[name], [c.name for c in hostile])
+    for case in hostile:
+        assert int(grades[csv_cell(case.folder or case.name)]["score"]) <= case.score, (case.name, grades)
+    assert not list(markers.iterdir())
+
+
+def test_a_result_that_cannot_be_written_costs_only_that_student(tmp_path):
+    classdir, out = tmp_path / "class", tmp_path / "graded"
+    for name in ("b_blank", "c_blank"):
+        copy_base("blank", classdir / name)
+    (out / "b_blank.json").mkdir(parents=True)   # where b's result goes: cannot be replaced by a file
+    run = _cli(classdir, "--out", out, "--jobs", "1")
+    stdout, stderr = run.communicate(timeout=300)
+    assert run.returncode == 1, stdout + stderr               # a result was lost: the instructor must know
+    assert "b_blank: graded (0), but the result was not saved: Is a directory" in stdout, stdout
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        grades = {row["student"]: row["status"] for row in csv.DictReader(handle)}
+    assert grades["c_blank"] == "graded" and "not saved" in grades["b_blank"]   # the class went on
+    assert json.loads((out / "c_blank.json").read_text())["score"] == 0

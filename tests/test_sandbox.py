@@ -1,0 +1,115 @@
+"""The sandbox's parts on their own: the seccomp filter, the report of what held, a child
+that cannot start, and the channel's deadline on writes."""
+import os
+import socket
+import time
+
+import pytest
+import torch
+
+from autograder import protocol, sandbox
+from autograder.session import GraderError, StudentSession
+
+
+def _in_a_child(body):
+    """Run ``body()`` in a forked child and return the text it gives back."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            try:
+                text = body()
+            except BaseException as exc:
+                text = repr(exc)
+            os.write(write, text.encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    text = os.read(read, 4096).decode()
+    os.close(read)
+    os.waitpid(pid, 0)
+    return text
+
+
+def test_the_seccomp_filter_refuses_what_a_shared_uid_would_allow():
+    def body():
+        import ctypes
+        import errno
+        import signal
+        import threading
+        libc = ctypes.CDLL(None, use_errno=True)
+        os.setsid()                      # as the worker does: its group is its own
+        sandbox._no_new_privs()
+        sandbox._seccomp()
+        outcomes = []
+        for name, call in (("shmget", lambda: libc.shmget(0, ctypes.c_size_t(1 << 20), 0o1600)),
+                           ("msgget", lambda: libc.msgget(0, 0o1600)),
+                           ("keyctl", lambda: libc.syscall(sandbox.ARCH["x86_64"]["keyctl"], 0, -3, 0)),
+                           ("ptrace", lambda: libc.ptrace(16, os.getppid(), None, None)),
+                           ("kill parent", lambda: libc.kill(os.getppid(), 0)),
+                           ("kill all", lambda: libc.kill(-1, 0))):
+            result = call()
+            if result >= 0 and name in ("shmget", "msgget"):   # the filter failed: do not leave it behind
+                (libc.shmctl if name == "shmget" else libc.msgctl)(result, 0, None)
+            outcomes.append(f"{name}={'EPERM' if result == -1 and ctypes.get_errno() == errno.EPERM else result}")
+        os.kill(os.getpid(), 0)          # its own pid and group stay allowed
+        os.killpg(os.getpgid(0), 0)
+        signal.pthread_kill(threading.get_ident(), 0)   # tgkill to itself
+        outcomes.append("self=ok")
+        return " ".join(outcomes)
+
+    if os.uname().machine != "x86_64":
+        pytest.skip("the test names x86_64 syscall numbers")
+    assert _in_a_child(body) == ("shmget=EPERM msgget=EPERM keyctl=EPERM ptrace=EPERM kill parent=EPERM "
+                                 "kill all=EPERM self=ok")
+
+
+def test_the_summary_names_each_missing_protection_once_with_its_reason():
+    protections = sandbox.Protections()
+    protections.attempt("limits", lambda: None)
+    for name in ("user namespace", "mount namespace", "PID namespace"):
+        protections.attempt(name, lambda: sandbox._check(-1, "unshare"))
+    protections.unavailable["private root"] = "needs a mount namespace"
+    protections.unavailable["/proc"] = "no PID namespace: the child has none"   # optional: not a reduction
+    assert protections.held == ["limits"]
+    assert protections.summary().startswith("limits only: user, mount, PID namespace unavailable (unshare: ")
+    assert protections.summary().endswith("; private root unavailable (needs a mount namespace)")
+    full = sandbox.Protections()
+    full.held, full.unavailable = ["user namespace", "limits"], {"/proc": "refused"}
+    assert full.summary() == sandbox.FULL
+
+
+class _OneChild:
+    """A zygote whose child sends ``hello`` and exits."""
+
+    def __init__(self, hello):
+        self.hello = hello
+
+    def spawn(self):
+        ours, theirs = socket.socketpair()
+        protocol.send(theirs, {"hello": self.hello})
+        theirs.close()
+        return os.getpid(), ours
+
+    def reap(self, pid, wait=2.0):
+        return 1
+
+
+def test_a_child_that_cannot_start_says_which_step_failed(monkeypatch):
+    monkeypatch.setattr(os, "killpg", lambda *a: None)
+    monkeypatch.setattr(os, "kill", lambda *a: None)
+    session = StudentSession(_OneChild({"failed": "private root: umount old root: Operation not permitted"}),
+                             {"simple_attention": ""})
+    with pytest.raises(GraderError, match="did not start: private root: umount old root: Operation not permitted"):
+        session.call("simple_attention", "dot_product_loop")
+
+
+def test_a_reader_that_stops_reading_cannot_stall_a_send():
+    ours, theirs = socket.socketpair()
+    started = time.monotonic()
+    with pytest.raises(protocol.ChannelTimeout):
+        protocol.send(ours, {"blob": torch.zeros(4 << 20)}, time.monotonic() + 0.5)   # 16 MB: far over the socket buffer
+    assert time.monotonic() - started < 5
+    assert ours.gettimeout() is None   # the socket is blocking again for the next frame
+    ours.close()
+    theirs.close()
