@@ -10,10 +10,10 @@
 The worker gets what ``sandbox.start_child`` gives the CLI's child: new mount, PID, network,
 IPC and UTS namespaces (plus a user namespace when the grader is not root), a tmpfs root
 holding only read-only binds of the Python installation, uid nobody, no_new_privs and
-rlimits. Into that root go, in memory, a copy of the notebook's folder at its own path
-(writable: the notebook may write files, nothing reaches the course) and the kernel's
-private folder (``SPEC["private"]``: its connection file, the kernel side of our package).
-No course, gradebook, exchange or repository exists there, and no network: the kernel
+rlimits. Into that root go, in memory, a copy of the notebook's folder as
+``/home/student/<assignment>`` (writable: the notebook may write files, nothing reaches the
+course, whose path the kernel never learns) and the kernel's private folder
+(``SPEC["private"]``: its connection file, the kernel side of our package). No course, gradebook, exchange or repository exists there, and no network: the kernel
 listens on Unix sockets in its private folder, which nbgrader reaches through
 ``/proc/<worker>/root``. When the worker dies the kernel kills everything it started.
 
@@ -35,6 +35,7 @@ PR_SET_CHILD_SUBREAPER = 36
 LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.kernel_sandbox import main; main()"
 # What the notebook's folder may bring into the sandbox (it lives in a 64 MiB tmpfs).
 MAX_FILES, MAX_BYTES = 512, 32 << 20
+SANDBOX_HOME = "/home/student"
 
 
 class KernelLimits(sandbox.Limits):
@@ -144,7 +145,10 @@ def main():
     spec, kernel_argv = json.loads(sys.argv[2]), sys.argv[3:]
     private, hidden = spec["private"], spec["hidden"]
     work = os.getcwd()  # the notebook's folder (nbclient starts the kernel there)
-    snapshots = {private: _snapshot(private), work: _snapshot(work)}
+    # In the sandbox it is /home/student/<assignment>: neither the course's path nor the
+    # instructor's name reaches the kernel (or a traceback in the feedback).
+    sandbox_work = os.path.join(SANDBOX_HOME, os.path.basename(work))
+    snapshots = {private: _snapshot(private), sandbox_work: _snapshot(work)}
     # Merged-/usr systems reach the ELF loader through /lib64 -> usr/lib64: exec needs the links.
     top_links = {p: os.readlink(p) for p in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
                  if os.path.islink(p)}
@@ -185,6 +189,7 @@ def main():
             for folder, files in snapshots.items():
                 _restore(folder, files, owner)
             sandbox._drop_privileges(in_user_namespace=not is_root)
+            work = sandbox_work
         else:
             _chown_tree(private, sandbox.NOBODY if is_root and not stay_root else None)
             sandbox._drop_privileges(in_user_namespace=False, keep_uid=stay_root)
