@@ -180,6 +180,8 @@ def main():
     if worker:
         _keep(worker, isolation)
     try:
+        # Before the new root: in a user namespace it may have no /proc to read the sizes from.
+        sandbox.apply_limits(KernelLimits, headroom)
         if isolation == sandbox.FULL:
             sandbox._new_root(os.path.join(private, "root"), hidden)
             for path, target in top_links.items():
@@ -194,10 +196,10 @@ def main():
             _chown_tree(private, sandbox.NOBODY if is_root and not stay_root else None)
             sandbox._drop_privileges(in_user_namespace=False, keep_uid=stay_root)
         os.chdir(work)
-        sandbox.apply_limits(KernelLimits, headroom)
         env = _kernel_env(private)
     except BaseException as exc:  # noqa: B036 (report, then die: the keeper reports the code)
-        print(f"sandboxed kernel: could not start ({exc!r})", file=sys.stderr)
+        import traceback
+        print(f"sandboxed kernel: could not start ({exc!r})\n{traceback.format_exc(limit=-3)}", file=sys.stderr)
         os._exit(1)
     sandbox._quiet_stdio()  # what the notebook prints goes to nbgrader as messages, not to its log
     os.execve(kernel_argv[0], kernel_argv, env)

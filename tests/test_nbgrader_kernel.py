@@ -47,7 +47,7 @@ try:
     net = "connected"
 except OSError as exc:
     net = type(exc).__name__
-pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit()) if os.path.isdir("/proc/1") else [1]
 print(f"PROBE uid={{os.getuid()}} cwd={{os.getcwd()}} seen={{seen}} net={{net}} pids={{pids}}")
 """
 
