@@ -1,13 +1,18 @@
 """nbgrader configuration and preprocessors: scores come from the trusted process only.
 
 ``nbgrader autograde`` runs the student's notebook in a Jupyter kernel, and student code
-runs in that kernel, so nothing the kernel prints can be trusted. Two preprocessors run
+runs in that kernel, so nothing the kernel prints can be trusted. Our preprocessors run
 in the nbgrader process itself, around the kernel's execution:
 
 ``GradeSubmission`` (before ``Execute``)
     grades the submission's ``.py`` files with ``autograder.runner.Grader`` (the hidden
     suites, the student's code in a sandboxed child) before any student code has run in
-    the kernel, so a notebook cell that rewrites the modules cannot change the score.
+    the kernel, so a notebook cell that rewrites the modules cannot change the score. It
+    reads them from ``submitted/`` with the CLI's reader (links refused), and deletes what
+    nbgrader copied into ``autograded/`` through a link.
+``SandboxedExecute`` (``autograder.nbkernel``)
+    nbgrader's ``Execute`` with the kernel in the sandbox; it returns only once the kernel
+    and everything it started are dead, so ``SaveAutoGrades`` writes the last word.
 ``OverwriteGradeOutputs`` (after ``Execute``, before ``SaveAutoGrades``)
     replaces every output of every grade cell with the trusted feedback (stdout) and the
     trusted points (a single number, nbgrader's partial credit).
