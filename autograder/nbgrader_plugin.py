@@ -163,7 +163,7 @@ def configure(c, assignment, course_root):
                                         IgnorePattern, LimitOutput, OverwriteCells,
                                         OverwriteKernelspec, SaveAutoGrades)
 
-    from .nbkernel import SandboxedExecute
+    from .nbkernel import execute_preprocessor
 
     course_root = os.path.abspath(course_root)
     c.CourseDirectory.root = course_root
@@ -179,7 +179,7 @@ def configure(c, assignment, course_root):
     ]
     c.Autograde.autograde_preprocessors = [
         GradeSubmission,
-        SandboxedExecute,  # the notebook's kernel in the sandbox, dead before SaveAutoGrades
+        execute_preprocessor(),  # the notebook's kernel in the sandbox, dead before SaveAutoGrades
         IgnorePattern,
         ClearMetadataPreprocessor,
         LimitOutput,

@@ -126,3 +126,12 @@ class SandboxedExecute(Execute):
             if getattr(self, "_sandboxed_km", None) is not None:
                 self._sandboxed_km.bury()
                 self._sandboxed_km = None
+
+
+def execute_preprocessor():
+    """SandboxedExecute where the sandbox exists (Linux); elsewhere nbgrader's own Execute, said loudly."""
+    if sys.platform.startswith("linux"):
+        return SandboxedExecute
+    print(f"WARNING: the notebook's kernel runs WITHOUT the sandbox: it needs Linux, this is {sys.platform}",
+          file=sys.stderr)
+    return Execute

@@ -30,7 +30,7 @@ from hostile import CASES, Case, materialize  # noqa: E402
 
 from autograder import nbgrade  # noqa: E402
 from autograder.kernel_sandbox import children  # noqa: E402
-from autograder.nbkernel import SandboxedKernelManager  # noqa: E402
+from autograder.nbkernel import SandboxedExecute, SandboxedKernelManager, execute_preprocessor  # noqa: E402
 from autograder.paths import SOLUTIONS  # noqa: E402
 from autograder.release import build_course, kernel_path, run_nbgrader  # noqa: E402
 
@@ -262,3 +262,11 @@ def test_a_kernel_that_will_not_die_is_killed(tmp_path):
         await km.shutdown_kernel(now=True)
         return dead
     assert asyncio.run(stubborn())
+
+
+def test_without_linux_the_kernel_is_not_sandboxed_and_says_so(monkeypatch, capsys):
+    from nbgrader.preprocessors import Execute
+    assert execute_preprocessor() is SandboxedExecute and not capsys.readouterr().err
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert execute_preprocessor() is Execute
+    assert "WARNING: the notebook's kernel runs WITHOUT the sandbox" in capsys.readouterr().err
