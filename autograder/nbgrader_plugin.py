@@ -1,13 +1,18 @@
 """nbgrader configuration and preprocessors: scores come from the trusted process only.
 
 ``nbgrader autograde`` runs the student's notebook in a Jupyter kernel, and student code
-runs in that kernel, so nothing the kernel prints can be trusted. Two preprocessors run
+runs in that kernel, so nothing the kernel prints can be trusted. Our preprocessors run
 in the nbgrader process itself, around the kernel's execution:
 
 ``GradeSubmission`` (before ``Execute``)
     grades the submission's ``.py`` files with ``autograder.runner.Grader`` (the hidden
     suites, the student's code in a sandboxed child) before any student code has run in
-    the kernel, so a notebook cell that rewrites the modules cannot change the score.
+    the kernel, so a notebook cell that rewrites the modules cannot change the score. It
+    reads them from ``submitted/`` with the CLI's reader (links refused), and deletes what
+    nbgrader copied into ``autograded/`` through a link.
+``SandboxedExecute`` (``autograder.nbkernel``)
+    nbgrader's ``Execute`` with the kernel in the sandbox; it returns only once the kernel
+    and everything it started are dead, so ``SaveAutoGrades`` writes the last word.
 ``OverwriteGradeOutputs`` (after ``Execute``, before ``SaveAutoGrades``)
     replaces every output of every grade cell with the trusted feedback (stdout) and the
     trusted points (a single number, nbgrader's partial credit).
@@ -16,6 +21,7 @@ in the nbgrader process itself, around the kernel's execution:
 """
 import atexit
 import os
+import shutil
 
 from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_output
@@ -46,7 +52,7 @@ def close_graders():
 
 
 class GradeSubmission(Preprocessor):
-    """Grade the notebook's folder with the hidden suites, before the kernel runs."""
+    """Grade the submitted modules with the hidden suites, before the kernel runs."""
 
     enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
 
@@ -56,11 +62,37 @@ class GradeSubmission(Preprocessor):
                   ).tag(config=True)
 
     def preprocess(self, nb, resources):
-        folder = os.path.abspath(resources.get("metadata", {}).get("path") or ".")
+        folder = submitted_folder(self.config, resources)
         assignment = self.assignment or resources["nbgrader"]["assignment"]
         self.log.info("Grading the modules in %s with the hidden suites of %s", folder, assignment)
         resources[RESULT_KEY] = _grader(assignment, self.hidden).grade(folder)
+        drop_followed_links(folder, resources.get("metadata", {}).get("path") or ".", self.log)
         return nb, resources
+
+
+def submitted_folder(config, resources):
+    """The student's folder in ``submitted/``: nbgrader's copy in ``autograded/`` followed
+    symbolic links (a module linked to the reference arrived there as the reference)."""
+    from nbgrader.coursedir import CourseDirectory
+
+    info = resources["nbgrader"]
+    coursedir = CourseDirectory(config=config)
+    return coursedir.format_path(coursedir.submitted_directory, info["student"], info["assignment"])
+
+
+def drop_followed_links(submitted, autograded, log):
+    """Delete from ``autograded`` what nbgrader copied through a link in ``submitted``, so the
+    kernel (and the feedback) never see the file a link pointed to."""
+    for top, dirs, names in os.walk(submitted):
+        for name in [*dirs, *names]:
+            path = os.path.join(top, name)
+            copy = os.path.join(autograded, os.path.relpath(path, submitted))
+            if os.path.islink(path) and os.path.lexists(copy):
+                log.warning("%s is a symbolic link: not graded, and removed from %s", path, autograded)
+                if os.path.isdir(copy) and not os.path.islink(copy):
+                    shutil.rmtree(copy)
+                else:
+                    os.remove(copy)
 
 
 class OverwriteGradeOutputs(Preprocessor):
@@ -123,8 +155,10 @@ def configure(c, assignment, course_root):
     """Configure nbgrader so that autograde scores the student's modules, from the trusted process."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,
-                                        Execute, IgnorePattern, LimitOutput, OverwriteCells,
+                                        IgnorePattern, LimitOutput, OverwriteCells,
                                         OverwriteKernelspec, SaveAutoGrades)
+
+    from .nbkernel import execute_preprocessor
 
     course_root = os.path.abspath(course_root)
     c.CourseDirectory.root = course_root
@@ -140,7 +174,7 @@ def configure(c, assignment, course_root):
     ]
     c.Autograde.autograde_preprocessors = [
         GradeSubmission,
-        Execute,
+        execute_preprocessor(),  # the notebook's kernel in the sandbox, dead before SaveAutoGrades
         IgnorePattern,
         ClearMetadataPreprocessor,
         LimitOutput,
@@ -150,6 +184,7 @@ def configure(c, assignment, course_root):
         CheckCellMetadata,
     ]
     c.GradeSubmission.hidden = [course_root]
+    c.SandboxedKernelManager.hidden = [course_root]
     # A deleted grade cell comes back (and gets the trusted score) instead of vanishing.
     c.OverwriteCells.add_missing_cells = True
     c.Execute.timeout = 120

@@ -8,6 +8,8 @@ stubs). Every number is a median over the runs (and over the submissions, per su
 
   import torch                 `python -c "import torch"`, the floor of any fresh process
   nbgrader, one submission     `nbgrader autograde ch03_attention --student S --force`, fresh process
+  ..., kernel not sandboxed    the same in a twin course whose config swaps SandboxedExecute back for
+                               nbgrader's own Execute (what autograde did before the kernel sandbox)
   CLI, one submission          `python -m autograder grade FOLDER --json F`, fresh process
   nbgrader, whole class        one `nbgrader autograde ch03_attention --force`, divided by the class size
   CLI, whole class             one `python -m autograder grade submitted/ --regrade`, divided likewise
@@ -46,9 +48,20 @@ def timed(command, cwd, env=None):
     return seconds
 
 
+UNSANDBOXED = """
+# For comparison only: the notebook's kernel outside the sandbox (nbgrader's own Execute).
+from nbgrader.preprocessors import Execute
+c.Autograde.autograde_preprocessors = [Execute if p.__name__ == "SandboxedExecute" else p
+                                       for p in c.Autograde.autograde_preprocessors]
+"""
+
+
 def setup(base, class_size):
     os.environ["JUPYTER_PATH"] = kernel_path(base)  # the kernel is this interpreter
     course = build_course(ASSIGNMENT, base / "course")
+    twin = build_course(ASSIGNMENT, base / "unsandboxed")
+    with open(twin / "nbgrader_config.py", "a") as config:
+        config.write(UNSANDBOXED)
     folders = {}
     kinds = (("correct", SOLUTIONS), ("buggy", SOLUTIONS), ("blank", ASSIGNMENTS))
     for i in range(class_size):
@@ -62,7 +75,8 @@ def setup(base, class_size):
         if kind == "buggy":
             buggy = folder / "causal_attention.py"
             buggy.write_text(buggy.read_text().replace(SCALED, "attn_weights = torch.softmax(attn_scores, dim=-1)"))
-    return course, folders
+    shutil.copytree(course / "submitted", twin / "submitted")
+    return course, twin, folders
 
 
 def main():
@@ -72,20 +86,24 @@ def main():
     args = parser.parse_args()
     nbgrader = [sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--force"]
     with tempfile.TemporaryDirectory(prefix="nbgrader-bench-") as tmp:
-        course, folders = setup(Path(tmp), args.class_size)
+        course, twin, folders = setup(Path(tmp), args.class_size)
         singles = list(folders)[:3]  # one of each kind for the one-submission rows
         size = len(folders)
-        rows = {"import torch": [], "nbgrader, one submission": [], "CLI, one submission": [],
-                f"nbgrader, whole class of {size}": [], f"CLI, whole class of {size}": [],
-                "Grader().grade, warm": []}
+        rows = {"import torch": [], "nbgrader, one submission": [],
+                "nbgrader, one submission, kernel not sandboxed": [], "CLI, one submission": [],
+                f"nbgrader, whole class of {size}": [], f"nbgrader, class of {size}, kernel not sandboxed": [],
+                f"CLI, whole class of {size}": [], "Grader().grade, warm": []}
         for _ in range(args.runs):
             rows["import torch"].append(timed([sys.executable, "-c", "import torch"], ROOT))
             for student in singles:
                 rows["nbgrader, one submission"].append(timed([*nbgrader, "--student", student], course))
+                rows["nbgrader, one submission, kernel not sandboxed"].append(
+                    timed([*nbgrader, "--student", student], twin))
                 rows["CLI, one submission"].append(timed(
                     [sys.executable, "-m", "autograder", "grade", str(folders[student]),
                      "--json", str(Path(tmp) / "r.json")], ROOT))
             rows[f"nbgrader, whole class of {size}"].append(timed(nbgrader, course) / size)
+            rows[f"nbgrader, class of {size}, kernel not sandboxed"].append(timed(nbgrader, twin) / size)
             rows[f"CLI, whole class of {size}"].append(timed(
                 [sys.executable, "-m", "autograder", "grade", str(course / "submitted"), "--regrade",
                  "--out", str(Path(tmp) / "graded")], ROOT) / size)
@@ -100,11 +118,15 @@ def main():
     print(f"median wall time per submission ({args.runs} runs, class of {size}, "
           f"{os.cpu_count()} cores, python {sys.version.split()[0]})")
     for name, value in medians.items():
-        print(f"  {name:40s} {value:7.2f} s")
+        print(f"  {name:48s} {value:7.2f} s")
     one = medians["nbgrader, one submission"] / medians["CLI, one submission"]
     whole = medians[f"nbgrader, whole class of {size}"] / medians[f"CLI, whole class of {size}"]
     print(f"ratio nbgrader / CLI, one submission each (fresh processes): {one:5.1f}x")
     print(f"ratio nbgrader / CLI, grading the whole class:              {whole:5.1f}x")
+    one = medians["nbgrader, one submission"] / medians["nbgrader, one submission, kernel not sandboxed"]
+    whole = medians[f"nbgrader, whole class of {size}"] / medians[f"nbgrader, class of {size}, kernel not sandboxed"]
+    print(f"ratio sandboxed / unsandboxed kernel, one submission:       {one:5.2f}x")
+    print(f"ratio sandboxed / unsandboxed kernel, whole class:          {whole:5.2f}x")
 
 
 if __name__ == "__main__":

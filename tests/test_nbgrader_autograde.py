@@ -189,11 +189,12 @@ def test_tampering_gains_nothing(graded, student):
 
 
 def test_the_kernel_attack_really_ran(graded):
-    """The patching cell did copy the reference over the modules: the score ignored it."""
+    """The patching cell ran, in the sandboxed kernel, where the reference does not exist and
+    nothing it writes reaches the course (tests/test_nbgrader_kernel.py has more)."""
     folder = graded["course"] / "autograded" / "patches_kernel" / ASSIGNMENT
-    assert (folder / "causal_attention.py").read_text() == (SOLUTIONS / ASSIGNMENT / "causal_attention.py").read_text()
+    assert (folder / "causal_attention.py").read_text() != (SOLUTIONS / ASSIGNMENT / "causal_attention.py").read_text()
     nb = nbformat.read(folder / f"{ASSIGNMENT}.ipynb", as_version=4)
-    assert "patched" in nb.cells[0].outputs[0].text
+    assert nb.cells[0].outputs[-1].get("ename") == "FileNotFoundError"
 
 
 def test_deleted_grade_cells_come_back_with_the_trusted_score(graded):

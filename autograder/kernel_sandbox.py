@@ -1,0 +1,205 @@
+"""Start a notebook's Jupyter kernel in the same kind of sandbox as the CLI's child.
+
+``nbkernel.SandboxedKernelManager`` runs this as the kernel's command::
+
+    python -P -c LAUNCH ROOT SPEC KERNEL_ARGV...
+
+    launcher = keeper (trusted; creates the namespaces; waits for the worker)
+       └── fork ──▶ worker: PID 1 of a new PID namespace ── exec ──▶ ipykernel
+
+The worker gets what ``sandbox.start_child`` gives the CLI's child: new mount, PID, network,
+IPC and UTS namespaces (plus a user namespace when the grader is not root), a tmpfs root
+holding only read-only binds of the Python installation, uid nobody, no_new_privs and
+rlimits. Into that root go, in memory, a copy of the notebook's folder as
+``/home/student/<assignment>`` (writable: the notebook may write files, nothing reaches the
+course, whose path the kernel never learns) and the kernel's private folder
+(``SPEC["private"]``: its connection file, the kernel side of our package). No course, gradebook, exchange or repository exists there, and no network: the kernel
+listens on Unix sockets in its private folder, which nbgrader reaches through
+``/proc/<worker>/root``. When the worker dies the kernel kills everything it started.
+
+Where namespaces are refused the kernel still runs, as nobody and under the limits, the
+keeper (a child subreaper) kills whatever the kernel left behind, and a WARNING goes to
+nbgrader's log. Standard library and ``sandbox`` only: this runs before every kernel.
+"""
+import json
+import os
+import signal
+import stat
+import sys
+import time
+
+from . import sandbox
+from .zygote import ZYGOTE_ENV
+
+PR_SET_CHILD_SUBREAPER = 36
+LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.kernel_sandbox import main; main()"
+# What the notebook's folder may bring into the sandbox (it lives in a 64 MiB tmpfs).
+MAX_FILES, MAX_BYTES = 512, 32 << 20
+SANDBOX_HOME = "/home/student"
+
+
+class KernelLimits(sandbox.Limits):
+    """A kernel is a whole interpreter with torch and a handful of threads, which count as
+    processes for RLIMIT_NPROC; it runs the notebook top to bottom."""
+
+    memory_bytes = 3 << 30
+    cpu_seconds = 300
+    processes = 64
+    open_files = 1024
+
+
+def children(parent):
+    """Pids whose parent is ``parent`` (from /proc; the grader side uses it to find the worker)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == parent:
+                found.append(int(entry))
+    return found
+
+
+def _snapshot(folder):
+    """{relative path: bytes, or None for a folder} of ``folder``, links and specials skipped."""
+    files, total = {}, 0
+    for top, dirs, names in os.walk(folder):
+        for name in [*dirs, *names]:
+            path = os.path.join(top, name)
+            info = os.lstat(path)
+            rel = os.path.relpath(path, folder)
+            if stat.S_ISDIR(info.st_mode):
+                files[rel] = None
+            elif stat.S_ISREG(info.st_mode) and len(files) < MAX_FILES and total + info.st_size <= MAX_BYTES:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                with os.fdopen(fd, "rb") as handle:
+                    files[rel] = handle.read(MAX_BYTES - total)
+                total += len(files[rel])
+            else:
+                print(f"sandboxed kernel: {path} not copied into the sandbox (a link, special or too large)",
+                      file=sys.stderr)
+    return files
+
+
+def _restore(folder, files, owner):
+    """Write a snapshot at ``folder`` (inside the worker's tmpfs root), owned by ``owner``."""
+    os.makedirs(folder, exist_ok=True)
+    for rel, data in sorted(files.items(), key=lambda item: item[1] is not None):
+        path = os.path.join(folder, rel)
+        if data is None:
+            os.makedirs(path, exist_ok=True)
+        else:
+            with open(path, "wb") as handle:
+                handle.write(data)
+    _chown_tree(folder, owner)
+
+
+def _chown_tree(folder, owner):
+    if owner is None:
+        return
+    for top, dirs, names in os.walk(folder):
+        for path in [top, *(os.path.join(top, n) for n in dirs + names)]:
+            os.lchown(path, owner, owner)
+
+
+def _keep(worker, isolation):
+    """The keeper: outlives the worker, reports its exit code as its own.
+
+    Interrupts are for the kernel (nbgrader signals the whole process group); a terminate
+    request kills the worker. Without a PID namespace the keeper is the descendants' subreaper:
+    once the worker is gone it kills and reaps every process the kernel left behind.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: os.kill(worker, signal.SIGKILL))
+    if isolation != sandbox.FULL:
+        print(f"WARNING: the notebook's kernel runs WITHOUT namespace isolation ({isolation})", file=sys.stderr)
+    code = sandbox._exit_code(os.waitpid(worker, 0)[1])
+    if isolation != sandbox.FULL:
+        while True:
+            for pid in children(os.getpid()):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    time.sleep(0.01)
+            except ChildProcessError:
+                break
+    os._exit(code)
+
+
+def _kernel_env(private):
+    env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
+    env.update(PYTHONPATH=os.path.join(private, "lib"), HOME=private, TMPDIR=private, OMP_NUM_THREADS="1")
+    if "NBGRADER_EXECUTION" in os.environ:
+        env["NBGRADER_EXECUTION"] = os.environ["NBGRADER_EXECUTION"]
+    return env
+
+
+def main():
+    """Isolate, then exec the kernel. argv: ROOT SPEC KERNEL_ARGV... (SPEC: private, hidden, isolation)."""
+    spec, kernel_argv = json.loads(sys.argv[2]), sys.argv[3:]
+    private, hidden = spec["private"], spec["hidden"]
+    work = os.getcwd()  # the notebook's folder (nbclient starts the kernel there)
+    # In the sandbox it is /home/student/<assignment>: neither the course's path nor the
+    # instructor's name reaches the kernel (or a traceback in the feedback).
+    sandbox_work = os.path.join(SANDBOX_HOME, os.path.basename(work))
+    snapshots = {private: _snapshot(private), sandbox_work: _snapshot(work)}
+    # Merged-/usr systems reach the ELF loader through /lib64 -> usr/lib64: exec needs the links.
+    top_links = {p: os.readlink(p) for p in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+                 if os.path.islink(p)}
+    is_root = os.geteuid() == 0
+    headroom = sandbox._own_process_count(sandbox.NOBODY if is_root else os.getuid())
+    isolation = f"{sandbox.REDUCED}: isolation was turned off for this run"
+    if spec["isolation"] == "full":
+        uid, gid = os.getuid(), os.getgid()
+        flags = (sandbox.CLONE_NEWNS | sandbox.CLONE_NEWPID | sandbox.CLONE_NEWNET | sandbox.CLONE_NEWIPC
+                 | sandbox.CLONE_NEWUTS)
+        try:
+            sandbox._check(sandbox._libc.unshare(flags | (0 if is_root else sandbox.CLONE_NEWUSER)), "unshare")
+        except OSError as exc:
+            isolation = f"{sandbox.REDUCED}: namespaces unavailable ({exc.strerror})"
+        else:
+            if not is_root:
+                sandbox._write("/proc/self/setgroups", "deny")
+                sandbox._write("/proc/self/uid_map", f"0 {uid} 1")
+                sandbox._write("/proc/self/gid_map", f"0 {gid} 1")
+            isolation = sandbox.FULL
+    stay_root = False
+    if isolation != sandbox.FULL:
+        sandbox._libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        # As the CLI's child without namespaces: not root, unless nobody cannot even read Python.
+        stay_root = is_root and not sandbox._others_can_read(sys.prefix)
+        if stay_root:
+            isolation += f"; running as root, since uid nobody cannot read {sys.prefix}"
+    worker = os.fork()
+    if worker:
+        _keep(worker, isolation)
+    try:
+        # Before the new root: in a user namespace it may have no /proc to read the sizes from.
+        sandbox.apply_limits(KernelLimits, headroom)
+        if isolation == sandbox.FULL:
+            sandbox._new_root(os.path.join(private, "root"), hidden)
+            for path, target in top_links.items():
+                if not os.path.lexists(path):
+                    os.symlink(target, path)
+            owner = sandbox.NOBODY if is_root else None
+            for folder, files in snapshots.items():
+                _restore(folder, files, owner)
+            sandbox._drop_privileges(in_user_namespace=not is_root)
+            work = sandbox_work
+        else:
+            _chown_tree(private, sandbox.NOBODY if is_root and not stay_root else None)
+            sandbox._drop_privileges(in_user_namespace=False, keep_uid=stay_root)
+        os.chdir(work)
+        env = _kernel_env(private)
+    except BaseException as exc:  # noqa: B036 (report, then die: the keeper reports the code)
+        import traceback
+        print(f"sandboxed kernel: could not start ({exc!r})\n{traceback.format_exc(limit=-3)}", file=sys.stderr)
+        os._exit(1)
+    sandbox._quiet_stdio()  # what the notebook prints goes to nbgrader as messages, not to its log
+    os.execve(kernel_argv[0], kernel_argv, env)

@@ -1,0 +1,137 @@
+"""nbgrader's side of the sandboxed kernel: ``SandboxedExecute`` and its kernel manager.
+
+``SandboxedExecute`` is nbgrader's ``Execute`` preprocessor with ``SandboxedKernelManager``
+as its kernel manager (nbgrader's ``Execute.__init__`` forces ``kernel_manager_class``, so a
+subclass is the one hook that holds). The manager starts every kernel through
+``kernel_sandbox`` (whose module docstring says what the kernel can see) and talks to it over
+Unix sockets (jupyter's ``ipc`` transport) inside the kernel's own root, reached through
+``/proc/<worker>/root``: the kernel has no network, so TCP on 127.0.0.1 cannot work.
+
+The worker is PID 1 of the kernel's PID namespace: once it is dead, so is every process the
+notebook started. The manager checks that when it cleans up after the kernel, and kills the
+worker if it is still alive; ``SandboxedExecute`` runs before ``SaveAutoGrades``, so no score
+is saved while anything the notebook started can still run (a kernel that cannot be stopped
+fails the submission instead).
+"""
+import asyncio
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+
+from jupyter_client.manager import AsyncKernelManager, KernelManager
+from nbgrader.preprocessors import Execute
+from traitlets import CaselessStrEnum, List, Unicode
+
+from . import kernel_sandbox
+from .paths import ROOT
+
+KERNEL_LIB = ROOT / "autograder"  # its top-level modules: what notebook cells import (never suites/)
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """Starts the kernel in the sandbox and makes sure it is dead when it is cleaned up."""
+
+    hidden = List(Unicode(), help="Paths the kernel must not see besides the repository (the course)."
+                  ).tag(config=True)
+    isolation = CaselessStrEnum(["full", "off"], "full",
+                                help="'off' runs the kernel without namespaces (tests, diagnosis)."
+                                ).tag(config=True)
+    startup_seconds = 30.0  # for the keeper to fork the worker, on a loaded machine
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.transport = "ipc"
+        self._private = None
+        self._worker = None  # (pid, pidfd) of the kernel's PID 1
+
+    async def _async_pre_start_kernel(self, **kw):
+        self._private = tempfile.mkdtemp(prefix="nbkernel-")
+        os.chmod(self._private, 0o755)
+        lib = os.path.join(self._private, "lib", "autograder")
+        os.makedirs(lib)
+        for path in KERNEL_LIB.glob("*.py"):
+            shutil.copy(path, lib)
+        os.mkdir(os.path.join(self._private, "root"))
+        self.ip = os.path.join(self._private, "kernel")  # the sockets' path as the kernel sees it
+        return await super()._async_pre_start_kernel(**kw)
+
+    def format_kernel_cmd(self, extra_arguments=None):
+        """This interpreter's ipykernel (its files are what the sandbox binds), through the launcher."""
+        connection = os.path.join(self._private, "kernel.json")
+        shutil.copy(self.connection_file, connection)
+        kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", connection, *(extra_arguments or [])]
+        hidden = sorted({os.path.realpath(p) for p in (ROOT, *self.hidden)})
+        spec = {"private": self._private, "hidden": hidden, "isolation": self.isolation}
+        return [sys.executable, "-P", "-c", kernel_sandbox.LAUNCH, str(ROOT), json.dumps(spec), *kernel]
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+        keeper = self.provisioner.process
+        deadline = time.monotonic() + self.startup_seconds
+        while not (found := kernel_sandbox.children(keeper.pid)):
+            if keeper.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the notebook's kernel could not be started in the sandbox (see the log above)")
+            await asyncio.sleep(0.005)
+        pid = found[0]
+        self._worker = (pid, os.pidfd_open(pid))
+        # From here on nbgrader reaches the sockets inside the worker's root.
+        self.ip = f"/proc/{pid}/root{os.path.join(self._private, 'kernel')}"
+
+    def bury(self, wait=5.0):
+        """Return once the kernel's PID 1, and so everything the notebook started, is dead."""
+        if self._worker is not None:
+            pid, pidfd = self._worker
+            try:
+                if not select.select([pidfd], [], [], wait)[0]:
+                    self.log.warning("The notebook's kernel (pid %s) is still running: killing it", pid)
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                    if not select.select([pidfd], [], [], 10.0)[0]:
+                        raise RuntimeError(f"the notebook's kernel (pid {pid}) could not be stopped")
+            finally:
+                os.close(pidfd)
+                self._worker = None
+        if self._private:
+            shutil.rmtree(self._private, ignore_errors=True)
+            self._private = None
+
+    async def _async_cleanup_resources(self, restart=False):
+        await KernelManager._async_cleanup_resources(self, restart=restart)
+        if not restart:
+            self.bury()
+
+    cleanup_resources = _async_cleanup_resources
+
+
+class SandboxedExecute(Execute):
+    """nbgrader's Execute, with the notebook's kernel in the sandbox."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)
+
+    def create_kernel_manager(self):
+        self._sandboxed_km = super().create_kernel_manager()
+        return self._sandboxed_km
+
+    def preprocess(self, nb, resources=None, km=None):
+        try:
+            return super().preprocess(nb, resources, km)
+        finally:
+            # Also when the kernel failed to start or died: nothing it started may outlive this step.
+            if getattr(self, "_sandboxed_km", None) is not None:
+                self._sandboxed_km.bury()
+                self._sandboxed_km = None
+
+
+def execute_preprocessor():
+    """SandboxedExecute where the sandbox exists (Linux); elsewhere nbgrader's own Execute, said loudly."""
+    if sys.platform.startswith("linux"):
+        return SandboxedExecute
+    print(f"WARNING: the notebook's kernel runs WITHOUT the sandbox: it needs Linux, this is {sys.platform}",
+          file=sys.stderr)
+    return Execute

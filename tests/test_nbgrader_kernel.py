@@ -1,0 +1,272 @@
+"""Under `nbgrader autograde` the student's notebook runs in a sandboxed kernel, and what is graded
+is what the student submitted.
+
+One course, one `nbgrader autograde` of three submissions (real kernels):
+
+honest    the reference modules: the neighbour whose grades an attack would change;
+detached  blank stubs with hostile case 58: importing simple_attention starts a detached process
+          that keeps rewriting gradebook.db (full marks for its author, 0 for the others) and drops
+          files in the course and the exchange; a first cell also reports what the kernel can see;
+links     hostile case 13: modules that are symbolic links to the reference.
+
+The course, the gradebook and the exchange are left writable by everyone, so only the sandbox
+stands between the kernel and them. A few kernels are also started directly with the manager.
+"""
+import asyncio
+import os
+import shutil
+import socket
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from hostile import CASES, Case, materialize  # noqa: E402
+
+from autograder import nbgrade  # noqa: E402
+from autograder.kernel_sandbox import children  # noqa: E402
+from autograder.nbkernel import SandboxedExecute, SandboxedKernelManager, execute_preprocessor  # noqa: E402
+from autograder.paths import SOLUTIONS  # noqa: E402
+from autograder.release import build_course, kernel_path, run_nbgrader  # noqa: E402
+
+ASSIGNMENT = "ch03_attention"
+CASE = {case.name: case for case in CASES}
+
+# First cell of the detached student's notebook: what does the kernel see?
+PROBE_CELL = """
+import os, socket
+import simple_attention  # starts the detached editor (hostile case 58)
+seen = {{name: os.path.exists(path) for name, path in {paths!r}.items()}}
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=2)
+    net = "connected"
+except OSError as exc:
+    net = type(exc).__name__
+pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit()) if os.path.isdir("/proc/1") else [1]
+print(f"PROBE uid={{os.getuid()}} cwd={{os.getcwd()}} seen={{seen}} net={{net}} pids={{pids}}")
+"""
+
+
+def processes_named(prefix):
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and Path(f"/proc/{entry}/comm").read_text().startswith(prefix):
+                found.append(int(entry))
+        except OSError:
+            pass
+    return found
+
+
+def submit(course, student, case, ctx, notebook_cell=None):
+    folder = course / "submitted" / student / ASSIGNMENT
+    materialize(case, folder, ctx)
+    for path in folder.iterdir():  # case 13's relative link is made for the bank's folder depth
+        if path.is_symlink() and not path.exists():
+            path.unlink()
+            path.symlink_to(SOLUTIONS / ASSIGNMENT / path.name)
+    for path in (course / "release" / ASSIGNMENT).iterdir():  # the notebook and the public tests
+        if not os.path.lexists(folder / path.name):
+            shutil.copy(path, folder / path.name)
+    if notebook_cell:
+        path = folder / f"{ASSIGNMENT}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        nb.cells.insert(0, nbformat.v4.new_code_cell(notebook_cell))
+        nbformat.write(nb, path)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("nbkernel")
+    token = os.urandom(5).hex()
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.setblocking(False)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_PATH", kernel_path(base))
+        course = build_course(ASSIGNMENT, base / "course")
+        exchange, markers = base / "exchange", course / "markers"
+        for folder in (exchange, markers):
+            folder.mkdir()
+        gradebook = course / "gradebook.db"
+        for path in (course, exchange, markers):
+            path.chmod(0o777)
+        gradebook.chmod(0o666)
+        ctx = {"MARKERS": str(markers), "COURSE": str(course), "EXCHANGE": str(exchange),
+               "GRADEBOOK": str(gradebook), "TOKEN": token, "REPO": str(ROOT)}
+        probe = PROBE_CELL.format(port=listener.getsockname()[1], paths={
+            "course": str(course), "gradebook": str(gradebook), "exchange": str(exchange),
+            "repository": str(ROOT), "solutions": str(SOLUTIONS)})
+        folders = {
+            "honest": submit(course, "honest", Case("honest", "the reference", "good", 100), ctx),
+            "detached": submit(course, "detached", CASE["58_detached_score_editor"], ctx, probe),
+            "links": submit(course, "links", CASE["13_symlink_reference"], ctx),
+        }
+        started = time.monotonic()
+        proc = run_nbgrader(course, "autograde", ASSIGNMENT, check=False)
+        seconds = time.monotonic() - started
+    try:
+        listener.accept()
+        intrusion = True
+    except BlockingIOError:
+        intrusion = False
+    listener.close()
+    yield {"course": course, "folders": folders, "proc": proc, "token": token, "markers": markers,
+           "exchange": exchange, "intrusion": intrusion, "seconds": seconds}
+
+
+def gradebook_parts(course, student):
+    """{part: (score, max_score)} from nbgrader's gradebook, and the total."""
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        submission = gb.find_submission(ASSIGNMENT, student)
+        parts = {nbgrade.part_of(g.name): (g.score, g.max_score) for g in submission.notebooks[0].grades}
+        return parts, submission.score
+
+
+def outputs(course, student):
+    nb = nbformat.read(course / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    return "\n".join(o.get("text", "") + o.get("evalue", "") for c in nb.cells if c.cell_type == "code"
+                     for o in c.outputs)
+
+
+def test_autograde_succeeds(graded):
+    assert graded["proc"].returncode == 0, graded["proc"].stderr[-3000:]
+    assert "WITHOUT namespace isolation" not in graded["proc"].stderr
+
+
+def test_the_kernel_is_isolated(graded):
+    """The attack's own first cell: no course, gradebook, exchange or repository; no network;
+    only its own processes; not root."""
+    line = next(l for l in outputs(graded["course"], "detached").splitlines() if l.startswith("PROBE"))
+    assert "seen={'course': False, 'gradebook': False, 'exchange': False, 'repository': False, " \
+           "'solutions': False}" in line, line
+    assert "cwd=/home/student/ch03_attention" in line, line  # a copy, away from the course
+    assert "net=connected" not in line and not graded["intrusion"], line
+    pids = eval(line.split("pids=")[1])
+    assert pids[0] == 1 and len(pids) < 6, line  # PID 1 is the kernel; the editor and little else
+    if os.geteuid() == 0:
+        assert "uid=65534" in line, line
+
+
+@pytest.mark.parametrize("student", ["honest", "detached", "links"])
+def test_the_gradebook_holds_the_clis_scores(graded, grader, student):
+    """After the detached editor had every chance to act, the gradebook still says what the CLI says,
+    for the attacker and for its honest neighbour."""
+    time.sleep(1.0)  # the editor writes every 0.2 s, if it is alive
+    parts, total = gradebook_parts(graded["course"], student)
+    cli = grader.grade(graded["folders"][student])
+    assert parts == {part: tuple(points) for part, points in cli["extra_data"]["parts"].items()}
+    assert total == cli["score"] == {"honest": 100, "detached": 0, "links": 0}[student]
+
+
+def test_the_detached_process_ran_and_is_gone(graded):
+    assert "detached editor started" in outputs(graded["course"], "detached")
+    assert not processes_named(graded["token"]), "a process the notebook started outlived its kernel"
+    for folder in (graded["markers"], graded["exchange"], graded["course"]):
+        assert not [p.name for p in folder.iterdir() if p.name.startswith("detached-")], folder
+
+
+def test_links_to_the_reference_are_refused_not_graded(graded, grader):
+    cli = grader.grade(graded["folders"]["links"])
+    assert "symbolic link" in cli["output"]
+    autograded = graded["course"] / "autograded" / "links" / ASSIGNMENT
+    assert not (autograded / "simple_attention.py").exists()  # nbgrader had copied the reference there
+    reference = (SOLUTIONS / ASSIGNMENT / "self_attention.py").read_text()
+    assert all(p.read_text() != reference for p in autograded.glob("*.py"))
+
+
+async def _reply(kc, msg_id):
+    while True:
+        msg = await kc.get_shell_msg(timeout=30)
+        if msg["parent_header"].get("msg_id") == msg_id:
+            return msg
+
+
+async def _run_kernel(folder, isolation, code, interrupt=False):
+    """Start a sandboxed kernel in ``folder``, run ``code``, stop it; returns (reply, manager, pid)."""
+    km = SandboxedKernelManager(kernel_name="python3", isolation=isolation)
+    await km.start_kernel(cwd=str(folder))
+    worker = km._worker[0]
+    kc = km.client()
+    kc.start_channels()
+    try:
+        await kc.wait_for_ready(timeout=60)
+        if interrupt:
+            msg_id = kc.execute(code)
+            while (await kc.get_iopub_msg(timeout=30))["content"].get("text") != "running\n":
+                pass
+            await km.interrupt_kernel()
+            reply = await _reply(kc, msg_id)
+            reply["second"] = (await _reply(kc, kc.execute("print('still alive')")))["content"]["status"]
+        else:
+            reply = await kc.execute_interactive(code, timeout=60)
+    finally:
+        kc.stop_channels()
+        await km.shutdown_kernel()
+        await km.cleanup_resources()
+    return reply, km, worker
+
+
+DETACH = """
+import ctypes, os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        ctypes.CDLL(None).prctl(15, b"{token}", 0, 0, 0)
+        time.sleep(600)
+    os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("isolation", ["full", "off"])
+def test_nothing_the_kernel_started_survives_it(tmp_path, capfd, isolation):
+    """Also without namespaces (where the keeper reaps the kernel's orphans), and said loudly."""
+    token = os.urandom(5).hex()
+    reply, km, worker = asyncio.run(_run_kernel(tmp_path, isolation, DETACH.format(token=token)))
+    assert reply["content"]["status"] == "ok"
+    assert not os.path.exists(f"/proc/{worker}"), "the kernel's PID 1 is still alive"
+    deadline = time.monotonic() + 5
+    while processes_named(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not processes_named(token)
+    assert km._private is None and km._worker is None  # cleaned up
+    warned = "WARNING: the notebook's kernel runs WITHOUT namespace isolation" in capfd.readouterr().err
+    assert warned == (isolation == "off")
+
+
+def test_an_interrupt_stops_the_cell_not_the_kernel(tmp_path):
+    """nbgrader interrupts a cell at its timeout with SIGINT to the process group: the keeper
+    must let the kernel handle it, and the kernel carries on."""
+    reply, _, _ = asyncio.run(_run_kernel(tmp_path, "full", "print('running')\nwhile True: pass", interrupt=True))
+    assert reply["content"]["status"] == "error" and reply["content"]["ename"] == "KeyboardInterrupt"
+    assert reply["second"] == "ok"
+
+
+def test_a_kernel_that_will_not_die_is_killed(tmp_path):
+    """bury() kills the kernel's PID 1 when shutting down did not."""
+    async def stubborn():
+        km = SandboxedKernelManager(kernel_name="python3")
+        await km.start_kernel(cwd=str(tmp_path))
+        pid = km._worker[0]
+        assert children(km.provisioner.process.pid) == [pid]
+        km.bury(wait=0.5)  # the kernel is alive and well: bury must kill it
+        dead = not os.path.exists(f"/proc/{pid}") or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+        await km.shutdown_kernel(now=True)
+        return dead
+    assert asyncio.run(stubborn())
+
+
+def test_without_linux_the_kernel_is_not_sandboxed_and_says_so(monkeypatch, capsys):
+    from nbgrader.preprocessors import Execute
+    assert execute_preprocessor() is SandboxedExecute and not capsys.readouterr().err
+    monkeypatch.setattr(sys, "platform", "darwin")
+    assert execute_preprocessor() is Execute
+    assert "WARNING: the notebook's kernel runs WITHOUT the sandbox" in capsys.readouterr().err
