@@ -12,13 +12,25 @@ in the nbgrader process itself, around the kernel's execution:
     replaces every output of every grade cell with the trusted feedback (stdout) and the
     trusted points (a single number, nbgrader's partial credit).
 
+Around them, for the instructor: ``supply_notebooks`` (run by ``nbgrader autograde`` before
+it looks for notebooks) gives a submission whose notebook is renamed or missing the notebook
+nbgrader expects, so its modules are still graded; ``ForStudents`` keeps hidden-test lines
+and absolute paths out of the feedback; ``PartsExport`` adds the points per part to
+``nbgrader export``.
+
 ``configure(c, assignment, course_root)`` is what a course's ``nbgrader_config.py`` calls.
 """
 import atexit
+import csv
+import glob
 import os
+import re
+import sys
 
+import nbformat
 from nbconvert.preprocessors import Preprocessor
-from nbformat.v4 import new_output
+from nbformat.v4 import new_markdown_cell, new_output
+from nbgrader.plugins import CsvExportPlugin
 from traitlets import Bool, List, Unicode
 
 from . import nbgrade
@@ -119,6 +131,129 @@ class DropUnknownGradeCells(Preprocessor):
         return nb, resources
 
 
+HIDDEN_REGION = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.M | re.S)
+# An absolute POSIX path's folders (kept: an ANSI colour code just before it); the file name stays.
+FOLDERS = re.compile(r"((?:\x1b\[[\d;]*m)|(?<![\w:/.~-]))/(?:[\w.+@~-]+/)+")
+
+
+def for_students(text):
+    """``text`` with absolute paths cut to their last part (instructor paths say nothing to a student)."""
+    return FOLDERS.sub(r"\1", text)
+
+
+class ForStudents(Preprocessor):
+    """Feedback shows no hidden-test region of a cell and no absolute path in an output."""
+
+    enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            cell.source = HIDDEN_REGION.sub("", cell.source).rstrip("\n")
+            for output in cell.get("outputs", []):
+                if "text" in output:
+                    output.text = for_students(output.text)
+                if "traceback" in output:
+                    output.traceback = [for_students(line) for line in output.traceback]
+                if "evalue" in output:
+                    output.evalue = for_students(output.evalue)
+                for kind, value in output.get("data", {}).items():
+                    if kind.startswith("text/") and isinstance(value, str):
+                        output.data[kind] = for_students(value)
+        return nb, resources
+
+
+def supply_notebooks(coursedir, log):
+    """Give each submission of ``coursedir.assignment_id`` every notebook the gradebook expects.
+
+    nbgrader grades only notebooks with the released name: a renamed one
+    (``ch03_attention-Copy1.ipynb``) or none at all used to mean no grade and no feedback.
+    The student's own notebook under the expected name (the newest, if there are several),
+    else a blank copy of the released one, is written beside what was submitted, opening
+    with a note that says so; the modules are graded as usual.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    assignment = coursedir.assignment_id
+    try:
+        with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+            expected = [notebook.name for notebook in gb.find_assignment(assignment).notebooks]
+    except MissingEntry:
+        return  # nbgrader itself says the assignment is unknown
+    released = coursedir.format_path(coursedir.release_directory, ".", assignment)
+    for folder in sorted(glob.glob(coursedir.format_path(coursedir.submitted_directory, coursedir.student_id,
+                                                         assignment))):
+        if not os.path.isdir(folder):
+            continue
+        present = {os.path.splitext(os.path.basename(path))[0]: path
+                   for path in glob.glob(os.path.join(folder, "*.ipynb"))}
+        others = sorted((path for name, path in present.items() if name not in expected), key=os.path.getmtime)
+        for name in expected:
+            if name in present:
+                continue
+            target = os.path.join(folder, f"{name}.ipynb")
+            if len(expected) == 1 and others:
+                used = others[-1]
+                note = (f"**Note from the grader:** no notebook named `{name}.ipynb` was submitted; "
+                        f"your `{os.path.basename(used)}` was graded in its place.")
+            else:
+                used = os.path.join(released, f"{name}.ipynb")
+                note = (f"**Note from the grader:** no notebook `{name}.ipynb` was submitted; your modules "
+                        "were graded with a blank copy of the released notebook.")
+            nb = nbformat.read(used, as_version=4)
+            nb.cells.insert(0, new_markdown_cell(note))
+            nbformat.write(nb, target)
+            log.warning("%s: %s", folder, note.replace("**", ""))
+
+
+def _supply_before_autograde():
+    """Make ``nbgrader autograde`` call ``supply_notebooks`` before it looks for notebooks.
+
+    nbgrader 0.9 has no hook that runs before it lists a submission's notebooks (its
+    pre_convert_hook comes after, and never for a submission without a notebook).
+    """
+    from nbgrader.converters import Autograde
+
+    if getattr(Autograde.init_notebooks, "supplies_notebooks", False):
+        return
+    original = Autograde.init_notebooks
+
+    def init_notebooks(self):
+        supply_notebooks(self.coursedir, self.log)
+        return original(self)
+
+    init_notebooks.supplies_notebooks = True
+    Autograde.init_notebooks = init_notebooks
+
+
+class PartsExport(CsvExportPlugin):
+    """nbgrader's CSV export (same rows and columns) plus the points of each part."""
+
+    def export(self, gradebook):
+        from nbgrader.api import MissingEntry
+
+        super().export(gradebook)
+        dest = self.to or "grades.csv"
+        with open(dest, newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            fields, rows = list(reader.fieldnames), list(reader)
+        for row in rows:
+            try:
+                notebooks = gradebook.find_submission(row["assignment"], row["student_id"]).notebooks
+            except MissingEntry:  # nothing submitted: nbgrader's row says 0, so do the parts
+                notebooks = []
+            for grade in (grade for notebook in notebooks for grade in notebook.grades):
+                part = nbgrade.part_of(grade.name)
+                if part:
+                    row[part] = grade.score
+                    fields += [part] if part not in fields else []
+        with open(dest, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fields, restval=0.0)
+            writer.writeheader()
+            writer.writerows(rows)
+
+
 def student_modules(assignment):
     """File names of the modules students write (the solutions' masters, minus public tests)."""
     return sorted(p.name for p in (SOLUTIONS / assignment).glob("*.py") if not p.name.startswith("test_"))
@@ -126,9 +261,9 @@ def student_modules(assignment):
 
 def configure(c, assignment, course_root):
     """Configure nbgrader so that autograde scores the student's modules, from the trusted process."""
-    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,
-                                        Execute, IgnorePattern, LimitOutput, OverwriteCells,
+                                        Execute, GetGrades, IgnorePattern, LimitOutput, OverwriteCells,
                                         OverwriteKernelspec, SaveAutoGrades)
 
     course_root = os.path.abspath(course_root)
@@ -158,6 +293,13 @@ def configure(c, assignment, course_root):
     # A deleted grade cell comes back (and gets the trusted score) instead of vanishing.
     c.OverwriteCells.add_missing_cells = True
     c.Execute.timeout = 120
+    _supply_before_autograde()
+    c.GenerateFeedback.preprocessors = [GetGrades, ForStudents, CSSHTMLHeaderPreprocessor]
+    c.ExportApp.plugin_class = PartsExport
+    # nbgrader runs `alembic` when it creates a gradebook: the one installed beside this Python.
+    bindir = os.path.dirname(sys.executable)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
     # The hidden regions import autograder.nbgrade in the kernel.
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if str(ROOT) not in paths:
