@@ -25,6 +25,7 @@ import csv
 import glob
 import os
 import re
+import shutil
 import sys
 
 import nbformat
@@ -108,10 +109,13 @@ class OverwriteGradeOutputs(Preprocessor):
 
 
 class DropUnknownGradeCells(Preprocessor):
-    """Turn cells that claim nbgrader metadata the gradebook never issued into plain cells.
+    """Turn cells that claim nbgrader metadata the gradebook never issued into plain cells,
+    and give untouched grade cells back their hidden region.
 
     nbgrader's own handling of an invented grade cell (a new ``grade_id``) aborts the
-    whole submission; here such a cell simply counts for nothing.
+    whole submission; here such a cell simply counts for nothing. A released grade cell
+    lacks the hidden region its checksum was computed with, so nbgrader would warn that
+    every grade cell of every student "has changed": only real edits are left to it.
     """
 
     enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
@@ -121,13 +125,19 @@ class DropUnknownGradeCells(Preprocessor):
 
         info = resources["nbgrader"]
         with Gradebook(info["db_url"]) as gb:
-            known = {cell.name for cell in gb.find_notebook(info["notebook"], info["assignment"]).source_cells}
+            known = {cell.name: cell.source
+                     for cell in gb.find_notebook(info["notebook"], info["assignment"]).source_cells}
         for cell in nb.cells:
             meta = cell.get("metadata", {})
-            if "nbgrader" in meta and meta["nbgrader"].get("grade_id") not in known:
+            if "nbgrader" not in meta:
+                continue
+            source = known.get(meta["nbgrader"].get("grade_id"))
+            if source is None:
                 self.log.warning("Cell with unknown grade_id %r: nbgrader metadata removed",
                                  meta["nbgrader"].get("grade_id"))
                 del meta["nbgrader"]
+            elif cell.source.strip() == HIDDEN_REGION.sub("", source).strip():
+                cell.source = source
         return nb, resources
 
 
@@ -227,6 +237,24 @@ def _supply_before_autograde():
     Autograde.init_notebooks = init_notebooks
 
 
+def feedback_under_submitted_names(notebooks, **_):
+    """After ``generate_feedback``: the feedback of a notebook the student submitted under
+    another name is also saved under that name, because ``fetch_feedback`` looks for it by the
+    name of the notebook the student submitted. (``notebooks`` are the autograded notebooks
+    of one submission, in nbgrader's default folders.)"""
+    if len(notebooks) != 1:
+        return
+    folder, name = os.path.split(notebooks[0])  # <course>/autograded/<student>/<assignment>/
+    student_dir, assignment = os.path.split(folder)
+    autograded, student = os.path.split(student_dir)
+    root = os.path.dirname(autograded)
+    html = os.path.join(root, "feedback", student, assignment, os.path.splitext(name)[0] + ".html")
+    for submitted in glob.glob(os.path.join(root, "submitted", student, assignment, "*.ipynb")):
+        if os.path.basename(submitted) != name and os.path.isfile(html):
+            shutil.copy(html, os.path.join(os.path.dirname(html),
+                                           os.path.splitext(os.path.basename(submitted))[0] + ".html"))
+
+
 class PartsExport(CsvExportPlugin):
     """nbgrader's CSV export (same rows and columns) plus the points of each part."""
 
@@ -295,6 +323,7 @@ def configure(c, assignment, course_root):
     c.Execute.timeout = 120
     _supply_before_autograde()
     c.GenerateFeedback.preprocessors = [GetGrades, ForStudents, CSSHTMLHeaderPreprocessor]
+    c.GenerateFeedback.post_convert_hook = feedback_under_submitted_names
     c.ExportApp.plugin_class = PartsExport
     # nbgrader runs `alembic` when it creates a gradebook: the one installed beside this Python.
     bindir = os.path.dirname(sys.executable)
