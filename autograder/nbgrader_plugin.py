@@ -199,22 +199,20 @@ def supply_notebooks(coursedir, log):
         present = {os.path.splitext(os.path.basename(path))[0]: path
                    for path in glob.glob(os.path.join(folder, "*.ipynb"))}
         others = sorted((path for name, path in present.items() if name not in expected), key=os.path.getmtime)
-        for name in expected:
-            if name in present:
-                continue
-            target = os.path.join(folder, f"{name}.ipynb")
+        for name in (name for name in expected if name not in present):
+            nb, note = None, (f"no notebook `{name}.ipynb` was submitted; your modules were graded "
+                              "with a blank copy of the released notebook.")
             if len(expected) == 1 and others:
-                used = others[-1]
-                note = (f"**Note from the grader:** no notebook named `{name}.ipynb` was submitted; "
-                        f"your `{os.path.basename(used)}` was graded in its place.")
-            else:
-                used = os.path.join(released, f"{name}.ipynb")
-                note = (f"**Note from the grader:** no notebook `{name}.ipynb` was submitted; your modules "
-                        "were graded with a blank copy of the released notebook.")
-            nb = nbformat.read(used, as_version=4)
-            nb.cells.insert(0, new_markdown_cell(note))
-            nbformat.write(nb, target)
-            log.warning("%s: %s", folder, note.replace("**", ""))
+                try:
+                    nb = nbformat.read(others[-1], as_version=4)
+                    note = (f"no notebook named `{name}.ipynb` was submitted; your "
+                            f"`{os.path.basename(others[-1])}` was graded in its place.")
+                except Exception as exc:  # not a notebook: one student's file never stops the class
+                    note += f" (`{os.path.basename(others[-1])}` is not a notebook: {type(exc).__name__})"
+            nb = nb or nbformat.read(os.path.join(released, f"{name}.ipynb"), as_version=4)
+            nb.cells.insert(0, new_markdown_cell(f"**Note from the grader:** {note}"))
+            nbformat.write(nb, os.path.join(folder, f"{name}.ipynb"))
+            log.warning("%s: %s", folder, note)
 
 
 def _supply_before_autograde():
