@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -66,6 +67,12 @@ class Site:
             assert proc.returncode == 0, f"{args}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
         return proc
 
+    @staticmethod
+    def together(work, items):
+        """``work(item)`` for every item at once (one student's commands do not wait for another's)."""
+        with ThreadPoolExecutor(max_workers=len(items)) as pool:
+            return list(pool.map(work, items))
+
     def nbgrader(self, who, cwd, *args, **kwargs):
         return self.run(who, cwd, "-m", "nbgrader", *args, **kwargs)
 
@@ -105,16 +112,19 @@ def site(tmp_path_factory):
     for student in ("alice", "bob", "carol"):
         site.nbgrader("instructor", course, "db", "student", "add", student, f"--first-name={student.title()}")
     site.nbgrader("instructor", course, "release_assignment", ASSIGNMENT)
-    for student in STUDENTS:
+
+    def hand_in(student):
         site.student(student, "fetch_assignment", ASSIGNMENT)
         do_the_work(student, site.home(student) / ASSIGNMENT)
         site.student(student, "submit", ASSIGNMENT, "--student", student)
+
+    site.together(hand_in, STUDENTS)
     site.nbgrader("instructor", course, "collect", ASSIGNMENT)
     site.autograde = site.nbgrader("instructor", course, "autograde", ASSIGNMENT, check=False)
     site.nbgrader("instructor", course, "generate_feedback", ASSIGNMENT)
     site.nbgrader("instructor", course, "release_feedback", ASSIGNMENT)
-    for student in STUDENTS:
-        site.student(student, "fetch_feedback", ASSIGNMENT, "--student", student)
+    site.together(lambda student: site.student(student, "fetch_feedback", ASSIGNMENT, "--student", student),
+                  STUDENTS)
     site.nbgrader("instructor", course, "export")
     yield site
     print("\n".join(f"{seconds:6.1f} s  {who}: {' '.join(command)}" for seconds, who, command in site.seconds))
@@ -249,8 +259,8 @@ def verdicts(site):
     shutil.copy(released / NOTEBOOK, alone / NOTEBOOK)
     for test in released.glob("test_*.py"):
         shutil.copy(test, alone / test.name)
-    return {student: validate(site, site.home(student) / ASSIGNMENT) for student in ("alice", "bob", "carol")} | {
-        "alone": validate(site, alone)}
+    folders = {student: site.home(student) / ASSIGNMENT for student in ("alice", "bob", "carol")} | {"alone": alone}
+    return dict(zip(folders, site.together(lambda folder: validate(site, folder), list(folders.values()))))
 
 
 def test_validate_passes_the_reference(verdicts):
