@@ -17,14 +17,26 @@ in the nbgrader process itself, around the kernel's execution:
     replaces every output of every grade cell with the trusted feedback (stdout) and the
     trusted points (a single number, nbgrader's partial credit).
 
+Around them, for the instructor: ``supply_notebooks`` (run by ``nbgrader autograde`` before
+it looks for notebooks) gives a submission whose notebook is renamed or missing the notebook
+nbgrader expects, so its modules are still graded; ``ForStudents`` keeps hidden-test lines
+and absolute paths out of the feedback; ``PartsExport`` adds the points per part to
+``nbgrader export``.
+
 ``configure(c, assignment, course_root)`` is what a course's ``nbgrader_config.py`` calls.
 """
 import atexit
+import csv
+import glob
 import os
+import re
 import shutil
+import sys
 
+import nbformat
 from nbconvert.preprocessors import Preprocessor
-from nbformat.v4 import new_output
+from nbformat.v4 import new_markdown_cell, new_output
+from nbgrader.plugins import CsvExportPlugin
 from traitlets import Bool, List, Unicode
 
 from . import nbgrade
@@ -128,10 +140,13 @@ class OverwriteGradeOutputs(Preprocessor):
 
 
 class DropUnknownGradeCells(Preprocessor):
-    """Turn cells that claim nbgrader metadata the gradebook never issued into plain cells.
+    """Turn cells that claim nbgrader metadata the gradebook never issued into plain cells,
+    and give untouched grade cells back their hidden region.
 
     nbgrader's own handling of an invented grade cell (a new ``grade_id``) aborts the
-    whole submission; here such a cell simply counts for nothing.
+    whole submission; here such a cell simply counts for nothing. A released grade cell
+    lacks the hidden region its checksum was computed with, so nbgrader would warn that
+    every grade cell of every student "has changed": only real edits are left to it.
     """
 
     enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
@@ -141,21 +156,166 @@ class DropUnknownGradeCells(Preprocessor):
 
         info = resources["nbgrader"]
         with Gradebook(info["db_url"]) as gb:
-            known = {cell.name for cell in gb.find_notebook(info["notebook"], info["assignment"]).source_cells}
+            known = {cell.name: cell.source
+                     for cell in gb.find_notebook(info["notebook"], info["assignment"]).source_cells}
         for cell in nb.cells:
             meta = cell.get("metadata", {})
-            if "nbgrader" in meta and meta["nbgrader"].get("grade_id") not in known:
+            if "nbgrader" not in meta:
+                continue
+            source = known.get(meta["nbgrader"].get("grade_id"))
+            if source is None:
                 self.log.warning("Cell with unknown grade_id %r: nbgrader metadata removed",
                                  meta["nbgrader"].get("grade_id"))
                 del meta["nbgrader"]
+            elif cell.source.strip() == HIDDEN_REGION.sub("", source).strip():
+                cell.source = source
         return nb, resources
+
+
+HIDDEN_REGION = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.M | re.S)
+# An absolute POSIX path's folders (kept: an ANSI colour code just before it); the file name stays.
+FOLDERS = re.compile(r"((?:\x1b\[[\d;]*m)|(?<![\w:/.~-]))/(?:[\w.+@~-]+/)+")
+
+
+def for_students(text):
+    """``text`` with absolute paths cut to their last part (instructor paths say nothing to a student)."""
+    return FOLDERS.sub(r"\1", text)
+
+
+class ForStudents(Preprocessor):
+    """Feedback shows no hidden-test region of a cell and no absolute path in an output."""
+
+    enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            cell.source = HIDDEN_REGION.sub("", cell.source).rstrip("\n")
+            for output in cell.get("outputs", []):
+                if "text" in output:
+                    output.text = for_students(output.text)
+                if "traceback" in output:
+                    output.traceback = [for_students(line) for line in output.traceback]
+                if "evalue" in output:
+                    output.evalue = for_students(output.evalue)
+                for kind, value in output.get("data", {}).items():
+                    if kind.startswith("text/") and isinstance(value, str):
+                        output.data[kind] = for_students(value)
+        return nb, resources
+
+
+def supply_notebooks(coursedir, log):
+    """Give each submission of ``coursedir.assignment_id`` every notebook the gradebook expects.
+
+    nbgrader grades only notebooks with the released name: a renamed one
+    (``ch03_attention-Copy1.ipynb``) or none at all used to mean no grade and no feedback.
+    The student's own notebook under the expected name (the newest, if there are several),
+    else a blank copy of the released one, is written beside what was submitted, opening
+    with a note that says so; the modules are graded as usual.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    assignment = coursedir.assignment_id
+    try:
+        with Gradebook(coursedir.db_url, coursedir.course_id) as gb:
+            expected = [notebook.name for notebook in gb.find_assignment(assignment).notebooks]
+    except MissingEntry:
+        return  # nbgrader itself says the assignment is unknown
+    released = coursedir.format_path(coursedir.release_directory, ".", assignment)
+    for folder in sorted(glob.glob(coursedir.format_path(coursedir.submitted_directory, coursedir.student_id,
+                                                         assignment))):
+        if not os.path.isdir(folder):
+            continue
+        present = {os.path.splitext(os.path.basename(path))[0]: path
+                   for path in glob.glob(os.path.join(folder, "*.ipynb"))}
+        others = sorted((path for name, path in present.items() if name not in expected), key=os.path.getmtime)
+        for name in (name for name in expected if name not in present):
+            nb, note = None, (f"no notebook `{name}.ipynb` was submitted; your modules were graded "
+                              "with a blank copy of the released notebook.")
+            if len(expected) == 1 and others:
+                try:
+                    nb = nbformat.read(others[-1], as_version=4)
+                    note = (f"no notebook named `{name}.ipynb` was submitted; your "
+                            f"`{os.path.basename(others[-1])}` was graded in its place.")
+                except Exception as exc:  # not a notebook: one student's file never stops the class
+                    note += f" (`{os.path.basename(others[-1])}` is not a notebook: {type(exc).__name__})"
+            nb = nb or nbformat.read(os.path.join(released, f"{name}.ipynb"), as_version=4)
+            nb.cells.insert(0, new_markdown_cell(f"**Note from the grader:** {note}"))
+            nbformat.write(nb, os.path.join(folder, f"{name}.ipynb"))
+            log.warning("%s: %s", folder, note)
+
+
+def _supply_before_autograde():
+    """Make ``nbgrader autograde`` call ``supply_notebooks`` before it looks for notebooks.
+
+    nbgrader 0.9 has no hook that runs before it lists a submission's notebooks (its
+    pre_convert_hook comes after, and never for a submission without a notebook).
+    """
+    from nbgrader.converters import Autograde
+
+    if getattr(Autograde.init_notebooks, "supplies_notebooks", False):
+        return
+    original = Autograde.init_notebooks
+
+    def init_notebooks(self):
+        supply_notebooks(self.coursedir, self.log)
+        return original(self)
+
+    init_notebooks.supplies_notebooks = True
+    Autograde.init_notebooks = init_notebooks
+
+
+def feedback_under_submitted_names(notebooks, **_):
+    """After ``generate_feedback``: the feedback of a notebook the student submitted under
+    another name is also saved under that name, because ``fetch_feedback`` looks for it by the
+    name of the notebook the student submitted. (``notebooks`` are the autograded notebooks
+    of one submission, in nbgrader's default folders.)"""
+    if len(notebooks) != 1:
+        return
+    folder, name = os.path.split(notebooks[0])  # <course>/autograded/<student>/<assignment>/
+    student_dir, assignment = os.path.split(folder)
+    autograded, student = os.path.split(student_dir)
+    root = os.path.dirname(autograded)
+    html = os.path.join(root, "feedback", student, assignment, os.path.splitext(name)[0] + ".html")
+    for submitted in glob.glob(os.path.join(root, "submitted", student, assignment, "*.ipynb")):
+        if os.path.basename(submitted) != name and os.path.isfile(html):
+            shutil.copy(html, os.path.join(os.path.dirname(html),
+                                           os.path.splitext(os.path.basename(submitted))[0] + ".html"))
+
+
+class PartsExport(CsvExportPlugin):
+    """nbgrader's CSV export (same rows and columns) plus the points of each part."""
+
+    def export(self, gradebook):
+        from nbgrader.api import MissingEntry
+
+        super().export(gradebook)
+        dest = self.to or "grades.csv"
+        with open(dest, newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            fields, rows = list(reader.fieldnames), list(reader)
+        for row in rows:
+            try:
+                notebooks = gradebook.find_submission(row["assignment"], row["student_id"]).notebooks
+            except MissingEntry:  # nothing submitted: nbgrader's row says 0, so do the parts
+                notebooks = []
+            for grade in (grade for notebook in notebooks for grade in notebook.grades):
+                part = nbgrade.part_of(grade.name)
+                if part:
+                    row[part] = grade.score
+                    fields += [part] if part not in fields else []
+        with open(dest, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fields, restval=0.0)
+            writer.writeheader()
+            writer.writerows(rows)
 
 
 def configure(c, assignment, course_root):
     """Configure nbgrader so that autograde scores the student's modules, from the trusted process."""
-    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,
-                                        IgnorePattern, LimitOutput, OverwriteCells,
+                                        GetGrades, IgnorePattern, LimitOutput, OverwriteCells,
                                         OverwriteKernelspec, SaveAutoGrades)
 
     from .nbkernel import execute_preprocessor
@@ -188,6 +348,14 @@ def configure(c, assignment, course_root):
     # A deleted grade cell comes back (and gets the trusted score) instead of vanishing.
     c.OverwriteCells.add_missing_cells = True
     c.Execute.timeout = 120
+    _supply_before_autograde()
+    c.GenerateFeedback.preprocessors = [GetGrades, ForStudents, CSSHTMLHeaderPreprocessor]
+    c.GenerateFeedback.post_convert_hook = feedback_under_submitted_names
+    c.ExportApp.plugin_class = PartsExport
+    # nbgrader runs `alembic` when it creates a gradebook: the one installed beside this Python.
+    bindir = os.path.dirname(sys.executable)
+    if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([bindir, os.environ.get("PATH", "")])
     # The hidden regions import autograder.nbgrade in the kernel.
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if str(ROOT) not in paths:

@@ -24,17 +24,47 @@ HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
 MARKERS = (stubs.BEGIN, stubs.END, HIDDEN_BEGIN, HIDDEN_END)
 
+CONFIG_BEGIN = "# >>> autograder >>>"
+CONFIG_END = "# <<< autograder <<<"
 CONFIG = '''\
-# nbgrader configuration of this course, written by `python -m autograder release`.
+{begin} written by `python -m autograder release --course`, which rewrites this block
+# and keeps the rest of the file: put your own settings (the exchange...) below it.
 # Autograde scores the student's modules with the hidden suites, in this trusted process.
+# Without the plugin nbgrader would grade with its defaults (stubs over every submission,
+# 0 for the class), so any failure to load it stops nbgrader here.
 import os
 import sys
 
-sys.path.insert(0, {root!r})
-from autograder.nbgrader_plugin import configure  # noqa: E402
-
-configure(c, {assignment!r}, os.path.dirname(os.path.abspath(__file__)))
+autograder_repository = {root!r}
+try:
+    sys.path.insert(0, autograder_repository)
+    from autograder.nbgrader_plugin import configure
+    configure(c, {assignment!r}, os.path.dirname(os.path.abspath(__file__)))
+except Exception as exc:
+    sys.exit(f"nbgrader_config.py: cannot load the autograder from {{autograder_repository}} ({{exc!r}}); "
+             "if the repository moved, run `python -m autograder release {assignment} --course "
+             "<this folder>` from its new place")
+{end}
 '''
+
+
+OLD_CONFIG = "# nbgrader configuration of this course, written by `python -m autograder release`."
+
+
+def write_config(course, assignment):
+    """Write our block of ``course/nbgrader_config.py``, keeping whatever else the file holds."""
+    path = course / "nbgrader_config.py"
+    block = CONFIG.format(begin=CONFIG_BEGIN, end=CONFIG_END, root=str(ROOT), assignment=assignment)
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if text.startswith(OLD_CONFIG):  # written whole by an earlier version: nothing of the instructor's
+        text = ""
+    begin, end = text.find(CONFIG_BEGIN), text.find(CONFIG_END)
+    if 0 <= begin < end:
+        before, after = text[:begin], text[end + len(CONFIG_END):].lstrip("\n")
+    else:
+        before, after = "", text
+    text = before + block + ("\n" + after if after else "")
+    path.write_text(text, encoding="utf-8")
 
 
 class ReleaseError(Exception):
@@ -72,7 +102,7 @@ def build_course(assignment, course_dir):
         shutil.copy(path, source / path.name)
     for name in stubs.expected_files(assignment):
         shutil.copy(ASSIGNMENTS / assignment / name, source / name)
-    (course / "nbgrader_config.py").write_text(CONFIG.format(root=str(ROOT), assignment=assignment))
+    write_config(course, assignment)
     run_nbgrader(course, "generate_assignment", assignment, "--force")
     return course
 

@@ -53,9 +53,11 @@ def test_release_notebook_has_the_locked_grade_cells_without_their_hidden_part(r
     cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
     assert [nbgrade.part_of(c.metadata.nbgrader["grade_id"]) for c in cells] == list(PARTS)
     assert [c.metadata.nbgrader["points"] for c in cells] == [15, 20, 25, 25, 15]
-    for cell in cells:
+    for cell, part in zip(cells, PARTS):
         assert cell.metadata.nbgrader["locked"] and cell.metadata.get("editable") is False
-        assert all(line.startswith("#") for line in cell.source.splitlines() if line.strip())
+        # What validate runs: the part's public tests, nothing else.
+        code = [line for line in cell.source.splitlines() if line.strip() and not line.startswith("#")]
+        assert code == [f'public_tests("{part}")'], code
     assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code")
 
 
@@ -125,3 +127,22 @@ def test_master_notebook_runs_against_the_solutions_and_prints_the_books_values(
         result = [o for o in cell.outputs if o.output_type == "execute_result"]
         assert result and result[0]["data"]["text/plain"] == f"{cell.metadata.nbgrader['points']}", part
         assert f"{part}: {cell.metadata.nbgrader['points']} / " in outputs_text(cell)
+
+
+def test_release_course_rewrites_only_its_block_of_the_config(tmp_path):
+    """Run again (or after an earlier version wrote the whole file), `release --course`
+    replaces its own block and keeps every line of the instructor's."""
+    from autograder.release import CONFIG_BEGIN, CONFIG_END, OLD_CONFIG, write_config
+
+    config = tmp_path / "nbgrader_config.py"
+    mine = 'c.Exchange.root = "/srv/exchange"\nc.CourseDirectory.course_id = "attention"\n'
+    config.write_text(mine)
+    write_config(tmp_path, ASSIGNMENT)
+    first = config.read_text()
+    assert first.startswith(CONFIG_BEGIN) and first.endswith("\n" + mine)
+    config.write_text(first.replace("'ch03_attention'", "'stale'"))
+    write_config(tmp_path, ASSIGNMENT)
+    assert config.read_text() == first and first.count(CONFIG_END) == 1
+    config.write_text(OLD_CONFIG + "\nimport sys\nsys.path.insert(0, '/moved')\n")
+    write_config(tmp_path, ASSIGNMENT)
+    assert "/moved" not in config.read_text() and config.read_text().count(CONFIG_BEGIN) == 1
