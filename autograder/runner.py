@@ -31,6 +31,12 @@ class _Collector:
 
     @pytest.fixture
     def student(self):
+        # notes: what a passing check has to say (a part judged right although a lower part is
+        # wrong); value_failures: parts where a check failed on wrong values (not on an error),
+        # the evidence a later part needs before it credits a student's own lower-level class.
+        self.session.notes = []
+        if not hasattr(self.session, "value_failures"):
+            self.session.value_failures = set()
         return self.session
 
     def pytest_collectreport(self, report):
@@ -51,14 +57,17 @@ class _Collector:
         points = marker.args[0] if marker else 0
         doc = (item.function.__doc__ or item.name).strip().splitlines()[0]
         part = item.module.__name__.rsplit(".", 1)[-1].removeprefix("test_hidden_")
-        output = ""
+        output = " ".join(getattr(self.session, "notes", [])) if report.passed else ""
         if report.failed:
             exc = call.excinfo.value if call.excinfo else None
             if isinstance(exc, GraderError):  # raised from a hook it would be pytest's internal error
                 output = f"grader error: {clean_text(exc)}"
                 self.grader_errors.append(f"{item.nodeid}: {exc}")
             elif isinstance(exc, (AssertionError, StudentFailure)):
-                output = clean_text(str(exc) or "assertion failed", limit=1200)
+                # whole: a crash message keeps the student's file, line and exception
+                output = clean_text(str(exc) or "assertion failed", limit=6000)
+                if isinstance(exc, AssertionError) and hasattr(self.session, "value_failures"):
+                    self.session.value_failures.add(part)
             else:
                 output = f"internal grader error ({type(exc).__name__}: {clean_text(exc)})"
                 self.grader_errors.append(f"{item.nodeid}: {output}")

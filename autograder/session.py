@@ -34,7 +34,8 @@ MAYBE_VALUE = "value or None"  # None where that call failed
 _REPLY = {
     "call": {"value": VALUE},
     "calls": {"values": [MAYBE_VALUE], "errors": {str: str}},
-    "module": {"outputs": [VALUE], "state?": {str: torch.Tensor},
+    "module": {"outputs": [VALUE], "state?": {str: torch.Tensor}, "grads?": {str: torch.Tensor},
+               "inputs_after?": [VALUE], "sub_outputs?": {str: [VALUE]},
                "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
                         "state_keys": [str], "attrs": {str: int}, "heads?": [str], "dropout?": float,
                         "mask?": {"shape": [int], "dtype": str}}},
@@ -242,13 +243,18 @@ class StudentSession:
         return _Answers(reply["values"], {int(k): clean_text(v) for k, v in reply["errors"].items()})
 
     def module(self, module, name, *args, inputs=(), params=None, init_seed=None, dtype=None,
-               train=False, seed=None, want_state=False, **kwargs):
-        """Build ``module.name(*args, **kwargs)`` in the child and run it on each input."""
+               train=False, seed=None, want_state=False, submodules=(), transpose_masks=False,
+               grad_weights=None, **kwargs):
+        """Build ``module.name(*args, **kwargs)`` in the child and run it on each input.
+
+        The options after ``want_state`` are op_module's (child.py): other submodules run on the
+        same inputs, the mask buffers transposed, gradients of sum(output * grad_weights[i])."""
         needs = f"{module}.{name}" + (".forward" if inputs else "")
         return self.request("module", needs=needs, module=module, name=name,
                             args=list(args), kwargs=kwargs, inputs=list(inputs), params=params,
                             init_seed=init_seed, dtype=dtype, train=train, seed=seed,
-                            want_state=want_state)
+                            want_state=want_state, submodules=list(submodules),
+                            transpose_masks=transpose_masks, grad_weights=grad_weights)
 
     def transfer(self, d_in, d_out, v2_params):
         """Exercise 3.1 in the child: the student's v2, v1 and transfer function; v1's weights back."""

@@ -4,10 +4,13 @@
 entry of ``mistakes`` flips one switch. The suites compare a wrong answer with these to
 name the mistake in the feedback.
 """
+import copy
+
 import torch
 import torch.nn.functional as F
 
 from autograder.compare import expect_close, seeded, set_seed
+from autograder.session import StudentFailure
 
 
 def linear_weights(module):
@@ -17,7 +20,11 @@ def linear_weights(module):
 
 def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, out_proj=None, causal=True,
                       scale="head", softmax_dim=-1, mask_diagonal=1, fill=-torch.inf, post_mask=False,
-                      split="transpose", merge="transpose", dropout=0.0, seed=None, dropout_on="weights"):
+                      split="transpose", merge="transpose", dropout=0.0, seed=None, dropout_on="weights",
+                      future=False):
+    """``future``: the mask transposed (each token sees itself and the tokens after it)."""
+    Wq, Wk, Wv = (W.to(x.dtype) for W in (Wq, Wk, Wv))
+    bias = tuple(None if bb is None else bb.to(x.dtype) for bb in bias)
     squeeze = x.dim() == 2
     if squeeze:
         x = x.unsqueeze(0)
@@ -34,6 +41,8 @@ def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, ou
     q, k, v = split_heads(q), split_heads(k), split_heads(v)
     scores = q @ k.transpose(-2, -1)
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=mask_diagonal)
+    if future:
+        mask = mask.T
     if causal and not post_mask:
         scores = scores.masked_fill(mask, fill)
     if seed is not None:
@@ -54,7 +63,7 @@ def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, ou
     else:
         context = context.reshape(b, T, d_out)
     if out_proj is not None:
-        context = F.linear(context, out_proj.weight.detach(), out_proj.bias.detach())
+        context = F.linear(context, out_proj.weight.detach().to(x.dtype), out_proj.bias.detach().to(x.dtype))
     return context.squeeze(0) if squeeze else context
 
 
@@ -122,51 +131,201 @@ def _answer(ref_module, x, train, seed):
     return _ANSWERS[key]
 
 
+def own_answer(student, parts, what_is_right, compute):
+    """The student's own lower-level answer, trusted only where it can cost nothing twice.
+
+    A module built on another part (the wrapper on CausalAttention, the exercises on the
+    multi-head classes) whose answer differs from the reference may still be right: it did
+    its job with a wrong piece from below. ``compute()`` gives what the student's own piece
+    answers on the same inputs and weights. It is asked only when one of ``parts`` has
+    already lost points on wrong values in this grading (so the same wrong answer returned
+    twice by a tampered child gains nothing that a real implementation would not lose).
+    Returns the note for the feedback, or None."""
+    lost = sorted(set(parts) & getattr(student, "value_failures", set()))
+    if not lost:
+        return None
+    try:
+        return (compute(), f"{what_is_right} is right: it gives what your own "
+                f"{' and '.join(lost)} pieces give; the difference from the reference comes from "
+                f"the part{'s' if len(lost) > 1 else ''} {', '.join(lost)}, charged there.")
+    except (AssertionError, StudentFailure, KeyError, IndexError):
+        return None
+
+
 def check_forward(student, module, name, args, ref_module, x, what, *, train=False, seed=None, kwargs=None,
-                  mistake_config=None, weights=None):
-    """Run the student's module with the reference's parameters on ``x`` and compare."""
+                  mistake_config=None, weights=None, own=None):
+    """Run the student's module with the reference's parameters on ``x`` and compare.
+
+    ``own``: (parts, what_is_right, compute(params)) for ``own_answer``: a wrong output that
+    equals the student's own lower-level piece's passes, with a note, where that piece lost
+    points in its own part."""
     expected, params = _answer(ref_module, x, train, seed)
     reply = student.module(module, name, *args, inputs=[x], params=params, train=train, seed=seed,
                            **(kwargs or {}))
     found = None
     if mistake_config is not None:
         found = mistakes(x, weights or linear_weights(ref_module), **mistake_config)
-    expect_close(reply["outputs"][0], expected, what, found)
+    try:
+        expect_close(reply["outputs"][0], expected, what, found)
+    except AssertionError:
+        answer = own and own_answer(student, own[0], own[1], lambda: own[2](params))
+        if not answer or not same(reply["outputs"][0], answer[0]):
+            raise
+        student.notes.append(f"{what}: {answer[1]}")
     return reply
 
 
-def check_seeded_init(student, module, name, args, ref_factory, seed):
+def same(a, b):
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
+
+
+def heads_of(student, module, name, args, num_heads, x, train=False, seed=None, kwargs=None):
+    """compute(params) for ``own``: the concatenation of the student's wrapper's own heads."""
+    def compute(params):
+        reply = student.module(module, name, *args, inputs=[x], params=params, train=train, seed=seed,
+                               submodules=[f"heads.{i}" for i in range(num_heads)], **(kwargs or {}))
+        return torch.cat([reply["sub_outputs"][f"heads.{i}"][0] for i in range(num_heads)], dim=-1)
+    return compute
+
+
+def own_class(student, module, name, args, x, train=False, seed=None, kwargs=None):
+    """compute(params) for ``own``: the student's own class built with the right arguments."""
+    def compute(params):
+        return student.module(module, name, *args, inputs=[x], params=params, train=train, seed=seed,
+                              **(kwargs or {}))["outputs"][0]
+    return compute
+
+
+def _reordered(state, ref_state):
+    """True when every parameter holds another parameter's reference draw: created in another order."""
+    keys = list(ref_state)
+    return len(keys) > 1 and all(
+        any(other != key and _same_values(state.get(key), ref_state[other]) for other in keys) for key in keys)
+
+
+def _same_values(a, b):
+    return isinstance(a, torch.Tensor) and a.shape == b.shape and torch.allclose(a.to(b.dtype), b)
+
+
+def check_seeded_init(student, module, name, args, ref_factory, seed, order="", mistakes=None):
     """The student's constructor, run after torch.manual_seed(seed), draws the reference's
-    parameters: the book's attribute names, layer types and creation order."""
+    parameters: the book's attribute names, layer types and creation order. Parameters only:
+    buffers (the mask) are the student's own business. ``mistakes``: {name: state_dict of that
+    mistake's parameters}."""
     reply = student.module(module, name, *args, init_seed=seed, want_state=True)
     label = f"{name}{args}"
-    for key, value in reference(ref_factory, *args, seed=seed).state_dict().items():
-        if key not in reply["state"]:
-            raise AssertionError(f"{label} has no {key} in its state_dict: use the book's attribute names")
-        expect_close(reply["state"][key], value, f"{key} of {label} after torch.manual_seed({seed}) "
-                     "(are the layers created in the book's order?)")
+    ref_state = {k: v.detach() for k, v in reference(ref_factory, *args, seed=seed).named_parameters()}
+    own = sorted(reply["info"]["params"])
+    if own != sorted(ref_state):
+        raise AssertionError(f"{label} has parameters {own}; the book's are {sorted(ref_state)}: "
+                             "use the book's attribute names and layers")
+    state = reply["state"]
+    for key, value in ref_state.items():
+        if key not in state or _same_values(state[key], value):
+            continue
+        hint = ""
+        if _reordered(state, ref_state):
+            hint = f" This is exactly what you get with: the parameters created in another order (the book's: {order})."
+        for mistake, mistake_state in (mistakes or {}).items():
+            if all(_same_values(state.get(k), v) for k, v in mistake_state.items()):
+                hint = f" This is exactly what you get with: {mistake}."
+        raise AssertionError(f"{key} of {label} after torch.manual_seed({seed}) differs from the book's draw "
+                             f"(the book creates {order}).{hint}")
+
+
+def _not_cut_error(b, n, ctx):
+    """The error a forward raises when it masks (n, n) scores with the whole (ctx, ctx) mask."""
+    try:
+        torch.zeros(b, n, n).masked_fill_(torch.ones(ctx, ctx, dtype=torch.bool), 0.0)
+    except RuntimeError as exc:
+        return str(exc).split(" at non-singleton")[0]  # the dimension depends on the number of heads
+    return None
 
 
 def check_module_cases(student, ref_class, module, name, cases, *, dropout=0.0, heads=None, config=None):
-    """Eval-mode forward on every case; explains a failure that happens only for short inputs.
+    """Eval-mode forward on every case; names the uncut mask when a short input fails with its error.
 
     cases are (batch, num_tokens, context_length, d_in, d_out, scale); ``heads`` adds a
     num_heads argument from a parallel list.
     """
-    full_length_passed = False
     for i, (b, n, ctx, d_in, d_out, scale) in enumerate(cases):
         args = (d_in, d_out, ctx, dropout) + ((heads[i],) if heads else ())
         ref_module = reference(ref_class, *args, seed=1000 + i)
         x = seeded(b, n, d_in, seed=2000 + i, scale=scale)
         label = f"{name}{args} on input {(b, n, d_in)}" + (f" (scale {scale})" if scale != 1 else "")
-        mistake_config = dict(config or {}) if hasattr(ref_module, "W_query") else None  # not for the wrapper
+        wrapper = not hasattr(ref_module, "W_query")  # its heads hold the weights
+        mistake_config = None if wrapper else dict(config or {})
         if heads and mistake_config is not None:
             mistake_config.update(num_heads=heads[i], out_proj=getattr(ref_module, "out_proj", None))
+        own = None
+        if wrapper:
+            own = (("causal_attention",), "The wrapper", heads_of(student, module, name, args, heads[i], x))
         try:
-            check_forward(student, module, name, args, ref_module, x, label, mistake_config=mistake_config)
-        except Exception as exc:
-            if n < ctx and full_length_passed:
-                raise type(exc)(f"{exc} It works when num_tokens == context_length but not for fewer "
-                                "tokens: cut the mask to [:num_tokens, :num_tokens].") from None
+            check_forward(student, module, name, args, ref_module, x, label, mistake_config=mistake_config, own=own)
+        except StudentFailure as exc:
+            model = _not_cut_error(b, n, ctx) if n < ctx else None
+            if model and model in str(exc):
+                raise StudentFailure(f"{exc} This is exactly what you get with: the mask not cut to "
+                                     "[:num_tokens, :num_tokens] (num_tokens < context_length).") from None
             raise
-        full_length_passed |= n == ctx
+
+
+def _params(module):
+    return {k: v.detach() for k, v in module.named_parameters()}
+
+
+def check_mask_buffer(student, module, name, args, ref_module, x):
+    """The causal mask is a buffer named ``mask`` (any dtype, (T, T) or (1, 1, T, T), persistent
+    or not; a registered buffer moves with the module) and forward uses it: one forward after
+    ``.to(torch.float64)`` with the buffer transposed, whose values the grader computes.
+
+    Not the meta device: its first use imports torch._dynamo (seconds per child), and there an
+    in-place masked_fill_ with a CPU mask passes anyway; transposing the buffer shows instead
+    whether forward uses it or builds a mask of its own."""
+    x = x.to(torch.float64)
+    reply = student.module(module, name, *args, params=_params(ref_module), dtype="float64", inputs=[x],
+                           transpose_masks=True)
+    label = f"{name}{args}"
+    if "mask" not in reply["info"]["buffers"]:
+        raise AssertionError(f"{label} has no buffer named 'mask' (buffers: {sorted(reply['info']['buffers'])}): "
+                             "register the causal mask with self.register_buffer('mask', ...)")
+    with torch.no_grad():
+        expected = attention_forward(x, *linear_weights(ref_module), num_heads=getattr(ref_module, "num_heads", 1),
+                                     out_proj=getattr(ref_module, "out_proj", None), future=True)
+        causal = attention_forward(x, *linear_weights(ref_module), num_heads=getattr(ref_module, "num_heads", 1),
+                                   out_proj=getattr(ref_module, "out_proj", None))
+    if same_close(reply["outputs"][0], causal):
+        raise AssertionError(f"{label} in float64 with its mask buffer transposed still masks the future: forward "
+                             "must mask with the registered self.mask (cut to num_tokens), not with a mask of its own")
+    expect_close(reply["outputs"][0], expected, f"{label} after .to(torch.float64), forward with its mask buffer "
+                 "transposed (so each token sees the tokens after it)")
+
+
+def same_close(a, b):
+    return isinstance(a, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b)
+
+
+def check_trainable(student, module, name, args, ref_module, x):
+    """Every parameter gets a gradient, and forward leaves the caller's input as it was.
+
+    Backward of sum(output * g) for a grader-chosen g; where the output is the reference's,
+    the gradients must be the reference's too. (A wrong output is charged by the forward
+    checks: then each parameter only needs a gradient of its own shape.)"""
+    ref_copy = copy.deepcopy(ref_module).eval()
+    out = ref_copy(x)
+    g = seeded(*out.shape, seed=7)
+    (out * g).sum().backward()
+    label = f"{name}{args}"
+    reply = student.module(module, name, *args, params=_params(ref_copy), inputs=[x.clone()], grad_weights=[g])
+    if not torch.equal(reply["inputs_after"][0], x):
+        raise AssertionError(f"{label} changed the caller's input in place: forward must leave x as it was")
+    right = same_close(reply["outputs"][0], out.detach())
+    for key, param in ref_copy.named_parameters():
+        grad = reply["grads"].get(key)
+        if grad is None:
+            raise AssertionError(f"{label}: parameter {key} received no gradient from backward: every weight "
+                                 "must be trainable (requires_grad=True, used in forward without .detach())")
+        if right:
+            expect_close(grad, param.grad, f"gradient of {key} of {label} after backward")
+        elif grad.shape != param.shape:
+            raise AssertionError(f"{label}: gradient of {key} has shape {tuple(grad.shape)}, expected {tuple(param.shape)}")

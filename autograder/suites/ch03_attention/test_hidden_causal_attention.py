@@ -2,7 +2,8 @@
 import pytest
 import torch
 
-from _attention import check_forward, check_module_cases, check_seeded_init, reference
+from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
+                        reference)
 from autograder.compare import check_calls, expect_close, seeded, set_seed
 
 points = pytest.mark.points
@@ -31,7 +32,7 @@ def test_simple_causal_mask(student, ref):
         for n in (1, 2, 5, 8)])
 
 
-@points(3)
+@points(2)
 def test_masked_renormalized_weights(student, ref):
     """zero the future, then renormalise each row"""
     cases = []
@@ -52,7 +53,25 @@ def _mistakes(scores, d_k):
             "weights zeroed after the softmax without renormalising": lambda: _functional(scores, d_k, post_mask=True)}
 
 
-@points(4)
+@points(2)
+def test_mask_future_scores(student, ref):
+    """-inf above the diagonal, the scores kept elsewhere, on (T, T) and batched scores"""
+    cases = []
+    for i, shape in enumerate(((5, 5), (2, 4, 4), (2, 3, 6, 6), (1, 1))):
+        scores = seeded(*shape, seed=15 + i, scale=3.0)
+        T = shape[-1]
+        cases.append(((scores,), ref.causal_attention.mask_future_scores(scores),
+                      f"mask_future_scores on scores of shape {shape}",
+                      {"the scores returned unmasked": scores,
+                       "the diagonal masked too (use triu(..., diagonal=1))":
+                           scores.masked_fill(torch.ones(T, T).triu().bool(), -torch.inf),
+                       "masked with 0 instead of -inf": scores.masked_fill(torch.ones(T, T).triu(1).bool(), 0.0),
+                       "the past masked instead of the future (tril instead of triu)":
+                           scores.masked_fill(torch.ones(T, T).tril(-1).bool(), -torch.inf)}))
+    check_calls(student, "causal_attention", "mask_future_scores", cases)
+
+
+@points(3)
 def test_causal_attn_weights(student, ref):
     """-inf mask before the scaled softmax, on (T, T) and batched scores, large too"""
     cases = []
@@ -78,14 +97,14 @@ def test_dropout_attn_weights(student, ref):
     check_calls(student, "causal_attention", "dropout_attn_weights", cases)
 
 
-@points(5)
+@points(4)
 def test_causal_attention_forward(student, ref):
     """CausalAttention in eval mode on many shapes, num_tokens < context_length included"""
     check_module_cases(student, ref.causal_attention.CausalAttention, "causal_attention", "CausalAttention",
                        CASES, dropout=0.0)
 
 
-@points(4)
+@points(3)
 def test_causal_attention_dropout(student, ref):
     """dropout on the attention weights in training mode (same seed, same mask); none in eval mode"""
     for i, (b, n, ctx, d_in, d_out, _) in enumerate(CASES[:3]):
@@ -103,29 +122,21 @@ def test_causal_attention_dropout(student, ref):
 
 @points(2)
 def test_causal_attention_mask_is_a_buffer(student, ref):
-    """the mask is a registered buffer: in state_dict and moved by .to()"""
-    set_seed(50)
-    module = ref.causal_attention.CausalAttention(4, 3, 7, 0.0)
-    x = seeded(2, 5, 4, seed=51, dtype=torch.float64)
-    params = {k: v.detach() for k, v in module.named_parameters()}
-    reply = student.module("causal_attention", "CausalAttention", 4, 3, 7, 0.0, params=params,
-                           dtype="float64", inputs=[x])
-    info = reply["info"]
-    if "mask" not in info["state_keys"]:
-        raise AssertionError("CausalAttention's state_dict has no 'mask': create it with "
-                             "self.register_buffer('mask', ...) so it is saved and moves with .to()")
-    shape, dtype = info["buffers"]["mask"]
-    if shape != [7, 7]:
-        raise AssertionError(f"the mask buffer has shape {shape}, expected [7, 7] (context_length x context_length)")
-    if dtype != "torch.float64":
-        raise AssertionError(f"after .to(torch.float64) the mask is {dtype}: it did not move with the module")
-    with torch.no_grad():
-        expected = module.to(torch.float64).eval()(x)
-    expect_close(reply["outputs"][0], expected, "CausalAttention in float64 after .to(torch.float64)")
+    """forward masks with the registered buffer mask, which moves with .to() (checked in float64)"""
+    module = reference(ref.causal_attention.CausalAttention, 4, 3, 7, 0.0, seed=50)
+    check_mask_buffer(student, "causal_attention", "CausalAttention", (4, 3, 7, 0.0), module, seeded(2, 5, 4, seed=51))
+
+
+@points(2)
+def test_causal_attention_trainable(student, ref):
+    """every weight gets its gradient from backward; the caller's input is left unchanged"""
+    module = reference(ref.causal_attention.CausalAttention, 4, 3, 6, 0.0, seed=52)
+    check_trainable(student, "causal_attention", "CausalAttention", (4, 3, 6, 0.0), module,
+                    seeded(2, 6, 4, seed=53))
 
 
 @points(2)
 def test_causal_attention_seeded_init(student, ref):
     """W_query, W_key, W_value are nn.Linear layers created in that order"""
     check_seeded_init(student, "causal_attention", "CausalAttention", (3, 2, 6, 0.0),
-                      ref.causal_attention.CausalAttention, 123)
+                      ref.causal_attention.CausalAttention, 123, order="W_query, W_key, W_value")

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _attention import check_forward, reference
+from _attention import check_forward, own_class, reference
 from autograder.compare import expect_close, seeded, set_seed
 from autograder.session import StudentFailure
 
@@ -36,22 +36,40 @@ def test_3_1_transfer_weights(student, ref):
             expect_close(sa_v1(x), sa_v2(x), f"SelfAttention_v1 output after the transfer, d_in={d_in}, d_out={d_out}")
 
 
+def _own_wrapper(student, d_in, ctx, x, dropout=0.0, train=False, seed=None):
+    """The student's own MultiHeadAttentionWrapper with the exercise's arguments (d_out=1, two heads)."""
+    return (("multihead_attention", "causal_attention"), "build_2d_output_wrapper",
+            own_class(student, "multihead_attention", "MultiHeadAttentionWrapper", (d_in, 1, ctx, dropout, 2), x,
+                      train=train, seed=seed))
+
+
 @points(4)
 def test_3_2_two_dimensional_wrapper(student, ref):
     """3.2: two heads whose concatenated context vectors are two-dimensional"""
     for i, (d_in, ctx, n) in enumerate(((3, 6, 6), (5, 8, 4))):
-        reply = student.module("exercises", "build_2d_output_wrapper", d_in, ctx)
-        info = reply["info"]
-        if info.get("heads") != ["CausalAttention", "CausalAttention"]:
-            raise AssertionError(f"build_2d_output_wrapper({d_in}, {ctx}) should give a wrapper with two "
-                                 f"CausalAttention heads, got heads={info.get('heads')}")
         module = reference(ref.exercises.build_2d_output_wrapper, d_in, ctx, seed=120 + i)
-        check_forward(student, "exercises", "build_2d_output_wrapper", (d_in, ctx), module,
-                      seeded(2, n, d_in, seed=130 + i), f"build_2d_output_wrapper({d_in}, {ctx}) on {(2, n, d_in)}")
+        x = seeded(2, n, d_in, seed=130 + i)
+        try:
+            check_forward(student, "exercises", "build_2d_output_wrapper", (d_in, ctx), module, x,
+                          f"build_2d_output_wrapper({d_in}, {ctx}) on {(2, n, d_in)}", own=_own_wrapper(student, d_in, ctx, x))
+        except (AssertionError, StudentFailure) as exc:
+            heads = student.module("exercises", "build_2d_output_wrapper", d_in, ctx)["info"].get("heads")
+            if heads == ["CausalAttention", "CausalAttention"]:
+                raise
+            raise AssertionError(f"{exc} (build_2d_output_wrapper({d_in}, {ctx}) should give a wrapper with two "
+                                 f"CausalAttention heads of d_out=1; its heads are {heads})") from None
     module = reference(ref.exercises.build_2d_output_wrapper, 3, 6, dropout=0.5, seed=135)
-    check_forward(student, "exercises", "build_2d_output_wrapper", (3, 6), module, seeded(2, 6, 3, seed=136),
+    x = seeded(2, 6, 3, seed=136)
+    check_forward(student, "exercises", "build_2d_output_wrapper", (3, 6), module, x,
                   "build_2d_output_wrapper(3, 6, dropout=0.5) in training mode, seed 123: the dropout argument "
-                  "must reach the heads", train=True, seed=123, kwargs={"dropout": 0.5})
+                  "must reach the heads", train=True, seed=123, kwargs={"dropout": 0.5},
+                  own=_own_wrapper(student, 3, 6, x, dropout=0.5, train=True, seed=123))
+
+
+def _own_mha(student, x, dropout=0.0, train=False, seed=None):
+    return (("multihead_attention",), "build_gpt2_small_mha",
+            own_class(student, "multihead_attention", "MultiHeadAttention", (768, 768, 1024, dropout, 12), x,
+                      train=train, seed=seed))
 
 
 @points(5)
@@ -59,15 +77,14 @@ def test_3_3_gpt2_small(student, ref):
     """3.3: 12 heads, 768 in and out, context 1,024, forward as the reference, dropout passed on"""
     module = reference(ref.exercises.build_gpt2_small_mha, seed=140)
     x = seeded(2, 4, 768, seed=141)
-    reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x, "build_gpt2_small_mha() on (2, 4, 768)")
-    info = reply["info"]
-    want = {"num_heads": 12, "head_dim": 64, "d_out": 768}
-    if info["type"] != "MultiHeadAttention" or info["attrs"] != want:
-        raise AssertionError(f"build_gpt2_small_mha() gave a {info['type']} with {info['attrs']}, expected a "
-                             f"MultiHeadAttention with {want}")
-    if info.get("mask", {}).get("shape") != [1024, 1024]:
-        raise AssertionError(f"the mask is {info.get('mask')}: GPT-2 small's context length is 1,024 tokens")
-    reply = student.module("exercises", "build_gpt2_small_mha", dropout=0.1)
-    if reply["info"].get("dropout") != 0.1:
-        raise AssertionError(f"build_gpt2_small_mha(dropout=0.1) has dropout {reply['info'].get('dropout')}: "
-                             "pass the dropout argument on to MultiHeadAttention")
+    reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
+                          "build_gpt2_small_mha() on (2, 4, 768)", own=_own_mha(student, x))
+    mask = reply["info"].get("mask", {}).get("shape", [])
+    if mask[-2:] != [1024, 1024]:
+        raise AssertionError(f"the mask buffer has shape {mask}: GPT-2 small's context length is 1,024 tokens")
+    module = reference(ref.exercises.build_gpt2_small_mha, dropout=0.1, seed=142)
+    x = seeded(1, 3, 768, seed=143)
+    check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
+                  "build_gpt2_small_mha(dropout=0.1) in training mode, seed 123: pass the dropout argument on to "
+                  "MultiHeadAttention", train=True, seed=123, kwargs={"dropout": 0.1},
+                  own=_own_mha(student, x, dropout=0.1, train=True, seed=123))

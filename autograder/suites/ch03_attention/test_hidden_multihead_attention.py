@@ -2,7 +2,8 @@
 import pytest
 import torch
 
-from _attention import check_forward, check_module_cases, check_seeded_init, reference
+from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
+                        heads_of, own_answer, reference, same)
 from autograder.compare import expect_close, seeded, set_seed
 
 points = pytest.mark.points
@@ -14,15 +15,18 @@ MHA_CASES = [(2, 6, 6, 3, 2, 1.0), (2, 5, 8, 4, 6, 1.0), (1, 7, 7, 6, 12, 1.0), 
 MHA_HEADS = [2, 3, 4, 2, 2, 1]
 
 
-@points(5)
+@points(4)
 def test_wrapper_forward(student, ref):
     """MultiHeadAttentionWrapper in eval mode: heads' outputs concatenated on the last dim"""
     check_module_cases(student, ref.multihead_attention.MultiHeadAttentionWrapper, "multihead_attention",
                        "MultiHeadAttentionWrapper", WRAPPER_CASES, heads=WRAPPER_HEADS)
     module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 3, 6, 0.0, 2, qkv_bias=True, seed=55)
+    x = seeded(2, 5, 4, seed=56)
     check_forward(student, "multihead_attention", "MultiHeadAttentionWrapper", (4, 3, 6, 0.0, 2), module,
-                  seeded(2, 5, 4, seed=56), "MultiHeadAttentionWrapper(4, 3, 6, 0.0, 2, qkv_bias=True): "
-                  "qkv_bias must reach every head", kwargs={"qkv_bias": True})
+                  x, "MultiHeadAttentionWrapper(4, 3, 6, 0.0, 2, qkv_bias=True): qkv_bias must reach every head",
+                  kwargs={"qkv_bias": True},
+                  own=(("causal_attention",), "The wrapper", heads_of(student, "multihead_attention",
+                       "MultiHeadAttentionWrapper", (4, 3, 6, 0.0, 2), 2, x, kwargs={"qkv_bias": True})))
 
 
 @points(2)
@@ -34,10 +38,23 @@ def test_wrapper_heads_are_causal_attention(student, ref):
         if heads != ["CausalAttention"] * num_heads:
             raise AssertionError(f"MultiHeadAttentionWrapper(..., num_heads={num_heads}).heads is {heads}, expected an "
                                  f"nn.ModuleList of {num_heads} CausalAttention modules")
-        ref_params = dict(ref.multihead_attention.MultiHeadAttentionWrapper(4, 2, 5, 0.0, num_heads).named_parameters())
-        if sorted(reply["info"]["params"]) != sorted(ref_params):
-            raise AssertionError(f"the wrapper's parameters are {sorted(reply['info']['params'])}, expected "
-                                 f"{sorted(ref_params)}: each head needs its own weights")
+    # independent heads: each head, run alone with its own weights, gives its own columns
+    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 2, 5, 0.0, 3, seed=58)
+    x = seeded(2, 5, 4, seed=59)
+    names = [f"heads.{i}" for i in range(3)]
+    reply = student.module("multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, 3, inputs=[x],
+                           params={k: v.detach() for k, v in module.named_parameters()}, submodules=names)
+    own = torch.cat([reply["sub_outputs"][name][0] for name in names], dim=-1)
+    with torch.no_grad():
+        expected = torch.cat([head(x) for head in module.heads], dim=-1)
+    try:
+        expect_close(own, expected, "the heads of MultiHeadAttentionWrapper(4, 2, 5, 0.0, num_heads=3), each "
+                     "run alone with its own weights (heads.0.W_query.weight, heads.1...)")
+    except AssertionError:
+        answer = own_answer(student, ("causal_attention",), "The wrapper", lambda: own)
+        if not answer or not same(reply["outputs"][0], own):
+            raise
+        student.notes.append(answer[1])
 
 
 @points(2)
@@ -46,10 +63,12 @@ def test_wrapper_dropout(student, ref):
     module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 3, 2, 6, 0.5, 2, seed=60)
     x = seeded(2, 6, 3, seed=61)
     check_forward(student, "multihead_attention", "MultiHeadAttentionWrapper", (3, 2, 6, 0.5, 2), module, x,
-                  "MultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=2) in training mode, seed 123", train=True, seed=123)
+                  "MultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=2) in training mode, seed 123", train=True, seed=123,
+                  own=(("causal_attention",), "The wrapper", heads_of(student, "multihead_attention",
+                       "MultiHeadAttentionWrapper", (3, 2, 6, 0.5, 2), 2, x, train=True, seed=123)))
 
 
-@points(7)
+@points(6)
 def test_multihead_attention_forward(student, ref):
     """MultiHeadAttention in eval mode: 1 to 4 heads, d_in != d_out, shorter inputs, large values"""
     check_module_cases(student, ref.multihead_attention.MultiHeadAttention, "multihead_attention",
@@ -72,31 +91,29 @@ def test_multihead_attention_dropout(student, ref):
 
 
 @points(2)
-def test_multihead_attention_structure(student, ref):
-    """num_heads, head_dim, d_out attributes; the mask is a buffer that moves with .to()"""
-    set_seed(80)
-    module = ref.multihead_attention.MultiHeadAttention(4, 6, 7, 0.0, 3)
-    params = {k: v.detach() for k, v in module.named_parameters()}
-    x = seeded(2, 5, 4, seed=81, dtype=torch.float64)
-    reply = student.module("multihead_attention", "MultiHeadAttention", 4, 6, 7, 0.0, 3, params=params,
-                           dtype="float64", inputs=[x])
-    info = reply["info"]
-    want = {"num_heads": 3, "head_dim": 2, "d_out": 6}
-    if info["attrs"] != want:
-        raise AssertionError(f"MultiHeadAttention(4, 6, 7, 0.0, num_heads=3) has attributes {info['attrs']}, expected {want}")
-    if "mask" not in info["state_keys"] or info["buffers"]["mask"] != [[7, 7], "torch.float64"]:
-        raise AssertionError("the causal mask must be a registered buffer of shape (context_length, context_length) "
-                             f"that moves with .to(); buffers found: {info['buffers']}")
-    with torch.no_grad():
-        expected = module.to(torch.float64).eval()(x)
-    expect_close(reply["outputs"][0], expected, "MultiHeadAttention in float64 after .to(torch.float64)")
+def test_multihead_attention_mask_is_a_buffer(student, ref):
+    """forward masks with the registered buffer mask, which moves with .to() (checked in float64)"""
+    module = reference(ref.multihead_attention.MultiHeadAttention, 4, 6, 7, 0.0, 3, seed=80)
+    check_mask_buffer(student, "multihead_attention", "MultiHeadAttention", (4, 6, 7, 0.0, 3), module,
+                      seeded(2, 5, 4, seed=81))
+
+
+@points(2)
+def test_multihead_attention_trainable(student, ref):
+    """every weight gets its gradient from backward; the caller's input is left unchanged (both classes)"""
+    module = reference(ref.multihead_attention.MultiHeadAttention, 4, 6, 6, 0.0, 2, seed=82)
+    check_trainable(student, "multihead_attention", "MultiHeadAttention", (4, 6, 6, 0.0, 2), module,
+                    seeded(2, 6, 4, seed=83))
+    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 2, 6, 0.0, 2, seed=84)
+    check_trainable(student, "multihead_attention", "MultiHeadAttentionWrapper", (4, 2, 6, 0.0, 2), module,
+                    seeded(2, 6, 4, seed=85))
 
 
 @points(2)
 def test_multihead_attention_seeded_init(student, ref):
     """W_query, W_key, W_value, out_proj created in that order (the book's values under seed 123)"""
     check_seeded_init(student, "multihead_attention", "MultiHeadAttention", (3, 2, 6, 0.0, 2),
-                      ref.multihead_attention.MultiHeadAttention, 123)
+                      ref.multihead_attention.MultiHeadAttention, 123, order="W_query, W_key, W_value, out_proj")
 
 
 @points(2)
