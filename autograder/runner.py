@@ -32,11 +32,11 @@ class _Collector:
     @pytest.fixture
     def student(self):
         # notes: what a passing check has to say (a part judged right although a lower part is
-        # wrong); value_failures: parts where a check failed on wrong values (not on an error),
-        # the evidence a later part needs before it credits a student's own lower-level class.
+        # wrong); failed_parts: parts that lost points so far, the evidence a later part needs
+        # before it credits a student's module that is wrong only through a lower part.
         self.session.notes = []
-        if not hasattr(self.session, "value_failures"):
-            self.session.value_failures = set()
+        if not hasattr(self.session, "failed_parts"):
+            self.session.failed_parts = set()
         return self.session
 
     def pytest_collectreport(self, report):
@@ -66,8 +66,8 @@ class _Collector:
             elif isinstance(exc, (AssertionError, StudentFailure)):
                 # whole: a crash message keeps the student's file, line and exception
                 output = clean_text(str(exc) or "assertion failed", limit=6000)
-                if isinstance(exc, AssertionError) and hasattr(self.session, "value_failures"):
-                    self.session.value_failures.add(part)
+                if hasattr(self.session, "failed_parts"):
+                    self.session.failed_parts.add(part)
             else:
                 output = f"internal grader error ({type(exc).__name__}: {clean_text(exc)})"
                 self.grader_errors.append(f"{item.nodeid}: {output}")

@@ -5,6 +5,7 @@ entry of ``mistakes`` flips one switch. The suites compare a wrong answer with t
 name the mistake in the feedback.
 """
 import copy
+import re
 
 import torch
 import torch.nn.functional as F
@@ -131,69 +132,78 @@ def _answer(ref_module, x, train, seed):
     return _ANSWERS[key]
 
 
-def own_answer(student, parts, what_is_right, compute):
-    """The student's own lower-level answer, trusted only where it can cost nothing twice.
+OWN_SEED = 77  # both modules of an ``own`` comparison are built after this seed
 
-    A module built on another part (the wrapper on CausalAttention, the exercises on the
-    multi-head classes) whose answer differs from the reference may still be right: it did
-    its job with a wrong piece from below. ``compute()`` gives what the student's own piece
-    answers on the same inputs and weights. It is asked only when one of ``parts`` has
-    already lost points on wrong values in this grading (so the same wrong answer returned
-    twice by a tampered child gains nothing that a real implementation would not lose).
-    Returns the note for the feedback, or None."""
-    lost = sorted(set(parts) & getattr(student, "value_failures", set()))
+
+def own_pieces(parts, what, *, heads=None, module=None, name=None, args=(), kwargs=None):
+    """What a check built on another part may be compared with, where that part is wrong.
+
+    ``parts``: the lower parts the checked module builds on; ``what``: the module judged.
+    Either ``heads`` (the wrapper against the concatenation of its own heads) or the student's
+    own class ``module.name(*args, **kwargs)`` (an exercise against the class it should build)."""
+    return dict(parts=parts, what=what, heads=heads, module=module, name=name, args=args, kwargs=kwargs or {})
+
+
+def own_answer(student, own, failure, request):
+    """A note when the checked module is right on its own terms, else None.
+
+    A module built on a lower part (the wrapper on CausalAttention, the exercises on the
+    multi-head classes) that misses the reference may still be right: it did its job with a
+    wrong piece from below. That holds when one of ``own["parts"]`` has already lost points in
+    this grading and either the module's output equals its own pieces' (both built after the
+    same seed, run on the same input) or it failed inside the lower part's file. ``request``:
+    the checked module's (module, name, args, kwargs, x, train, seed).
+
+    The child's answers are the student's: a tampered child could return the same garbage
+    twice, but only where a lower part already lost points, so the points it could gain are
+    points a real implementation with that lower bug would keep."""
+    lost = sorted(set(own["parts"]) & getattr(student, "failed_parts", set()))
     if not lost:
         return None
+    note = (f"{own['what']} itself is right: the difference from the reference comes from "
+            f"{' and '.join(lost)}, charged there.")
+    if isinstance(failure, StudentFailure):
+        return note if re.search(rf"\(({'|'.join(map(re.escape, lost))})\.py line \d+\)$", str(failure)) else None
+    module, name, args, kwargs, x, train, seed = request
+    common = dict(inputs=[x], init_seed=OWN_SEED, train=train, seed=seed)
     try:
-        return (compute(), f"{what_is_right} is right: it gives what your own "
-                f"{' and '.join(lost)} pieces give; the difference from the reference comes from "
-                f"the part{'s' if len(lost) > 1 else ''} {', '.join(lost)}, charged there.")
-    except (AssertionError, StudentFailure, KeyError, IndexError):
+        if own["heads"]:
+            names = [f"heads.{i}" for i in range(own["heads"])]
+            reply = student.module(module, name, *args, submodules=names, **common, **kwargs)
+            mine, theirs = reply["outputs"][0], torch.cat([reply["sub_outputs"][n][0] for n in names], dim=-1)
+        else:
+            mine = student.module(module, name, *args, **common, **kwargs)["outputs"][0]
+            theirs = student.module(own["module"], own["name"], *own["args"], **common, **own["kwargs"])["outputs"][0]
+    except (StudentFailure, KeyError, IndexError, TypeError):
         return None
+    return note if same(mine, theirs) else None
 
 
 def check_forward(student, module, name, args, ref_module, x, what, *, train=False, seed=None, kwargs=None,
                   mistake_config=None, weights=None, own=None):
     """Run the student's module with the reference's parameters on ``x`` and compare.
 
-    ``own``: (parts, what_is_right, compute(params)) for ``own_answer``: a wrong output that
-    equals the student's own lower-level piece's passes, with a note, where that piece lost
-    points in its own part."""
+    ``own`` (from ``own_pieces``): a miss that ``own_answer`` puts down to a lower part passes,
+    with a note in the feedback."""
     expected, params = _answer(ref_module, x, train, seed)
-    reply = student.module(module, name, *args, inputs=[x], params=params, train=train, seed=seed,
-                           **(kwargs or {}))
-    found = None
-    if mistake_config is not None:
-        found = mistakes(x, weights or linear_weights(ref_module), **mistake_config)
     try:
+        reply = student.module(module, name, *args, inputs=[x], params=params, train=train, seed=seed,
+                               **(kwargs or {}))
+        found = None
+        if mistake_config is not None:
+            found = mistakes(x, weights or linear_weights(ref_module), **mistake_config)
         expect_close(reply["outputs"][0], expected, what, found)
-    except AssertionError:
-        answer = own and own_answer(student, own[0], own[1], lambda: own[2](params))
-        if not answer or not same(reply["outputs"][0], answer[0]):
+        return reply
+    except (AssertionError, StudentFailure) as failure:
+        note = own and own_answer(student, own, failure, (module, name, args, kwargs or {}, x, train, seed))
+        if not note:
             raise
-        student.notes.append(f"{what}: {answer[1]}")
-    return reply
+        student.notes.append(f"{what}: {note}")
+        return None
 
 
 def same(a, b):
     return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and torch.equal(a, b)
-
-
-def heads_of(student, module, name, args, num_heads, x, train=False, seed=None, kwargs=None):
-    """compute(params) for ``own``: the concatenation of the student's wrapper's own heads."""
-    def compute(params):
-        reply = student.module(module, name, *args, inputs=[x], params=params, train=train, seed=seed,
-                               submodules=[f"heads.{i}" for i in range(num_heads)], **(kwargs or {}))
-        return torch.cat([reply["sub_outputs"][f"heads.{i}"][0] for i in range(num_heads)], dim=-1)
-    return compute
-
-
-def own_class(student, module, name, args, x, train=False, seed=None, kwargs=None):
-    """compute(params) for ``own``: the student's own class built with the right arguments."""
-    def compute(params):
-        return student.module(module, name, *args, inputs=[x], params=params, train=train, seed=seed,
-                              **(kwargs or {}))["outputs"][0]
-    return compute
 
 
 def _reordered(state, ref_state):
@@ -257,9 +267,7 @@ def check_module_cases(student, ref_class, module, name, cases, *, dropout=0.0, 
         mistake_config = None if wrapper else dict(config or {})
         if heads and mistake_config is not None:
             mistake_config.update(num_heads=heads[i], out_proj=getattr(ref_module, "out_proj", None))
-        own = None
-        if wrapper:
-            own = (("causal_attention",), "The wrapper", heads_of(student, module, name, args, heads[i], x))
+        own = own_pieces(("causal_attention",), name, heads=heads[i]) if wrapper else None
         try:
             check_forward(student, module, name, args, ref_module, x, label, mistake_config=mistake_config, own=own)
         except StudentFailure as exc:

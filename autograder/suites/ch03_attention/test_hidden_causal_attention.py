@@ -63,9 +63,9 @@ def test_mask_future_scores(student, ref):
         cases.append(((scores,), ref.causal_attention.mask_future_scores(scores),
                       f"mask_future_scores on scores of shape {shape}",
                       {"the scores returned unmasked": scores,
-                       "the diagonal masked too (use triu(..., diagonal=1))":
+                       "the mask also hides the diagonal (use diagonal=1)":
                            scores.masked_fill(torch.ones(T, T).triu().bool(), -torch.inf),
-                       "masked with 0 instead of -inf": scores.masked_fill(torch.ones(T, T).triu(1).bool(), 0.0),
+                       "masked scores filled with 0 instead of -inf": scores.masked_fill(torch.ones(T, T).triu(1).bool(), 0.0),
                        "the past masked instead of the future (tril instead of triu)":
                            scores.masked_fill(torch.ones(T, T).tril(-1).bool(), -torch.inf)}))
     check_calls(student, "causal_attention", "mask_future_scores", cases)

@@ -3,8 +3,9 @@ import pytest
 import torch
 
 from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
-                        heads_of, own_answer, reference, same)
+                        own_answer, own_pieces, reference)
 from autograder.compare import expect_close, seeded, set_seed
+from autograder.session import StudentFailure
 
 points = pytest.mark.points
 # (batch, num_tokens, context_length, d_in, d_out, scale) with the number of heads beside
@@ -25,8 +26,7 @@ def test_wrapper_forward(student, ref):
     check_forward(student, "multihead_attention", "MultiHeadAttentionWrapper", (4, 3, 6, 0.0, 2), module,
                   x, "MultiHeadAttentionWrapper(4, 3, 6, 0.0, 2, qkv_bias=True): qkv_bias must reach every head",
                   kwargs={"qkv_bias": True},
-                  own=(("causal_attention",), "The wrapper", heads_of(student, "multihead_attention",
-                       "MultiHeadAttentionWrapper", (4, 3, 6, 0.0, 2), 2, x, kwargs={"qkv_bias": True})))
+                  own=own_pieces(("causal_attention",), "MultiHeadAttentionWrapper", heads=2))
 
 
 @points(2)
@@ -42,19 +42,21 @@ def test_wrapper_heads_are_causal_attention(student, ref):
     module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 2, 5, 0.0, 3, seed=58)
     x = seeded(2, 5, 4, seed=59)
     names = [f"heads.{i}" for i in range(3)]
-    reply = student.module("multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, 3, inputs=[x],
-                           params={k: v.detach() for k, v in module.named_parameters()}, submodules=names)
-    own = torch.cat([reply["sub_outputs"][name][0] for name in names], dim=-1)
-    with torch.no_grad():
-        expected = torch.cat([head(x) for head in module.heads], dim=-1)
+    what = "MultiHeadAttentionWrapper(4, 2, 5, 0.0, num_heads=3)"
     try:
-        expect_close(own, expected, "the heads of MultiHeadAttentionWrapper(4, 2, 5, 0.0, num_heads=3), each "
-                     "run alone with its own weights (heads.0.W_query.weight, heads.1...)")
-    except AssertionError:
-        answer = own_answer(student, ("causal_attention",), "The wrapper", lambda: own)
-        if not answer or not same(reply["outputs"][0], own):
+        reply = student.module("multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, 3, inputs=[x],
+                               params={k: v.detach() for k, v in module.named_parameters()}, submodules=names)
+        with torch.no_grad():
+            for i, name in enumerate(names):
+                expect_close(reply["sub_outputs"][name][0], module.heads[i](x),
+                             f"head {i} of {what} run alone with its own weights (heads.{i}.W_query.weight, ...)")
+    except (AssertionError, StudentFailure) as failure:
+        request = ("multihead_attention", "MultiHeadAttentionWrapper", (4, 2, 5, 0.0, 3), {}, x, False, None)
+        note = own_answer(student, own_pieces(("causal_attention",), "MultiHeadAttentionWrapper", heads=3),
+                          failure, request)
+        if not note:
             raise
-        student.notes.append(answer[1])
+        student.notes.append(note)
 
 
 @points(2)
@@ -64,8 +66,7 @@ def test_wrapper_dropout(student, ref):
     x = seeded(2, 6, 3, seed=61)
     check_forward(student, "multihead_attention", "MultiHeadAttentionWrapper", (3, 2, 6, 0.5, 2), module, x,
                   "MultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=2) in training mode, seed 123", train=True, seed=123,
-                  own=(("causal_attention",), "The wrapper", heads_of(student, "multihead_attention",
-                       "MultiHeadAttentionWrapper", (3, 2, 6, 0.5, 2), 2, x, train=True, seed=123)))
+                  own=own_pieces(("causal_attention",), "MultiHeadAttentionWrapper", heads=2))
 
 
 @points(6)
@@ -78,7 +79,8 @@ def test_multihead_attention_forward(student, ref):
 @points(3)
 def test_multihead_attention_dropout(student, ref):
     """dropout on the attention weights in training mode (same seed, same mask); none in eval mode"""
-    for i, (b, n, ctx, d_in, d_out, heads) in enumerate([(2, 6, 6, 3, 4, 2), (1, 5, 8, 4, 6, 3)]):
+    # head_dim != sqrt(d_out) in each case, so "divided by d_k" and "sqrt(d_out)" can be told apart
+    for i, (b, n, ctx, d_in, d_out, heads) in enumerate([(2, 6, 6, 3, 6, 2), (1, 5, 8, 4, 6, 3)]):
         module = reference(ref.multihead_attention.MultiHeadAttention, d_in, d_out, ctx, 0.5, heads, seed=70 + i)
         x = seeded(b, n, d_in, seed=75 + i)
         check_forward(student, "multihead_attention", "MultiHeadAttention", (d_in, d_out, ctx, 0.5, heads), module, x,
