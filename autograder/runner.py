@@ -57,7 +57,7 @@ class _Collector:
         points = marker.args[0] if marker else 0
         doc = (item.function.__doc__ or item.name).strip().splitlines()[0]
         part = item.module.__name__.rsplit(".", 1)[-1].removeprefix("test_hidden_")
-        output = " ".join(getattr(self.session, "notes", [])) if report.passed else ""
+        output = " ".join(dict.fromkeys(getattr(self.session, "notes", []))) if report.passed else ""
         if report.failed:
             exc = call.excinfo.value if call.excinfo else None
             if isinstance(exc, GraderError):  # raised from a hook it would be pytest's internal error

@@ -58,7 +58,8 @@ MUTANTS = [
            named="softmax over dim=0"),
     Mutant("attn_weights_from_scores uses the naive (overflowing) exp / sum softmax", SIMPLE,
            "return torch.softmax(attn_scores, dim=-1)",
-           "return torch.exp(attn_scores) / torch.exp(attn_scores).sum(dim=-1, keepdim=True)", (SIMPLE,)),
+           "return torch.exp(attn_scores) / torch.exp(attn_scores).sum(dim=-1, keepdim=True)", (SIMPLE,),
+           named="without subtracting the maximum"),
     Mutant("context_vector_for_query's loop skips the last token", SIMPLE,
            "for i, x_i in enumerate(inputs):" + I4 + "    context_vec +=",
            "for i, x_i in enumerate(inputs[:-1]):" + I4 + "    context_vec +=", (SIMPLE,)),
@@ -73,7 +74,8 @@ MUTANTS = [
     Mutant("all_context_vectors uses the naive exp / sum softmax (overflows on large inputs)", SIMPLE,
            "attn_weights = torch.softmax(attn_scores, dim=-1)" + I4 + "return attn_weights @ inputs",
            "attn_weights = torch.exp(attn_scores) / torch.exp(attn_scores).sum(dim=-1, keepdim=True)"
-           + I4 + "return attn_weights @ inputs", (SIMPLE,)),
+           + I4 + "return attn_weights @ inputs", (SIMPLE,),
+           named="without subtracting the maximum"),
 
     # ---------------------------------------------------------------- 3.4 trainable weights
     Mutant("compute_query_key_value: keys projected with W_query (copy-paste)", SELF,

@@ -108,7 +108,7 @@ def test_multihead_attention_trainable(student, ref):
                     seeded(2, 6, 4, seed=83))
     module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 2, 6, 0.0, 2, seed=84)
     check_trainable(student, "multihead_attention", "MultiHeadAttentionWrapper", (4, 2, 6, 0.0, 2), module,
-                    seeded(2, 6, 4, seed=85))
+                    seeded(2, 6, 4, seed=85), own=own_pieces(("causal_attention",), "MultiHeadAttentionWrapper", heads=2))
 
 
 @points(2)
