@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from .paths import SUITES
-from .session import GraderError, StudentFailure, StudentSession
+from .session import MESSAGE_LIMIT, GraderError, StudentFailure, StudentSession
 from .submission import SubmissionError, clean_text, read_sources
 from .zygote import Zygote
 
@@ -65,7 +65,7 @@ class _Collector:
                 self.grader_errors.append(f"{item.nodeid}: {exc}")
             elif isinstance(exc, (AssertionError, StudentFailure)):
                 # whole: a crash message keeps the student's file, line and exception
-                output = clean_text(str(exc) or "assertion failed", limit=6000)
+                output = clean_text(str(exc) or "assertion failed", limit=MESSAGE_LIMIT)
                 if hasattr(self.session, "failed_parts"):
                     self.session.failed_parts.add(part)
             else:

@@ -17,6 +17,10 @@ from .submission import MAX_TOTAL_SOURCE_BYTES, clean_text
 assert MAX_TOTAL_SOURCE_BYTES <= protocol.MAX_JSON // 2  # all sources travel in one JSON frame
 
 
+# A child's error message, kept whole (the student's file, line and exception) up to this bound.
+MESSAGE_LIMIT = 6000
+
+
 class StudentFailure(Exception):
     """A check could not get an answer from the submission; the text says why, in one line."""
 
@@ -214,7 +218,7 @@ class StudentSession:
         if isinstance(imported, list):
             self.imported.update(n for n in imported if isinstance(n, str))
         if not reply["ok"]:
-            raise StudentFailure(clean_text(reply.get("error", "failed")))
+            raise StudentFailure(clean_text(reply.get("error", "failed"), limit=MESSAGE_LIMIT))
         expected = {"module": "inputs", "calls": "calls"}.get(op)
         if not _conforms(reply, _REPLY[op]) or (
                 expected and len(reply["outputs" if op == "module" else "values"]) != len(payload[expected])):
@@ -240,7 +244,7 @@ class StudentSession:
         case's StudentFailure, so a check fails on its first wrong case, whatever the cause."""
         reply = self.request("calls", needs=f"{module}.{name}", module=module, name=name,
                              calls=[list(args) for args in calls])
-        return _Answers(reply["values"], {int(k): clean_text(v) for k, v in reply["errors"].items()})
+        return _Answers(reply["values"], {int(k): clean_text(v, limit=MESSAGE_LIMIT) for k, v in reply["errors"].items()})
 
     def module(self, module, name, *args, inputs=(), params=None, init_seed=None, dtype=None,
                train=False, seed=None, want_state=False, submodules=(), transpose_masks=False,
