@@ -932,7 +932,7 @@ ALTERNATIVES = [
                 {"multihead_attention": "einsum"}, encoding="latin-1", coding_line="# -*- coding: latin-1 -*-"),
     Alternative("indented with tabs, old Mac CR line endings", {"causal_attention": "helpers"}, newline="\r",
                 tabs=True),
-    Alternative("mixed styles: einsum 3.3, stable softmax, bool masks, keyword exercises",
+    Alternative("mixed: einsum 3.3 functions, weights set in a loop, bool masks, keyword exercises",
                 {"simple_attention": "einsum", "self_attention": "setattr", "causal_attention": "bool",
                  "multihead_attention": "bool4d", "exercises": "keywords"}),
 ]
