@@ -164,10 +164,13 @@ def op_call(req):
 def op_calls(req):
     """The same function on a list of argument lists, in one round trip: {module, name, calls}.
 
-    Every call gets its own answer: a value, or an error that fails only that case."""
+    Every call gets its own answer: a value, or an error that fails only that case. The
+    tensor arguments come back too, read after the calls."""
     fn = _lookup(req["module"], req["name"])
-    values, errors, size = [], {}, 0
+    values, errors, size, args_after = [], {}, 0, []
     for i, args in enumerate(req["calls"]):
+        # the tensors the caller passed, as they are after the call (a function must not change them)
+        args_after.append([_as_data(a, "argument") if type(a) is torch.Tensor else None for a in args])
         try:
             with torch.no_grad():
                 value = _run("call", f"{req['name']}()", fn, *args)
@@ -180,7 +183,7 @@ def op_calls(req):
         except ProbeError as exc:
             values.append(None)
             errors[str(i)] = str(exc)
-    return {"values": values, "errors": errors}
+    return {"values": values, "errors": errors, "args_after": args_after}
 
 
 def _nbytes(value):

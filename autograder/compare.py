@@ -87,5 +87,11 @@ def check_calls(student, module, name, cases):
 
     ``cases``: (args, expected, what, mistakes) tuples, as for ``expect_close``."""
     answers = student.calls(module, name, [args for args, *_ in cases])
-    for i, (_, expected, what, mistakes) in enumerate(cases):
+    for i, (args, expected, what, mistakes) in enumerate(cases):
         expect_close(answers[i], expected, what, mistakes)
+        after = answers.args_after[i] if i < len(answers.args_after) else [None] * len(args)
+        for k, (arg, now) in enumerate(zip(args, after)):
+            if isinstance(arg, torch.Tensor) and not (isinstance(now, torch.Tensor) and now.shape == arg.shape
+                                                      and bool(((now == arg) | (now.isnan() & arg.isnan())).all())):
+                raise AssertionError(f"{what}: {name} changed its argument {k + 1} in place; leave the "
+                                     "caller's tensors as they were (no in-place operations on them)")

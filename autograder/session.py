@@ -37,7 +37,7 @@ VALUE = "value"   # a tensor, a number, or a (nested) list of them: what _as_dat
 MAYBE_VALUE = "value or None"  # None where that call failed
 _REPLY = {
     "call": {"value": VALUE},
-    "calls": {"values": [MAYBE_VALUE], "errors": {str: str}},
+    "calls": {"values": [MAYBE_VALUE], "errors": {str: str}, "args_after?": [[MAYBE_VALUE]]},
     "module": {"outputs": [VALUE], "state?": {str: torch.Tensor}, "grads?": {str: torch.Tensor},
                "inputs_after?": [VALUE], "sub_outputs?": {str: [VALUE]},
                "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
@@ -241,10 +241,13 @@ class StudentSession:
         """``module.name(*args)`` for each ``args`` in ``calls``, in one round trip.
 
         Returns the answers in order; reading a case whose call failed raises that
-        case's StudentFailure, so a check fails on its first wrong case, whatever the cause."""
+        case's StudentFailure, so a check fails on its first wrong case, whatever the cause.
+        ``.args_after``: each call's tensor arguments as the child holds them afterwards."""
         reply = self.request("calls", needs=f"{module}.{name}", module=module, name=name,
                              calls=[list(args) for args in calls])
-        return _Answers(reply["values"], {int(k): clean_text(v, limit=MESSAGE_LIMIT) for k, v in reply["errors"].items()})
+        answers = _Answers(reply["values"], {int(k): clean_text(v, limit=MESSAGE_LIMIT) for k, v in reply["errors"].items()})
+        answers.args_after = reply.get("args_after", [])
+        return answers
 
     def module(self, module, name, *args, inputs=(), params=None, init_seed=None, dtype=None,
                train=False, seed=None, want_state=False, submodules=(), transpose_masks=False,

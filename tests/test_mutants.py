@@ -52,7 +52,8 @@ def mutated_sources(mutant):
                         f" once (did the solution change? update the mutant, don't drop it)\n{mutant.old!r}")
     mutated = source.replace(mutant.old, mutant.new)
     assert mutated != source
-    compile(mutated, filename, "exec")  # a mutant is a mistake in the maths, not a syntax error
+    if "syntax error" not in mutant.name:  # otherwise a mistake in the maths, and it must compile
+        compile(mutated, filename, "exec")
     return {**REFERENCE, filename: mutated}
 
 
@@ -122,6 +123,8 @@ def test_mutant_loses_points(grade, mutant):
     assert result["score"] < result["max_score"], describe(result)
     silent = [t["name"] for t in result["tests"] if t["status"] != "passed" and not t["output"].strip()]
     assert not silent, f"{mutant.name}: failed checks without feedback: {silent}"
+    lost = [t["name"] for t in result["tests"] if t["status"] != "passed" and any(k in t["name"] for k in mutant.keeps)]
+    assert not lost, f"{mutant.name}: checks that do not use what the mistake touches lost points: {lost}\n{describe(result)}"
     elsewhere = {p: v for p, v in parts.items() if p not in mutant.parts and v[0] < v[1]}
     assert not elsewhere, f"{mutant.name}: also charged outside its part(s) {mutant.parts}: {elsewhere}\n{describe(result)}"
 

@@ -66,7 +66,7 @@ class CausalAttention(nn.Module):
     returns (b, num_tokens, d_out) and leaves x unchanged. Graded structure:
     - ``nn.Linear(d_in, d_out, bias=qkv_bias)`` layers named W_query, W_key, W_value,
       created in that order, and no other parameters;
-    - ``self.dropout = nn.Dropout(dropout)``, applied to the attention weights;
+    - an ``nn.Dropout(dropout)`` stored as ``self.dropout``, applied to the attention weights;
     - the causal mask is a buffer registered as ``mask`` (``register_buffer``, so it
       moves with ``.to()``), of shape (context_length, context_length) or
       (1, 1, context_length, context_length), float or bool, persistent or not; forward

@@ -37,7 +37,7 @@ class MultiHeadAttention(nn.Module):
     - ``nn.Linear(d_in, d_out, bias=qkv_bias)`` layers named W_query, W_key, W_value, then
       ``out_proj = nn.Linear(d_out, d_out)`` (with bias), created in that order, and no
       other parameters;
-    - ``self.dropout = nn.Dropout(dropout)``, applied to the attention weights;
+    - an ``nn.Dropout(dropout)`` stored as ``self.dropout``, applied to the attention weights;
     - the causal mask is a buffer registered as ``mask``, as in ``CausalAttention``
       (either shape, float or bool, persistent or not); forward masks with ``self.mask``.
     """

@@ -5,6 +5,7 @@ entry of ``mistakes`` flips one switch. The suites compare a wrong answer with t
 name the mistake in the feedback.
 """
 import copy
+import itertools
 import re
 
 import torch
@@ -44,20 +45,23 @@ def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, ou
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=mask_diagonal)
     if future:
         mask = mask.T
-    if causal and not post_mask:
-        scores = scores.masked_fill(mask, fill)
+    places = dropout_on.split(" + ")  # where dropout is applied, in the order of the forward pass
     if seed is not None:
         set_seed(seed)
-    if dropout and dropout_on == "scores":
+    if dropout and "scores before the mask" in places:
+        scores = F.dropout(scores, dropout)
+    if causal and not post_mask:
+        scores = scores.masked_fill(mask, fill)
+    if dropout and "scores" in places:
         scores = F.dropout(scores, dropout)
     divisor = {"head": hd**0.5, "none": 1.0, "d_out": d_out**0.5, "d_k": float(hd)}[scale]
     weights = torch.softmax(scores / divisor, dim=softmax_dim)
     if causal and post_mask:
         weights = weights.masked_fill(mask, 0.0)
-    if dropout and dropout_on == "weights":
+    if dropout and "weights" in places:
         weights = F.dropout(weights, dropout)
     context = weights @ v
-    if dropout and dropout_on == "context":
+    if dropout and "context" in places:
         context = F.dropout(context, dropout)
     if merge == "transpose":
         context = context.transpose(1, 2).contiguous().view(b, T, d_out)
@@ -68,13 +72,21 @@ def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, ou
     return context.squeeze(0) if squeeze else context
 
 
-def mistakes(x, weights, **config):
-    """{mistake name: function giving that mistake's output} for this configuration."""
+def mistakes(x, weights, *, eval_dropout=0.0, **config):
+    """{mistake name: function giving that mistake's output} for this configuration.
+
+    ``eval_dropout``: the module's dropout p, for a check in eval mode (dropout must be off)."""
     variants = {
         "no 1/sqrt(d_k) scaling of the scores": dict(scale="none"),
         "scores divided by d_k instead of sqrt(d_k)": dict(scale="d_k"),
         "softmax over the wrong dimension (use dim=-1)": dict(softmax_dim=-2),
+        "softmax over the wrong dimension (dim=0, the batch; use dim=-1)": dict(softmax_dim=0),
     }
+    if config.get("num_heads", 1) > 1:
+        variants["softmax over the wrong dimension (dim=1, the heads; use dim=-1)"] = dict(softmax_dim=1)
+    if eval_dropout:
+        variants["dropout applied in eval mode too (self.dropout follows .eval(); F.dropout needs "
+                 "training=self.training)"] = dict(dropout=eval_dropout)
     if config.get("causal", True):
         variants.update({
             "the mask also hides the diagonal (use triu(..., diagonal=1))": dict(mask_diagonal=0),
@@ -93,6 +105,10 @@ def mistakes(x, weights, **config):
     if config.get("dropout"):
         variants.update({
             "dropout applied to the attention scores instead of the weights": dict(dropout_on="scores"),
+            "dropout applied to the attention scores (before the mask) instead of the weights":
+                dict(dropout_on="scores before the mask"),
+            "dropout applied to the attention scores (before the mask) as well as to the weights":
+                dict(dropout_on="scores before the mask + weights"),
             "dropout applied to the context vectors instead of the weights": dict(dropout_on="context"),
             "no dropout in training mode": dict(dropout=0.0),
         })
@@ -209,41 +225,55 @@ def same(a, b):
             and bool(((a == b) | (a.isnan() & b.isnan())).all()))
 
 
-def _reordered(state, ref_state):
-    """True when every parameter holds another parameter's reference draw: created in another order."""
-    keys = list(ref_state)
-    return len(keys) > 1 and all(
-        any(other != key and _same_values(state.get(key), ref_state[other]) for other in keys) for key in keys)
-
-
 def _same_values(a, b):
     return isinstance(a, torch.Tensor) and a.shape == b.shape and torch.allclose(a.to(b.dtype), b)
 
 
-def check_seeded_init(student, module, name, args, ref_factory, seed, order="", mistakes=None):
+def _drawn_in_order(ref_module, order, seed):
+    """The reference's parameters as if its layers were created in ``order`` after the seed:
+    an nn.Linear draws by reset_parameters(), a bare Parameter (SelfAttention_v1) by torch.rand."""
+    module = copy.deepcopy(ref_module)
+    set_seed(seed)
+    with torch.no_grad():
+        for name in order:
+            unit = getattr(module, name)
+            if isinstance(unit, torch.nn.Module):
+                unit.reset_parameters()
+            else:
+                unit.copy_(torch.rand(unit.shape))
+    return {k: v.detach() for k, v in module.named_parameters()}
+
+
+def check_seeded_init(student, module, name, args, ref_factory, seed, order=(), mistakes=None):
     """The student's constructor, run after torch.manual_seed(seed), draws the reference's
-    parameters: the book's attribute names, layer types and creation order. Parameters only:
-    buffers (the mask) are the student's own business. ``mistakes``: {name: state_dict of that
-    mistake's parameters}."""
+    parameters: the book's attribute names, layer types and creation ``order``. Parameters
+    only: buffers (the mask) are the student's own business. ``mistakes``: {name: the
+    parameters that mistake draws}; every other creation order is tried as a mistake too."""
     reply = student.module(module, name, *args, init_seed=seed, want_state=True)
     label = f"{name}{args}"
-    ref_state = {k: v.detach() for k, v in reference(ref_factory, *args, seed=seed).named_parameters()}
+    ref_module = reference(ref_factory, *args, seed=seed)
+    ref_state = {k: v.detach() for k, v in ref_module.named_parameters()}
     own = sorted(reply["info"]["params"])
     if own != sorted(ref_state):
         raise AssertionError(f"{label} has parameters {own}; the book's are {sorted(ref_state)}: "
                              "use the book's attribute names and layers")
     state = reply["state"]
-    for key, value in ref_state.items():
-        if key not in state or _same_values(state[key], value):
-            continue
-        hint = ""
-        if _reordered(state, ref_state):
-            hint = f" This is exactly what you get with: the parameters created in another order (the book's: {order})."
-        for mistake, mistake_state in (mistakes or {}).items():
-            if all(_same_values(state.get(k), v) for k, v in mistake_state.items()):
-                hint = f" This is exactly what you get with: {mistake}."
-        raise AssertionError(f"{key} of {label} after torch.manual_seed({seed}) differs from the book's draw "
-                             f"(the book creates {order}).{hint}")
+    wrong = [key for key in ref_state if not _same_values(state.get(key), ref_state[key])]
+    if not wrong:
+        return
+    models = dict(mistakes or {})
+    for other in itertools.permutations(order):
+        if list(other) != list(order):
+            models[f"the layers created in another order ({', '.join(other)}; the book's: {', '.join(order)})"] = \
+                lambda other=other: _drawn_in_order(ref_module, other, seed)
+    hint = ""
+    for mistake, model in models.items():
+        drawn = model() if callable(model) else model
+        if all(_same_values(state.get(k), v) for k, v in drawn.items()):
+            hint = f" This is exactly what you get with: {mistake}."
+            break
+    raise AssertionError(f"{wrong[0]} of {label} after torch.manual_seed({seed}) differs from the book's draw "
+                         f"(the book creates {', '.join(order)} in that order).{hint}")
 
 
 def _not_cut_error(b, n, ctx):
@@ -329,13 +359,16 @@ def check_trainable(student, module, name, args, ref_module, x, own=None):
     (out * g).sum().backward()
     label = f"{name}{args}"
     try:
-        reply = student.module(module, name, *args, params=_params(ref_copy), inputs=[x.clone()], grad_weights=[g])
-    except StudentFailure as failure:
+        _check_gradients(student, module, name, args, ref_copy, x, g, out, label)
+    except (AssertionError, StudentFailure) as failure:
         note = own and own_answer(student, own, failure, (module, name, args, {}, x, False, None))
         if not note:
             raise
         student.notes.append(note)
-        return
+
+
+def _check_gradients(student, module, name, args, ref_copy, x, g, out, label):
+    reply = student.module(module, name, *args, params=_params(ref_copy), inputs=[x.clone()], grad_weights=[g])
     if not torch.equal(reply["inputs_after"][0], x):
         raise AssertionError(f"{label} changed the caller's input in place: forward must leave x as it was")
     right = same_close(reply["outputs"][0], out.detach())

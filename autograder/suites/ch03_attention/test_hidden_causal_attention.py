@@ -17,9 +17,10 @@ def _functional(scores, d_k, **change):
     T = scores.shape[-1]
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=change.get("diagonal", 1))
     divisor = d_k**0.5 if change.get("scale", True) else 1.0
+    dim = change.get("dim", -1)
     if change.get("post_mask"):
-        return torch.softmax(scores / divisor, dim=-1).masked_fill(mask, 0.0)
-    return torch.softmax(scores.masked_fill(mask, change.get("fill", -torch.inf)) / divisor, dim=-1)
+        return torch.softmax(scores / divisor, dim=dim).masked_fill(mask, 0.0)
+    return torch.softmax(scores.masked_fill(mask, change.get("fill", -torch.inf)) / divisor, dim=dim)
 
 
 @points(2)
@@ -48,6 +49,8 @@ def test_masked_renormalized_weights(student, ref):
 
 def _mistakes(scores, d_k):
     return {"no 1/sqrt(d_k) scaling": lambda: _functional(scores, d_k, scale=False),
+            "scores divided by d_k instead of sqrt(d_k)": lambda: _functional(scores, d_k**2),
+            "softmax over the wrong dimension (use dim=-1)": lambda: _functional(scores, d_k, dim=-2),
             "the mask also hides the diagonal (use diagonal=1)": lambda: _functional(scores, d_k, diagonal=0),
             "masked scores filled with 0 instead of -inf": lambda: _functional(scores, d_k, fill=0.0),
             "weights zeroed after the softmax without renormalising": lambda: _functional(scores, d_k, post_mask=True)}
@@ -62,7 +65,7 @@ def test_mask_future_scores(student, ref):
         T = shape[-1]
         cases.append(((scores,), ref.causal_attention.mask_future_scores(scores),
                       f"mask_future_scores on scores of shape {shape}",
-                      {"the scores returned unmasked": scores,
+                      {"no causal mask (the scores returned unmasked)": scores,
                        "the mask also hides the diagonal (use diagonal=1)":
                            scores.masked_fill(torch.ones(T, T).triu().bool(), -torch.inf),
                        "masked scores filled with 0 instead of -inf": scores.masked_fill(torch.ones(T, T).triu(1).bool(), 0.0),
@@ -117,7 +120,7 @@ def test_causal_attention_dropout(student, ref):
                           mistake_config=dict(dropout=p, seed=123))
             check_forward(student, "causal_attention", "CausalAttention", (d_in, d_out, ctx, p), module, x,
                           what + " in eval mode (dropout must be off)", train=False, seed=123,
-                          mistake_config=dict())
+                          mistake_config=dict(eval_dropout=p, seed=123))
 
 
 @points(2)
@@ -139,4 +142,4 @@ def test_causal_attention_trainable(student, ref):
 def test_causal_attention_seeded_init(student, ref):
     """W_query, W_key, W_value are nn.Linear layers created in that order"""
     check_seeded_init(student, "causal_attention", "CausalAttention", (3, 2, 6, 0.0),
-                      ref.causal_attention.CausalAttention, 123, order="W_query, W_key, W_value")
+                      ref.causal_attention.CausalAttention, 123, order=("W_query", "W_key", "W_value"))

@@ -28,10 +28,13 @@ def test_3_1_transfer_weights(student, ref):
             # a shape error in the transfer itself: say which shapes meet there
             raise StudentFailure(f"{exc} (for d_in={d_in}, d_out={d_out}: nn.Linear stores its weight as "
                                  "(d_out, d_in), SelfAttention_v1 as (d_in, d_out))") from None
+        set_seed(0)  # the child builds v1 after this seed: its weights before any transfer
+        untouched = dict(ref.self_attention.SelfAttention_v1(d_in, d_out).named_parameters())
         for name in ("W_query", "W_key", "W_value"):
             weight = params[f"{name}.weight"]
             expect_close(reply["params"].get(name), weight.T, f"SelfAttention_v1.{name} after the transfer ({d_in}->{d_out})",
-                         {"weights copied without transposing (nn.Linear stores (d_out, d_in))": weight})
+                         {"weights copied without transposing (nn.Linear stores (d_out, d_in))": weight,
+                          f"v1's {name} left unchanged (nothing copied into the module itself)": untouched[name].detach()})
         # The output is checked with the reference v1 holding the transferred weights, so a bug in
         # the student's own SelfAttention_v1.forward costs points in self_attention only.
         sa_v1 = ref.self_attention.SelfAttention_v1(d_in, d_out)
@@ -82,13 +85,14 @@ def test_3_3_gpt2_small(student, ref):
     x = seeded(2, 4, 768, seed=141)
     reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
                           "build_gpt2_small_mha() on (2, 4, 768)", own=_own_mha())
-    reply = reply or student.module("exercises", "build_gpt2_small_mha")
-    mask = reply["info"].get("mask", {}).get("shape", [])
+    info = (reply or student.module("exercises", "build_gpt2_small_mha"))["info"]
+    mask = info.get("mask", {}).get("shape") or info["params"].get("mask") or info["buffers"].get("mask", [[]])[0]
     if mask[-2:] != [1024, 1024]:
         raise AssertionError(f"the mask buffer has shape {mask}: GPT-2 small's context length is 1,024 tokens")
-    module = reference(ref.exercises.build_gpt2_small_mha, dropout=0.1, seed=142)
+    # not GPT-2's 0.1, so that a hard-coded 0.1 shows
+    module = reference(ref.exercises.build_gpt2_small_mha, dropout=0.25, seed=142)
     x = seeded(1, 3, 768, seed=143)
     check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
-                  "build_gpt2_small_mha(dropout=0.1) in training mode, seed 123: pass the dropout argument on to "
-                  "MultiHeadAttention", train=True, seed=123, kwargs={"dropout": 0.1},
-                  own=_own_mha(dropout=0.1))
+                  "build_gpt2_small_mha(dropout=0.25) in training mode, seed 123: pass the dropout argument on to "
+                  "MultiHeadAttention", train=True, seed=123, kwargs={"dropout": 0.25},
+                  own=_own_mha(dropout=0.25))

@@ -89,7 +89,7 @@ def test_multihead_attention_dropout(student, ref):
                       mistake_config=dict(num_heads=heads, out_proj=module.out_proj, dropout=0.5, seed=123))
         check_forward(student, "multihead_attention", "MultiHeadAttention", (d_in, d_out, ctx, 0.5, heads), module, x,
                       f"MultiHeadAttention({d_in}, {d_out}, {ctx}, 0.5, num_heads={heads}) in eval mode (dropout must be off)",
-                      seed=123)
+                      seed=123, mistake_config=dict(num_heads=heads, out_proj=module.out_proj, eval_dropout=0.5, seed=123))
 
 
 @points(2)
@@ -115,7 +115,7 @@ def test_multihead_attention_trainable(student, ref):
 def test_multihead_attention_seeded_init(student, ref):
     """W_query, W_key, W_value, out_proj created in that order (the book's values under seed 123)"""
     check_seeded_init(student, "multihead_attention", "MultiHeadAttention", (3, 2, 6, 0.0, 2),
-                      ref.multihead_attention.MultiHeadAttention, 123, order="W_query, W_key, W_value, out_proj")
+                      ref.multihead_attention.MultiHeadAttention, 123, order=("W_query", "W_key", "W_value", "out_proj"))
 
 
 @points(2)

@@ -90,7 +90,7 @@ def test_self_attention_v1_seeded_init(student, ref):
         set_seed(123)
         randn = {name: torch.randn(d_in, d_out) for name in ("W_query", "W_key", "W_value")}
         check_seeded_init(student, "self_attention", "SelfAttention_v1", (d_in, d_out),
-                          ref.self_attention.SelfAttention_v1, 123, order="W_query, W_key, W_value with torch.rand",
+                          ref.self_attention.SelfAttention_v1, 123, order=("W_query", "W_key", "W_value"),
                           mistakes={"torch.randn instead of torch.rand": randn})
 
 
@@ -104,7 +104,7 @@ def test_self_attention_v2_forward(student, ref):
 def test_self_attention_v2_seeded_init_and_bias(student, ref):
     """SelfAttention_v2: nn.Linear layers created query, key, value; qkv_bias=True adds biases"""
     check_seeded_init(student, "self_attention", "SelfAttention_v2", (3, 2), ref.self_attention.SelfAttention_v2, 789,
-                      order="W_query, W_key, W_value as nn.Linear")
+                      order=("W_query", "W_key", "W_value"))
     module = reference(ref.self_attention.SelfAttention_v2, 4, 3, qkv_bias=True, seed=11)
     x = seeded(5, 4, seed=12)
     check_forward(student, "self_attention", "SelfAttention_v2", (4, 3), module, x,
