@@ -7,26 +7,12 @@ change to the suites, on the same machine, to see what new checks cost.
     python benchmarks/grading_time.py [--rounds 7]
 """
 import argparse
-import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from autograder.paths import ASSIGNMENTS, SOLUTIONS  # noqa: E402
-from autograder.runner import Grader  # noqa: E402
-
-
-def _submission(base, folder):
-    folder.mkdir()
-    for path in (base / "ch03_attention").glob("*.py"):
-        if not path.name.startswith("test_"):
-            shutil.copy(path, folder)
-    return folder
+from isolation_cost import ASSIGNMENTS, SOLUTIONS, Grader, _submission  # this folder's: the same set-up
 
 
 def main(argv=None):
