@@ -858,6 +858,28 @@ def build_gpt2_small_mha(dropout=0.0):
 ''',
 }
 
+EXERCISES["partial"] = _EX_HEAD.replace("import torch.nn as nn\n", "from functools import partial\n") + '''
+# GPT-2 small's attention with every size fixed; only the dropout rate is left open
+GPT2SmallMHA = partial(MultiHeadAttention, d_in=768, d_out=768, context_length=1024, num_heads=12)
+
+
+def transfer_weights_v2_to_v1(sa_v2, sa_v1):
+    pairs = [(sa_v1.W_query, sa_v2.W_query), (sa_v1.W_key, sa_v2.W_key), (sa_v1.W_value, sa_v2.W_value)]
+    with torch.no_grad():
+        for target, layer in pairs:
+            target[:] = layer.weight.transpose(0, 1)
+    return sa_v1
+
+
+def build_2d_output_wrapper(d_in, context_length, dropout=0.0):
+    wrapper = MultiHeadAttentionWrapper(d_in, d_out=1, context_length=context_length, dropout=dropout, num_heads=2)
+    return wrapper
+
+
+def build_gpt2_small_mha(dropout=0.0):
+    return GPT2SmallMHA(dropout=dropout)
+'''
+
 VARIANTS = {"simple_attention": SIMPLE, "self_attention": SELF, "causal_attention": CAUSAL,
             "multihead_attention": MHA, "exercises": EXERCISES}
 
@@ -926,6 +948,7 @@ ALTERNATIVES = [
     Alternative("exercise 3.3 as a subclass of MultiHeadAttention; 3.1 with new Parameters",
                 {"exercises": "subclass"}),
     Alternative("exercise 3.1 with load_state_dict; sizes as named locals", {"exercises": "state_dict"}),
+    Alternative("exercise 3.3 from functools.partial; 3.1 by slice assignment", {"exercises": "partial"}),
     Alternative("saved on Windows: UTF-8 with a byte-order mark and CRLF line endings",
                 newline="\r\n", encoding="utf-8-sig"),
     Alternative("PEP 263 coding line, latin-1 file with accents in a comment",
