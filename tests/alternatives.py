@@ -26,21 +26,23 @@ Decisions worth knowing:
   ``MultiHeadAttention``, whose docstring does not say what the mask holds;
   ``CausalAttention``'s says "ones above the diagonal".
 '''
+import ast
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions" / "ch03_attention"
 MODULES = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
 
-BOOK_INPUTS = '''
-inputs = torch.tensor(
-    [[0.43, 0.15, 0.89],  # Your     (x^1)
-     [0.55, 0.87, 0.66],  # journey  (x^2)
-     [0.57, 0.85, 0.64],  # starts   (x^3)
-     [0.22, 0.58, 0.33],  # with     (x^4)
-     [0.77, 0.25, 0.10],  # one      (x^5)
-     [0.05, 0.80, 0.55]]  # step     (x^6)
-)
-'''
+
+def _book_inputs():
+    """The book's six embedded tokens, as the reference module writes them (students keep them)."""
+    source = (SOLUTIONS / "simple_attention.py").read_text()
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.Assign) and n.targets[0].id == "inputs")
+    return "\n" + ast.get_source_segment(source, node) + "\n"
+
+
+BOOK_INPUTS = _book_inputs()
 
 # ------------------------------------------------------------------ section 3.3
 SIMPLE = {
@@ -230,23 +232,20 @@ def context_vector_for_query(x_query, inputs, W_query, W_key, W_value):
 
 class SelfAttention_v1(nn.Module):
     def __init__(self, d_in, d_out):
-        super().__init__()
+        super(SelfAttention_v1, self).__init__()
         self.W_query = nn.Parameter(torch.rand(d_in, d_out))
         self.W_key = nn.Parameter(torch.rand(d_in, d_out))
         self.W_value = nn.Parameter(torch.rand(d_in, d_out))
 
     def forward(self, x):
-        q = x @ self.W_query
-        k = x @ self.W_key
-        v = x @ self.W_value
-        scores = q @ k.T
-        weights = torch.softmax(scores / math.sqrt(k.shape[-1]), dim=-1)
+        q, k, v = x @ self.W_query, x @ self.W_key, x @ self.W_value
+        weights = torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1)
         return weights @ v
 
 
 class SelfAttention_v2(nn.Module):
     def __init__(self, d_in, d_out, qkv_bias=False):
-        super().__init__()
+        super(SelfAttention_v2, self).__init__()
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
@@ -404,11 +403,11 @@ import torch.nn as nn
 class CausalAttention(nn.Module):
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
         super().__init__()
-        self.d_out = d_out
+        self.dropout = nn.Dropout(dropout)  # draws nothing at creation: its place does not matter
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.dropout = nn.Dropout(dropout)
+        self.d_out = d_out
 {init_mask}
     def forward(self, x):
 {forward}'''
@@ -596,14 +595,13 @@ def _mha(init_mask, forward, wrapper=_WRAPPER_APPEND, imports="", init_head=None
     """A multihead_attention module: a wrapper and a MultiHeadAttention with the given mask
     creation (the end of __init__) and forward body."""
     init_head = init_head or '''        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
-        self.d_out = d_out
-        self.num_heads = num_heads
-        self.head_dim = d_out // num_heads
+        self.dropout = nn.Dropout(dropout)
         self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
         self.out_proj = nn.Linear(d_out, d_out)
-        self.dropout = nn.Dropout(dropout)
+        self.d_out, self.num_heads = d_out, num_heads
+        self.head_dim = d_out // num_heads
 '''
     return f'''import torch
 import torch.nn as nn
@@ -858,6 +856,28 @@ def build_gpt2_small_mha(dropout=0.0):
 ''',
 }
 
+EXERCISES["partial"] = _EX_HEAD.replace("import torch.nn as nn\n", "from functools import partial\n") + '''
+# GPT-2 small's attention with every size fixed; only the dropout rate is left open
+GPT2SmallMHA = partial(MultiHeadAttention, d_in=768, d_out=768, context_length=1024, num_heads=12)
+
+
+def transfer_weights_v2_to_v1(sa_v2, sa_v1):
+    pairs = [(sa_v1.W_query, sa_v2.W_query), (sa_v1.W_key, sa_v2.W_key), (sa_v1.W_value, sa_v2.W_value)]
+    with torch.no_grad():
+        for target, layer in pairs:
+            target[:] = layer.weight.transpose(0, 1)
+    return sa_v1
+
+
+def build_2d_output_wrapper(d_in, context_length, dropout=0.0):
+    wrapper = MultiHeadAttentionWrapper(d_in, d_out=1, context_length=context_length, dropout=dropout, num_heads=2)
+    return wrapper
+
+
+def build_gpt2_small_mha(dropout=0.0):
+    return GPT2SmallMHA(dropout=dropout)
+'''
+
 VARIANTS = {"simple_attention": SIMPLE, "self_attention": SELF, "causal_attention": CAUSAL,
             "multihead_attention": MHA, "exercises": EXERCISES}
 
@@ -926,6 +946,7 @@ ALTERNATIVES = [
     Alternative("exercise 3.3 as a subclass of MultiHeadAttention; 3.1 with new Parameters",
                 {"exercises": "subclass"}),
     Alternative("exercise 3.1 with load_state_dict; sizes as named locals", {"exercises": "state_dict"}),
+    Alternative("exercise 3.3 from functools.partial; 3.1 by slice assignment", {"exercises": "partial"}),
     Alternative("saved on Windows: UTF-8 with a byte-order mark and CRLF line endings",
                 newline="\r\n", encoding="utf-8-sig"),
     Alternative("PEP 263 coding line, latin-1 file with accents in a comment",
