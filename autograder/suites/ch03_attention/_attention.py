@@ -326,20 +326,31 @@ def check_mask_buffer(student, module, name, args, ref_module, x):
     x = x.to(torch.float64)
     reply = student.module(module, name, *args, params=_params(ref_module), dtype="float64", inputs=[x],
                            transpose_masks=True)
+    expected, causal = _once(("mask", id(ref_module), x.numpy().tobytes()), lambda: _mask_answers(ref_module, x))
     label = f"{name}{args}"
     if "mask" not in reply["info"]["buffers"]:
         raise AssertionError(f"{label} has no buffer named 'mask' (buffers: {sorted(reply['info']['buffers'])}): "
                              "register the causal mask with self.register_buffer('mask', ...)")
-    with torch.no_grad():
-        expected = attention_forward(x, *linear_weights(ref_module), num_heads=getattr(ref_module, "num_heads", 1),
-                                     out_proj=getattr(ref_module, "out_proj", None), future=True)
-        causal = attention_forward(x, *linear_weights(ref_module), num_heads=getattr(ref_module, "num_heads", 1),
-                                   out_proj=getattr(ref_module, "out_proj", None))
     if same_close(reply["outputs"][0], causal):
         raise AssertionError(f"{label} in float64 with its mask buffer transposed still masks the future: forward "
                              "must mask with the registered self.mask (cut to num_tokens), not with a mask of its own")
     expect_close(reply["outputs"][0], expected, f"{label} after .to(torch.float64), forward with its mask buffer "
                  "transposed (so each token sees the tokens after it)")
+
+
+def _mask_answers(ref_module, x):
+    """The reference's output with its mask transposed, and with it as it is."""
+    with torch.no_grad():
+        return tuple(attention_forward(x, *linear_weights(ref_module), num_heads=getattr(ref_module, "num_heads", 1),
+                                       out_proj=getattr(ref_module, "out_proj", None), future=future)
+                     for future in (True, False))
+
+
+def _once(key, compute):
+    """A reference-only result, computed once per grader process (like ``_answer``)."""
+    if key not in _ANSWERS:
+        _ANSWERS[key] = compute()
+    return _ANSWERS[key]
 
 
 def same_close(a, b):
@@ -353,10 +364,7 @@ def check_trainable(student, module, name, args, ref_module, x, own=None):
     the gradients must be the reference's too. (A wrong output is charged by the forward
     checks: then each parameter only needs a gradient of its own shape.) ``own`` as for
     ``check_forward``: a module that cannot run only because of a lower part."""
-    ref_copy = copy.deepcopy(ref_module).eval()
-    out = ref_copy(x)
-    g = seeded(*out.shape, seed=7)
-    (out * g).sum().backward()
+    ref_copy, out, g = _once(("grad", id(ref_module), x.numpy().tobytes()), lambda: _reference_gradients(ref_module, x))
     label = f"{name}{args}"
     try:
         _check_gradients(student, module, name, args, ref_copy, x, g, out, label)
@@ -365,6 +373,15 @@ def check_trainable(student, module, name, args, ref_module, x, own=None):
         if not note:
             raise
         student.notes.append(note)
+
+
+def _reference_gradients(ref_module, x):
+    """A private copy of the reference after backward of sum(output * g), with its output and g."""
+    ref_copy = copy.deepcopy(ref_module).eval()
+    out = ref_copy(x)
+    g = seeded(*out.shape, seed=7)
+    (out * g).sum().backward()
+    return ref_copy, out.detach(), g
 
 
 def _check_gradients(student, module, name, args, ref_copy, x, g, out, label):
