@@ -4,7 +4,7 @@ import torch
 
 from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
                         own_answer, own_pieces, reference)
-from autograder.compare import expect_close, seeded, set_seed
+from autograder.compare import expect_close, seeded
 from autograder.session import StudentFailure
 
 points = pytest.mark.points
