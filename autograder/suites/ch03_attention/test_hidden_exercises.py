@@ -14,6 +14,9 @@ points = pytest.mark.points
 @points(6)
 def test_3_1_transfer_weights(student, ref):
     """3.1: v1 holds v2's weights transposed and gives v2's output, square and non-square"""
+    # What cannot be closed: the right answer is the transpose of the weights the grader sends,
+    # so a tampered child can echo it without running the student's function. Nothing a child
+    # returns here can tell the two apart; only its own checks elsewhere cost a cheat points.
     # square first: an untransposed copy still fits there, so the mistake can be named
     for i, (d_in, d_out) in enumerate(((4, 4), (3, 2), (5, 3), (2, 6))):
         set_seed(100 + i)
