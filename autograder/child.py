@@ -164,13 +164,12 @@ def op_call(req):
 def op_calls(req):
     """The same function on a list of argument lists, in one round trip: {module, name, calls}.
 
-    Every call gets its own answer: a value, or an error that fails only that case. The
-    tensor arguments come back too, read after the calls."""
+    Every call gets its own answer: a value, or an error that fails only that case. A tensor
+    argument that a call changed comes back too, as it is afterwards (None where unchanged)."""
     fn = _lookup(req["module"], req["name"])
     values, errors, size, args_after = [], {}, 0, []
     for i, args in enumerate(req["calls"]):
-        # the tensors the caller passed, as they are after the call (a function must not change them)
-        args_after.append([_as_data(a, "argument") if type(a) is torch.Tensor else None for a in args])
+        before = [a.clone() if type(a) is torch.Tensor else None for a in args]
         try:
             with torch.no_grad():
                 value = _run("call", f"{req['name']}()", fn, *args)
@@ -183,7 +182,15 @@ def op_calls(req):
         except ProbeError as exc:
             values.append(None)
             errors[str(i)] = str(exc)
+        # a tensor argument the call changed comes back as it is now (a function must not change them)
+        args_after.append([None if b is None or _unchanged(a, b) else _as_data(a, "argument")
+                           for a, b in zip(args, before)])
     return {"values": values, "errors": errors, "args_after": args_after}
+
+
+def _unchanged(a, b):
+    return (type(a) is torch.Tensor and a.shape == b.shape and a.dtype == b.dtype
+            and bool(((a == b) | (a.isnan() & b.isnan())).all()))
 
 
 def _nbytes(value):

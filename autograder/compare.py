@@ -90,8 +90,9 @@ def check_calls(student, module, name, cases):
     for i, (args, expected, what, mistakes) in enumerate(cases):
         expect_close(answers[i], expected, what, mistakes)
         after = answers.args_after[i] if i < len(answers.args_after) else [None] * len(args)
-        for k, (arg, now) in enumerate(zip(args, after)):
-            if isinstance(arg, torch.Tensor) and not (isinstance(now, torch.Tensor) and now.shape == arg.shape
-                                                      and bool(((now == arg) | (now.isnan() & arg.isnan())).all())):
+        for k, (arg, now) in enumerate(zip(args, after)):  # None: the child saw no change
+            if isinstance(arg, torch.Tensor) and now is not None and not (
+                    isinstance(now, torch.Tensor) and now.shape == arg.shape
+                    and bool(((now == arg) | (now.isnan() & arg.isnan())).all())):
                 raise AssertionError(f"{what}: {name} changed its argument {k + 1} in place; leave the "
                                      "caller's tensors as they were (no in-place operations on them)")

@@ -242,7 +242,7 @@ class StudentSession:
 
         Returns the answers in order; reading a case whose call failed raises that
         case's StudentFailure, so a check fails on its first wrong case, whatever the cause.
-        ``.args_after``: each call's tensor arguments as the child holds them afterwards."""
+        ``.args_after``: per call, each tensor argument the call changed, as it is afterwards (else None)."""
         reply = self.request("calls", needs=f"{module}.{name}", module=module, name=name,
                              calls=[list(args) for args in calls])
         answers = _Answers(reply["values"], {int(k): clean_text(v, limit=MESSAGE_LIMIT) for k, v in reply["errors"].items()})
