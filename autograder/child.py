@@ -18,10 +18,17 @@ SUBMISSION_PREFIX = "/submission/"
 
 
 class SubmissionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves the submission's top-level modules from the sources the grader sent."""
+    """Serves the submission's top-level modules from the sources the grader sent.
+
+    A module that fails to import while another one imports it (exercises.py importing a
+    broken multihead_attention.py) becomes a placeholder whose missing names fail only
+    when used, so a mistake in one module costs only the checks that use what it defines.
+    The module a probe asks for itself still fails with its own error."""
 
     def __init__(self, sources):
         self.sources = dict(sources)
+        self.failed = {}      # module name -> why it could not be imported
+        self.wanted = None    # the module a probe is importing directly
 
     def find_spec(self, name, path=None, target=None):
         if path is None and name in self.sources:
@@ -32,9 +39,40 @@ class SubmissionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def exec_module(self, module):
-        module.__file__ = SUBMISSION_PREFIX + module.__name__ + ".py"
-        code = compile(self.sources[module.__name__], module.__file__, "exec", dont_inherit=True)
-        exec(code, module.__dict__)
+        name = module.__name__
+        module.__file__ = SUBMISSION_PREFIX + name + ".py"
+        try:
+            code = compile(self.sources[name], module.__file__, "exec", dont_inherit=True)
+            exec(code, module.__dict__)
+        except BaseException as exc:  # anything the import raises, SystemExit included, is the student's
+            self.failed[name] = f"{name}.py could not be imported: {_describe(exc)}"
+            if name == self.wanted:
+                raise
+            module.__getattr__ = _Unavailable.factory(self.failed[name])
+
+
+class _Unavailable:
+    """Stands for a name of a module that could not be imported; fails when used."""
+
+    def __init__(self, why):
+        self.why = why
+
+    @classmethod
+    def factory(cls, why):
+        def module_getattr(name):
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return cls(why)
+        return module_getattr
+
+    def __call__(self, *args, **kwargs):
+        raise ProbeError("import", self.why)
+
+    def __getattr__(self, name):
+        raise ProbeError("import", self.why)
+
+    def __mro_entries__(self, bases):
+        raise ProbeError("import", self.why)
 
 
 class ProbeError(Exception):
@@ -45,16 +83,18 @@ class ProbeError(Exception):
         self.stage = stage
 
 
-def _describe(exc):
-    """One line: the exception and the last line of the submission it passed through."""
-    text = f"{type(exc).__name__}: {exc}".strip()
+def _describe(exc, limit=2000):
+    """One line: the exception, whole, and the last line of the submission it passed through."""
     if isinstance(exc, SyntaxError) and exc.lineno:
-        return f"SyntaxError in {exc.filename.rsplit('/', 1)[-1]} line {exc.lineno}: {exc.msg}"
+        return f"{type(exc).__name__} in {str(exc.filename).rsplit('/', 1)[-1]} line {exc.lineno}: {exc.msg}"
     where = ""
     for frame in traceback.extract_tb(exc.__traceback__):
         if frame.filename.startswith(SUBMISSION_PREFIX):
             where = f" ({frame.filename[len(SUBMISSION_PREFIX):]} line {frame.lineno})"
-    return text[:300] + where
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    if len(text) > limit:  # only a pathological message is cut, and then at a word
+        text = text[:limit].rsplit(" ", 1)[0] + " …"
+    return text + where
 
 
 def _as_data(value, what):
@@ -72,11 +112,27 @@ def _as_data(value, what):
     raise ProbeError("result", f"{what} returned {type(value).__name__}, expected a tensor")
 
 
+def _finder():
+    return next((f for f in sys.meta_path if isinstance(f, SubmissionFinder)), None)
+
+
 def _lookup(module_name, name):
+    finder = _finder()
+    if finder is not None and module_name not in finder.sources:
+        raise ProbeError("import", f"{module_name}.py is missing from your submission")
+    if finder is not None and module_name in finder.failed:
+        raise ProbeError("import", finder.failed[module_name])
     try:
+        if finder is not None:
+            finder.wanted = module_name
         module = importlib.import_module(module_name)
     except BaseException as exc:  # anything the import raises, SystemExit included, is the student's
+        if finder is not None and module_name in finder.failed:
+            raise ProbeError("import", finder.failed[module_name]) from None
         raise ProbeError("import", f"{module_name}.py could not be imported: {_describe(exc)}") from None
+    finally:
+        if finder is not None:
+            finder.wanted = None
     if not hasattr(module, name):
         raise ProbeError("lookup", f"{module_name}.py defines no {name}")
     return getattr(module, name)
@@ -108,10 +164,12 @@ def op_call(req):
 def op_calls(req):
     """The same function on a list of argument lists, in one round trip: {module, name, calls}.
 
-    Every call gets its own answer: a value, or an error that fails only that case."""
+    Every call gets its own answer: a value, or an error that fails only that case. A tensor
+    argument that a call changed comes back too, as it is afterwards (None where unchanged)."""
     fn = _lookup(req["module"], req["name"])
-    values, errors, size = [], {}, 0
+    values, errors, size, args_after = [], {}, 0, []
     for i, args in enumerate(req["calls"]):
+        before = [a.clone() if type(a) is torch.Tensor else None for a in args]
         try:
             with torch.no_grad():
                 value = _run("call", f"{req['name']}()", fn, *args)
@@ -124,7 +182,15 @@ def op_calls(req):
         except ProbeError as exc:
             values.append(None)
             errors[str(i)] = str(exc)
-    return {"values": values, "errors": errors}
+        # a tensor argument the call changed comes back as it is now (a function must not change them)
+        args_after.append([None if b is None or _unchanged(a, b) else _as_data(a, "argument")
+                           for a, b in zip(args, before)])
+    return {"values": values, "errors": errors, "args_after": args_after}
+
+
+def _unchanged(a, b):
+    return (type(a) is torch.Tensor and a.shape == b.shape and a.dtype == b.dtype
+            and bool(((a == b) | (a.isnan() & b.isnan())).all()))
 
 
 def _nbytes(value):
@@ -189,16 +255,57 @@ def _build(req):
     return module, what
 
 
+def _transpose_masks(module):
+    """Every buffer named ``mask`` with its last two dimensions swapped, whatever its dtype and
+    shape: a forward that uses its registered mask then looks at the future instead."""
+    for name, buffer in list(module.named_buffers()):
+        if name.rsplit(".", 1)[-1] == "mask" and buffer.dim() >= 2:
+            owner = module.get_submodule(name.rpartition(".")[0])
+            setattr(owner, "mask", buffer.transpose(-2, -1).contiguous())
+
+
+def _forward(module, what, x, seed):
+    _seed(seed)
+    return _run("forward", f"{what} forward on shape {tuple(x.shape)}", module, x)
+
+
 def op_module(req):
-    """Build a module, optionally load weights, run forward on each input, describe it."""
+    """Build a module, optionally load weights, run forward on each input, describe it.
+
+    Options, each asked for by a check: ``submodules`` (dotted names also run on each
+    input), ``transpose_masks``, and ``grad_weights`` (one per input: backward of
+    sum(output * weight); the parameters' gradients and the inputs as they are afterwards
+    come back)."""
     module, what = _build(req)
-    outputs = []
-    with torch.no_grad():
+    if req.get("transpose_masks"):
+        _run("forward", f"{what}: swapping its mask buffer", _transpose_masks, module)
+    reply = {"outputs": []}
+    grad_weights = req.get("grad_weights")
+    for i, x in enumerate(req.get("inputs", [])):
+        if grad_weights:
+            out = _forward(module, what, x, req.get("seed"))
+            if not isinstance(out, torch.Tensor) or out.shape != grad_weights[i].shape:
+                raise ProbeError("forward", f"{what} forward did not return a tensor of shape "
+                                            f"{tuple(grad_weights[i].shape)}")
+            _run("backward", f"{what} backward", lambda: (out * grad_weights[i]).sum().backward())
+        else:
+            with torch.no_grad():
+                out = _forward(module, what, x, req.get("seed"))
+        reply["outputs"].append(_as_data(out, f"{what} forward"))
+    if grad_weights:
+        reply["grads"] = {k: _as_data(v.grad, "gradient") for k, v in module.named_parameters()
+                          if type(v.grad) is torch.Tensor}
+        reply["inputs_after"] = [_as_data(x, "input") for x in req.get("inputs", [])]
+    if req.get("submodules"):  # in order after one seed, as a forward calling them in turn would
+        subs = {name: _run("lookup", f"{what}.{name}", module.get_submodule, name) for name in req["submodules"]}
+        reply["sub_outputs"] = {name: [] for name in subs}
         for x in req.get("inputs", []):
             _seed(req.get("seed"))
-            out = _run("forward", f"{what} forward on shape {tuple(x.shape)}", module, x)
-            outputs.append(_as_data(out, f"{what} forward"))
-    reply = {"outputs": outputs, "info": _describe_module(module)}
+            with torch.no_grad():
+                for name, sub in subs.items():
+                    out = _run("forward", f"{what}.{name} forward", sub, x)
+                    reply["sub_outputs"][name].append(_as_data(out, f"{what}.{name} forward"))
+    reply["info"] = _describe_module(module)
     if req.get("want_state"):
         reply["state"] = {k: _as_data(v, "state_dict") for k, v in module.state_dict().items()}
     return reply

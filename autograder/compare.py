@@ -21,18 +21,26 @@ def _close(a, b, atol, rtol):
 
 
 def known_mistake(actual, mistakes, atol=ATOL, rtol=RTOL):
-    """Name of the first mistake whose output equals ``actual``, or None.
+    """Name of the mistake whose output equals ``actual`` most exactly, or None.
 
-    ``mistakes`` maps a mistake's name to its output or to a function computing it.
+    ``mistakes`` maps a mistake's name to its output or to a function computing it. Every
+    model is tried; of those within tolerance, the one with the smallest largest difference
+    wins, so a model that merely comes close never hides the exact one. Models that fit
+    equally well (they coincide on these inputs) are all named: the evidence cannot choose.
     """
+    fits = []
     for name, candidate in (mistakes or {}).items():
         try:
             value = candidate() if callable(candidate) else candidate
         except Exception:  # a mistake that cannot even run on these shapes is not this one
             continue
         if isinstance(value, torch.Tensor) and _close(actual, value.to(actual.dtype), atol, rtol):
-            return name
-    return None
+            diff = (actual - value.to(actual.dtype)).abs().nan_to_num(nan=0.0)
+            fits.append((diff.max().item() if diff.numel() else 0.0, name))
+    if not fits:
+        return None
+    best = min(err for err, _ in fits)
+    return " or ".join(name for err, name in fits if err == best)
 
 
 def expect_tensor(actual, expected, what):
@@ -44,8 +52,7 @@ def expect_tensor(actual, expected, what):
     bad = ~torch.isfinite(actual) & torch.isfinite(expected)
     if actual.shape == expected.shape and bad.any():
         kind = "NaN" if torch.isnan(actual[bad]).any() else "inf"
-        raise AssertionError(f"{what}: contains {kind} where the reference is finite"
-                             " (exp overflow? use torch.softmax, which subtracts the maximum)")
+        raise AssertionError(f"{what}: contains {kind} where the reference is finite")
 
 
 def set_seed(seed):
@@ -80,5 +87,12 @@ def check_calls(student, module, name, cases):
 
     ``cases``: (args, expected, what, mistakes) tuples, as for ``expect_close``."""
     answers = student.calls(module, name, [args for args, *_ in cases])
-    for i, (_, expected, what, mistakes) in enumerate(cases):
+    for i, (args, expected, what, mistakes) in enumerate(cases):
         expect_close(answers[i], expected, what, mistakes)
+        after = answers.args_after[i] if i < len(answers.args_after) else [None] * len(args)
+        for k, (arg, now) in enumerate(zip(args, after)):  # None: the child saw no change
+            if isinstance(arg, torch.Tensor) and now is not None and not (
+                    isinstance(now, torch.Tensor) and now.shape == arg.shape
+                    and bool(((now == arg) | (now.isnan() & arg.isnan())).all())):
+                raise AssertionError(f"{what}: {name} changed its argument {k + 1} in place; leave the "
+                                     "caller's tensors as they were (no in-place operations on them)")

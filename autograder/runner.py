@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from .paths import SUITES
-from .session import GraderError, StudentFailure, StudentSession
+from .session import MESSAGE_LIMIT, GraderError, StudentFailure, StudentSession
 from .submission import SubmissionError, clean_text, read_sources
 from .zygote import Zygote
 
@@ -32,6 +32,12 @@ class _Collector:
 
     @pytest.fixture
     def student(self):
+        # notes: what a passing check has to say (a part judged right although a lower part is
+        # wrong); failed_parts: parts that lost points so far, the evidence a later part needs
+        # before it credits a student's module that is wrong only through a lower part.
+        self.session.notes = []
+        if not hasattr(self.session, "failed_parts"):
+            self.session.failed_parts = set()
         return self.session
 
     def pytest_collectreport(self, report):
@@ -52,14 +58,17 @@ class _Collector:
         points = marker.args[0] if marker else 0
         doc = (item.function.__doc__ or item.name).strip().splitlines()[0]
         part = item.module.__name__.rsplit(".", 1)[-1].removeprefix("test_hidden_")
-        output = ""
+        output = " ".join(dict.fromkeys(getattr(self.session, "notes", []))) if report.passed else ""
         if report.failed:
             exc = call.excinfo.value if call.excinfo else None
             if isinstance(exc, GraderError):  # raised from a hook it would be pytest's internal error
                 output = f"grader error: {clean_text(exc)}"
                 self.grader_errors.append(f"{item.nodeid}: {exc}")
             elif isinstance(exc, (AssertionError, StudentFailure)):
-                output = clean_text(str(exc) or "assertion failed", limit=1200)
+                # whole: a crash message keeps the student's file, line and exception
+                output = clean_text(str(exc) or "assertion failed", limit=MESSAGE_LIMIT)
+                if hasattr(self.session, "failed_parts"):
+                    self.session.failed_parts.add(part)
             else:
                 output = f"internal grader error ({type(exc).__name__}: {clean_text(exc)})"
                 self.grader_errors.append(f"{item.nodeid}: {output}")

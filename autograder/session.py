@@ -17,6 +17,10 @@ from .submission import MAX_TOTAL_SOURCE_BYTES, clean_text
 assert MAX_TOTAL_SOURCE_BYTES <= protocol.MAX_JSON // 2  # all sources travel in one JSON frame
 
 
+# A child's error message, kept whole (the student's file, line and exception) up to this bound.
+MESSAGE_LIMIT = 6000
+
+
 class StudentFailure(Exception):
     """A check could not get an answer from the submission; the text says why, in one line."""
 
@@ -34,8 +38,9 @@ INDEX = "index"   # a str of decimal digits: the position of a call in a batch
 MAYBE_VALUE = "value or None"  # None where that call failed
 _REPLY = {
     "call": {"value": VALUE},
-    "calls": {"values": [MAYBE_VALUE], "errors": {INDEX: str}},
-    "module": {"outputs": [VALUE], "state?": {str: torch.Tensor},
+    "calls": {"values": [MAYBE_VALUE], "errors": {INDEX: str}, "args_after?": [[MAYBE_VALUE]]},
+    "module": {"outputs": [VALUE], "state?": {str: torch.Tensor}, "grads?": {str: torch.Tensor},
+               "inputs_after?": [VALUE], "sub_outputs?": {str: [VALUE]},
                "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
                         "state_keys": [str], "attrs": {str: int}, "heads?": [str], "dropout?": float,
                         "mask?": {"shape": [int], "dtype": str}}},
@@ -238,7 +243,7 @@ class StudentSession:
         if isinstance(imported, list):
             self.imported.update(n for n in imported if isinstance(n, str))
         if not reply["ok"]:
-            raise StudentFailure(clean_text(reply.get("error", "failed")))
+            raise StudentFailure(clean_text(reply.get("error", "failed"), limit=MESSAGE_LIMIT))
         expected = {"module": "inputs", "calls": "calls"}.get(op)
         if not _conforms(reply, _REPLY[op]) or (
                 expected and len(reply["outputs" if op == "module" else "values"]) != len(payload[expected])):
@@ -265,19 +270,27 @@ class StudentSession:
         """``module.name(*args)`` for each ``args`` in ``calls``, in one round trip.
 
         Returns the answers in order; reading a case whose call failed raises that
-        case's StudentFailure, so a check fails on its first wrong case, whatever the cause."""
+        case's StudentFailure, so a check fails on its first wrong case, whatever the cause.
+        ``.args_after``: per call, each tensor argument the call changed, as it is afterwards (else None)."""
         reply = self.request("calls", needs=f"{module}.{name}", module=module, name=name,
                              calls=[list(args) for args in calls])
-        return _Answers(reply["values"], {int(k): clean_text(v) for k, v in reply["errors"].items()})
+        answers = _Answers(reply["values"], {int(k): clean_text(v, limit=MESSAGE_LIMIT) for k, v in reply["errors"].items()})
+        answers.args_after = reply.get("args_after", [])
+        return answers
 
     def module(self, module, name, *args, inputs=(), params=None, init_seed=None, dtype=None,
-               train=False, seed=None, want_state=False, **kwargs):
-        """Build ``module.name(*args, **kwargs)`` in the child and run it on each input."""
+               train=False, seed=None, want_state=False, submodules=(), transpose_masks=False,
+               grad_weights=None, **kwargs):
+        """Build ``module.name(*args, **kwargs)`` in the child and run it on each input.
+
+        The options after ``want_state`` are op_module's (child.py): other submodules run on the
+        same inputs, the mask buffers transposed, gradients of sum(output * grad_weights[i])."""
         needs = f"{module}.{name}" + (".forward" if inputs else "")
         return self.request("module", needs=needs, module=module, name=name,
                             args=list(args), kwargs=kwargs, inputs=list(inputs), params=params,
                             init_seed=init_seed, dtype=dtype, train=train, seed=seed,
-                            want_state=want_state)
+                            want_state=want_state, submodules=list(submodules),
+                            transpose_masks=transpose_masks, grad_weights=grad_weights)
 
     def transfer(self, d_in, d_out, v2_params):
         """Exercise 3.1 in the child: the student's v2, v1 and transfer function; v1's weights back."""

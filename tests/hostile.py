@@ -52,7 +52,6 @@ class Case:
     folder: str = ""               # the student folder's name, where it is the attack (default: name)
     link: str = ""                 # the student folder is a symbolic link to this
     graded: bool = True            # False: refused as a whole (grades.csv says why, with ``note``)
-    needs: str = ""                # closed by another branch: xfail (strict) until it is merged
 
 
 def append(code):
@@ -654,7 +653,7 @@ CASES = [
     Case("43_linked_student_folder", "the student folder is a symbolic link to the solutions", "empty", 0,
          link="@REPO@/solutions", note="symbolic link", graded=False),
     Case("44_forged_replies", "the child answers the transfer and structure probes without the student's code",
-         "blank", 0, everywhere(FORGED_REPLIES), needs="7a"),
+         "blank", 0, everywhere(FORGED_REPLIES)),
     Case("45_stop_reading", "stops reading the channel when a large request comes, sleeping", "good", 95,
          {"exercises.py": prepend(STOP_READING)}, note="did not finish within"),
     Case("46_gated_sysv_shm", "4 GiB of SysV shared memory, outside the memory limit", "blank", 0,

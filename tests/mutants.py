@@ -2,10 +2,19 @@
 
 Each mutant is one edit of one module of ``solutions/ch03_attention``: the exact text
 ``old`` (which must occur exactly once in the reference, so that a mutant can never
-silently turn into a no-op when the solutions change) is replaced by ``new``. ``parts``
-names the part(s) of the hidden suites that must lose points for it. ``named`` is, where
-the suites are expected to recognise the mistake, a fragment of the name they print
-("This is exactly what you get with: ..."); it is reported, never enforced.
+silently turn into a no-op when the solutions change) is replaced by ``new``.
+
+``parts`` is the EXACT set of parts in which the mistake lives: each of them must lose
+points, and every other part must keep full marks (one mistake is charged once, where it
+is). A bug in ``CausalAttention`` is charged to causal_attention only, although the wrapper
+and exercise 3.2 build on it. A module that fails to import costs the checks that use what
+it defines: its own part, and the parts whose classes use it. ``keeps`` names checks (a
+fragment of the check's name) inside those parts that use nothing the mistake touches and
+so must keep their points (exercise 3.1 does not need ``CausalAttention``).
+
+``named`` is, where the suites model the mistake (or should), a fragment of the name the
+feedback must print ("This is exactly what you get with: ..."); a mutant without ``named``
+should not be given any mistake's name.
 
 ``tests/test_mutants.py`` grades every mutant and checks that it loses points.
 """
@@ -18,8 +27,9 @@ class Mutant:
     module: str           # the module file of solutions/ch03_attention it edits (without .py)
     old: str              # exact text in the reference, occurring exactly once
     new: str              # what the student wrote instead
-    parts: tuple          # parts that must lose points
-    named: str = None     # fragment of the suites' mistake name expected in the feedback (reported only)
+    parts: tuple          # exactly the parts that must lose points; every other part keeps full marks
+    named: str = None     # fragment of the mistake's name the feedback must give; None: no name fits
+    keeps: tuple = ()     # fragments of check names, inside ``parts``, that must still pass
 
 
 SIMPLE, SELF, CAUSAL, MHA, EX = ("simple_attention", "self_attention", "causal_attention",
@@ -28,6 +38,11 @@ SIMPLE, SELF, CAUSAL, MHA, EX = ("simple_attention", "self_attention", "causal_a
 # Eight spaces: the indentation inside methods, for multi-line snippets.
 I8 = "\n        "
 I4 = "\n    "
+
+# The checks of MultiHeadAttention itself (not of the wrapper): they use nothing from causal_attention.py.
+MHA_CLASS_CHECKS = ("multihead_attention: MultiHeadAttention in eval mode", "multihead_attention: dropout on the attention",
+                    "multihead_attention: num_heads, head_dim", "multihead_attention: W_query, W_key, W_value, out_proj",
+                    "multihead_attention: qkv_bias=True")
 
 MUTANTS = [
     # ---------------------------------------------------------------- 3.3 simplified attention
@@ -58,7 +73,8 @@ MUTANTS = [
            named="softmax over dim=0"),
     Mutant("attn_weights_from_scores uses the naive (overflowing) exp / sum softmax", SIMPLE,
            "return torch.softmax(attn_scores, dim=-1)",
-           "return torch.exp(attn_scores) / torch.exp(attn_scores).sum(dim=-1, keepdim=True)", (SIMPLE,)),
+           "return torch.exp(attn_scores) / torch.exp(attn_scores).sum(dim=-1, keepdim=True)", (SIMPLE,),
+           named="without subtracting the maximum"),
     Mutant("context_vector_for_query's loop skips the last token", SIMPLE,
            "for i, x_i in enumerate(inputs):" + I4 + "    context_vec +=",
            "for i, x_i in enumerate(inputs[:-1]):" + I4 + "    context_vec +=", (SIMPLE,)),
@@ -73,7 +89,16 @@ MUTANTS = [
     Mutant("all_context_vectors uses the naive exp / sum softmax (overflows on large inputs)", SIMPLE,
            "attn_weights = torch.softmax(attn_scores, dim=-1)" + I4 + "return attn_weights @ inputs",
            "attn_weights = torch.exp(attn_scores) / torch.exp(attn_scores).sum(dim=-1, keepdim=True)"
-           + I4 + "return attn_weights @ inputs", (SIMPLE,)),
+           + I4 + "return attn_weights @ inputs", (SIMPLE,),
+           named="without subtracting the maximum"),
+
+    Mutant("attn_scores_for_query always uses the book's query inputs[1] ('journey')", SIMPLE,
+           "attn_scores[i] = torch.dot(x_i, query)", "attn_scores[i] = torch.dot(x_i, inputs[1])", (SIMPLE,)),
+    Mutant("normalize_by_sum divides the caller's scores in place (div_)", SIMPLE,
+           "return attn_scores / attn_scores.sum()", "return attn_scores.div_(attn_scores.sum())", (SIMPLE,)),
+    Mutant("dot_product_loop returns a Python float (.item()), not a 0-d tensor", SIMPLE,
+           "        res = res + x[idx] * y[idx]" + I4 + "return res",
+           "        res = res + x[idx] * y[idx]" + I4 + "return res.item()", (SIMPLE,)),
 
     # ---------------------------------------------------------------- 3.4 trainable weights
     Mutant("compute_query_key_value: keys projected with W_query (copy-paste)", SELF,
@@ -109,7 +134,7 @@ MUTANTS = [
            "self.W_query = nn.Parameter(torch.rand(d_in, d_out))" + I8
            + "self.W_key = nn.Parameter(torch.rand(d_in, d_out))",
            "self.W_key = nn.Parameter(torch.rand(d_in, d_out))" + I8
-           + "self.W_query = nn.Parameter(torch.rand(d_in, d_out))", (SELF,)),
+           + "self.W_query = nn.Parameter(torch.rand(d_in, d_out))", (SELF,), named="order"),
     Mutant("missing 1/sqrt(d_k) in SelfAttention_v2", SELF,
            "values = self.W_value(x)" + I8 + "attn_scores = queries @ keys.T" + I8
            + "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
@@ -130,17 +155,55 @@ MUTANTS = [
            "self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8
            + "self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)",
            "self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8
-           + "self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)", (SELF,)),
+           + "self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)", (SELF,), named="order"),
+
+    Mutant("scaled_attn_weights scales by the number of tokens (keys.shape[0]) instead of d_k", SELF,
+           "d_k = keys.shape[-1]", "d_k = keys.shape[0]", (SELF,), named="number of tokens"),
+    Mutant("context_vector_for_query sums the inputs instead of the values", SELF,
+           "attn_weights = scaled_attn_weights(query, keys)" + I4 + "return attn_weights @ values",
+           "attn_weights = scaled_attn_weights(query, keys)" + I4 + "return attn_weights @ inputs", (SELF,),
+           named="weighted sum of the inputs instead of the values"),
+    Mutant("torch.randn instead of torch.rand in SelfAttention_v1", SELF,
+           "self.W_query = nn.Parameter(torch.rand(d_in, d_out))" + I8 + "self.W_key = nn.Parameter(torch.rand(d_in, d_out))" + I8
+           + "self.W_value = nn.Parameter(torch.rand(d_in, d_out))",
+           "self.W_query = nn.Parameter(torch.randn(d_in, d_out))" + I8 + "self.W_key = nn.Parameter(torch.randn(d_in, d_out))"
+           + I8 + "self.W_value = nn.Parameter(torch.randn(d_in, d_out))", (SELF,), named="randn"),
+    Mutant("SelfAttention_v1's weights created with requires_grad=False (as in the book's walk-through)", SELF,
+           "self.W_query = nn.Parameter(torch.rand(d_in, d_out))" + I8 + "self.W_key = nn.Parameter(torch.rand(d_in, d_out))" + I8
+           + "self.W_value = nn.Parameter(torch.rand(d_in, d_out))",
+           "self.W_query = nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)" + I8
+           + "self.W_key = nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)" + I8
+           + "self.W_value = nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)", (SELF,)),
+    Mutant("SelfAttention_v1 scales by sqrt(d_in) instead of sqrt(d_k)", SELF,
+           "values = x @ self.W_value" + I8 + "attn_scores = queries @ keys.T" + I8
+           + "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
+           "values = x @ self.W_value" + I8 + "attn_scores = queries @ keys.T" + I8
+           + "attn_weights = torch.softmax(attn_scores / x.shape[-1]**0.5, dim=-1)", (SELF,)),
+    Mutant("softmax over the wrong dim (dim=0) in SelfAttention_v2", SELF,
+           "values = self.W_value(x)" + I8 + "attn_scores = queries @ keys.T" + I8
+           + "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
+           "values = self.W_value(x)" + I8 + "attn_scores = queries @ keys.T" + I8
+           + "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=0)", (SELF,),
+           named="softmax over the wrong dimension"),
+    Mutant("SelfAttention_v2 divides the scores by d_k instead of sqrt(d_k)", SELF,
+           "values = self.W_value(x)" + I8 + "attn_scores = queries @ keys.T" + I8
+           + "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
+           "values = self.W_value(x)" + I8 + "attn_scores = queries @ keys.T" + I8
+           + "attn_weights = torch.softmax(attn_scores / keys.shape[-1], dim=-1)", (SELF,),
+           named="divided by d_k instead of sqrt(d_k)"),
+    # The module fails to import: its own checks fail, and exercise 3.1, which uses its classes.
+    Mutant("self_attention.py without `import torch.nn as nn` (NameError on import)", SELF,
+           "import torch\nimport torch.nn as nn\n", "import torch\n", (SELF, EX), keeps=("exercises: 3.2", "exercises: 3.3")),
 
     # ---------------------------------------------------------------- 3.5 causal attention
     Mutant("simple_causal_mask uses triu instead of tril", CAUSAL,
            "return torch.tril(torch.ones(context_length, context_length))",
-           "return torch.triu(torch.ones(context_length, context_length))", (CAUSAL,)),
+           "return torch.triu(torch.ones(context_length, context_length))", (CAUSAL,), named="triu instead of tril"),
     Mutant("masked_renormalized_weights zeroes the future but does not renormalise", CAUSAL,
-           "return masked_simple / row_sums", "return masked_simple", (CAUSAL,)),
+           "return masked_simple / row_sums", "return masked_simple", (CAUSAL,), named="not renormalised"),
     Mutant("masked_renormalized_weights renormalises by column sums (dim=0)", CAUSAL,
            "row_sums = masked_simple.sum(dim=-1, keepdim=True)",
-           "row_sums = masked_simple.sum(dim=0, keepdim=True)", (CAUSAL,)),
+           "row_sums = masked_simple.sum(dim=0, keepdim=True)", (CAUSAL,), named="renormalised over columns"),
     Mutant("masked_renormalized_weights: row sums without keepdim=True (broadcasts over columns)", CAUSAL,
            "row_sums = masked_simple.sum(dim=-1, keepdim=True)",
            "row_sums = masked_simple.sum(dim=-1)", (CAUSAL,)),
@@ -148,10 +211,10 @@ MUTANTS = [
            "mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)" + I4
            + "return attn_scores.masked_fill",
            "mask = torch.triu(torch.ones(context_length, context_length), diagonal=0)" + I4
-           + "return attn_scores.masked_fill", (CAUSAL,)),
+           + "return attn_scores.masked_fill", (CAUSAL,), named="hides the diagonal"),
     Mutant("mask_future_scores masks with 0 instead of -inf", CAUSAL,
            "return attn_scores.masked_fill(mask.bool(), -torch.inf)",
-           "return attn_scores.masked_fill(mask.bool(), 0)", (CAUSAL,)),
+           "return attn_scores.masked_fill(mask.bool(), 0)", (CAUSAL,), named="filled with 0 instead of -inf"),
     Mutant("missing 1/sqrt(d_k) in causal_attn_weights", CAUSAL,
            "return torch.softmax(masked / d_k**0.5, dim=-1)",
            "return torch.softmax(masked, dim=-1)", (CAUSAL,),
@@ -160,7 +223,7 @@ MUTANTS = [
            "torch.manual_seed(seed)" + I4 + "dropout = nn.Dropout(p)",
            "dropout = nn.Dropout(p)", (CAUSAL,)),
     Mutant("dropout_attn_weights undoes the 1/(1-p) scaling of kept entries", CAUSAL,
-           "return dropout(attn_weights)", "return dropout(attn_weights) * (1 - p)", (CAUSAL,)),
+           "return dropout(attn_weights)", "return dropout(attn_weights) * (1 - p)", (CAUSAL,), named="not scaled by 1/(1-p)"),
     Mutant("missing 1/sqrt(d_k) in CausalAttention", CAUSAL,
            "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
            "attn_weights = torch.softmax(attn_scores, dim=-1)", (CAUSAL,),
@@ -192,7 +255,7 @@ MUTANTS = [
            "self.mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)", (CAUSAL,)),
     Mutant("mask not cut to num_tokens in CausalAttention", CAUSAL,
            "attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)",
-           "attn_scores.masked_fill_(self.mask.bool(), -torch.inf)", (CAUSAL,)),
+           "attn_scores.masked_fill_(self.mask.bool(), -torch.inf)", (CAUSAL,), named="mask not cut"),
     Mutant("dropout on the attention scores instead of the weights in CausalAttention", CAUSAL,
            "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)" + I8
            + "attn_weights = self.dropout(attn_weights)",
@@ -210,7 +273,7 @@ MUTANTS = [
     Mutant("dropout applied in eval mode too (F.dropout(training=True) by hand) in CausalAttention", CAUSAL,
            "attn_weights = self.dropout(attn_weights)" + I8 + "return attn_weights @ values",
            "attn_weights = torch.nn.functional.dropout(attn_weights, self.dropout.p, training=True)" + I8
-           + "return attn_weights @ values", (CAUSAL,)),
+           + "return attn_weights @ values", (CAUSAL,), named="eval mode"),
     Mutant("keys @ queries swapped (K Q^T) in CausalAttention", CAUSAL,
            "attn_scores = queries @ keys.transpose(1, 2)", "attn_scores = keys @ queries.transpose(1, 2)",
            (CAUSAL,)),
@@ -220,13 +283,77 @@ MUTANTS = [
            "self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8
            + "self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)",
            "self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8
-           + "self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)", (CAUSAL,)),
+           + "self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)", (CAUSAL,), named="order"),
     Mutant("qkv_bias ignored in CausalAttention (nn.Linear's default bias=True)", CAUSAL,
            "self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8
            + "self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8
            + "self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)",
            "self.W_query = nn.Linear(d_in, d_out)" + I8 + "self.W_key = nn.Linear(d_in, d_out)" + I8
            + "self.W_value = nn.Linear(d_in, d_out)", (CAUSAL,)),
+
+    Mutant("mask_future_scores returns the scores unmasked", CAUSAL,
+           "return attn_scores.masked_fill(mask.bool(), -torch.inf)", "return attn_scores", (CAUSAL,),
+           named="no causal mask"),
+    Mutant("mask_future_scores masks the caller's scores in place (masked_fill_)", CAUSAL,
+           "return attn_scores.masked_fill(mask.bool(), -torch.inf)",
+           "return attn_scores.masked_fill_(mask.bool(), -torch.inf)", (CAUSAL,)),
+    Mutant("mask_future_scores builds the mask from shape[0] (fails on batched scores)", CAUSAL,
+           "context_length = attn_scores.shape[-1]", "context_length = attn_scores.shape[0]", (CAUSAL,)),
+    Mutant("masked_renormalized_weights zeroes the caller's weights in place (mul_)", CAUSAL,
+           "masked_simple = attn_weights * mask_simple", "masked_simple = attn_weights.mul_(mask_simple)", (CAUSAL,)),
+    Mutant("simple_causal_mask hides the diagonal too (tril diagonal=-1)", CAUSAL,
+           "return torch.tril(torch.ones(context_length, context_length))",
+           "return torch.tril(torch.ones(context_length, context_length), diagonal=-1)", (CAUSAL,),
+           named="diagonal is masked too"),
+    Mutant("causal_attn_weights: softmax over the wrong dim (dim=-2)", CAUSAL,
+           "return torch.softmax(masked / d_k**0.5, dim=-1)", "return torch.softmax(masked / d_k**0.5, dim=-2)",
+           (CAUSAL,), named="softmax over the wrong dimension"),
+    Mutant("causal_attn_weights divides by d_k instead of sqrt(d_k)", CAUSAL,
+           "return torch.softmax(masked / d_k**0.5, dim=-1)", "return torch.softmax(masked / d_k, dim=-1)",
+           (CAUSAL,), named="divided by d_k instead of sqrt(d_k)"),
+    Mutant("causal_attn_weights zeroes the future after the softmax, without renormalising", CAUSAL,
+           "masked = mask_future_scores(attn_scores)" + I4 + "return torch.softmax(masked / d_k**0.5, dim=-1)",
+           "weights = torch.softmax(attn_scores / d_k**0.5, dim=-1)" + I4
+           + "return weights * torch.tril(torch.ones_like(weights))", (CAUSAL,),
+           named="zeroed after the softmax without renormalising"),
+    Mutant("dropout_attn_weights drops the caller's weights in place (nn.Dropout(p, inplace=True))", CAUSAL,
+           "dropout = nn.Dropout(p)", "dropout = nn.Dropout(p, inplace=True)", (CAUSAL,)),
+    Mutant("dropout_attn_weights always seeds 123, the book's seed", CAUSAL,
+           "torch.manual_seed(seed)" + I4 + "dropout =", "torch.manual_seed(123)" + I4 + "dropout =", (CAUSAL,)),
+    Mutant("CausalAttention ignores its mask buffer and builds a CPU mask on every call", CAUSAL,
+           "attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)",
+           "attn_scores.masked_fill_(torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool(), -torch.inf)",
+           (CAUSAL,)),
+    # the wrapper's heads then carry an extra parameter: charged once, here
+    Mutant("CausalAttention's mask is an nn.Parameter(requires_grad=False), not a buffer", CAUSAL,
+           "self.register_buffer(" + I8 + '    "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)'
+           + I8 + ")",
+           "self.mask = nn.Parameter(torch.triu(torch.ones(context_length, context_length), diagonal=1),"
+           + I8 + "                         requires_grad=False)", (CAUSAL,)),
+    # the wrapper inherits this bug; it must cost points in causal_attention only
+    Mutant("CausalAttention projects the keys with W_query (copy-paste)", CAUSAL,
+           "keys = self.W_key(x)", "keys = self.W_query(x)", (CAUSAL,)),
+    Mutant("softmax over the batch dim (dim=0) in CausalAttention", CAUSAL,
+           "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
+           "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=0)", (CAUSAL,),
+           named="softmax over the wrong dimension"),
+    Mutant("CausalAttention divides the scores by d_k instead of sqrt(d_k)", CAUSAL,
+           "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
+           "attn_weights = torch.softmax(attn_scores / keys.shape[-1], dim=-1)", (CAUSAL,),
+           named="divided by d_k instead of sqrt(d_k)"),
+    Mutant("CausalAttention scales by sqrt(d_in) instead of sqrt(d_k)", CAUSAL,
+           "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
+           "attn_weights = torch.softmax(attn_scores / x.shape[-1]**0.5, dim=-1)", (CAUSAL,)),
+    Mutant("dropout on the scores before the mask in CausalAttention", CAUSAL,
+           "attn_scores = queries @ keys.transpose(1, 2)", "attn_scores = self.dropout(queries @ keys.transpose(1, 2))",
+           (CAUSAL,), named="dropout applied to the attention scores"),
+    Mutant("CausalAttention hard-codes the book's dropout 0.5", CAUSAL,
+           "self.dropout = nn.Dropout(dropout)", "self.dropout = nn.Dropout(0.5)", (CAUSAL,)),
+    # Does not compile: CausalAttention is gone, so are the wrapper (multihead_attention) and
+    # exercise 3.2 built on it; MultiHeadAttention and exercises 3.1 and 3.3 use none of it.
+    Mutant("syntax error in causal_attention.py (missing colon)", CAUSAL,
+           "def forward(self, x):", "def forward(self, x)", (CAUSAL, MHA, EX),
+           keeps=("exercises: 3.1", "exercises: 3.3") + MHA_CLASS_CHECKS),
 
     # ---------------------------------------------------------------- 3.6 multi-head attention
     Mutant("MultiHeadAttentionWrapper concatenates the heads along the tokens (dim=1)", MHA,
@@ -300,7 +427,8 @@ MUTANTS = [
            + I8 + ")",
            "self.mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)", (MHA,)),
     Mutant("mask not cut to num_tokens in MultiHeadAttention", MHA,
-           "mask_bool = self.mask.bool()[:num_tokens, :num_tokens]", "mask_bool = self.mask.bool()", (MHA,)),
+           "mask_bool = self.mask.bool()[:num_tokens, :num_tokens]", "mask_bool = self.mask.bool()", (MHA,),
+           named="mask not cut"),
     Mutant("dropout on the attention scores instead of the weights in MultiHeadAttention", MHA,
            "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)" + I8
            + "attn_weights = self.dropout(attn_weights)",
@@ -318,7 +446,78 @@ MUTANTS = [
            named="no dropout in training mode"),
     Mutant("dropout applied in eval mode too (F.dropout's default training=True) in MultiHeadAttention", MHA,
            "attn_weights = self.dropout(attn_weights)",
-           "attn_weights = torch.nn.functional.dropout(attn_weights, self.dropout.p)", (MHA,)),
+           "attn_weights = torch.nn.functional.dropout(attn_weights, self.dropout.p)", (MHA,), named="eval mode"),
+
+    Mutant("MultiHeadAttention ignores its mask buffer and builds a CPU mask on every call", MHA,
+           "mask_bool = self.mask.bool()[:num_tokens, :num_tokens]",
+           "mask_bool = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)", (MHA,)),
+    Mutant("MultiHeadAttention passes the float mask to masked_fill_ (no .bool())", MHA,
+           "mask_bool = self.mask.bool()[:num_tokens, :num_tokens]", "mask_bool = self.mask[:num_tokens, :num_tokens]",
+           (MHA,)),
+    Mutant("MultiHeadAttention merges the heads with a view over context_length, not num_tokens", MHA,
+           "context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)",
+           "context_vec = context_vec.contiguous().view(b, self.mask.shape[0], self.d_out)", (MHA,)),
+    Mutant("MultiHeadAttention's mask is an nn.Parameter(requires_grad=False), not a buffer", MHA,
+           "self.register_buffer(" + I8 + '    "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)'
+           + I8 + ")",
+           "self.mask = nn.Parameter(torch.triu(torch.ones(context_length, context_length), diagonal=1),"
+           + I8 + "                         requires_grad=False)", (MHA,)),
+    Mutant("softmax over the heads (dim=1) in MultiHeadAttention", MHA,
+           "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
+           "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=1)", (MHA,),
+           named="softmax over the wrong dimension"),
+    Mutant("MultiHeadAttention divides the scores by head_dim instead of sqrt(head_dim)", MHA,
+           "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
+           "attn_weights = torch.softmax(attn_scores / keys.shape[-1], dim=-1)", (MHA,),
+           named="divided by d_k instead of sqrt(d_k)"),
+    Mutant("dropout on the scores before the mask in MultiHeadAttention", MHA,
+           "attn_scores = queries @ keys.transpose(2, 3)", "attn_scores = self.dropout(queries @ keys.transpose(2, 3))",
+           (MHA,), named="dropout applied to the attention scores"),
+    Mutant("MultiHeadAttention projects the keys with W_query (copy-paste)", MHA,
+           "keys = self.W_key(x)", "keys = self.W_query(x)", (MHA,)),
+    Mutant("out_proj created before W_query in MultiHeadAttention (seeded init order)", MHA,
+           "self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8
+           + "self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8
+           + "self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8 + "self.out_proj = nn.Linear(d_out, d_out)",
+           "self.out_proj = nn.Linear(d_out, d_out)" + I8
+           + "self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8
+           + "self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8
+           + "self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)", (MHA,), named="order"),
+    Mutant("head_dim with true division (d_out / num_heads, a float)", MHA,
+           "self.head_dim = d_out // num_heads", "self.head_dim = d_out / num_heads", (MHA,)),
+    Mutant("heads split as (num_tokens, head_dim, num_heads) in MultiHeadAttention", MHA,
+           "keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)" + I8
+           + "values = values.view(b, num_tokens, self.num_heads, self.head_dim)" + I8
+           + "queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)",
+           "keys = keys.view(b, num_tokens, self.head_dim, self.num_heads)" + I8
+           + "values = values.view(b, num_tokens, self.head_dim, self.num_heads)" + I8
+           + "queries = queries.view(b, num_tokens, self.head_dim, self.num_heads)", (MHA,)),
+    # exercise 3.2 checks the heads too; the mistake is the wrapper's, charged there only
+    Mutant("MultiHeadAttentionWrapper keeps its heads in a plain list, not an nn.ModuleList", MHA,
+           "self.heads = nn.ModuleList(" + I8 + "    [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)"
+           + I8 + "     for _ in range(num_heads)]" + I8 + ")",
+           "self.heads = [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)"
+           + I8 + "              for _ in range(num_heads)]", (MHA,)),
+    Mutant("MultiHeadAttentionWrapper concatenates the heads along the batch (dim=0)", MHA,
+           "return torch.cat([head(x) for head in self.heads], dim=-1)",
+           "return torch.cat([head(x) for head in self.heads], dim=0)", (MHA,)),
+    Mutant("MultiHeadAttentionWrapper stacks the heads (torch.stack) instead of concatenating", MHA,
+           "return torch.cat([head(x) for head in self.heads], dim=-1)",
+           "return torch.stack([head(x) for head in self.heads], dim=-1)", (MHA,)),
+    Mutant("MultiHeadAttentionWrapper splits d_out over the heads (d_out // num_heads each)", MHA,
+           "[CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)",
+           "[CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)", (MHA,)),
+    Mutant("MultiHeadAttentionWrapper adds an out_proj of its own (listing 3.5 mixed in)", MHA,
+           "     for _ in range(num_heads)]" + I8 + ")" + I8 + "### END SOLUTION\n\n    def forward(self, x):" + I8
+           + "### BEGIN SOLUTION" + I8 + "return torch.cat([head(x) for head in self.heads], dim=-1)",
+           "     for _ in range(num_heads)]" + I8 + ")" + I8 + "self.out_proj = nn.Linear(num_heads * d_out, num_heads * d_out)"
+           + I8 + "### END SOLUTION\n\n    def forward(self, x):" + I8
+           + "### BEGIN SOLUTION" + I8 + "return self.out_proj(torch.cat([head(x) for head in self.heads], dim=-1))",
+           (MHA,)),
+    # Does not import: both classes are gone, so are exercises 3.2 and 3.3; 3.1 uses neither.
+    Mutant("multihead_attention.py imports CasualAttention (typo: ImportError on import)", MHA,
+           "from causal_attention import CausalAttention", "from causal_attention import CasualAttention", (MHA, EX),
+           keeps=("exercises: 3.1",)),
 
     # ---------------------------------------------------------------- exercises 3.1 to 3.3
     Mutant("exercise 3.1: weights transferred untransposed", EX,
@@ -361,4 +560,30 @@ MUTANTS = [
     Mutant("exercise 3.3: the dropout argument is ignored", EX,
            "MultiHeadAttention(768, 768, 1024, dropout, num_heads=12)",
            "MultiHeadAttention(768, 768, 1024, 0.0, num_heads=12)", (EX,)),
+    Mutant("exercise 3.1: v1 left unchanged (the state_dict edited but never loaded)", EX,
+           "with torch.no_grad():" + I8 + "sa_v1.W_query.copy_(sa_v2.W_query.weight.T)" + I8
+           + "sa_v1.W_key.copy_(sa_v2.W_key.weight.T)" + I8 + "sa_v1.W_value.copy_(sa_v2.W_value.weight.T)",
+           "state = sa_v1.state_dict()" + I4 + 'state["W_query"] = sa_v2.W_query.weight.T' + I4
+           + 'state["W_key"] = sa_v2.W_key.weight.T' + I4 + 'state["W_value"] = sa_v2.W_value.weight.T', (EX,),
+           named="unchanged"),
+    Mutant("exercise 3.1: W_value not transferred", EX,
+           "sa_v1.W_key.copy_(sa_v2.W_key.weight.T)" + I8 + "sa_v1.W_value.copy_(sa_v2.W_value.weight.T)",
+           "sa_v1.W_key.copy_(sa_v2.W_key.weight.T)", (EX,), named="unchanged"),
+    Mutant("exercise 3.1: plain tensors assigned to v1's parameters (TypeError)", EX,
+           "sa_v1.W_query.copy_(sa_v2.W_query.weight.T)" + I8 + "sa_v1.W_key.copy_(sa_v2.W_key.weight.T)" + I8
+           + "sa_v1.W_value.copy_(sa_v2.W_value.weight.T)",
+           "sa_v1.W_query = sa_v2.W_query.weight.T" + I8 + "sa_v1.W_key = sa_v2.W_key.weight.T" + I8
+           + "sa_v1.W_value = sa_v2.W_value.weight.T", (EX,)),
+    Mutant("exercise 3.2: a MultiHeadAttention instead of the wrapper", EX,
+           "MultiHeadAttentionWrapper(d_in, 1, context_length, dropout, num_heads=2)",
+           "MultiHeadAttention(d_in, 2, context_length, dropout, num_heads=2)", (EX,)),
+    Mutant("exercise 3.3: a wrapper of 12 heads of 64 instead of a MultiHeadAttention", EX,
+           "MultiHeadAttention(768, 768, 1024, dropout, num_heads=12)",
+           "MultiHeadAttentionWrapper(768, 64, 1024, dropout, num_heads=12)", (EX,)),
+    Mutant("exercise 3.3: 64 heads (the head size passed as num_heads)", EX,
+           "MultiHeadAttention(768, 768, 1024, dropout, num_heads=12)",
+           "MultiHeadAttention(768, 768, 1024, dropout, num_heads=64)", (EX,)),
+    Mutant("exercise 3.3: dropout hard-coded to GPT-2's 0.1", EX,
+           "MultiHeadAttention(768, 768, 1024, dropout, num_heads=12)",
+           "MultiHeadAttention(768, 768, 1024, 0.1, num_heads=12)", (EX,)),
 ]

@@ -58,16 +58,16 @@ def test_a_broken_part_costs_that_part_only(grader, tmp_path):
          "        return attn_weights @ values\n        ### END SOLUTION\n\n\nclass SelfAttention_v2")])
     result = grader.grade(folder)
     parts = result["extra_data"]["parts"]
-    assert parts["self_attention"] == [16, 20]  # only SelfAttention_v1's forward check (4 points) is lost,
+    assert parts["self_attention"] == [17, 20]  # only SelfAttention_v1's forward check (3 points) is lost,
     # not exercise 3.1, which transfers weights into SelfAttention_v1
-    assert result["score"] == 96
+    assert result["score"] == 97
     failed = [t for t in result["tests"] if t["status"] == "failed"]
     assert len(failed) == 1 and "no 1/sqrt(d_k) scaling" in failed[0]["output"]
-    # a v1 forward that raises: same 4 points, exercise 3.1 still untouched
+    # a v1 forward that raises also shows no gradient (2 more points), exercise 3.1 still untouched
     crash = submission(tmp_path, "crash", edits=[("self_attention.py", "        keys = x @ self.W_key\n",
                                                    "        raise RuntimeError('unfinished')\n")])
     result = grader.grade(crash)
-    assert result["extra_data"]["parts"]["self_attention"] == [16, 20] and result["score"] == 96
+    assert result["extra_data"]["parts"]["self_attention"] == [15, 20] and result["score"] == 95
 
 
 def test_syntax_error_is_reported_and_other_parts_are_graded(tmp_path):

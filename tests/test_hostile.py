@@ -115,13 +115,6 @@ def _row(bank, case):
     return bank["grades"][csv_cell(case.folder or case.name)]
 
 
-def _cases():
-    """Cases closed by another branch are expected to fail (strictly) until it is merged."""
-    return [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=f"closed by issue {c.needs}'s branch: "
-                                                   "remove `needs` once it is merged")) if c.needs else c
-            for c in CASES]
-
-
 def test_the_class_run_completes_with_a_result_for_every_student(bank):
     assert bank["rc"] == 0, bank["stdout"] + bank["stderr"]          # 1 would mean "the grader failed"
     refused = {c.folder or c.name for c in CASES if not c.graded}
@@ -148,7 +141,7 @@ def test_neighbours_keep_their_grades(bank):
         assert result["extra_data"]["isolation"] == "namespaces"
 
 
-@pytest.mark.parametrize("case", _cases(), ids=lambda c: c.name)
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_hostile_case_gets_exactly_its_score(bank, case):
     if not case.graded:   # refused as a whole: listed in grades.csv with 0 and the reason
         row = _row(bank, case)
@@ -183,13 +176,12 @@ def test_nothing_escaped_the_sandbox(bank):
 
 def test_summary(bank, capsys):
     rows = [(c, int(_row(bank, c)["score"])) for c in CASES]
-    undeserved = sum(max(0, got - c.score) for c, got in rows if not c.needs)
-    pending = sum(max(0, got - c.score) for c, got in rows if c.needs)
+    undeserved = sum(max(0, got - c.score) for c, got in rows)
     crashes = sum(not _row(bank, c)["status"].startswith(("graded", "not graded")) for c in CASES)
     crashes += bank["rc"] != 0
     with capsys.disabled():
         print(f"\nhostile bank: {len(rows)} cases, {undeserved} undeserved points, {crashes} grader crashes, "
-              f"class run {bank['seconds']:.1f} s; {pending} undeserved points in cases closed by other branches")
+              f"class run {bank['seconds']:.1f} s")
     assert undeserved == 0 and crashes == 0
 
 
@@ -242,7 +234,7 @@ def test_a_class_of_random_hostile_and_honest_students_is_graded_to_the_end(tmp_
     for name, base in honest.items():
         copy_base(base, classdir / name)
     ctx = _context(markers, 9, secrets.token_hex(5), out, classdir / "honest_0")
-    hostile = rng.sample([c for c in CASES if not c.needs], 4)
+    hostile = rng.sample(CASES, 4)
     for case in hostile:
         materialize(case, classdir / (case.folder or case.name), ctx)
     started = time.perf_counter()

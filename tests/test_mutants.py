@@ -1,10 +1,16 @@
-"""Proof that the hidden suites bite: every mutant in ``tests/mutants.py`` loses points.
+"""Proof that the hidden suites bite, fairly: every mutant in ``tests/mutants.py`` loses
+points where it lives, only there, and is named right.
 
 The reference (solutions/ch03_attention) must score full marks, the blank stubs
 (assignments/ch03_attention) nothing, and each mutant (one realistic mistake applied to
-the reference) must lose points in every part it declares, with feedback text on every
-failed check. Every submission is graded once, by one ``Grader``; the results are cached
-for the module. Run with ``-s`` to see the summary printed by the last test.
+the reference) must
+- lose points in every part it declares, with feedback text on every failed check;
+- keep full marks in every part it does not declare (one mistake, one part);
+- be named right: where the bank declares a name, the feedback names that mistake and no
+  other; where it declares none, the feedback names none (a hint that the evidence does
+  not show is worse than no hint).
+Every submission is graded once, by one ``Grader``; the results are cached for the module.
+Run with ``-s`` to see the summary printed by the last test.
 """
 import re
 import sys
@@ -46,7 +52,8 @@ def mutated_sources(mutant):
                         f" once (did the solution change? update the mutant, don't drop it)\n{mutant.old!r}")
     mutated = source.replace(mutant.old, mutant.new)
     assert mutated != source
-    compile(mutated, filename, "exec")  # a mutant is a mistake in the maths, not a syntax error
+    if "syntax error" not in mutant.name:  # otherwise a mistake in the maths, and it must compile
+        compile(mutated, filename, "exec")
     return {**REFERENCE, filename: mutated}
 
 
@@ -116,11 +123,26 @@ def test_mutant_loses_points(grade, mutant):
     assert result["score"] < result["max_score"], describe(result)
     silent = [t["name"] for t in result["tests"] if t["status"] != "passed" and not t["output"].strip()]
     assert not silent, f"{mutant.name}: failed checks without feedback: {silent}"
+    lost = [t["name"] for t in result["tests"] if t["status"] != "passed" and any(k in t["name"] for k in mutant.keeps)]
+    assert not lost, f"{mutant.name}: checks that do not use what the mistake touches lost points: {lost}\n{describe(result)}"
+    elsewhere = {p: v for p, v in parts.items() if p not in mutant.parts and v[0] < v[1]}
+    assert not elsewhere, f"{mutant.name}: also charged outside its part(s) {mutant.parts}: {elsewhere}\n{describe(result)}"
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_mutant_is_named_right(grade, mutant):
+    names = sorted(set(named_mistakes(grade(mutant.name, mutated_sources(mutant)))))
+    if mutant.named is None:
+        assert not names, f"{mutant.name}: the bank declares no known mistake, the feedback names {names}"
+    else:
+        assert names, f"{mutant.name}: the feedback names no mistake, expected one like {mutant.named!r}"
+        wrong = [n for n in names if mutant.named not in n]
+        assert not wrong, f"{mutant.name}: the feedback also names {wrong}, expected only {mutant.named!r}"
 
 
 def test_summary(grade):
     """Not a check: prints how many mutants lose points and which mistakes the feedback names."""
-    caught, missed, named_right, named_other, unnamed, extra = [], [], [], [], [], []
+    caught, missed, named_right, named_other, unnamed, extra, elsewhere = [], [], [], [], [], [], []
     for m in MUTANTS:
         try:
             result = grade(m.name, mutated_sources(m))
@@ -130,11 +152,14 @@ def test_summary(grade):
         parts = result["extra_data"]["parts"]
         loses = all(part in parts and parts[part][0] < parts[part][1] for part in m.parts)
         (caught if loses else missed).append(m.name)
+        outside = {p: v for p, v in parts.items() if p not in m.parts and v[0] < v[1]}
+        if outside:
+            elsewhere.append(f"{m.name} -> {outside}")
         names = named_mistakes(result)
         if m.named is None:
             if names:
                 extra.append(f"{m.name} -> {sorted(set(names))}")
-        elif any(m.named in n for n in names):
+        elif names and all(m.named in n for n in names):
             named_right.append(m.name)
         elif names:
             named_other.append(f"{m.name} -> {sorted(set(names))}")
@@ -146,11 +171,13 @@ def test_summary(grade):
         "=" * 30 + " mutant summary " + "=" * 30,
         f"bank size: {len(MUTANTS)}; lose points in their declared part(s): {len(caught)}; missed: {len(missed)}",
         *(f"  MISSED: {name}" for name in missed),
+        f"also charged outside their declared part(s): {len(elsewhere)}",
+        *(f"  {entry}" for entry in elsewhere),
         f"feedback names the expected mistake: {len(named_right)} of {with_hint} mutants with a known name",
         *(f"  named: {name}" for name in named_right),
-        *(f"  named something else: {entry}" for entry in named_other),
+        *(f"  named something else too (a wrong hint): {entry}" for entry in named_other),
         *(f"  not named: {name}" for name in unnamed),
-        f"other mutants whose feedback names a mistake: {len(extra)}",
+        f"mutants declared unnamed whose feedback names a mistake (a wrong hint, or a name to declare): {len(extra)}",
         *(f"  {entry}" for entry in extra),
     ]
     print("\n".join(lines))

@@ -21,12 +21,12 @@ def counts(output):
 def test_public_tests_pass_on_the_solutions():
     run = run_pytest(SOLUTIONS / "ch03_attention")
     assert run.returncode == 0, run.stdout[-2000:]
-    assert counts(run.stdout) == (23, 0)
+    assert counts(run.stdout) == (26, 0)
 
 
 def test_public_tests_fail_on_the_stubs_with_not_implemented():
     run = run_pytest(ASSIGNMENTS / "ch03_attention")
-    assert counts(run.stdout) == (0, 23), run.stdout[-2000:]
+    assert counts(run.stdout) == (0, 26), run.stdout[-2000:]
     failures = re.findall(r"^FAILED .*$", run.stdout, flags=re.M)
-    assert len(failures) == 23
+    assert len(failures) == 26
     assert all("NotImplementedError" in line for line in failures), failures

@@ -25,6 +25,7 @@ def build_2d_output_wrapper(d_in, context_length, dropout=0.0):
 def build_gpt2_small_mha(dropout=0.0):
     """Exercise 3.3: a ``MultiHeadAttention`` the size of GPT-2 small.
 
-    12 heads, 768-dimensional inputs and outputs, a context of 1,024 tokens.
+    12 heads, 768-dimensional inputs and outputs, a context of 1,024 tokens (the mask
+    buffer's last two dimensions); ``dropout`` is passed on.
     """
     raise NotImplementedError("build_gpt2_small_mha: replace this line with your code")

@@ -8,8 +8,9 @@ from causal_attention import CausalAttention
 class MultiHeadAttentionWrapper(nn.Module):
     """Listing 3.4: ``num_heads`` independent ``CausalAttention`` heads, concatenated.
 
-    ``self.heads`` is an ``nn.ModuleList``. forward takes (b, num_tokens, d_in) and
-    returns (b, num_tokens, num_heads * d_out), head 0's columns first.
+    ``self.heads`` is an ``nn.ModuleList`` of ``num_heads`` ``CausalAttention`` modules,
+    each with its own weights (heads.0.W_query, ...). forward takes (b, num_tokens, d_in),
+    returns (b, num_tokens, num_heads * d_out), head 0's columns first, and leaves x unchanged.
     """
 
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
@@ -24,8 +25,14 @@ class MultiHeadAttention(nn.Module):
     """Listing 3.5: all heads from one projection per W, split into ``num_heads`` views.
 
     d_out must be divisible by num_heads; head_dim = d_out // num_heads. forward takes
-    (b, num_tokens, d_in) and returns (b, num_tokens, d_out) after the ``out_proj``
-    linear layer. The causal ``mask`` is a registered buffer.
+    (b, num_tokens, d_in), returns (b, num_tokens, d_out) after the ``out_proj`` linear
+    layer, and leaves x unchanged. Graded structure:
+    - ``nn.Linear(d_in, d_out, bias=qkv_bias)`` layers named W_query, W_key, W_value, then
+      ``out_proj = nn.Linear(d_out, d_out)`` (with bias), created in that order, and no
+      other parameters;
+    - an ``nn.Dropout(dropout)`` stored as ``self.dropout``, applied to the attention weights;
+    - the causal mask is a buffer registered as ``mask``, as in ``CausalAttention``
+      (either shape, float or bool, persistent or not); forward masks with ``self.mask``.
     """
 
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):

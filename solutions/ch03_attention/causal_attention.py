@@ -63,9 +63,15 @@ class CausalAttention(nn.Module):
     """Listing 3.3: batched causal self-attention with dropout on the attention weights.
 
     forward takes x of shape (b, num_tokens, d_in), num_tokens <= context_length,
-    and returns (b, num_tokens, d_out). The causal mask is a registered buffer named
-    ``mask`` (ones above the diagonal), so it moves with ``.to()`` and is saved in
-    ``state_dict``.
+    returns (b, num_tokens, d_out) and leaves x unchanged. Graded structure:
+    - ``nn.Linear(d_in, d_out, bias=qkv_bias)`` layers named W_query, W_key, W_value,
+      created in that order, and no other parameters;
+    - an ``nn.Dropout(dropout)`` stored as ``self.dropout``, applied to the attention weights;
+    - the causal mask is a buffer registered as ``mask`` (``register_buffer``, so it
+      moves with ``.to()``), of shape (context_length, context_length) or
+      (1, 1, context_length, context_length), float or bool, persistent or not; forward
+      masks with ``self.mask`` cut to num_tokens (the grader swaps the buffer for its
+      transpose and expects forward to follow it).
     """
 
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):

@@ -33,7 +33,8 @@ def build_2d_output_wrapper(d_in, context_length, dropout=0.0):
 def build_gpt2_small_mha(dropout=0.0):
     """Exercise 3.3: a ``MultiHeadAttention`` the size of GPT-2 small.
 
-    12 heads, 768-dimensional inputs and outputs, a context of 1,024 tokens.
+    12 heads, 768-dimensional inputs and outputs, a context of 1,024 tokens (the mask
+    buffer's last two dimensions); ``dropout`` is passed on.
     """
     ### BEGIN SOLUTION
     return MultiHeadAttention(768, 768, 1024, dropout, num_heads=12)

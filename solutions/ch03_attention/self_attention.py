@@ -47,8 +47,10 @@ def context_vector_for_query(x_query, inputs, W_query, W_key, W_value):
 class SelfAttention_v1(nn.Module):
     """Listing 3.1: self-attention with weights as ``nn.Parameter(torch.rand(d_in, d_out))``.
 
-    forward takes x of shape (T, d_in) and returns (T, d_out).
-    Creates W_query, then W_key, then W_value, so that a fixed seed gives the book's values.
+    forward takes x of shape (T, d_in) and returns (T, d_out), leaving x unchanged.
+    Graded structure: exactly three parameters, named W_query, W_key, W_value, each
+    (d_in, d_out), trainable, drawn with torch.rand in that order, so that a fixed seed
+    gives the book's values.
     """
 
     def __init__(self, d_in, d_out):
@@ -73,8 +75,9 @@ class SelfAttention_v1(nn.Module):
 class SelfAttention_v2(nn.Module):
     """Listing 3.2: the same mechanism with ``nn.Linear`` layers (no bias by default).
 
-    forward takes x of shape (T, d_in) and returns (T, d_out).
-    Creates W_query, then W_key, then W_value.
+    forward takes x of shape (T, d_in) and returns (T, d_out), leaving x unchanged.
+    Graded structure: ``nn.Linear(d_in, d_out, bias=qkv_bias)`` layers named W_query,
+    W_key, W_value, created in that order, and no other parameters.
     """
 
     def __init__(self, d_in, d_out, qkv_bias=False):

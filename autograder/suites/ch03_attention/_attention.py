@@ -4,10 +4,15 @@
 entry of ``mistakes`` flips one switch. The suites compare a wrong answer with these to
 name the mistake in the feedback.
 """
+import copy
+import itertools
+import re
+
 import torch
 import torch.nn.functional as F
 
 from autograder.compare import expect_close, seeded, set_seed
+from autograder.session import StudentFailure
 
 
 def linear_weights(module):
@@ -17,7 +22,11 @@ def linear_weights(module):
 
 def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, out_proj=None, causal=True,
                       scale="head", softmax_dim=-1, mask_diagonal=1, fill=-torch.inf, post_mask=False,
-                      split="transpose", merge="transpose", dropout=0.0, seed=None, dropout_on="weights"):
+                      split="transpose", merge="transpose", dropout=0.0, seed=None, dropout_on="weights",
+                      future=False):
+    """``future``: the mask transposed (each token sees itself and the tokens after it)."""
+    Wq, Wk, Wv = (W.to(x.dtype) for W in (Wq, Wk, Wv))
+    bias = tuple(None if bb is None else bb.to(x.dtype) for bb in bias)
     squeeze = x.dim() == 2
     if squeeze:
         x = x.unsqueeze(0)
@@ -34,37 +43,50 @@ def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, ou
     q, k, v = split_heads(q), split_heads(k), split_heads(v)
     scores = q @ k.transpose(-2, -1)
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=mask_diagonal)
-    if causal and not post_mask:
-        scores = scores.masked_fill(mask, fill)
+    if future:
+        mask = mask.T
+    places = dropout_on.split(" + ")  # where dropout is applied, in the order of the forward pass
     if seed is not None:
         set_seed(seed)
-    if dropout and dropout_on == "scores":
+    if dropout and "scores before the mask" in places:
+        scores = F.dropout(scores, dropout)
+    if causal and not post_mask:
+        scores = scores.masked_fill(mask, fill)
+    if dropout and "scores" in places:
         scores = F.dropout(scores, dropout)
     divisor = {"head": hd**0.5, "none": 1.0, "d_out": d_out**0.5, "d_k": float(hd)}[scale]
     weights = torch.softmax(scores / divisor, dim=softmax_dim)
     if causal and post_mask:
         weights = weights.masked_fill(mask, 0.0)
-    if dropout and dropout_on == "weights":
+    if dropout and "weights" in places:
         weights = F.dropout(weights, dropout)
     context = weights @ v
-    if dropout and dropout_on == "context":
+    if dropout and "context" in places:
         context = F.dropout(context, dropout)
     if merge == "transpose":
         context = context.transpose(1, 2).contiguous().view(b, T, d_out)
     else:
         context = context.reshape(b, T, d_out)
     if out_proj is not None:
-        context = F.linear(context, out_proj.weight.detach(), out_proj.bias.detach())
+        context = F.linear(context, out_proj.weight.detach().to(x.dtype), out_proj.bias.detach().to(x.dtype))
     return context.squeeze(0) if squeeze else context
 
 
-def mistakes(x, weights, **config):
-    """{mistake name: function giving that mistake's output} for this configuration."""
+def mistakes(x, weights, *, eval_dropout=0.0, **config):
+    """{mistake name: function giving that mistake's output} for this configuration.
+
+    ``eval_dropout``: the module's dropout p, for a check in eval mode (dropout must be off)."""
     variants = {
         "no 1/sqrt(d_k) scaling of the scores": dict(scale="none"),
         "scores divided by d_k instead of sqrt(d_k)": dict(scale="d_k"),
         "softmax over the wrong dimension (use dim=-1)": dict(softmax_dim=-2),
+        "softmax over the wrong dimension (dim=0, the batch; use dim=-1)": dict(softmax_dim=0),
     }
+    if config.get("num_heads", 1) > 1:
+        variants["softmax over the wrong dimension (dim=1, the heads; use dim=-1)"] = dict(softmax_dim=1)
+    if eval_dropout:
+        variants["dropout applied in eval mode too (self.dropout follows .eval(); F.dropout needs "
+                 "training=self.training)"] = dict(dropout=eval_dropout)
     if config.get("causal", True):
         variants.update({
             "the mask also hides the diagonal (use triu(..., diagonal=1))": dict(mask_diagonal=0),
@@ -83,6 +105,10 @@ def mistakes(x, weights, **config):
     if config.get("dropout"):
         variants.update({
             "dropout applied to the attention scores instead of the weights": dict(dropout_on="scores"),
+            "dropout applied to the attention scores (before the mask) instead of the weights":
+                dict(dropout_on="scores before the mask"),
+            "dropout applied to the attention scores (before the mask) as well as to the weights":
+                dict(dropout_on="scores before the mask + weights"),
             "dropout applied to the context vectors instead of the weights": dict(dropout_on="context"),
             "no dropout in training mode": dict(dropout=0.0),
         })
@@ -122,51 +148,253 @@ def _answer(ref_module, x, train, seed):
     return _ANSWERS[key]
 
 
+OWN_SEED = 77  # both modules of an ``own`` comparison are built after this seed
+
+
+def own_pieces(parts, what, *, heads=None, module=None, name=None, args=(), kwargs=None):
+    """What a check built on another part may be compared with, where that part is wrong.
+
+    ``parts``: the lower parts the checked module builds on; ``what``: the module judged.
+    Either ``heads`` (the wrapper against the concatenation of its own heads) or the student's
+    own class ``module.name(*args, **kwargs)`` (an exercise against the class it should build)."""
+    return dict(parts=parts, what=what, heads=heads, module=module, name=name, args=args, kwargs=kwargs or {})
+
+
+def own_answer(student, own, failure, request):
+    """A note when the checked module is right on its own terms, else None.
+
+    A module built on a lower part (the wrapper on CausalAttention, the exercises on the
+    multi-head classes) that misses the reference may still be right: it did its job with a
+    wrong piece from below. That holds when one of ``own["parts"]`` has already lost points in
+    this grading and either the module's output equals its own pieces' (both built after the
+    same seed, run on the same input) or it failed inside the lower part's file. ``request``:
+    the checked module's (module, name, args, kwargs, x, train, seed).
+
+    The child's answers are the student's: a tampered child could return the same garbage
+    twice, but only where a lower part already lost points, so the points it could gain are
+    points a real implementation with that lower bug would keep."""
+    lost = sorted(set(own["parts"]) & getattr(student, "failed_parts", set()))
+    if not lost:
+        return None
+    note = (f"{own['what']} itself is right: the difference from the reference comes from "
+            f"{' and '.join(lost)}, charged there.")
+    in_lower = re.compile(rf"\(({'|'.join(map(re.escape, lost))})\.py line \d+\)$")
+    module, name, args, kwargs, x, train, seed = request
+    common = dict(inputs=[x], init_seed=OWN_SEED, train=train, seed=seed)
+    try:
+        if own["heads"]:
+            names = [f"heads.{i}" for i in range(own["heads"])]
+            reply = student.module(module, name, *args, submodules=names, **common, **kwargs)
+            mine, theirs = reply["outputs"][0], torch.cat([reply["sub_outputs"][n][0] for n in names], dim=-1)
+        else:
+            mine = student.module(module, name, *args, **common, **kwargs)["outputs"][0]
+            theirs = student.module(own["module"], own["name"], *own["args"], **common, **own["kwargs"])["outputs"][0]
+    except StudentFailure as exc:  # it fails inside the lower part's own code
+        return note if in_lower.search(str(exc)) and in_lower.search(str(failure)) else None
+    except (KeyError, IndexError, TypeError, RuntimeError):
+        return None
+    return note if same(mine, theirs) else None
+
+
 def check_forward(student, module, name, args, ref_module, x, what, *, train=False, seed=None, kwargs=None,
-                  mistake_config=None, weights=None):
-    """Run the student's module with the reference's parameters on ``x`` and compare."""
+                  mistake_config=None, weights=None, own=None):
+    """Run the student's module with the reference's parameters on ``x`` and compare.
+
+    ``own`` (from ``own_pieces``): a miss that ``own_answer`` puts down to a lower part passes,
+    with a note in the feedback."""
     expected, params = _answer(ref_module, x, train, seed)
-    reply = student.module(module, name, *args, inputs=[x], params=params, train=train, seed=seed,
-                           **(kwargs or {}))
-    found = None
-    if mistake_config is not None:
-        found = mistakes(x, weights or linear_weights(ref_module), **mistake_config)
-    expect_close(reply["outputs"][0], expected, what, found)
-    return reply
+    try:
+        reply = student.module(module, name, *args, inputs=[x], params=params, train=train, seed=seed,
+                               **(kwargs or {}))
+        found = None
+        if mistake_config is not None:
+            found = mistakes(x, weights or linear_weights(ref_module), **mistake_config)
+        expect_close(reply["outputs"][0], expected, what, found)
+        return reply
+    except (AssertionError, StudentFailure) as failure:
+        note = own and own_answer(student, own, failure, (module, name, args, kwargs or {}, x, train, seed))
+        if not note:
+            raise
+        student.notes.append(note)
+        return None
 
 
-def check_seeded_init(student, module, name, args, ref_factory, seed):
+def same(a, b):
+    """Exactly the same values (NaN where the other has NaN): one computation, done twice."""
+    return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
+            and bool(((a == b) | (a.isnan() & b.isnan())).all()))
+
+
+def _same_values(a, b):
+    return isinstance(a, torch.Tensor) and a.shape == b.shape and torch.allclose(a.to(b.dtype), b)
+
+
+def _drawn_in_order(ref_module, order, seed):
+    """The reference's parameters as if its layers were created in ``order`` after the seed:
+    an nn.Linear draws by reset_parameters(), a bare Parameter (SelfAttention_v1) by torch.rand."""
+    module = copy.deepcopy(ref_module)
+    set_seed(seed)
+    with torch.no_grad():
+        for name in order:
+            unit = getattr(module, name)
+            if isinstance(unit, torch.nn.Module):
+                unit.reset_parameters()
+            else:
+                unit.copy_(torch.rand(unit.shape))
+    return {k: v.detach() for k, v in module.named_parameters()}
+
+
+def check_seeded_init(student, module, name, args, ref_factory, seed, order=(), mistakes=None):
     """The student's constructor, run after torch.manual_seed(seed), draws the reference's
-    parameters: the book's attribute names, layer types and creation order."""
+    parameters: the book's attribute names, layer types and creation ``order``. Parameters
+    only: buffers (the mask) are the student's own business. ``mistakes``: {name: the
+    parameters that mistake draws}; every other creation order is tried as a mistake too."""
     reply = student.module(module, name, *args, init_seed=seed, want_state=True)
     label = f"{name}{args}"
-    for key, value in reference(ref_factory, *args, seed=seed).state_dict().items():
-        if key not in reply["state"]:
-            raise AssertionError(f"{label} has no {key} in its state_dict: use the book's attribute names")
-        expect_close(reply["state"][key], value, f"{key} of {label} after torch.manual_seed({seed}) "
-                     "(are the layers created in the book's order?)")
+    ref_module = reference(ref_factory, *args, seed=seed)
+    ref_state = {k: v.detach() for k, v in ref_module.named_parameters()}
+    own = sorted(reply["info"]["params"])
+    if own != sorted(ref_state):
+        raise AssertionError(f"{label} has parameters {own}; the book's are {sorted(ref_state)}: "
+                             "use the book's attribute names and layers")
+    state = reply["state"]
+    wrong = [key for key in ref_state if not _same_values(state.get(key), ref_state[key])]
+    if not wrong:
+        return
+    models = dict(mistakes or {})
+    for other in itertools.permutations(order):
+        if list(other) != list(order):
+            models[f"the layers created in another order ({', '.join(other)}; the book's: {', '.join(order)})"] = \
+                lambda other=other: _drawn_in_order(ref_module, other, seed)
+    hint = ""
+    for mistake, model in models.items():
+        drawn = model() if callable(model) else model
+        if all(_same_values(state.get(k), v) for k, v in drawn.items()):
+            hint = f" This is exactly what you get with: {mistake}."
+            break
+    raise AssertionError(f"{wrong[0]} of {label} after torch.manual_seed({seed}) differs from the book's draw "
+                         f"(the book creates {', '.join(order)} in that order).{hint}")
+
+
+def _not_cut_error(b, n, ctx):
+    """The error a forward raises when it masks (n, n) scores with the whole (ctx, ctx) mask."""
+    try:
+        torch.zeros(b, n, n).masked_fill_(torch.ones(ctx, ctx, dtype=torch.bool), 0.0)
+    except RuntimeError as exc:
+        return str(exc).split(" at non-singleton")[0]  # the dimension depends on the number of heads
+    return None
 
 
 def check_module_cases(student, ref_class, module, name, cases, *, dropout=0.0, heads=None, config=None):
-    """Eval-mode forward on every case; explains a failure that happens only for short inputs.
+    """Eval-mode forward on every case; names the uncut mask when a short input fails with its error.
 
     cases are (batch, num_tokens, context_length, d_in, d_out, scale); ``heads`` adds a
     num_heads argument from a parallel list.
     """
-    full_length_passed = False
     for i, (b, n, ctx, d_in, d_out, scale) in enumerate(cases):
         args = (d_in, d_out, ctx, dropout) + ((heads[i],) if heads else ())
         ref_module = reference(ref_class, *args, seed=1000 + i)
         x = seeded(b, n, d_in, seed=2000 + i, scale=scale)
         label = f"{name}{args} on input {(b, n, d_in)}" + (f" (scale {scale})" if scale != 1 else "")
-        mistake_config = dict(config or {}) if hasattr(ref_module, "W_query") else None  # not for the wrapper
+        wrapper = not hasattr(ref_module, "W_query")  # its heads hold the weights
+        mistake_config = None if wrapper else dict(config or {})
         if heads and mistake_config is not None:
             mistake_config.update(num_heads=heads[i], out_proj=getattr(ref_module, "out_proj", None))
+        own = own_pieces(("causal_attention",), name, heads=heads[i]) if wrapper else None
         try:
-            check_forward(student, module, name, args, ref_module, x, label, mistake_config=mistake_config)
-        except Exception as exc:
-            if n < ctx and full_length_passed:
-                raise type(exc)(f"{exc} It works when num_tokens == context_length but not for fewer "
-                                "tokens: cut the mask to [:num_tokens, :num_tokens].") from None
+            check_forward(student, module, name, args, ref_module, x, label, mistake_config=mistake_config, own=own)
+        except StudentFailure as exc:
+            model = _not_cut_error(b, n, ctx) if n < ctx else None
+            if model and model in str(exc):
+                raise StudentFailure(f"{exc} This is exactly what you get with: the mask not cut to "
+                                     "[:num_tokens, :num_tokens] (num_tokens < context_length).") from None
             raise
-        full_length_passed |= n == ctx
+
+
+def _params(module):
+    return {k: v.detach() for k, v in module.named_parameters()}
+
+
+def check_mask_buffer(student, module, name, args, ref_module, x):
+    """The causal mask is a buffer named ``mask`` (any dtype, (T, T) or (1, 1, T, T), persistent
+    or not; a registered buffer moves with the module) and forward uses it: one forward after
+    ``.to(torch.float64)`` with the buffer transposed, whose values the grader computes.
+
+    Not the meta device: its first use imports torch._dynamo (seconds per child), and there an
+    in-place masked_fill_ with a CPU mask passes anyway; transposing the buffer shows instead
+    whether forward uses it or builds a mask of its own."""
+    x = x.to(torch.float64)
+    reply = student.module(module, name, *args, params=_params(ref_module), dtype="float64", inputs=[x],
+                           transpose_masks=True)
+    expected, causal = _once(("mask", id(ref_module), x.numpy().tobytes()), lambda: _mask_answers(ref_module, x))
+    label = f"{name}{args}"
+    if "mask" not in reply["info"]["buffers"]:
+        raise AssertionError(f"{label} has no buffer named 'mask' (buffers: {sorted(reply['info']['buffers'])}): "
+                             "register the causal mask with self.register_buffer('mask', ...)")
+    if same_close(reply["outputs"][0], causal):
+        raise AssertionError(f"{label} in float64 with its mask buffer transposed still masks the future: forward "
+                             "must mask with the registered self.mask (cut to num_tokens), not with a mask of its own")
+    expect_close(reply["outputs"][0], expected, f"{label} after .to(torch.float64), forward with its mask buffer "
+                 "transposed (so each token sees the tokens after it)")
+
+
+def _mask_answers(ref_module, x):
+    """The reference's output with its mask transposed, and with it as it is."""
+    with torch.no_grad():
+        return tuple(attention_forward(x, *linear_weights(ref_module), num_heads=getattr(ref_module, "num_heads", 1),
+                                       out_proj=getattr(ref_module, "out_proj", None), future=future)
+                     for future in (True, False))
+
+
+def _once(key, compute):
+    """A reference-only result, computed once per grader process (like ``_answer``)."""
+    if key not in _ANSWERS:
+        _ANSWERS[key] = compute()
+    return _ANSWERS[key]
+
+
+def same_close(a, b):
+    return isinstance(a, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b)
+
+
+def check_trainable(student, module, name, args, ref_module, x, own=None):
+    """Every parameter gets a gradient, and forward leaves the caller's input as it was.
+
+    Backward of sum(output * g) for a grader-chosen g; where the output is the reference's,
+    the gradients must be the reference's too. (A wrong output is charged by the forward
+    checks: then each parameter only needs a gradient of its own shape.) ``own`` as for
+    ``check_forward``: a module that cannot run only because of a lower part."""
+    ref_copy, out, g = _once(("grad", id(ref_module), x.numpy().tobytes()), lambda: _reference_gradients(ref_module, x))
+    label = f"{name}{args}"
+    try:
+        _check_gradients(student, module, name, args, ref_copy, x, g, out, label)
+    except (AssertionError, StudentFailure) as failure:
+        note = own and own_answer(student, own, failure, (module, name, args, {}, x, False, None))
+        if not note:
+            raise
+        student.notes.append(note)
+
+
+def _reference_gradients(ref_module, x):
+    """A private copy of the reference after backward of sum(output * g), with its output and g."""
+    ref_copy = copy.deepcopy(ref_module).eval()
+    out = ref_copy(x)
+    g = seeded(*out.shape, seed=7)
+    (out * g).sum().backward()
+    return ref_copy, out.detach(), g
+
+
+def _check_gradients(student, module, name, args, ref_copy, x, g, out, label):
+    reply = student.module(module, name, *args, params=_params(ref_copy), inputs=[x.clone()], grad_weights=[g])
+    if not torch.equal(reply["inputs_after"][0], x):
+        raise AssertionError(f"{label} changed the caller's input in place: forward must leave x as it was")
+    right = same_close(reply["outputs"][0], out.detach())
+    for key, param in ref_copy.named_parameters():
+        grad = reply["grads"].get(key)
+        if grad is None:
+            raise AssertionError(f"{label}: parameter {key} received no gradient from backward: every weight "
+                                 "must be trainable (requires_grad=True, used in forward without .detach())")
+        if right:
+            expect_close(grad, param.grad, f"gradient of {key} of {label} after backward")
+        elif grad.shape != param.shape:
+            raise AssertionError(f"{label}: gradient of {key} has shape {tuple(grad.shape)}, expected {tuple(param.shape)}")

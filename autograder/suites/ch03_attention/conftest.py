@@ -20,3 +20,9 @@ def ref():
     if folder not in sys.path:
         sys.path.insert(0, folder)
     return types.SimpleNamespace(**{name: importlib.import_module(name) for name in MODULES})
+
+
+def pytest_collection_modifyitems(items):
+    """The exercises last: a check of an exercise may credit the student's own multi-head
+    class only where that class has already lost points in its own part (_attention.own_answer)."""
+    items.sort(key=lambda item: item.module.__name__.endswith("test_hidden_exercises"))

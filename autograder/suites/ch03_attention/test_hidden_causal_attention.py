@@ -2,8 +2,9 @@
 import pytest
 import torch
 
-from _attention import check_forward, check_module_cases, check_seeded_init, reference
-from autograder.compare import check_calls, expect_close, seeded, set_seed
+from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
+                        reference)
+from autograder.compare import check_calls, seeded, set_seed
 
 points = pytest.mark.points
 # (batch, num_tokens, context_length, d_in, d_out, scale): full and shorter than the context,
@@ -16,9 +17,10 @@ def _functional(scores, d_k, **change):
     T = scores.shape[-1]
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=change.get("diagonal", 1))
     divisor = d_k**0.5 if change.get("scale", True) else 1.0
+    dim = change.get("dim", -1)
     if change.get("post_mask"):
-        return torch.softmax(scores / divisor, dim=-1).masked_fill(mask, 0.0)
-    return torch.softmax(scores.masked_fill(mask, change.get("fill", -torch.inf)) / divisor, dim=-1)
+        return torch.softmax(scores / divisor, dim=dim).masked_fill(mask, 0.0)
+    return torch.softmax(scores.masked_fill(mask, change.get("fill", -torch.inf)) / divisor, dim=dim)
 
 
 @points(2)
@@ -31,7 +33,7 @@ def test_simple_causal_mask(student, ref):
         for n in (1, 2, 5, 8)])
 
 
-@points(3)
+@points(2)
 def test_masked_renormalized_weights(student, ref):
     """zero the future, then renormalise each row"""
     cases = []
@@ -47,12 +49,32 @@ def test_masked_renormalized_weights(student, ref):
 
 def _mistakes(scores, d_k):
     return {"no 1/sqrt(d_k) scaling": lambda: _functional(scores, d_k, scale=False),
+            "scores divided by d_k instead of sqrt(d_k)": lambda: _functional(scores, d_k**2),
+            "softmax over the wrong dimension (use dim=-1)": lambda: _functional(scores, d_k, dim=-2),
             "the mask also hides the diagonal (use diagonal=1)": lambda: _functional(scores, d_k, diagonal=0),
             "masked scores filled with 0 instead of -inf": lambda: _functional(scores, d_k, fill=0.0),
             "weights zeroed after the softmax without renormalising": lambda: _functional(scores, d_k, post_mask=True)}
 
 
-@points(4)
+@points(2)
+def test_mask_future_scores(student, ref):
+    """-inf above the diagonal, the scores kept elsewhere, on (T, T) and batched scores"""
+    cases = []
+    for i, shape in enumerate(((5, 5), (2, 4, 4), (2, 3, 6, 6), (1, 1))):
+        scores = seeded(*shape, seed=15 + i, scale=3.0)
+        T = shape[-1]
+        cases.append(((scores,), ref.causal_attention.mask_future_scores(scores),
+                      f"mask_future_scores on scores of shape {shape}",
+                      {"no causal mask (the scores returned unmasked)": scores,
+                       "the mask also hides the diagonal (use diagonal=1)":
+                           scores.masked_fill(torch.ones(T, T).triu().bool(), -torch.inf),
+                       "masked scores filled with 0 instead of -inf": scores.masked_fill(torch.ones(T, T).triu(1).bool(), 0.0),
+                       "the past masked instead of the future (tril instead of triu)":
+                           scores.masked_fill(torch.ones(T, T).tril(-1).bool(), -torch.inf)}))
+    check_calls(student, "causal_attention", "mask_future_scores", cases)
+
+
+@points(3)
 def test_causal_attn_weights(student, ref):
     """-inf mask before the scaled softmax, on (T, T) and batched scores, large too"""
     cases = []
@@ -78,14 +100,14 @@ def test_dropout_attn_weights(student, ref):
     check_calls(student, "causal_attention", "dropout_attn_weights", cases)
 
 
-@points(5)
+@points(4)
 def test_causal_attention_forward(student, ref):
     """CausalAttention in eval mode on many shapes, num_tokens < context_length included"""
     check_module_cases(student, ref.causal_attention.CausalAttention, "causal_attention", "CausalAttention",
                        CASES, dropout=0.0)
 
 
-@points(4)
+@points(3)
 def test_causal_attention_dropout(student, ref):
     """dropout on the attention weights in training mode (same seed, same mask); none in eval mode"""
     for i, (b, n, ctx, d_in, d_out, _) in enumerate(CASES[:3]):
@@ -98,34 +120,26 @@ def test_causal_attention_dropout(student, ref):
                           mistake_config=dict(dropout=p, seed=123))
             check_forward(student, "causal_attention", "CausalAttention", (d_in, d_out, ctx, p), module, x,
                           what + " in eval mode (dropout must be off)", train=False, seed=123,
-                          mistake_config=dict())
+                          mistake_config=dict(eval_dropout=p, seed=123))
 
 
 @points(2)
 def test_causal_attention_mask_is_a_buffer(student, ref):
-    """the mask is a registered buffer: in state_dict and moved by .to()"""
-    set_seed(50)
-    module = ref.causal_attention.CausalAttention(4, 3, 7, 0.0)
-    x = seeded(2, 5, 4, seed=51, dtype=torch.float64)
-    params = {k: v.detach() for k, v in module.named_parameters()}
-    reply = student.module("causal_attention", "CausalAttention", 4, 3, 7, 0.0, params=params,
-                           dtype="float64", inputs=[x])
-    info = reply["info"]
-    if "mask" not in info["state_keys"]:
-        raise AssertionError("CausalAttention's state_dict has no 'mask': create it with "
-                             "self.register_buffer('mask', ...) so it is saved and moves with .to()")
-    shape, dtype = info["buffers"]["mask"]
-    if shape != [7, 7]:
-        raise AssertionError(f"the mask buffer has shape {shape}, expected [7, 7] (context_length x context_length)")
-    if dtype != "torch.float64":
-        raise AssertionError(f"after .to(torch.float64) the mask is {dtype}: it did not move with the module")
-    with torch.no_grad():
-        expected = module.to(torch.float64).eval()(x)
-    expect_close(reply["outputs"][0], expected, "CausalAttention in float64 after .to(torch.float64)")
+    """forward masks with the registered buffer mask, which moves with .to() (checked in float64)"""
+    module = reference(ref.causal_attention.CausalAttention, 4, 3, 7, 0.0, seed=50)
+    check_mask_buffer(student, "causal_attention", "CausalAttention", (4, 3, 7, 0.0), module, seeded(2, 5, 4, seed=51))
+
+
+@points(2)
+def test_causal_attention_trainable(student, ref):
+    """every weight gets its gradient from backward; the caller's input is left unchanged"""
+    module = reference(ref.causal_attention.CausalAttention, 4, 3, 6, 0.0, seed=52)
+    check_trainable(student, "causal_attention", "CausalAttention", (4, 3, 6, 0.0), module,
+                    seeded(2, 6, 4, seed=53))
 
 
 @points(2)
 def test_causal_attention_seeded_init(student, ref):
     """W_query, W_key, W_value are nn.Linear layers created in that order"""
     check_seeded_init(student, "causal_attention", "CausalAttention", (3, 2, 6, 0.0),
-                      ref.causal_attention.CausalAttention, 123)
+                      ref.causal_attention.CausalAttention, 123, order=("W_query", "W_key", "W_value"))

@@ -1,8 +1,10 @@
 """Hidden checks for exercises 3.1 to 3.3 (15 points)."""
+import re
+
 import pytest
 import torch
 
-from _attention import check_forward, reference
+from _attention import check_forward, own_pieces, reference
 from autograder.compare import expect_close, seeded, set_seed
 from autograder.session import StudentFailure
 
@@ -12,6 +14,9 @@ points = pytest.mark.points
 @points(6)
 def test_3_1_transfer_weights(student, ref):
     """3.1: v1 holds v2's weights transposed and gives v2's output, square and non-square"""
+    # What cannot be closed: the right answer is the transpose of the weights the grader sends,
+    # so a tampered child can echo it without running the student's function. Nothing a child
+    # returns here can tell the two apart; only its own checks elsewhere cost a cheat points.
     # square first: an untransposed copy still fits there, so the mistake can be named
     for i, (d_in, d_out) in enumerate(((4, 4), (3, 2), (5, 3), (2, 6))):
         set_seed(100 + i)
@@ -21,12 +26,18 @@ def test_3_1_transfer_weights(student, ref):
         try:
             reply = student.transfer(d_in, d_out, params)
         except StudentFailure as exc:
+            if not re.match(r"transfer_weights_v2_to_v1\(\) raised .*(shape|size)", str(exc)):
+                raise
+            # a shape error in the transfer itself: say which shapes meet there
             raise StudentFailure(f"{exc} (for d_in={d_in}, d_out={d_out}: nn.Linear stores its weight as "
                                  "(d_out, d_in), SelfAttention_v1 as (d_in, d_out))") from None
+        set_seed(0)  # the child builds v1 after this seed: its weights before any transfer
+        untouched = dict(ref.self_attention.SelfAttention_v1(d_in, d_out).named_parameters())
         for name in ("W_query", "W_key", "W_value"):
             weight = params[f"{name}.weight"]
             expect_close(reply["params"].get(name), weight.T, f"SelfAttention_v1.{name} after the transfer ({d_in}->{d_out})",
-                         {"weights copied without transposing (nn.Linear stores (d_out, d_in))": weight})
+                         {"weights copied without transposing (nn.Linear stores (d_out, d_in))": weight,
+                          f"v1's {name} left unchanged (nothing copied into the module itself)": untouched[name].detach()})
         # The output is checked with the reference v1 holding the transferred weights, so a bug in
         # the student's own SelfAttention_v1.forward costs points in self_attention only.
         sa_v1 = ref.self_attention.SelfAttention_v1(d_in, d_out)
@@ -36,22 +47,38 @@ def test_3_1_transfer_weights(student, ref):
             expect_close(sa_v1(x), sa_v2(x), f"SelfAttention_v1 output after the transfer, d_in={d_in}, d_out={d_out}")
 
 
+def _own_wrapper(d_in, ctx, dropout=0.0):
+    """The student's own MultiHeadAttentionWrapper with the exercise's arguments (d_out=1, two heads)."""
+    return own_pieces(("multihead_attention", "causal_attention"), "build_2d_output_wrapper",
+                      module="multihead_attention", name="MultiHeadAttentionWrapper", args=(d_in, 1, ctx, dropout, 2))
+
+
 @points(4)
 def test_3_2_two_dimensional_wrapper(student, ref):
     """3.2: two heads whose concatenated context vectors are two-dimensional"""
     for i, (d_in, ctx, n) in enumerate(((3, 6, 6), (5, 8, 4))):
-        reply = student.module("exercises", "build_2d_output_wrapper", d_in, ctx)
-        info = reply["info"]
-        if info.get("heads") != ["CausalAttention", "CausalAttention"]:
-            raise AssertionError(f"build_2d_output_wrapper({d_in}, {ctx}) should give a wrapper with two "
-                                 f"CausalAttention heads, got heads={info.get('heads')}")
         module = reference(ref.exercises.build_2d_output_wrapper, d_in, ctx, seed=120 + i)
-        check_forward(student, "exercises", "build_2d_output_wrapper", (d_in, ctx), module,
-                      seeded(2, n, d_in, seed=130 + i), f"build_2d_output_wrapper({d_in}, {ctx}) on {(2, n, d_in)}")
+        x = seeded(2, n, d_in, seed=130 + i)
+        try:
+            check_forward(student, "exercises", "build_2d_output_wrapper", (d_in, ctx), module, x,
+                          f"build_2d_output_wrapper({d_in}, {ctx}) on {(2, n, d_in)}", own=_own_wrapper(d_in, ctx))
+        except (AssertionError, StudentFailure) as exc:
+            heads = student.module("exercises", "build_2d_output_wrapper", d_in, ctx)["info"].get("heads")
+            if heads == ["CausalAttention", "CausalAttention"]:
+                raise
+            raise AssertionError(f"{exc} (build_2d_output_wrapper({d_in}, {ctx}) should give a wrapper with two "
+                                 f"CausalAttention heads of d_out=1; its heads are {heads})") from None
     module = reference(ref.exercises.build_2d_output_wrapper, 3, 6, dropout=0.5, seed=135)
-    check_forward(student, "exercises", "build_2d_output_wrapper", (3, 6), module, seeded(2, 6, 3, seed=136),
+    x = seeded(2, 6, 3, seed=136)
+    check_forward(student, "exercises", "build_2d_output_wrapper", (3, 6), module, x,
                   "build_2d_output_wrapper(3, 6, dropout=0.5) in training mode, seed 123: the dropout argument "
-                  "must reach the heads", train=True, seed=123, kwargs={"dropout": 0.5})
+                  "must reach the heads", train=True, seed=123, kwargs={"dropout": 0.5},
+                  own=_own_wrapper(3, 6, dropout=0.5))
+
+
+def _own_mha(dropout=0.0):
+    return own_pieces(("multihead_attention",), "build_gpt2_small_mha", module="multihead_attention",
+                      name="MultiHeadAttention", args=(768, 768, 1024, dropout, 12))
 
 
 @points(5)
@@ -59,15 +86,16 @@ def test_3_3_gpt2_small(student, ref):
     """3.3: 12 heads, 768 in and out, context 1,024, forward as the reference, dropout passed on"""
     module = reference(ref.exercises.build_gpt2_small_mha, seed=140)
     x = seeded(2, 4, 768, seed=141)
-    reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x, "build_gpt2_small_mha() on (2, 4, 768)")
-    info = reply["info"]
-    want = {"num_heads": 12, "head_dim": 64, "d_out": 768}
-    if info["type"] != "MultiHeadAttention" or info["attrs"] != want:
-        raise AssertionError(f"build_gpt2_small_mha() gave a {info['type']} with {info['attrs']}, expected a "
-                             f"MultiHeadAttention with {want}")
-    if info.get("mask", {}).get("shape") != [1024, 1024]:
-        raise AssertionError(f"the mask is {info.get('mask')}: GPT-2 small's context length is 1,024 tokens")
-    reply = student.module("exercises", "build_gpt2_small_mha", dropout=0.1)
-    if reply["info"].get("dropout") != 0.1:
-        raise AssertionError(f"build_gpt2_small_mha(dropout=0.1) has dropout {reply['info'].get('dropout')}: "
-                             "pass the dropout argument on to MultiHeadAttention")
+    reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
+                          "build_gpt2_small_mha() on (2, 4, 768)", own=_own_mha())
+    info = (reply or student.module("exercises", "build_gpt2_small_mha"))["info"]
+    mask = info.get("mask", {}).get("shape") or info["params"].get("mask") or info["buffers"].get("mask", [[]])[0]
+    if mask[-2:] != [1024, 1024]:
+        raise AssertionError(f"the mask buffer has shape {mask}: GPT-2 small's context length is 1,024 tokens")
+    # not GPT-2's 0.1, so that a hard-coded 0.1 shows
+    module = reference(ref.exercises.build_gpt2_small_mha, dropout=0.25, seed=142)
+    x = seeded(1, 3, 768, seed=143)
+    check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
+                  "build_gpt2_small_mha(dropout=0.25) in training mode, seed 123: pass the dropout argument on to "
+                  "MultiHeadAttention", train=True, seed=123, kwargs={"dropout": 0.25},
+                  own=_own_mha(dropout=0.25))

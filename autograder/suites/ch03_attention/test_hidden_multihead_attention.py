@@ -2,8 +2,10 @@
 import pytest
 import torch
 
-from _attention import check_forward, check_module_cases, check_seeded_init, reference
-from autograder.compare import expect_close, seeded, set_seed
+from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
+                        own_answer, own_pieces, reference)
+from autograder.compare import expect_close, seeded
+from autograder.session import StudentFailure
 
 points = pytest.mark.points
 # (batch, num_tokens, context_length, d_in, d_out, scale) with the number of heads beside
@@ -14,15 +16,17 @@ MHA_CASES = [(2, 6, 6, 3, 2, 1.0), (2, 5, 8, 4, 6, 1.0), (1, 7, 7, 6, 12, 1.0), 
 MHA_HEADS = [2, 3, 4, 2, 2, 1]
 
 
-@points(5)
+@points(4)
 def test_wrapper_forward(student, ref):
     """MultiHeadAttentionWrapper in eval mode: heads' outputs concatenated on the last dim"""
     check_module_cases(student, ref.multihead_attention.MultiHeadAttentionWrapper, "multihead_attention",
                        "MultiHeadAttentionWrapper", WRAPPER_CASES, heads=WRAPPER_HEADS)
     module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 3, 6, 0.0, 2, qkv_bias=True, seed=55)
+    x = seeded(2, 5, 4, seed=56)
     check_forward(student, "multihead_attention", "MultiHeadAttentionWrapper", (4, 3, 6, 0.0, 2), module,
-                  seeded(2, 5, 4, seed=56), "MultiHeadAttentionWrapper(4, 3, 6, 0.0, 2, qkv_bias=True): "
-                  "qkv_bias must reach every head", kwargs={"qkv_bias": True})
+                  x, "MultiHeadAttentionWrapper(4, 3, 6, 0.0, 2, qkv_bias=True): qkv_bias must reach every head",
+                  kwargs={"qkv_bias": True},
+                  own=own_pieces(("causal_attention",), "MultiHeadAttentionWrapper", heads=2))
 
 
 @points(2)
@@ -34,10 +38,25 @@ def test_wrapper_heads_are_causal_attention(student, ref):
         if heads != ["CausalAttention"] * num_heads:
             raise AssertionError(f"MultiHeadAttentionWrapper(..., num_heads={num_heads}).heads is {heads}, expected an "
                                  f"nn.ModuleList of {num_heads} CausalAttention modules")
-        ref_params = dict(ref.multihead_attention.MultiHeadAttentionWrapper(4, 2, 5, 0.0, num_heads).named_parameters())
-        if sorted(reply["info"]["params"]) != sorted(ref_params):
-            raise AssertionError(f"the wrapper's parameters are {sorted(reply['info']['params'])}, expected "
-                                 f"{sorted(ref_params)}: each head needs its own weights")
+    # independent heads: each head, run alone with its own weights, gives its own columns
+    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 2, 5, 0.0, 3, seed=58)
+    x = seeded(2, 5, 4, seed=59)
+    names = [f"heads.{i}" for i in range(3)]
+    what = "MultiHeadAttentionWrapper(4, 2, 5, 0.0, num_heads=3)"
+    try:
+        reply = student.module("multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, 3, inputs=[x],
+                               params={k: v.detach() for k, v in module.named_parameters()}, submodules=names)
+        with torch.no_grad():
+            for i, name in enumerate(names):
+                expect_close(reply["sub_outputs"][name][0], module.heads[i](x),
+                             f"head {i} of {what} run alone with its own weights (heads.{i}.W_query.weight, ...)")
+    except (AssertionError, StudentFailure) as failure:
+        request = ("multihead_attention", "MultiHeadAttentionWrapper", (4, 2, 5, 0.0, 3), {}, x, False, None)
+        note = own_answer(student, own_pieces(("causal_attention",), "MultiHeadAttentionWrapper", heads=3),
+                          failure, request)
+        if not note:
+            raise
+        student.notes.append(note)
 
 
 @points(2)
@@ -46,10 +65,11 @@ def test_wrapper_dropout(student, ref):
     module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 3, 2, 6, 0.5, 2, seed=60)
     x = seeded(2, 6, 3, seed=61)
     check_forward(student, "multihead_attention", "MultiHeadAttentionWrapper", (3, 2, 6, 0.5, 2), module, x,
-                  "MultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=2) in training mode, seed 123", train=True, seed=123)
+                  "MultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=2) in training mode, seed 123", train=True, seed=123,
+                  own=own_pieces(("causal_attention",), "MultiHeadAttentionWrapper", heads=2))
 
 
-@points(7)
+@points(6)
 def test_multihead_attention_forward(student, ref):
     """MultiHeadAttention in eval mode: 1 to 4 heads, d_in != d_out, shorter inputs, large values"""
     check_module_cases(student, ref.multihead_attention.MultiHeadAttention, "multihead_attention",
@@ -59,7 +79,8 @@ def test_multihead_attention_forward(student, ref):
 @points(3)
 def test_multihead_attention_dropout(student, ref):
     """dropout on the attention weights in training mode (same seed, same mask); none in eval mode"""
-    for i, (b, n, ctx, d_in, d_out, heads) in enumerate([(2, 6, 6, 3, 4, 2), (1, 5, 8, 4, 6, 3)]):
+    # head_dim != sqrt(d_out) in each case, so "divided by d_k" and "sqrt(d_out)" can be told apart
+    for i, (b, n, ctx, d_in, d_out, heads) in enumerate([(2, 6, 6, 3, 6, 2), (1, 5, 8, 4, 6, 3)]):
         module = reference(ref.multihead_attention.MultiHeadAttention, d_in, d_out, ctx, 0.5, heads, seed=70 + i)
         x = seeded(b, n, d_in, seed=75 + i)
         check_forward(student, "multihead_attention", "MultiHeadAttention", (d_in, d_out, ctx, 0.5, heads), module, x,
@@ -68,35 +89,33 @@ def test_multihead_attention_dropout(student, ref):
                       mistake_config=dict(num_heads=heads, out_proj=module.out_proj, dropout=0.5, seed=123))
         check_forward(student, "multihead_attention", "MultiHeadAttention", (d_in, d_out, ctx, 0.5, heads), module, x,
                       f"MultiHeadAttention({d_in}, {d_out}, {ctx}, 0.5, num_heads={heads}) in eval mode (dropout must be off)",
-                      seed=123)
+                      seed=123, mistake_config=dict(num_heads=heads, out_proj=module.out_proj, eval_dropout=0.5, seed=123))
 
 
 @points(2)
-def test_multihead_attention_structure(student, ref):
-    """num_heads, head_dim, d_out attributes; the mask is a buffer that moves with .to()"""
-    set_seed(80)
-    module = ref.multihead_attention.MultiHeadAttention(4, 6, 7, 0.0, 3)
-    params = {k: v.detach() for k, v in module.named_parameters()}
-    x = seeded(2, 5, 4, seed=81, dtype=torch.float64)
-    reply = student.module("multihead_attention", "MultiHeadAttention", 4, 6, 7, 0.0, 3, params=params,
-                           dtype="float64", inputs=[x])
-    info = reply["info"]
-    want = {"num_heads": 3, "head_dim": 2, "d_out": 6}
-    if info["attrs"] != want:
-        raise AssertionError(f"MultiHeadAttention(4, 6, 7, 0.0, num_heads=3) has attributes {info['attrs']}, expected {want}")
-    if "mask" not in info["state_keys"] or info["buffers"]["mask"] != [[7, 7], "torch.float64"]:
-        raise AssertionError("the causal mask must be a registered buffer of shape (context_length, context_length) "
-                             f"that moves with .to(); buffers found: {info['buffers']}")
-    with torch.no_grad():
-        expected = module.to(torch.float64).eval()(x)
-    expect_close(reply["outputs"][0], expected, "MultiHeadAttention in float64 after .to(torch.float64)")
+def test_multihead_attention_mask_is_a_buffer(student, ref):
+    """forward masks with the registered buffer mask, which moves with .to() (checked in float64)"""
+    module = reference(ref.multihead_attention.MultiHeadAttention, 4, 6, 7, 0.0, 3, seed=80)
+    check_mask_buffer(student, "multihead_attention", "MultiHeadAttention", (4, 6, 7, 0.0, 3), module,
+                      seeded(2, 5, 4, seed=81))
+
+
+@points(2)
+def test_multihead_attention_trainable(student, ref):
+    """every weight gets its gradient from backward; the caller's input is left unchanged (both classes)"""
+    module = reference(ref.multihead_attention.MultiHeadAttention, 4, 6, 6, 0.0, 2, seed=82)
+    check_trainable(student, "multihead_attention", "MultiHeadAttention", (4, 6, 6, 0.0, 2), module,
+                    seeded(2, 6, 4, seed=83))
+    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 2, 6, 0.0, 2, seed=84)
+    check_trainable(student, "multihead_attention", "MultiHeadAttentionWrapper", (4, 2, 6, 0.0, 2), module,
+                    seeded(2, 6, 4, seed=85), own=own_pieces(("causal_attention",), "MultiHeadAttentionWrapper", heads=2))
 
 
 @points(2)
 def test_multihead_attention_seeded_init(student, ref):
     """W_query, W_key, W_value, out_proj created in that order (the book's values under seed 123)"""
     check_seeded_init(student, "multihead_attention", "MultiHeadAttention", (3, 2, 6, 0.0, 2),
-                      ref.multihead_attention.MultiHeadAttention, 123)
+                      ref.multihead_attention.MultiHeadAttention, 123, order=("W_query", "W_key", "W_value", "out_proj"))
 
 
 @points(2)

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from _attention import check_forward, check_seeded_init, linear_weights, reference
-from autograder.compare import check_calls, expect_close, seeded
+from _attention import check_forward, check_seeded_init, check_trainable, linear_weights, reference
+from autograder.compare import check_calls, expect_close, seeded, set_seed
 
 points = pytest.mark.points
 # (num_tokens, d_in, d_out, scale): d_in != d_out so a missing transpose shows; one token; large inputs
@@ -77,7 +77,7 @@ def _check_shapes(student, ref_class, first_seed, weights):
                       mistake_config=dict(causal=False), weights=weights(module))
 
 
-@points(4)
+@points(3)
 def test_self_attention_v1_forward(student, ref):
     """SelfAttention_v1 with given weights, on many shapes"""
     _check_shapes(student, ref.self_attention.SelfAttention_v1, 300, _v1_weights)
@@ -87,11 +87,14 @@ def test_self_attention_v1_forward(student, ref):
 def test_self_attention_v1_seeded_init(student, ref):
     """SelfAttention_v1 draws W_query, W_key, W_value with torch.rand in that order"""
     for d_in, d_out in ((3, 2), (4, 5)):
+        set_seed(123)
+        randn = {name: torch.randn(d_in, d_out) for name in ("W_query", "W_key", "W_value")}
         check_seeded_init(student, "self_attention", "SelfAttention_v1", (d_in, d_out),
-                          ref.self_attention.SelfAttention_v1, 123)
+                          ref.self_attention.SelfAttention_v1, 123, order=("W_query", "W_key", "W_value"),
+                          mistakes={"torch.randn instead of torch.rand": randn})
 
 
-@points(4)
+@points(3)
 def test_self_attention_v2_forward(student, ref):
     """SelfAttention_v2 with given weights, on many shapes"""
     _check_shapes(student, ref.self_attention.SelfAttention_v2, 400, linear_weights)
@@ -100,8 +103,17 @@ def test_self_attention_v2_forward(student, ref):
 @points(2)
 def test_self_attention_v2_seeded_init_and_bias(student, ref):
     """SelfAttention_v2: nn.Linear layers created query, key, value; qkv_bias=True adds biases"""
-    check_seeded_init(student, "self_attention", "SelfAttention_v2", (3, 2), ref.self_attention.SelfAttention_v2, 789)
+    check_seeded_init(student, "self_attention", "SelfAttention_v2", (3, 2), ref.self_attention.SelfAttention_v2, 789,
+                      order=("W_query", "W_key", "W_value"))
     module = reference(ref.self_attention.SelfAttention_v2, 4, 3, qkv_bias=True, seed=11)
     x = seeded(5, 4, seed=12)
     check_forward(student, "self_attention", "SelfAttention_v2", (4, 3), module, x,
                   "SelfAttention_v2(4, 3, qkv_bias=True)", kwargs={"qkv_bias": True})
+
+
+@points(2)
+def test_self_attention_trainable(student, ref):
+    """every weight of v1 and v2 gets its gradient from backward; the caller's input is left unchanged"""
+    for i, cls in enumerate((ref.self_attention.SelfAttention_v1, ref.self_attention.SelfAttention_v2)):
+        module = reference(cls, 4, 3, seed=500 + i)
+        check_trainable(student, "self_attention", cls.__name__, (4, 3), module, seeded(5, 4, seed=510 + i))

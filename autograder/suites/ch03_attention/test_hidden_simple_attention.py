@@ -9,6 +9,13 @@ points = pytest.mark.points
 SHAPES = [(6, 3, 1.0), (4, 7, 1.0), (1, 5, 1.0), (9, 2, 1.0), (5, 4, 8.0)]
 
 
+NAIVE = "exp(x) / sum(exp(x)) without subtracting the maximum (overflows; torch.softmax does not)"
+
+
+def _naive_softmax(scores):
+    return torch.exp(scores) / torch.exp(scores).sum(dim=-1, keepdim=True)
+
+
 def inputs_for(case, seed):
     num_tokens, d, scale = case
     return seeded(num_tokens, d, seed=seed, scale=scale)
@@ -93,7 +100,8 @@ def test_attn_weights_from_scores(student, ref):
                        seeded(n, seed=680 + i) + 100.0):
             cases.append(((scores,), ref.simple_attention.attn_weights_from_scores(scores),
                           f"attn_weights_from_scores on scores of shape {tuple(scores.shape)}",
-                          {"softmax over dim=0 (columns) instead of dim=-1 (rows)": torch.softmax(scores, dim=0)}))
+                          {"softmax over dim=0 (columns) instead of dim=-1 (rows)": torch.softmax(scores, dim=0),
+                           NAIVE: _naive_softmax(scores)}))
     check_calls(student, "simple_attention", "attn_weights_from_scores", cases)
 
 
@@ -118,5 +126,6 @@ def test_all_context_vectors(student, ref):
         cases.append(((inputs,), ref.simple_attention.all_context_vectors(inputs),
                       f"all_context_vectors on {case[0]} tokens of size {case[1]} (scale {case[2]})",
                       {"softmax over dim=0 instead of dim=-1": lambda inputs=inputs: torch.softmax(inputs @ inputs.T, dim=0) @ inputs,
-                       "unnormalised scores times the inputs": lambda inputs=inputs: (inputs @ inputs.T) @ inputs}))
+                       "unnormalised scores times the inputs": lambda inputs=inputs: (inputs @ inputs.T) @ inputs,
+                       NAIVE: lambda inputs=inputs: _naive_softmax(inputs @ inputs.T) @ inputs}))
     check_calls(student, "simple_attention", "all_context_vectors", cases)
