@@ -35,9 +35,12 @@ def validator(name):
 
 
 def suite_lines():
-    """Lines of the hidden suites long enough to be telling: none may reach a student."""
-    return {line.strip() for path in (SUITES / "ch03_attention").glob("*.py")
-            for line in path.read_text().splitlines() if len(line.strip()) > 25}
+    """Lines of the hidden suites long enough to be telling, and not in what students get
+    anyway (the stubs and public tests): none may reach a student."""
+    def lines(folder):
+        return {line.strip() for path in folder.glob("*.py") for line in path.read_text().splitlines()}
+    return {line for line in lines(SUITES / "ch03_attention") - lines(ASSIGNMENTS / "ch03_attention")
+            if len(line) > 25}
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +82,7 @@ def copy_modules(source, target):
 
 @pytest.fixture(scope="module")
 def buggy_by_cli(tmp_path_factory):
-    """A submission without 1/sqrt(d_k) in SelfAttention_v1 (96/100), graded once by the CLI as
+    """A submission without 1/sqrt(d_k) in SelfAttention_v1 (loses self_attention points), graded once by the CLI as
     CI runs it: --json, --junit, and $GITHUB_STEP_SUMMARY holding an earlier step's text."""
     tmp = tmp_path_factory.mktemp("cli")
     folder = submission(tmp, "buggy", edits=[NO_SCALING])
@@ -105,7 +108,8 @@ def test_gradescope_bundle_grades_four_submissions_under_768_mb(bundle, buggy_by
     # buggy: at the top level; the same score and feedback as the CLI's
     buggy, _ = run_bundle(bundle, tmp_path / "gs-buggy", lambda s: copy_modules(buggy_by_cli["folder"], s))
     expected = buggy_by_cli["result"]
-    assert buggy["score"] == expected["score"] == 96
+    assert buggy["score"] == expected["score"]
+    assert [p for p, (got, most) in buggy["extra_data"]["parts"].items() if got < most] == ["self_attention"]
     assert [(t["name"], t["score"], t["output"]) for t in buggy["tests"]] == \
         [(t["name"], t["score"], t["output"]) for t in expected["tests"]]
     assert "no 1/sqrt(d_k) scaling" in next(t["output"] for t in buggy["tests"] if t["status"] == "failed")
@@ -266,15 +270,17 @@ def test_grade_junit_and_job_summary_for_ci(buggy_by_cli, tmp_path):
     failed = [c for c in suite["testcase"] if "failure" in c]
     assert len(failed) == 1 and "no 1/sqrt(d_k) scaling" in failed[0]["failure"]["$"]
     points = {p["@name"]: p["@value"] for p in failed[0]["properties"]["property"]}
-    assert points == {"score": "0", "max_score": "4"}
+    lost = next(t for t in result["tests"] if t["status"] == "failed")
+    assert points == {"score": "0", "max_score": str(lost["max_score"])}
     assert sum(int(p["@value"]) for c in suite["testcase"] for p in c["properties"]["property"]
-               if p["@name"] == "score") == result["score"] == 96
+               if p["@name"] == "score") == result["score"] == 100 - lost["max_score"]
     summary = buggy_by_cli["summary"]
-    assert summary.startswith("earlier step\n") and "**Score: 96 / 100**" in summary  # appended, not replaced
+    assert summary.startswith("earlier step\n")  # appended, not replaced
+    assert f"**Score: {result['score']} / 100**" in summary
     # a class: one suite per student, a student who could not be graded is an error, not a green suite
     rows = [("alice", result, "graded"), ("bob\x01<&>", None, "not graded: no Python files")]
     (tmp_path / "class.xml").write_text(report.junit(rows))
     schema.validate(tmp_path / "class.xml")
     suites = schema.to_dict(tmp_path / "class.xml")["testsuite"]
     assert [s["@errors"] for s in suites] == [0, 1] and suites[1]["@name"] == "bob?<&>"
-    assert "| bob" in report.summary(rows) and "96 / 100" in report.summary(rows)
+    assert "| bob" in report.summary(rows) and f"{result['score']} / 100" in report.summary(rows)
