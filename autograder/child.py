@@ -312,19 +312,23 @@ def op_module(req):
 
 
 def op_transfer(req):
-    """Exercise 3.1: the student's own v2 (with given weights), v1, and transfer function."""
+    """Exercise 3.1: the student's own v2 (drawn after ``init_seed``), v1, and transfer function.
+
+    The request holds a seed, not weights: an answer echoed from the request would earn nothing."""
     d_in, d_out = req["d_in"], req["d_out"]
     v2_cls = _lookup("self_attention", "SelfAttention_v2")
     v1_cls = _lookup("self_attention", "SelfAttention_v1")
     transfer = _lookup("exercises", "transfer_weights_v2_to_v1")
+    _seed(req["init_seed"])
     sa_v2 = _run("construct", f"SelfAttention_v2({d_in}, {d_out})", v2_cls, d_in, d_out)
-    _copy_parameters(sa_v2, req["v2_params"], "SelfAttention_v2")
+    drawn = {k: _as_data(v, "SelfAttention_v2 parameter").clone() for k, v in sa_v2.named_parameters()}
     torch.default_generator.manual_seed(0)
     sa_v1 = _run("construct", f"SelfAttention_v1({d_in}, {d_out})", v1_cls, d_in, d_out)
     _run("call", "transfer_weights_v2_to_v1()", transfer, sa_v2, sa_v1)
     # Only the weights come back: the grader runs them through the reference v1, so a bug in
     # the student's own forward costs points in self_attention, not in this exercise.
-    return {"params": {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()}}
+    return {"params": {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()},
+            "v2_params": drawn}
 
 
 OPS = {"call": op_call, "calls": op_calls, "module": op_module, "transfer": op_transfer}

@@ -181,9 +181,9 @@ def main():
         _keep(worker, isolation)
     try:
         # Before the new root: in a user namespace it may have no /proc to read the sizes from.
-        sandbox.apply_limits(KernelLimits, headroom)
+        sandbox.apply_limits(KernelLimits, headroom, sandbox._mapped_bytes())
         if isolation == sandbox.FULL:
-            sandbox._new_root(os.path.join(private, "root"), hidden)
+            sandbox._new_root(os.path.join(private, "root"), hidden, sandbox.Protections(), True)
             for path, target in top_links.items():
                 if not os.path.lexists(path):
                     os.symlink(target, path)
@@ -195,6 +195,9 @@ def main():
         else:
             _chown_tree(private, sandbox.NOBODY if is_root and not stay_root else None)
             sandbox._drop_privileges(in_user_namespace=False, keep_uid=stay_root)
+        sandbox._no_new_privs()
+        # After the uid change, which clears it: the kernel dies with its keeper.
+        sandbox._check(sandbox._libc.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
         os.chdir(work)
         env = _kernel_env(private)
     except BaseException as exc:  # noqa: B036 (report, then die: the keeper reports the code)

@@ -33,11 +33,12 @@ class _Collector:
     @pytest.fixture
     def student(self):
         # notes: what a passing check has to say (a part judged right although a lower part is
-        # wrong); failed_parts: parts that lost points so far, the evidence a later part needs
-        # before it credits a student's module that is wrong only through a lower part.
+        # wrong); failed_parts and passed_parts: parts that lost and earned points so far, the
+        # evidence a later part needs before it credits a student's module that is wrong only
+        # through a lower part (lost points: it is wrong; earned points: it is really written).
         self.session.notes = []
         if not hasattr(self.session, "failed_parts"):
-            self.session.failed_parts = set()
+            self.session.failed_parts, self.session.passed_parts = set(), set()
         return self.session
 
     def pytest_collectreport(self, report):
@@ -59,6 +60,8 @@ class _Collector:
         doc = (item.function.__doc__ or item.name).strip().splitlines()[0]
         part = item.module.__name__.rsplit(".", 1)[-1].removeprefix("test_hidden_")
         output = " ".join(dict.fromkeys(getattr(self.session, "notes", []))) if report.passed else ""
+        if report.passed and points and hasattr(self.session, "passed_parts"):
+            self.session.passed_parts.add(part)
         if report.failed:
             exc = call.excinfo.value if call.excinfo else None
             if isinstance(exc, GraderError):  # raised from a hook it would be pytest's internal error

@@ -44,7 +44,7 @@ _REPLY = {
                "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
                         "state_keys": [str], "attrs": {str: int}, "heads?": [str], "dropout?": float,
                         "mask?": {"shape": [int], "dtype": str}}},
-    "transfer": {"params": {str: torch.Tensor}},
+    "transfer": {"params": {str: torch.Tensor}, "v2_params": {str: torch.Tensor}},
 }
 
 
@@ -292,7 +292,8 @@ class StudentSession:
                             want_state=want_state, submodules=list(submodules),
                             transpose_masks=transpose_masks, grad_weights=grad_weights)
 
-    def transfer(self, d_in, d_out, v2_params):
-        """Exercise 3.1 in the child: the student's v2, v1 and transfer function; v1's weights back."""
+    def transfer(self, d_in, d_out, init_seed):
+        """Exercise 3.1 in the child: the student's v2 (built after ``init_seed``), v1 and transfer
+        function; v1's weights after the transfer and v2's as drawn come back."""
         return self.request("transfer", needs="exercises.transfer_weights_v2_to_v1",
-                            d_in=d_in, d_out=d_out, v2_params=v2_params)
+                            d_in=d_in, d_out=d_out, init_seed=init_seed)

@@ -170,11 +170,14 @@ def own_answer(student, own, failure, request):
     same seed, run on the same input) or it failed inside the lower part's file. ``request``:
     the checked module's (module, name, args, kwargs, x, train, seed).
 
-    The child's answers are the student's: a tampered child could return the same garbage
-    twice, but only where a lower part already lost points, so the points it could gain are
-    points a real implementation with that lower bug would keep."""
+    The child's answers are the student's, and a tampered child could return the same garbage
+    twice; so the lower part must also be shown to be really written: it earned points of its
+    own in this grading, or (for a failure inside its file) the grader's own compile() of its
+    source fails. Blank or forged lower parts earn nothing, and so nothing here."""
     lost = sorted(set(own["parts"]) & getattr(student, "failed_parts", set()))
-    if not lost:
+    written = [p for p in lost if p in getattr(student, "passed_parts", set())]
+    broken = [p for p in lost if not compiles(student.sources.get(p))]
+    if not written and not broken:
         return None
     note = (f"{own['what']} itself is right: the difference from the reference comes from "
             f"{' and '.join(lost)}, charged there.")
@@ -193,7 +196,19 @@ def own_answer(student, own, failure, request):
         return note if in_lower.search(str(exc)) and in_lower.search(str(failure)) else None
     except (KeyError, IndexError, TypeError, RuntimeError):
         return None
-    return note if same(mine, theirs) else None
+    return note if written and same(mine, theirs) else None
+
+
+def compiles(source):
+    """Whether ``source`` (the student's text, or None) compiles: checked here, in the grader,
+    never in the child, whose word about its own syntax errors cannot be trusted."""
+    if source is None:
+        return False
+    try:
+        compile(source, "<submission>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
 
 
 def check_forward(student, module, name, args, ref_module, x, what, *, train=False, seed=None, kwargs=None,

@@ -4,7 +4,7 @@ import re
 import pytest
 import torch
 
-from _attention import check_forward, own_pieces, reference
+from _attention import check_forward, own_pieces, reference, same_close
 from autograder.compare import expect_close, seeded, set_seed
 from autograder.session import StudentFailure
 
@@ -14,9 +14,8 @@ points = pytest.mark.points
 @points(6)
 def test_3_1_transfer_weights(student, ref):
     """3.1: v1 holds v2's weights transposed and gives v2's output, square and non-square"""
-    # What cannot be closed: the right answer is the transpose of the weights the grader sends,
-    # so a tampered child can echo it without running the student's function. Nothing a child
-    # returns here can tell the two apart; only its own checks elsewhere cost a cheat points.
+    # The child builds v2 with the student's own class after a seed: the request holds no
+    # weights, so a tampered child cannot earn this by echoing them transposed.
     # square first: an untransposed copy still fits there, so the mistake can be named
     for i, (d_in, d_out) in enumerate(((4, 4), (3, 2), (5, 3), (2, 6))):
         set_seed(100 + i)
@@ -24,13 +23,28 @@ def test_3_1_transfer_weights(student, ref):
         params = {k: v.detach() for k, v in sa_v2.named_parameters()}
         x = seeded(6, d_in, seed=110 + i)
         try:
-            reply = student.transfer(d_in, d_out, params)
+            reply = student.transfer(d_in, d_out, 100 + i)
         except StudentFailure as exc:
             if not re.match(r"transfer_weights_v2_to_v1\(\) raised .*(shape|size)", str(exc)):
                 raise
             # a shape error in the transfer itself: say which shapes meet there
             raise StudentFailure(f"{exc} (for d_in={d_in}, d_out={d_out}: nn.Linear stores its weight as "
                                  "(d_out, d_in), SelfAttention_v1 as (d_in, d_out))") from None
+        drawn = reply["v2_params"]
+        if not all(same_close(drawn.get(k), v) for k, v in params.items()):
+            # The student's v2 does not draw the book's weights (charged in self_attention): judge
+            # the transfer against the weights it did draw, where that class is really written.
+            if not ({"self_attention"} & student.failed_parts & student.passed_parts
+                    and sorted(drawn) == sorted(params)
+                    and all(drawn[k].shape == v.shape for k, v in params.items())):
+                raise AssertionError(f"SelfAttention_v2({d_in}, {d_out}) after torch.manual_seed({100 + i}) does not draw "
+                                     "the book's weights, so the transfer cannot be judged (see self_attention)")
+            params = {k: v.detach() for k, v in drawn.items()}
+            with torch.no_grad():
+                for name in ("W_query", "W_key", "W_value"):
+                    getattr(sa_v2, name).weight.copy_(params[f"{name}.weight"])
+            student.notes.append("3.1 judged with the weights your SelfAttention_v2 draws; the difference from "
+                                 "the book's weights is charged in self_attention.")
         set_seed(0)  # the child builds v1 after this seed: its weights before any transfer
         untouched = dict(ref.self_attention.SelfAttention_v1(d_in, d_out).named_parameters())
         for name in ("W_query", "W_key", "W_value"):
