@@ -160,14 +160,12 @@ def main():
         flags = (sandbox.CLONE_NEWNS | sandbox.CLONE_NEWPID | sandbox.CLONE_NEWNET | sandbox.CLONE_NEWIPC
                  | sandbox.CLONE_NEWUTS)
         try:
-            sandbox._check(sandbox._libc.unshare(flags | (0 if is_root else sandbox.CLONE_NEWUSER)), "unshare")
+            if not is_root:  # as the CLI's child does it: the user namespace first, with its uid map
+                sandbox._user_namespace(uid, gid)
+            sandbox._check(sandbox._libc.unshare(flags), "unshare")
         except OSError as exc:
             isolation = f"{sandbox.REDUCED}: namespaces unavailable ({exc.strerror})"
         else:
-            if not is_root:
-                sandbox._write("/proc/self/setgroups", "deny")
-                sandbox._write("/proc/self/uid_map", f"0 {uid} 1")
-                sandbox._write("/proc/self/gid_map", f"0 {gid} 1")
             isolation = sandbox.FULL
     stay_root = False
     if isolation != sandbox.FULL:
