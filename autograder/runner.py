@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from .paths import SUITES
-from .session import MESSAGE_LIMIT, GraderError, StudentFailure, StudentSession
+from .session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
 from .submission import SubmissionError, clean_text, read_sources
 from .zygote import Zygote
 
@@ -96,10 +96,12 @@ class Grader:
     """Grades submissions of one assignment; holds one warm zygote for all of them."""
 
     def __init__(self, assignment="ch03_attention", isolation="full", hidden=(), timeout=5.0, budget=60.0,
-                 zygote=None):
+                 zygote=None, unsafe_same_uid=False):
         """``zygote``: one started earlier (before this process imported torch, say); the
-        grader owns it from here on."""
+        grader owns it from here on. ``unsafe_same_uid``: grade even where a child would run
+        with this process's uid (trusted code only; otherwise grade() raises Refused there)."""
         self.assignment = assignment
+        self.unsafe_same_uid = unsafe_same_uid
         # Probes use tiny tensors: a second intra-op thread only adds contention with the child.
         torch.set_num_threads(1)
         self.zygote = zygote or Zygote(hidden=hidden, isolation=isolation)
@@ -123,7 +125,8 @@ class Grader:
         sources, notes = read_sources(folder)
         if not sources:
             raise SubmissionError(f"{folder} holds no Python files")
-        session = StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget)
+        session = StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget,
+                                 unsafe_same_uid=self.unsafe_same_uid)
         collector = _Collector(session)
         old = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugin and pytest's own
@@ -137,6 +140,8 @@ class Grader:
                 os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
             else:
                 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = old
+        if session.refused:  # once, not once per check
+            raise Refused(session.refused)
         if collector.grader_errors or not collector.records:
             # e.g. a suite that fails to import: pytest's own words say why
             why = collector.grader_errors or [f"the hidden suites ran no check: {printed.getvalue()[-1500:].strip()}"]
