@@ -90,7 +90,9 @@ def grade_in_subprocess(folder, assignment="ch03_attention", timeout=600):
 def _grade_folder(folder, assignment):
     from .runner import Grader
 
-    with Grader(assignment=assignment) as grader:
+    # Outside autograde (see part_score) the kernel asking has already run these modules as this
+    # user: a child with the same uid exposes nothing more.
+    with Grader(assignment=assignment, unsafe_same_uid=True) as grader:
         return grader.grade(folder)
 
 
