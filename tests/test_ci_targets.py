@@ -193,7 +193,22 @@ def test_classroom_workflows_pass_actionlint_and_report_every_part(repositories)
     assert runners == list(steps) and all(f"{r.upper()}_RESULTS: \"${{{{ steps.{r}.outputs.result }}}}\"" in text
                                           for r in runners)
     grade = workflows[1].read_text()
-    assert "python -m autograder grade submitted --out graded" in grade and "path: graded/" in grade
+    assert "-m autograder grade submitted --out graded" in grade and "path: graded/" in grade
+
+
+def test_instructor_workflow_grades_in_full_isolation_and_keeps_no_token(repositories):
+    """GitHub's Ubuntu runners refuse the runner's user a user namespace: the class is graded as
+    root (children as nobody, in namespaces), any reduced run fails the job, and no checkout
+    leaves its token in .git/config for a submission to find."""
+    student, instructor = repositories
+    steps = workflow_steps(instructor / ".github/workflows/grade-class.yml")
+    (grade,) = [s for s in steps if "-m autograder grade" in s.get("run", "")]
+    python = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python"))
+    assert grade["run"].startswith("sudo ") and "--require-isolation" in grade["run"]
+    assert f"${{{{ steps.{python['id']}.outputs.python-path }}}}" in grade["run"]   # the job's Python, not root's
+    for path in (instructor / ".github/workflows/grade-class.yml", student / ".github/workflows/classroom.yml"):
+        checkouts = [s for s in workflow_steps(path) if s.get("uses", "").startswith("actions/checkout")]
+        assert checkouts and all(s["with"]["persist-credentials"] is False for s in checkouts), path
 
 
 def workflow_steps(path):
