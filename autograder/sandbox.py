@@ -490,8 +490,9 @@ def check(mode, hidden=()):
     from .zygote import ZYGOTE_ENV
 
     env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
-    done = subprocess.run([sys.executable, "-P", "-c", CHECK, str(Path(__file__).resolve().parents[1]), mode,
-                           json.dumps(sorted(os.path.realpath(p) for p in hidden))],
+    root = Path(__file__).resolve().parents[1]   # hidden from the child, as the zygote hides it
+    done = subprocess.run([sys.executable, "-P", "-c", CHECK, str(root), mode,
+                           json.dumps(sorted({os.path.realpath(p) for p in (root, *hidden)}))],
                           cwd="/", env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     try:
         return json.loads(done.stdout)
