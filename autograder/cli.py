@@ -16,8 +16,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from . import report
-from .paths import ASSIGNMENT_NAMES
+from . import course, report
 from .submission import SubmissionError, printable, read_sources
 from .zygote import Zygote
 
@@ -46,7 +45,7 @@ def result_stem(name):
 def submission_folder(folder):
     """The folder holding a submission's modules: ``folder`` itself, or ``folder/<assignment>``
     when it is laid out like assignments/. None when it holds neither."""
-    for candidate in (folder, *(folder / name for name in ASSIGNMENT_NAMES)):
+    for candidate in (folder, *(folder / name for name in course.names())):
         if candidate.is_symlink() and candidate != folder:
             return candidate  # read_sources refuses it, and says so
         if candidate.is_dir() and any(p.suffix == ".py" for p in candidate.iterdir()):
@@ -262,7 +261,7 @@ def cmd_stubs(args):
     from . import stubs
 
     problems = []
-    for assignment in ASSIGNMENT_NAMES:
+    for assignment in course.names():
         if args.check:
             problems += [f"assignments/{assignment}/{p}" for p in stubs.stale_files(assignment)]
         else:
@@ -316,13 +315,13 @@ def main(argv=None):
     stubs.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     stubs.set_defaults(run=cmd_stubs)
     release = commands.add_parser("release", help="build the student release with nbgrader")
-    release.add_argument("assignment")
+    release.add_argument("assignment", choices=course.names())
     release.add_argument("--out", help="folder for the release (default release/ASSIGNMENT)")
     release.add_argument("--course", help="also keep the nbgrader course (gradebook, submitted/) in this folder")
     release.set_defaults(run=cmd_release)
     from .gradescope import VISIBILITY
     gradescope = commands.add_parser("gradescope", help="build the Gradescope autograder zip")
-    gradescope.add_argument("assignment", choices=ASSIGNMENT_NAMES)
+    gradescope.add_argument("assignment", choices=course.names())
     gradescope.add_argument("--out", default="autograder.zip", help="the zip to write (default autograder.zip)")
     gradescope.add_argument("--checks", choices=VISIBILITY, default="visible",
                             help="when students see each check and its feedback: visible (default), "
@@ -333,7 +332,7 @@ def main(argv=None):
     gradescope.set_defaults(run=cmd_gradescope)
     classroom = commands.add_parser("classroom", help="write the GitHub Classroom template repository and "
                                                       "the instructor's class-grading workflow")
-    classroom.add_argument("assignment", choices=ASSIGNMENT_NAMES)
+    classroom.add_argument("assignment", choices=course.names())
     classroom.add_argument("--out", default="classroom", help="folder to write (default classroom/)")
     classroom.set_defaults(run=cmd_classroom)
     args = parser.parse_args(argv)

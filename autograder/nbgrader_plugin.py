@@ -39,8 +39,8 @@ from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader.plugins import CsvExportPlugin
 from traitlets import Bool, List, Unicode
 
-from . import nbgrade
-from .paths import ROOT, student_modules
+from . import course, nbgrade
+from .paths import ROOT
 
 RESULT_KEY = "autograder_result"
 _graders = {}
@@ -209,7 +209,7 @@ def supply_notebooks(coursedir, log):
     """Give each submission of ``coursedir.assignment_id`` every notebook the gradebook expects.
 
     nbgrader grades only notebooks with the released name: a renamed one
-    (``ch03_attention-Copy1.ipynb``) or none at all used to mean no grade and no feedback.
+    (``<assignment>-Copy1.ipynb``) or none at all used to mean no grade and no feedback.
     The student's own notebook under the expected name (the newest, if there are several),
     else a blank copy of the released one, is written beside what was submitted, opening
     with a note that says so; the modules are graded as usual.
@@ -323,7 +323,7 @@ def configure(c, assignment, course_root):
     course_root = os.path.abspath(course_root)
     c.CourseDirectory.root = course_root
     # Autograde copies the source folder's files over the submission; keep the student's modules.
-    c.Autograde.exclude_overwriting = {assignment: student_modules(assignment)}
+    c.Autograde.exclude_overwriting = {assignment: list(course.get(assignment).modules)}
     c.Autograde.sanitize_preprocessors = [
         ClearOutput,
         DeduplicateIds,
