@@ -9,6 +9,7 @@ engine names a chapter.
 The course lives under ``ROOT`` (the repository, or ``$AUTOGRADER_COURSE``: the tests build a
 throwaway course in a temporary folder and point the engine at it).
 """
+import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,3 +175,32 @@ def detect(folder, root=None):
     if len(fits) > 1:
         raise CourseError(f"{folder} holds as many modules of {' and '.join(fits)}: say which with --assignment")
     return course[fits[0]]
+
+
+def submission_sources(folder, assignment):
+    """A submission's modules as {name: source}, and notes: the folder's own, plus each module of
+    an earlier assignment this one builds on that the folder lacks, from the student's folder of
+    that assignment beside it (``alice/ch03_attention/`` for ``alice/ch04_gpt/``)."""
+    from .submission import MAX_TOTAL_SOURCE_BYTES, SubmissionError, read_sources
+
+    sources, notes = read_sources(folder)
+    total = sum(len(json.dumps(text)) for text in sources.values())
+    for earlier, modules in get(assignment).builds_on.items():
+        wanted = [m.removesuffix(".py") for m in modules if m.removesuffix(".py") not in sources]
+        sibling = Path(folder).parent / earlier
+        if not wanted or Path(folder).name == earlier or not (sibling.is_dir() or sibling.is_symlink()):
+            continue
+        try:
+            theirs, _ = read_sources(sibling)
+        except SubmissionError as exc:
+            notes.append(f"{', '.join(m + '.py' for m in wanted)}: not taken from {earlier}/ ({exc})")
+            continue
+        for name in (name for name in wanted if name in theirs):
+            total += len(json.dumps(theirs[name]))
+            if total > MAX_TOTAL_SOURCE_BYTES:
+                notes.append(f"{name}.py: not taken from {earlier}/ (the Python files would exceed "
+                             f"{MAX_TOTAL_SOURCE_BYTES // 1024} KiB in all)")
+                continue
+            sources[name] = theirs[name]
+            notes.append(f"{name}.py: your own from {earlier}/ (this folder has none)")
+    return sources, notes

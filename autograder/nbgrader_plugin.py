@@ -285,7 +285,9 @@ def feedback_under_submitted_names(notebooks, **_):
 
 
 class PartsExport(CsvExportPlugin):
-    """nbgrader's CSV export (same rows and columns) plus the points of each part."""
+    """nbgrader's CSV export (same rows and columns) plus the points of each part, in the order of
+    the assignment's manifest: ``part`` columns for a gradebook of one assignment, a group of
+    ``assignment:part`` columns per assignment for several."""
 
     def export(self, gradebook):
         from nbgrader.api import MissingEntry
@@ -295,16 +297,24 @@ class PartsExport(CsvExportPlugin):
         with open(dest, newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle)
             fields, rows = list(reader.fieldnames), list(reader)
+        ours = [course.get(name) for name in sorted({row["assignment"] for row in rows} & set(course.names()))]
+
+        def column(assignment, part):
+            return part if len(ours) == 1 else f"{assignment}:{part}"
+        fields += [column(a.name, part) for a in ours for part in a.parts]
         for row in rows:
+            row.update({column(a.name, part): "" for a in ours if a.name != row["assignment"] for part in a.parts})
+            if row["assignment"] not in course.names():
+                continue
             try:
                 notebooks = gradebook.find_submission(row["assignment"], row["student_id"]).notebooks
             except MissingEntry:  # nothing submitted: nbgrader's row says 0, so do the parts
                 notebooks = []
+            parts = course.get(row["assignment"]).parts
             for grade in (grade for notebook in notebooks for grade in notebook.grades):
                 part = nbgrade.part_of(grade.name)
-                if part:
-                    row[part] = grade.score
-                    fields += [part] if part not in fields else []
+                if part in parts:
+                    row[column(row["assignment"], part)] = grade.score
         with open(dest, "w", newline="", encoding="utf-8") as handle:
             writer = csv.DictWriter(handle, fields, restval=0.0)
             writer.writeheader()

@@ -17,7 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import course, stubs
+from . import stubs
+from .course import get as get_assignment
 from .paths import ROOT
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
@@ -90,9 +91,9 @@ def build_course(assignment, course_dir):
     if problems:
         raise ReleaseError("assignments/ is out of date with solutions/ (run `python -m autograder stubs`): "
                            + "; ".join(problems))
-    notebooks = sorted(course.get(assignment).source.glob("*.ipynb"))
+    notebooks = sorted(get_assignment(assignment).source.glob("*.ipynb"))
     if not notebooks:
-        raise ReleaseError(f"no notebook in {course.get(assignment).source}")
+        raise ReleaseError(f"no notebook in {get_assignment(assignment).source}")
     course = Path(course_dir).resolve()
     source = course / "source" / assignment
     if source.exists():
@@ -101,7 +102,7 @@ def build_course(assignment, course_dir):
     for path in notebooks:
         shutil.copy(path, source / path.name)
     for name in stubs.expected_files(assignment):
-        shutil.copy(course.get(assignment).stubs / name, source / name)
+        shutil.copy(get_assignment(assignment).stubs / name, source / name)
     write_config(course, assignment)
     run_nbgrader(course, "generate_assignment", assignment, "--force")
     return course
@@ -129,9 +130,9 @@ def secret_lines(assignment):
     (a lone ``)``) say nothing and are skipped.
     """
     inside, outside = set(), set()
-    for path in sorted(course.get(assignment).solutions.glob("*.py")):
+    for path in sorted(get_assignment(assignment).solutions.glob("*.py")):
         _regions(path.read_text(encoding="utf-8"), inside, outside)
-    for path in sorted(course.get(assignment).source.glob("*.ipynb")):
+    for path in sorted(get_assignment(assignment).source.glob("*.ipynb")):
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
             _regions(source, inside, outside)

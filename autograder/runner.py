@@ -160,6 +160,8 @@ class Grader:
             assignment = course.get(assignment) if assignment else self.assignment or course.detect(folder)
         except course.CourseError as exc:
             raise SubmissionError(str(exc)) from None
+        if assignment.builds_on:
+            sources, notes = course.submission_sources(folder, assignment.name)
         _switch_to(assignment)
         session = StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget)
         collector = _Collector(session)
