@@ -155,8 +155,10 @@ def main():
     folder = locate(base / "submission", modules)
     code = 0
     if folder is None:
+        earlier = [m for ms in course.get(config["assignment"]).builds_on.values() for m in ms]
         gradescope = not_graded(f"No file of the assignment found in your submission: upload {', '.join(modules)} "
-                                "(at the top level or in one folder).")
+                                + (f"and your own {', '.join(earlier)} " if earlier else "")
+                                + "(at the top level or in one folder).")
     else:
         zygote = Zygote(hidden=[str(results.parent)], isolation=isolation)
         try:
