@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import paths
+from .submission import MAX_TOTAL_SOURCE_BYTES, SubmissionError, read_sources
 
 ROOT = paths.COURSE
 MANIFEST = "manifest.toml"
@@ -180,15 +181,14 @@ def detect(folder, root=None):
 def submission_sources(folder, assignment):
     """A submission's modules as {name: source}, and notes: the folder's own, plus each module of
     an earlier assignment this one builds on that the folder lacks, from the student's folder of
-    that assignment beside it (``alice/ch03_attention/`` for ``alice/ch04_gpt/``)."""
-    from .submission import MAX_TOTAL_SOURCE_BYTES, SubmissionError, read_sources
-
+    that assignment beside it (``alice/<earlier>/`` for ``alice/<assignment>/``; only a folder
+    named after its assignment has such a neighbour, not a student's folder in a class)."""
     sources, notes = read_sources(folder)
     total = sum(len(json.dumps(text)) for text in sources.values())
     for earlier, modules in get(assignment).builds_on.items():
         wanted = [m.removesuffix(".py") for m in modules if m.removesuffix(".py") not in sources]
         sibling = Path(folder).parent / earlier
-        if not wanted or Path(folder).name == earlier or not (sibling.is_dir() or sibling.is_symlink()):
+        if not wanted or Path(folder).name != assignment or not (sibling.is_dir() or sibling.is_symlink()):
             continue
         try:
             theirs, _ = read_sources(sibling)

@@ -332,8 +332,10 @@ def configure(c, assignment, course_root):
 
     course_root = os.path.abspath(course_root)
     c.CourseDirectory.root = course_root
-    # Autograde copies the source folder's files over the submission; keep the student's modules.
-    c.Autograde.exclude_overwriting = {assignment: list(course.get(assignment).modules)}
+    # Autograde copies the source folder's files over the submission; keep the student's modules
+    # (their own copies of what the assignment builds on included).
+    builds_on = [m for modules in course.get(assignment).builds_on.values() for m in modules]
+    c.Autograde.exclude_overwriting = {assignment: [*course.get(assignment).modules, *builds_on]}
     c.Autograde.sanitize_preprocessors = [
         ClearOutput,
         DeduplicateIds,

@@ -87,7 +87,7 @@ def class_csv(rows, assignments=None):
     """rows: (student, result or None, status[, assignment]) per submission; ``assignments``: the
     names of the class's assignments (default: those the results name). One line per student.
     One assignment: its parts as columns. Several: a group of columns per assignment
-    (``ch04_gpt:score``, ..., ``ch04_gpt:status``)."""
+    (``<assignment>:score``, ..., ``<assignment>:status``)."""
     rows = [(*row, None) if len(row) == 3 else tuple(row) for row in rows]
     if assignments is None:
         assignments = sorted({a or _named_assignment(r) for _, r, _, a in rows} - {None}) or course.names()[:1]
