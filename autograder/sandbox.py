@@ -485,14 +485,13 @@ def check(mode, hidden=()):
     start at all."""
     import json
     import subprocess
-    from pathlib import Path
 
+    from .paths import COURSE, ROOT
     from .zygote import ZYGOTE_ENV
 
     env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
-    root = Path(__file__).resolve().parents[1]   # hidden from the child, as the zygote hides it
-    done = subprocess.run([sys.executable, "-P", "-c", CHECK, str(root), mode,
-                           json.dumps(sorted({os.path.realpath(p) for p in (root, *hidden)}))],
+    done = subprocess.run([sys.executable, "-P", "-c", CHECK, str(ROOT), mode,   # hidden as the zygote hides them
+                           json.dumps(sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)}))],
                           cwd="/", env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     try:
         return json.loads(done.stdout)
