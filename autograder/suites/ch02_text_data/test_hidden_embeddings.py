@@ -51,7 +51,7 @@ def _table(reply, name, what):
 @points(9)
 def test_input_embeddings(student, ref):
     """InputEmbeddings: token embeddings plus the embeddings of positions 0 .. num_tokens - 1"""
-    cases = [((50, 8, 6), _ids(50, 3, 6, seed=1)), ((50, 8, 6), _ids(50, 2, 3, seed=2)),
+    cases = [((50, 8, 6), _ids(50, 2, 3, seed=2)), ((50, 8, 6), _ids(50, 3, 6, seed=1)),
              ((20, 4, 4), _ids(20, 1, 1, seed=3)), ((3000, 8, 4), _ids(3000, 8, 4, seed=5)),
              ((7, 2, 9), _ids(7, 4, 9, seed=4))]
     steps = []
