@@ -155,7 +155,7 @@ def test_create_dataloader_v1(student, ref):
                   {"let": f"b{k}", "iterate": f"dl{k}", "limit": limit, "return": True, "seed": seed}]
     reply = student.plan(steps, timeout=20)
     for k, (text, kwargs, seed, limit) in enumerate(cases):
-        what = (f"create_dataloader_v1 on {'The Verdict' if len(text) > 5000 else 'a story'}"
+        what = (f"create_dataloader_v1 on {'The Verdict' if len(text) > 5000 else 'a story'} "
                 f"({', '.join(f'{key}={v}' for key, v in kwargs.items()) or 'the defaults'})")
         answer = as_batches(value(reply, f"b{k}", what))
         expected = _reference_batches(ref, text, kwargs, seed, limit)

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from _text_data import difference, expect, value
-from autograder.compare import known_mistake
+from _text_data import expect, value
+from autograder.compare import expect_close
 
 points = pytest.mark.points
 
@@ -77,13 +77,8 @@ def test_input_embeddings(student, ref):
         n = inputs.shape[1]
         expected = token[inputs] + position[:n]
         out = value(reply, f"out{k}", what)
-        if isinstance(out, torch.Tensor) and out.shape == expected.shape and out.dtype == expected.dtype and \
-                torch.allclose(out, expected, atol=1e-6, rtol=1e-5):
-            continue
         mistakes = {"the position embeddings not added (token embeddings only)": token[inputs],
                     "the token embeddings not added (positions only)": position[:n].expand_as(expected)}
         if n < context_length:
             mistakes["positions counted from 1 (torch.arange(num_tokens) starts at 0)"] = token[inputs] + position[1:n + 1]
-        name = known_mistake(out, mistakes) if isinstance(out, torch.Tensor) else None
-        hint = f" This is exactly what you get with: {name}." if name else ""
-        raise AssertionError(f"{what}: {difference(out, expected)}.{hint}")
+        expect_close(out, expected, what, mistakes)
