@@ -179,8 +179,10 @@ def difference(actual, expected):
 
 
 def mistake_names(actual, mistakes):
+    """The names of the mistakes whose answer ``actual`` is; ``mistakes`` (or a function that
+    makes them, called only for a wrong answer) maps each name to its answer or a function."""
     names = []
-    for name, model in (mistakes or {}).items():
+    for name, model in ((mistakes() if callable(mistakes) else mistakes) or {}).items():
         try:
             value = model() if callable(model) else model
         except Exception:  # a mistake that cannot happen on this input is not this one
@@ -217,8 +219,14 @@ def value(reply, step, what, mistakes_on_error=()):
 
 # ------------------------------------------------------------------ 2.2-2.3: the split
 
+@functools.lru_cache(maxsize=256)
+def _split(text, pattern):
+    return tuple(item.strip() for item in re.split(pattern, text) if item.strip())
+
+
 def split(text, pattern=SPLIT):
-    return [item.strip() for item in re.split(pattern, text) if item.strip()]
+    """The tokens of ``text`` under a split rule (computed once per grader process)."""
+    return list(_split(text, pattern))
 
 
 def attached_by_2_4(text):

@@ -59,7 +59,7 @@ def _dataset_cases(ref):
     n = len(encode(SHORT))
     cases = [(SHORT, m, s) for m in range(n, 0, -1) for s in range(1, n + 1)]  # longest first: the
     # mistakes that coincide for windows of one token (stride ignored, or ignored the other way) part earlier
-    cases += [(verdict(ref), 256, 128), (verdict(ref), 32, 40), (STORY, 7, 3), ("Hi.", 8, 2),
+    cases += [(verdict(ref), 256, 128), (STORY, 7, 3), ("Hi.", 8, 2),
               (gpt2().decode(encode(STORY)[:9]), 8, 5)]
     return cases
 
@@ -92,7 +92,7 @@ def test_gpt_dataset_v1_windows(student, ref):
     cases = _dataset_cases(ref)
     steps = [TOKENIZER]
     for k, (text, m, s) in enumerate(cases):
-        steps += _dataset_steps(k, text, m, s, len(windows(encode(text), m, s)) + 2)
+        steps += _dataset_steps(k, text, m, s, len(windows(encode(text), m, s)) + 1)
     reply = student.plan(steps, needs="data_sampling.GPTDatasetV1", timeout=20)
     _tokenizer_failed(reply)
     for k, (text, m, s) in enumerate(cases):
@@ -100,9 +100,9 @@ def test_gpt_dataset_v1_windows(student, ref):
         what = (f"GPTDatasetV1 on {'The Verdict' if len(text) > 5000 else repr(text[:40])} ({len(ids)} ids), "
                 f"max_length {m}, stride {s}")
         expected = windows(ids, m, s)
-        rows = _rows(reply, k, len(expected) + 2, what)
-        # the first len(expected) + 2 rows came back: a wrong answer is compared as far as that
-        mistakes = {name: (lambda model=model: model()[:len(expected) + 2])
+        rows = _rows(reply, k, len(expected) + 1, what)
+        # the first len(expected) + 1 rows came back: a wrong answer is compared as far as that
+        mistakes = {name: (lambda model=model: model()[:len(expected) + 1])
                     for name, model in window_mistakes(ids, m, s).items()}
         expect(rows, expected, f"{what}: its (input, target) rows", mistakes)
         expect(reply.values[f"n{k}"], len(expected), f"{what}: len(dataset)")
@@ -113,19 +113,19 @@ def test_gpt_dataset_v1_special_token(student):
     """GPTDatasetV1 on a text holding <|endoftext|>: the special id 50256"""
     text = f"{STORY} {ENDOFTEXT} {SHORT} {ENDOFTEXT}"
     expected = windows(encode(text), 6, 4)
-    reply = student.plan([TOKENIZER, *_dataset_steps(0, text, 6, 4, len(expected) + 2)],
+    reply = student.plan([TOKENIZER, *_dataset_steps(0, text, 6, 4, len(expected) + 1)],
                          needs="data_sampling.GPTDatasetV1")
     _tokenizer_failed(reply)
     what = "GPTDatasetV1 on a text holding <|endoftext|>, max_length 6, stride 4"
     if reply.failed("ds0"):
         value(reply, "ds0", what, [(r"disallowed special token|allowed_special", NOT_ALLOWED)])
-    expect(_rows(reply, 0, len(expected) + 2, what), expected, what,
-           {AS_TEXT: lambda: windows(gpt2().encode_ordinary(text), 6, 4)[:len(expected) + 2]})
+    expect(_rows(reply, 0, len(expected) + 1, what), expected, what,
+           {AS_TEXT: lambda: windows(gpt2().encode_ordinary(text), 6, 4)[:len(expected) + 1]})
 
 
 def _loader_cases(ref):
     """(text, kwargs, seed, how many batches to take)."""
-    return [(verdict(ref), dict(batch_size=8, max_length=4, stride=4, shuffle=False), None, 3),
+    return [(verdict(ref)[:2000], dict(batch_size=8, max_length=4, stride=4, shuffle=False), None, 3),
             (STORY, dict(batch_size=3, max_length=5, stride=2, shuffle=False, drop_last=False), None, 99),
             (STORY, dict(batch_size=3, max_length=5, stride=2, shuffle=False, drop_last=True), None, 99),
             (STORY, dict(batch_size=2, max_length=4, stride=3, shuffle=True, drop_last=False), 7, 99),
@@ -155,7 +155,7 @@ def test_create_dataloader_v1(student, ref):
                   {"let": f"b{k}", "iterate": f"dl{k}", "limit": limit, "return": True, "seed": seed}]
     reply = student.plan(steps, timeout=20)
     for k, (text, kwargs, seed, limit) in enumerate(cases):
-        what = (f"create_dataloader_v1 on {'The Verdict' if len(text) > 5000 else 'a story'} "
+        what = (f"create_dataloader_v1 on {'a story' if text == STORY else 'The Verdict'} "
                 f"({', '.join(f'{key}={v}' for key, v in kwargs.items()) or 'the defaults'})")
         answer = as_batches(value(reply, f"b{k}", what))
         expected = _reference_batches(ref, text, kwargs, seed, limit)

@@ -38,13 +38,15 @@ def _own_loader(student, text, settings):
 @points(5)
 def test_first_batch(student, ref):
     """exercise 2.2: the first unshuffled batch with other strides and context sizes"""
-    cases = [(verdict(ref), dict(batch_size=4, max_length=2, stride=2)),
-             (verdict(ref), dict(batch_size=4, max_length=8, stride=2)),
+    # the first batch needs the story's first ids only: its opening keeps the loaders small
+    opening = verdict(ref)[:1500]
+    cases = [(opening, dict(batch_size=4, max_length=2, stride=2)),
+             (opening, dict(batch_size=4, max_length=8, stride=2)),
              (STORY, dict(batch_size=3, max_length=5, stride=3))]
     reply = student.plan([{"let": f"b{i}", "call": "exercises.first_batch", "args": [text], "kwargs": settings,
                            "return": True} for i, (text, settings) in enumerate(cases)])
     for i, (text, settings) in enumerate(cases):
-        what = f"first_batch({'The Verdict' if len(text) > 5000 else 'a story'}, {settings})"
+        what = f"first_batch({'the opening of The Verdict' if text == opening else 'a story'}, {settings})"
         answer = value(reply, f"b{i}", what)
         expected = _first_batch(ref, text, tuple(settings.items()))
         if same(answer, expected):

@@ -16,7 +16,7 @@ def test_preprocess(student, ref):
     for i, text in enumerate(texts):
         where = "The Verdict" if i == 0 else repr(text[:60])
         expect(value(reply, f"t{i}", f"preprocess of {where}"), split(text), f"preprocess of {where}",
-               split_mistakes(text))
+               lambda text=text: split_mistakes(text))
 
 
 @points(5)
@@ -54,8 +54,8 @@ def test_simple_tokenizer_v1_encode(student, ref):
         for i, text in enumerate(texts):
             what = f"SimpleTokenizerV1.encode({text[:50]!r}...) with a vocabulary of {len(vocab)} tokens"
             ids = value(reply, f"e{i}", what, encode_error_mistakes())
-            wrong_split = {name: [vocab.get(t, -1) for t in tokens] for name, tokens in split_mistakes(text).items()}
-            expect(ids, [vocab[t] for t in split(text)], what, wrong_split)
+            expect(ids, [vocab[t] for t in split(text)], what, lambda text=text, vocab=vocab: {
+                name: [vocab.get(t, -1) for t in tokens] for name, tokens in split_mistakes(text).items()})
 
 
 @points(7)
