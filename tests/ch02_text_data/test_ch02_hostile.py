@@ -129,10 +129,26 @@ def _digests():
     return {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in PROTECTED}
 
 
+# Attacks that would damage this machine's files if they worked: run only where the child has
+# its own root (a full sandbox), never where a mistake in the sandbox would cost other users.
+DESTRUCTIVE = ("rewrites The Verdict that the reference reads", "rewrites tiktoken's cache")
+
+
+def _honest(grader, tmp_path):
+    folder = tmp_path / "honest" / A
+    folder.mkdir(parents=True, exist_ok=True)
+    for filename, text in reference_sources(A).items():
+        (folder / filename).write_text(text)
+    return grader.grade(folder, A)
+
+
 def test_hostile_chapter_2_submissions_gain_nothing(grader, listener, tmp_path):
     port, seen = listener
     before = _digests()
+    sandboxed = _honest(grader, tmp_path)["extra_data"]["isolation"] == "namespaces"
     for number, (name, (score, files)) in enumerate(cases(port).items()):
+        if name in DESTRUCTIVE and not sandboxed:
+            continue
         folder = tmp_path / f"s{number}" / A
         folder.mkdir(parents=True)
         base = reference_sources(A) if score else stub_sources(A)
@@ -146,8 +162,4 @@ def test_hostile_chapter_2_submissions_gain_nothing(grader, listener, tmp_path):
         assert _digests() == before, f"{name}: a course file changed"
     assert not seen, f"a submission reached the grader's machine: {seen}"
     # the next honest submission is graded as before
-    folder = tmp_path / "honest" / A
-    folder.mkdir(parents=True)
-    for filename, text in reference_sources(A).items():
-        (folder / filename).write_text(text)
-    assert grader.grade(folder, A)["score"] == 100
+    assert _honest(grader, tmp_path)["score"] == 100
