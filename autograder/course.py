@@ -166,7 +166,8 @@ def get(name, root=None):
 def detect(folder, root=None):
     """The assignment a submission folder is for: the one it is named after, else the one
     whose modules it holds the most of (a folder may also hold the modules of an assignment it
-    builds on, but fewer). A clear error when no assignment, or more than one, fits."""
+    builds on, but fewer), and on a tie the one whose modules are all there (two assignments
+    may both have an exercises.py). A clear error when no assignment, or more than one, fits."""
     folder = Path(folder)
     course = _course(root)
     if folder.name in course:
@@ -178,6 +179,8 @@ def detect(folder, root=None):
     counts = {a.name: len(present & set(a.modules)) for a in course.values()}
     best = max(counts.values(), default=0)
     fits = [name for name, count in counts.items() if count == best]
+    whole = [name for name in fits if set(course[name].modules) <= present]
+    fits = whole if len(whole) == 1 else fits
     if best == 0:
         raise CourseError(f"{folder} holds no module of any assignment ({', '.join(course)}): "
                           "say which with --assignment")

@@ -107,8 +107,8 @@ def class_csv(rows, assignments=None):
         students.setdefault(student, {})[name or _named_assignment(result)] = (result, status)
     for student, handed in students.items():
         cells = [student]
-        for a in groups:
-            result, status = handed.get(a.name, (None, "not submitted"))
+        for a in groups:  # a submission whose assignment is unknown says why in every group
+            result, status = handed.get(a.name) or handed.get(None) or (None, "not submitted")
             cells += _columns(result, status, a.parts)
         writer.writerow(map(csv_cell, cells))
     return out.getvalue()
