@@ -20,6 +20,8 @@ from autograder.runner import Grader
 
 CH03 = "ch03_attention"
 TINY = "tiny_sums"
+# a data file of the throwaway assignment: CRLF and a non-ASCII byte, to prove it ships byte for byte
+NUMBERS = b"1\r\n2\n\xc3\xa9\n"
 
 SUMS = '''\
 """A throwaway assignment: sums, and a score that builds on chapter 3's simple attention."""
@@ -52,6 +54,7 @@ MANIFEST = '''\
 title = "A throwaway assignment"
 parts = ["exercises"]
 modules = ["exercises.py"]
+data = ["numbers.txt"]
 [builds_on]
 ch03_attention = ["simple_attention.py"]
 '''
@@ -129,6 +132,7 @@ def tiny(tmp_path_factory):
         (root / folder / TINY).mkdir(parents=True)
         for name, text in files.items():
             (root / folder / TINY / name).write_text(text)
+    (root / "solutions" / TINY / "numbers.txt").write_bytes(NUMBERS)
     return root
 
 
@@ -144,6 +148,7 @@ def test_the_throwaway_assignment_is_graded_released_and_bundled_without_an_engi
     assert run.returncode == 0, run.stderr
     stub = (tiny / "assignments" / TINY / "exercises.py").read_text()
     assert 'raise NotImplementedError("total: replace this line with your code")' in stub and "x.sum()" not in stub
+    assert (tiny / "assignments" / TINY / "numbers.txt").read_bytes() == NUMBERS
     # a class: alice hands in both assignments (her tiny folder takes her own chapter-3 module
     # from the folder beside it), bob only the blank stubs of the tiny one, in a plain folder
     klass = tmp_path / "class"
@@ -171,12 +176,14 @@ def test_the_throwaway_assignment_is_graded_released_and_bundled_without_an_engi
     assert run.returncode == 0, run.stdout + run.stderr
     assert {p.name for p in (tmp_path / "release").iterdir()} >= {"exercises.py", "test_exercises.py", f"{TINY}.ipynb"}
     assert "part_score" not in (tmp_path / "release" / f"{TINY}.ipynb").read_text()
+    assert (tmp_path / "release" / "numbers.txt").read_bytes() == NUMBERS
     # Gradescope: the bundle holds the assignment and the one it builds on, and grades a submission
     run = cli(tiny, "gradescope", TINY, "--out", tmp_path / "autograder.zip")
     assert run.returncode == 0, run.stderr
     names = zipfile.ZipFile(tmp_path / "autograder.zip").namelist()
     assert f"autograder/suites/{TINY}/test_hidden_exercises.py" in names and f"solutions/{TINY}/exercises.py" in names
     assert f"solutions/{CH03}/simple_attention.py" in names and f"solutions/{TINY}/test_exercises.py" not in names
+    assert zipfile.ZipFile(tmp_path / "autograder.zip").read(f"solutions/{TINY}/numbers.txt") == NUMBERS
     bundle = gradescope.unpack(tmp_path / "autograder.zip", tmp_path / "autograder")
     for name in ("exercises.py", "simple_attention.py"):
         shutil.copy(tiny / "solutions" / (TINY if name == "exercises.py" else CH03) / name, bundle / "submission")
@@ -219,6 +226,8 @@ GOOD = 'title = "T"\nparts = ["p"]\nmodules = ["m.py"]\n'
     (GOOD.replace('["m.py"]', '["m.py", "n.py"]'), {}, "module n.py has no master"),
     (GOOD, {"suites": ("p", "old")}, "test_hidden_old.py grade"),
     (GOOD + "points = 3\n", {}, "unknown key"),
+    (GOOD + 'data = ["text.txt"]\n', {}, "data file text.txt is not in"),
+    (GOOD + 'data = ["../m.py"]\n', {}, "must be a plain file name"),
     (GOOD.replace('title = "T"\n', ""), {}, "`title` must be"),
     (GOOD.replace('["p"]', "[]"), {}, "`parts` must be a non-empty list"),
     (GOOD + "[builds_on]\nelsewhere = [\"x.py\"]\n", {}, "builds on elsewhere, which is no assignment"),
