@@ -191,12 +191,31 @@ def own_answer(student, own, failure, request):
             mine, theirs = reply["outputs"][0], torch.cat([reply["sub_outputs"][n][0] for n in names], dim=-1)
         else:
             mine = student.module(module, name, *args, **common, **kwargs)["outputs"][0]
-            theirs = student.module(own["module"], own["name"], *own["args"], **common, **own["kwargs"])["outputs"][0]
-    except StudentFailure as exc:  # it fails inside the lower part's own code
-        return note if in_lower.search(str(exc)) and in_lower.search(str(failure)) else None
+            try:
+                theirs = student.module(own["module"], own["name"], *own["args"], **common, **own["kwargs"])["outputs"][0]
+            except StudentFailure:
+                return None  # its own class runs where the module does not: the module is wrong
+    except StudentFailure as exc:  # it fails inside the lower part's own code, or as its own class does
+        if in_lower.search(str(exc)) and in_lower.search(str(failure)):
+            return note
+        return note if written and not own["heads"] and _fails_alike(student, own, common, exc) else None
     except (KeyError, IndexError, TypeError, RuntimeError):
         return None
     return note if written and same(mine, theirs) else None
+
+
+def _fails_alike(student, own, common, failure):
+    """Whether the student's own class, built with the right arguments, fails with the very error
+    the module built on it raised (the same exception, message and line of the submission): a
+    lower part that passes on unusable sizes (a wrapper that splits d_out between its heads gives
+    heads of size 0) fails in whatever code runs next, which need not be the lower part's file."""
+    if " raised " not in str(failure):  # only an error the student's code raised
+        return False
+    try:
+        student.module(own["module"], own["name"], *own["args"], **common, **own["kwargs"])
+    except StudentFailure as exc:
+        return " raised " in str(exc) and str(exc).split(" raised ", 1)[1] == str(failure).split(" raised ", 1)[1]
+    return False
 
 
 def compiles(source):
