@@ -40,11 +40,12 @@ _REPLY = {
     "call": {"value": VALUE},
     "calls": {"values": [MAYBE_VALUE], "errors": {INDEX: str}, "args_after?": [[MAYBE_VALUE]]},
     "module": {"outputs": [VALUE], "state?": {str: torch.Tensor}, "grads?": {str: torch.Tensor},
-               "inputs_after?": [VALUE], "sub_outputs?": {str: [VALUE]},
+               "inputs_after?": [VALUE], "sub_outputs?": {str: [VALUE]}, "causal_sdpa?": int,
                "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
                         "state_keys": [str], "attrs": {str: int}, "heads?": [str], "dropout?": float,
-                        "mask?": {"shape": [int], "dtype": str}}},
-    "transfer": {"params": {str: torch.Tensor}, "v2_params": {str: torch.Tensor}},
+                        "mask?": {"shape": [int], "dtype": str}, "tensors?": {str: [int]}}},
+    "transfer": {"params": {str: torch.Tensor}, "v2_params": {str: torch.Tensor}, "v1_plain?": {str: torch.Tensor},
+                 "v1_outputs?": [VALUE], "v2_outputs?": [VALUE]},
 }
 
 

@@ -287,8 +287,10 @@ def check_seeded_init(student, module, name, args, ref_factory, seed, order=(), 
     label = f"{name}{args}"
     ref_module = reference(ref_factory, *args, seed=seed)
     ref_state = {k: v.detach() for k, v in ref_module.named_parameters()}
-    own = sorted(reply["info"]["params"])
+    # a mask registered as a parameter is charged by the mask check, once
+    own = sorted(k for k in reply["info"]["params"] if k.rsplit(".", 1)[-1] != "mask")
     if own != sorted(ref_state):
+        unregistered(label, [k for k in ref_state if k not in own], reply["info"])
         raise AssertionError(f"{label} has parameters {own}; the book's are {sorted(ref_state)}: "
                              "use the book's attribute names and layers")
     state = reply["state"]
@@ -308,6 +310,20 @@ def check_seeded_init(student, module, name, args, ref_factory, seed, order=(), 
             break
     raise AssertionError(f"{wrong[0]} of {label} after torch.manual_seed({seed}) differs from the book's draw "
                          f"(the book creates {', '.join(order)} in that order).{hint}")
+
+
+PLAIN_TENSORS = "the weights held as plain tensors, not nn.Parameter (wrap each in nn.Parameter(...))"
+MASK_PARAMETER = "the mask registered as an nn.Parameter instead of a buffer (use self.register_buffer('mask', ...))"
+
+
+def unregistered(label, names, info):
+    """Fail with the right words where the book's weights ``names`` are missing from the parameters
+    only because the module keeps them as plain tensors (their names are right)."""
+    plain = [n for n in names if n in info.get("tensors", {})]
+    if plain:
+        raise AssertionError(f"{label}: {', '.join(plain)} {'is a plain tensor' if len(plain) == 1 else 'are plain tensors'}"
+                             ", not registered as parameters, so the module does not train, save or move them. "
+                             f"This is exactly what you get with: {PLAIN_TENSORS}.")
 
 
 def _not_cut_error(b, n, ctx):
@@ -363,6 +379,9 @@ def check_mask_buffer(student, module, name, args, ref_module, x):
     expected, causal = _once(("mask", id(ref_module), x.numpy().tobytes()), lambda: _mask_answers(ref_module, x))
     label = f"{name}{args}"
     if "mask" not in reply["info"]["buffers"]:
+        if "mask" in reply["info"]["params"]:
+            raise AssertionError(f"{label}: its mask is a parameter, not a buffer (an optimiser would train it and "
+                                 f"the module counts it as a weight). This is exactly what you get with: {MASK_PARAMETER}.")
         raise AssertionError(f"{label} has no buffer named 'mask' (buffers: {sorted(reply['info']['buffers'])}): "
                              "register the causal mask with self.register_buffer('mask', ...)")
     if same_close(reply["outputs"][0], causal):
@@ -426,6 +445,7 @@ def _check_gradients(student, module, name, args, ref_copy, x, g, out, label):
     for key, param in ref_copy.named_parameters():
         grad = reply["grads"].get(key)
         if grad is None:
+            unregistered(label, [k for k, _ in ref_copy.named_parameters() if k not in reply["grads"]], reply["info"])
             raise AssertionError(f"{label}: parameter {key} received no gradient from backward: every weight "
                                  "must be trainable (requires_grad=True, used in forward without .detach())")
         if right:
