@@ -339,13 +339,23 @@ def op_transfer(req):
     _seed(req["init_seed"])
     sa_v2 = _run("construct", f"SelfAttention_v2({d_in}, {d_out})", v2_cls, d_in, d_out)
     drawn = {k: _as_data(v, "SelfAttention_v2 parameter").clone() for k, v in sa_v2.named_parameters()}
+    inputs = req.get("inputs", [])
+    with torch.no_grad():  # asked for only where the grader judges the transfer on the student's own classes
+        v2_outputs = [_as_data(_forward(sa_v2, "SelfAttention_v2", x, None), "SelfAttention_v2 forward") for x in inputs]
     torch.default_generator.manual_seed(0)
     sa_v1 = _run("construct", f"SelfAttention_v1({d_in}, {d_out})", v1_cls, d_in, d_out)
     _run("call", "transfer_weights_v2_to_v1()", transfer, sa_v2, sa_v1)
     # Only the weights come back: the grader runs them through the reference v1, so a bug in
     # the student's own forward costs points in self_attention, not in this exercise.
-    return {"params": {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()},
-            "v2_params": drawn}
+    reply = {"params": {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()},
+             "v1_plain": {k: _as_data(v, "SelfAttention_v1 tensor") for k, v in _plain_tensors(sa_v1).items()},
+             "v2_params": drawn}
+    if inputs:
+        with torch.no_grad():
+            reply["v1_outputs"] = [_as_data(_forward(sa_v1, "SelfAttention_v1", x, None), "SelfAttention_v1 forward")
+                                   for x in inputs]
+        reply["v2_outputs"] = v2_outputs
+    return reply
 
 
 OPS = {"call": op_call, "calls": op_calls, "module": op_module, "transfer": op_transfer}
