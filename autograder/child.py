@@ -5,6 +5,7 @@ runs a probe the grader asks for and sends back plain data. It never sees the
 reference solutions or the hidden suites, and it decides nothing: every comparison
 happens in the grader.
 """
+import contextlib
 import importlib.abc
 import importlib.util
 import sys
@@ -281,6 +282,20 @@ def _transpose_masks(module):
             setattr(owner, "mask", buffer.transpose(-2, -1).contiguous())
 
 
+class _CausalSDPA(torch.overrides.TorchFunctionMode):
+    """Counts the calls of F.scaled_dot_product_attention(..., is_causal=True) under it: PyTorch
+    then builds the causal mask itself, on the input's device, instead of reading a buffer."""
+
+    calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.nn.functional.scaled_dot_product_attention and kwargs.get(
+                "is_causal", len(args) > 5 and args[5]):
+            self.calls += 1
+        return func(*args, **kwargs)
+
+
 def _forward(module, what, x, seed):
     _seed(seed)
     return _run("forward", f"{what} forward on shape {tuple(x.shape)}", module, x)
@@ -294,9 +309,11 @@ def op_module(req):
     sum(output * weight); the parameters' gradients and the inputs as they are afterwards
     come back)."""
     module, what = _build(req)
-    if req.get("transpose_masks"):
-        _run("forward", f"{what}: swapping its mask buffer", _transpose_masks, module)
     reply = {"outputs": []}
+    watch = None
+    if req.get("transpose_masks"):  # and say whether forward leaves the mask to is_causal=True
+        _run("forward", f"{what}: swapping its mask buffer", _transpose_masks, module)
+        watch = _CausalSDPA()
     grad_weights = req.get("grad_weights")
     for i, x in enumerate(req.get("inputs", [])):
         if grad_weights:
@@ -306,9 +323,11 @@ def op_module(req):
                                             f"{tuple(grad_weights[i].shape)}")
             _run("backward", f"{what} backward", lambda: (out * grad_weights[i]).sum().backward())
         else:
-            with torch.no_grad():
+            with torch.no_grad(), watch or contextlib.nullcontext():
                 out = _forward(module, what, x, req.get("seed"))
         reply["outputs"].append(_as_data(out, f"{what} forward"))
+    if watch:
+        reply["causal_sdpa"] = watch.calls
     if grad_weights:
         reply["grads"] = {k: _as_data(v.grad, "gradient") for k, v in module.named_parameters()
                           if type(v.grad) is torch.Tensor}

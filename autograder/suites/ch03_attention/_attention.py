@@ -367,8 +367,12 @@ def _params(module):
 
 def check_mask_buffer(student, module, name, args, ref_module, x):
     """The causal mask is a buffer named ``mask`` (any dtype, (T, T) or (1, 1, T, T), persistent
-    or not; a registered buffer moves with the module) and forward uses it: one forward after
-    ``.to(torch.float64)`` with the buffer transposed, whose values the grader computes.
+    or not; a registered buffer moves with the module) and the masking moves with the module: one
+    forward after ``.to(torch.float64)`` with the buffer transposed, whose values the grader
+    computes. Forward either masks with the buffer (then it follows the transposed one) or leaves
+    the mask to F.scaled_dot_product_attention(..., is_causal=True), which builds it on the
+    input's device (then the output is the causal one). A mask forward builds on its own (on
+    the CPU, whatever the module's device) passes neither way.
 
     Not the meta device: its first use imports torch._dynamo (seconds per child), and there an
     in-place masked_fill_ with a CPU mask passes anyway; transposing the buffer shows instead
@@ -385,8 +389,11 @@ def check_mask_buffer(student, module, name, args, ref_module, x):
         raise AssertionError(f"{label} has no buffer named 'mask' (buffers: {sorted(reply['info']['buffers'])}): "
                              "register the causal mask with self.register_buffer('mask', ...)")
     if same_close(reply["outputs"][0], causal):
+        if reply.get("causal_sdpa"):  # PyTorch's own causal mask, made on the input's device
+            return
         raise AssertionError(f"{label} in float64 with its mask buffer transposed still masks the future: forward "
-                             "must mask with the registered self.mask (cut to num_tokens), not with a mask of its own")
+                             "must mask with the registered self.mask (cut to num_tokens), or leave the mask to "
+                             "F.scaled_dot_product_attention(..., is_causal=True), not build a mask of its own")
     expect_close(reply["outputs"][0], expected, f"{label} after .to(torch.float64), forward with its mask buffer "
                  "transposed (so each token sees the tokens after it)")
 
