@@ -44,17 +44,20 @@ REFERENCE = submission_sources(SOLUTIONS)
 
 
 def mutated_sources(mutant):
-    filename = f"{mutant.module}.py"
-    assert filename in REFERENCE, f"{mutant.name}: no module {filename} in {SOLUTIONS}"
-    source = REFERENCE[filename]
-    count = source.count(mutant.old)
-    assert count == 1, (f"{mutant.name}: its `old` snippet occurs {count} times in {filename}, expected exactly"
-                        f" once (did the solution change? update the mutant, don't drop it)\n{mutant.old!r}")
-    mutated = source.replace(mutant.old, mutant.new)
-    assert mutated != source
-    if "syntax error" not in mutant.name:  # otherwise a mistake in the maths, and it must compile
-        compile(mutated, filename, "exec")
-    return {**REFERENCE, filename: mutated}
+    sources = dict(REFERENCE)
+    for module, old, new in ((mutant.module, mutant.old, mutant.new), *mutant.also):
+        filename = f"{module}.py"
+        assert filename in REFERENCE, f"{mutant.name}: no module {filename} in {SOLUTIONS}"
+        source = sources[filename]
+        count = source.count(old)
+        assert count == 1, (f"{mutant.name}: its `old` snippet occurs {count} times in {filename}, expected exactly"
+                            f" once (did the solution change? update the mutant, don't drop it)\n{old!r}")
+        mutated = source.replace(old, new)
+        assert mutated != source
+        if "syntax error" not in mutant.name:  # otherwise a mistake in the maths, and it must compile
+            compile(mutated, filename, "exec")
+        sources[filename] = mutated
+    return sources
 
 
 @pytest.fixture(scope="module")
