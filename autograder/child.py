@@ -205,7 +205,7 @@ def _plain_tensors(module, limit=64):
     found = {}
     for prefix, sub in module.named_modules():
         for key, value in vars(sub).items():
-            if isinstance(value, torch.Tensor) and len(found) < limit:
+            if type(value) is torch.Tensor and not value.is_nested and len(found) < limit:
                 found[f"{prefix}.{key}" if prefix else key] = value
     return found
 
@@ -367,7 +367,8 @@ def op_transfer(req):
     # Only the weights come back: the grader runs them through the reference v1, so a bug in
     # the student's own forward costs points in self_attention, not in this exercise.
     reply = {"params": {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()},
-             "v1_plain": {k: _as_data(v, "SelfAttention_v1 tensor") for k, v in _plain_tensors(sa_v1).items()},
+             "v1_plain": {k: _as_data(v, "SelfAttention_v1 tensor") for k, v in _plain_tensors(sa_v1).items()
+                          if v.layout == torch.strided and v.device.type == "cpu" and not v.is_complex()},
              "v2_params": drawn}
     if inputs:
         with torch.no_grad():
