@@ -47,17 +47,17 @@ def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solu
 def test_public_tests_agree_with_the_mask_check(tmp_path):
     """Public green means no surprise in the mask check (the decision beside the "sdpa_causal"
     alternative): is_causal=True passes both, a mask forward builds on the CPU fails both."""
-    from alternatives import ALTERNATIVES
-    from mutants import MUTANTS
+    from banks import load
     from test_mutants import mutated_sources
 
-    causal = next(a for a in ALTERNATIVES if "is_causal=True" in a.name)
-    cpu_mask = next(m for m in MUTANTS if m.name.startswith("MultiHeadAttention ignores its mask buffer"))
+    causal = next(a for a in load("ch03_attention", "alternatives").ALTERNATIVES if "is_causal=True" in a.name)
+    cpu_mask = next(m for m in load("ch03_attention", "mutants").MUTANTS
+                    if m.name.startswith("MultiHeadAttention ignores its mask buffer"))
     for name, sources, expected in (("causal", {f"{m}.py": s for m, s in causal.sources().items()}, (26, 0)),
-                                    ("cpu_mask", mutated_sources(cpu_mask), (25, 1))):
+                                    ("cpu_mask", mutated_sources("ch03_attention", cpu_mask), (25, 1))):
         folder = tmp_path / name
         folder.mkdir()
-        for test in (SOLUTIONS / "ch03_attention").glob("test_*.py"):
+        for test in course.get("ch03_attention").solutions.glob("test_*.py"):
             (folder / test.name).write_text(test.read_text())
         for filename, text in sources.items():
             (folder / filename).write_text(text)
