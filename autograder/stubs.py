@@ -69,11 +69,13 @@ def solution_lines(source: str) -> set:
 
 def expected_files(assignment: str) -> dict:
     """Relative path -> text of every file that assignments/<assignment>/ must hold."""
-    master = course.get(assignment).solutions
+    a = course.get(assignment)
     files = {}
-    for path in sorted(master.glob("*.py")):
+    for path in sorted(a.solutions.glob("*.py")):
         text = path.read_text(encoding="utf-8")
         files[path.name] = text if path.name.startswith("test_") else make_stub(text, str(path))
+    for name in a.support:  # the engine's own module, as it is
+        files[name] = (course.ENGINE / name).read_text(encoding="utf-8")
     return files
 
 

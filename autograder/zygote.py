@@ -161,6 +161,8 @@ def _warm_tiktoken():
     saved = socket.socket.connect, socket.getaddrinfo, socket.create_connection
     socket.socket.connect = socket.getaddrinfo = socket.create_connection = refuse
     try:
+        from .tiktoken_offline import install
+        install()
         tiktoken.get_encoding("gpt2")
     except Exception:  # not on this machine: nothing to warm
         pass

@@ -54,8 +54,11 @@ def gpt2():
     """tiktoken's GPT-2 encoding in the grader; a grader error (not the student's) where this
     machine does not have it."""
     import tiktoken
+
+    from autograder import tiktoken_offline
     saved = _offline()
     try:
+        tiktoken_offline.install()
         return tiktoken.get_encoding("gpt2")
     except Exception as exc:
         raise GraderError(f"tiktoken's GPT-2 encoding is not installed on the grading machine ({type(exc).__name__}):"
