@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder import course
 from autograder.paths import ROOT
 from hostile import CASES, SIMPLE_FUNCTIONS, copy_base, materialize
 
@@ -73,11 +74,14 @@ def test_an_ordinary_user_grades_the_readme_examples(user):
         assert done.returncode == 0, done.stdout + done.stderr
         assert re.search(rf"total +{score}/100\n", done.stdout), done.stdout
         assert "(isolation: namespaces)" in done.stdout and "WARNING" not in done.stdout
-        result = json.loads((repo / f"{folder}.json").read_text())
-        assert result["score"] == score and result["extra_data"]["fully_isolated"] is True
-        held = result["extra_data"]["protections"]["held"]
-        if os.geteuid() == 0:   # as nobody: every namespace from a user namespace of its own
-            assert {"user namespace", "private root", "/proc", "seccomp", "no capabilities"} <= set(held), held
+        # solutions/ and assignments/ hold every assignment: one result per assignment.
+        results = json.loads((repo / f"{folder}.json").read_text())
+        assert set(results) == set(course.names()), results.keys()
+        for result in results.values():
+            assert result["score"] == score and result["extra_data"]["fully_isolated"] is True
+            held = result["extra_data"]["protections"]["held"]
+            if os.geteuid() == 0:   # as nobody: every namespace from a user namespace of its own
+                assert {"user namespace", "private root", "/proc", "seccomp", "no capabilities"} <= set(held), held
     assert "not written yet" in done.stdout
 
 
