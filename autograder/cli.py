@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from . import report
+from . import classreport, report, shards
 from .paths import ASSIGNMENT_NAMES
 from .submission import SubmissionError, printable, read_sources
 from .zygote import Zygote
@@ -127,6 +127,8 @@ def cmd_grade(args):
     students = sorted(p for p in path.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if not students:
         return _fail(f"{path} holds no submission: no .py files and no subfolders")
+    if args.shard:  # an empty slice is no error: its (empty) outputs still go to the merge
+        students = [s for s in students if shards.in_shard(s.name, *args.shard)]
     out = Path(args.out or Path("graded") / path.resolve().name)
     return grade_class(path, students, out, isolation, args)
 
@@ -181,7 +183,9 @@ def _kept(target, folder):
     """An earlier run's result, if it exists and the submission's sources are unchanged."""
     try:
         previous = json.loads(target.read_text(encoding="utf-8"))
-        return previous if previous["extra_data"]["fingerprint"] == fingerprint(folder) else None
+        extra = previous["extra_data"]
+        same_suites = extra["suites"] == shards.suites_digest(extra.get("assignment") or ASSIGNMENT_NAMES[0])
+        return previous if same_suites and extra["fingerprint"] == fingerprint(folder) else None
     except (OSError, ValueError, KeyError, TypeError, SubmissionError):
         return None
 
@@ -242,10 +246,13 @@ def grade_class(root, students, out, isolation, args):
         print(printable(f"error: {out / 'grades.csv'} not written: {exc.strerror}"), file=sys.stderr)
         return 1
     ci_outputs(args, rows)
+    report_started = time.perf_counter()
+    summary = class_report(out, [(s.name, *outcomes[s.name][:2]) for s in students], root.resolve().name, args.shard)
+    report_seconds = time.perf_counter() - report_started
     graded = sum(1 for _, result, _ in rows if result)
     kept = len(students) - len(todo)
     print(printable(f"graded {graded} of {len(rows)} submissions ({kept} unchanged since an earlier run, kept) in "
-                    f"{time.perf_counter() - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
+                    f"{report_started - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
                     f"results in {out}/ (grades.csv, and a JSON and a Markdown feedback file per student)"))
     reduced = sorted({r["extra_data"]["isolation"] for _, r, _ in rows if r and r["extra_data"]["isolation"] != "namespaces"})
     for isolation in reduced:
@@ -253,9 +260,35 @@ def grade_class(root, students, out, isolation, args):
     for name, _, status in rows:
         if status != "graded":
             print(printable(f"  {name}: {status}"))
+    if summary:
+        print(printable(f"class report: {out / 'report.html'} (written in {report_seconds:.1f} s), "
+                        f"numbers for tools: {out / 'summary.json'}"))
+        print("\n".join(classreport.terminal_lines(summary)))
+    else:
+        return 1
     if any(outcome[2] for outcome in outcomes.values()):
         return 1
     return 3 if args.require_isolation and reduced else 0
+
+
+def class_report(out, entries, title, shard=None):
+    """report.html and summary.json for a class; entries: (folder name, result or None, status).
+    Returns the summary, or None when they could not be written (the grades are saved already)."""
+    students = []
+    for name, result, status in entries:
+        saved = result is not None and status == "graded"  # the JSON and the Markdown are on disk
+        stem = result_stem(name)
+        students.append(classreport.Student(name, display_name(name), result, status,
+                                            f"{stem}.md" if saved else None, f"{stem}.json" if saved else None))
+    try:
+        return classreport.write(out, students, display_name(title), shard)
+    except OSError as exc:
+        print(printable(f"error: the class report was not written in {out}: {exc.strerror or exc}"), file=sys.stderr)
+        return None
+
+
+def cmd_merge(args):
+    return shards.main(args)
 
 
 def cmd_stubs(args):
@@ -311,7 +344,16 @@ def main(argv=None):
     grade.add_argument("--junit", help="write JUnit XML for CI test reports to this file (one testcase per check)")
     grade.add_argument("--require-isolation", action="store_true",
                        help="exit 3 when grading ran but some submission ran without full isolation")
+    grade.add_argument("--shard", type=shards.parse, metavar="K/N",
+                       help="class mode: grade only the K-th of N slices of the class (by a hash of each folder's "
+                            "name); join the slices' --out folders with `merge`")
     grade.set_defaults(run=cmd_grade)
+    merge = commands.add_parser("merge", help="join the --out folders of a class graded in shards into one")
+    merge.add_argument("folders", nargs="+", help="each shard's output folder (grades.csv, summary.json, results)")
+    merge.add_argument("--out", required=True, help="folder for the joined grades.csv, summary.json, report.html "
+                                                    "and every student's feedback")
+    merge.add_argument("--junit", help="also write JUnit XML for the whole class to this file")
+    merge.set_defaults(run=cmd_merge)
     stubs = commands.add_parser("stubs", help="regenerate assignments/ from solutions/")
     stubs.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     stubs.set_defaults(run=cmd_stubs)

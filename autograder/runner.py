@@ -14,6 +14,7 @@ import torch
 
 from .paths import SUITES
 from .session import MESSAGE_LIMIT, GraderError, StudentFailure, StudentSession
+from .shards import suites_digest
 from .submission import SubmissionError, clean_text, read_sources
 from .zygote import Zygote
 
@@ -104,6 +105,7 @@ class Grader:
         torch.set_num_threads(1)
         self.zygote = zygote or Zygote(hidden=hidden, isolation=isolation)
         self.timeout, self.budget = timeout, budget
+        self.suites = suites_digest(assignment)  # in every result: shards graded apart must agree on it
 
     def close(self):
         self.zygote.close()
@@ -143,6 +145,7 @@ class Grader:
             raise GraderError("; ".join(why))
         result = build_result(collector.records, notes, session.isolation, time.perf_counter() - started)
         result["extra_data"]["protections"] = session.protections
+        result["extra_data"]["suites"] = self.suites
         return result
 
 
