@@ -28,7 +28,7 @@ from .submission import printable
 # The hint compare.expect_close (and the suites' own checks) end a failed check's feedback with.
 # Only at the very end: a student's exception message that imitates it is followed by the
 # grader's "(file line N)".
-NAMED = re.compile(r"This is exactly what you get with: (.+)\.$")
+HINT = "This is exactly what you get with: "
 FEEDBACK_LIMIT = 300        # characters of one line of feedback shown on the page
 NAMES_SHOWN = 12            # students named inline before the rest fold into "and N more"
 
@@ -44,8 +44,8 @@ class Student(NamedTuple):
 
 def named_mistake(output):
     """The mistake a check's feedback names ("... This is exactly what you get with: <name>."), or None."""
-    match = NAMED.search(output.strip())
-    return match.group(1).strip() if match else None
+    _, hint, name = output.strip().rpartition(HINT)
+    return name[:-1].strip() if hint and name.endswith(".") else None
 
 
 def _first_line(text):

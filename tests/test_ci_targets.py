@@ -15,7 +15,7 @@ import pytest
 import xmlschema
 import yaml
 
-from autograder import classroom, gradescope, report
+from autograder import classroom, gradescope, report, shards
 from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS, SUITES
 from hostile import CASES, materialize
 from test_grader import PART_POINTS, submission
@@ -191,17 +191,32 @@ def test_classroom_workflows_pass_actionlint_and_report_every_part(repositories)
     assert runners == list(steps) and all(f"{r.upper()}_RESULTS: \"${{{{ steps.{r}.outputs.result }}}}\"" in text
                                           for r in runners)
     grade = workflows[1].read_text()
-    assert "python -m autograder grade submitted --out graded" in grade and "path: graded/" in grade
+    assert 'python -m autograder grade submitted --shard "$SHARD" --out "$OUT"' in grade
+    assert "python -m autograder merge shards/graded-* --out graded" in grade and "path: graded/" in grade
 
 
-def workflow_steps(path):
-    (job,) = yaml.safe_load(path.read_text())["jobs"].values()
-    return job["steps"]
+def workflow_steps(path, job=None):
+    jobs = yaml.safe_load(path.read_text())["jobs"]
+    (only,) = [jobs[job]] if job else jobs.values()
+    return only["steps"]
+
+
+def test_instructor_workflow_plans_one_job_per_shard(repositories, tmp_path):
+    _, instructor = repositories
+    (plan,) = workflow_steps(instructor / ".github/workflows/grade-class.yml", "plan")
+    for i, (count, code, line) in enumerate((("3", 0, "list=[1,2,3]"), ("1", 0, "list=[1]"), ("0", 1, ""),
+                                              ("x; id", 1, ""))):
+        out = tmp_path / f"out-{i}"
+        done = subprocess.run(["bash", "-eo", "pipefail", "-c", plan["run"]], capture_output=True, text=True,
+                              env={**os.environ, "SHARDS": count, "GITHUB_OUTPUT": str(out)}, timeout=60)
+        assert done.returncode == code, done.stdout + done.stderr
+        assert (out.read_text().strip() if out.exists() else "") == line
 
 
 def test_instructor_workflow_clones_the_assignments_repositories_only(repositories, tmp_path):
     _, instructor = repositories
-    (clone,) = [s for s in workflow_steps(instructor / ".github/workflows/grade-class.yml") if "gh repo" in s.get("run", "")]
+    steps = workflow_steps(instructor / ".github/workflows/grade-class.yml", "grade")
+    (clone,) = [s for s in steps if "gh repo" in s.get("run", "")]
     fake = tmp_path / "bin"
     fake.mkdir()
     (fake / "gh").write_text('#!/bin/bash\nif [ "$1 $2" = "repo list" ]; then\n'
@@ -210,9 +225,10 @@ def test_instructor_workflow_clones_the_assignments_repositories_only(repositori
                              "else exit 2; fi\n")
     (fake / "gh").chmod(0o755)
 
-    def run(prefix):
-        env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "ORG": "course", "PREFIX": prefix}
-        work = tmp_path / prefix
+    def run(prefix, shard="1/1"):
+        env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "ORG": "course", "PREFIX": prefix,
+               "SHARD": shard, "PYTHONPATH": str(ROOT)}
+        work = tmp_path / f"{prefix}-{shard.replace('/', '-')}"
         work.mkdir()
         return work, subprocess.run(["bash", "-eo", "pipefail", "-c", clone["run"]], cwd=work, env=env,
                                     capture_output=True, text=True, timeout=60)
@@ -220,6 +236,12 @@ def test_instructor_workflow_clones_the_assignments_repositories_only(repositori
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in (work / "submitted").iterdir()) == ["alice", "bob"]
     assert (work / "submitted" / "bob" / "origin").read_text() == "course/ch03_attention-bob\n"
+    # a shard clones its own slice only, by the grader's own rule
+    for k in (1, 2, 3):
+        work, done = run("ch03_attention", f"{k}/3")
+        assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in (work / "submitted").iterdir()) == \
+            [name for name in ("alice", "bob") if shards.in_shard(name, k, 3)]
     _, none = run("ch04")
     assert none.returncode == 1 and "::error::no repository named ch04-*" in none.stdout
 

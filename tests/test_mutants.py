@@ -12,7 +12,6 @@ the reference) must
 Every submission is graded once, by one ``Grader``; the results are cached for the module.
 Run with ``-s`` to see the summary printed by the last test.
 """
-import re
 import sys
 from pathlib import Path
 
@@ -24,6 +23,7 @@ for path in (str(ROOT), str(TESTS)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+from autograder import classreport  # noqa: E402
 from autograder.runner import Grader  # noqa: E402
 from mutants import MUTANTS  # noqa: E402
 
@@ -32,7 +32,6 @@ STUBS = ROOT / "assignments" / "ch03_attention"
 PARTS = {"simple_attention": 15, "self_attention": 20, "causal_attention": 25,
          "multihead_attention": 25, "exercises": 15}
 FULL_MARKS = sum(PARTS.values())
-NAMED = re.compile(r"This is exactly what you get with: (.*)")
 
 
 def submission_sources(folder):
@@ -82,11 +81,7 @@ def describe(result):
 
 def named_mistakes(result):
     """The mistake names the feedback gives ("This is exactly what you get with: <name>.")."""
-    names = []
-    for t in result["tests"]:
-        for match in NAMED.finditer(t["output"]):
-            names.append(match.group(1).strip().rstrip("."))
-    return names
+    return [name for t in result["tests"] if (name := classreport.named_mistake(t["output"]))]
 
 
 def test_bank_is_well_formed():
@@ -138,6 +133,32 @@ def test_mutant_is_named_right(grade, mutant):
         assert names, f"{mutant.name}: the feedback names no mistake, expected one like {mutant.named!r}"
         wrong = [n for n in names if mutant.named not in n]
         assert not wrong, f"{mutant.name}: the feedback also names {wrong}, expected only {mutant.named!r}"
+
+
+def test_class_report_names_the_banks_mistakes_commonest_first(grade):
+    """A class of the whole bank: the report's named mistakes, their counts and who made them
+    are the bank's declared names, and the commonest come first."""
+    students = [classreport.Student(m.name, m.name, grade(m.name, mutated_sources(m)), "graded") for m in MUTANTS]
+    (summary,) = classreport.summarize(students, "the mutant bank")["assignments"]
+    reported = summary["mistakes"]
+    counts = [len(m["students"]) for m in reported]
+    assert counts == sorted(counts, reverse=True)
+    declared = {}
+    for m in MUTANTS:
+        if m.named:
+            declared.setdefault(m.named, set()).add(m.name)
+    for entry in reported:
+        fragments = [f for f in declared if f in entry["mistake"]]
+        assert fragments, f"the report names {entry['mistake']!r}, which the bank declares for no mutant"
+        assert set(entry["students"]) <= set().union(*(declared[f] for f in fragments)), entry
+    for fragment, mutants in declared.items():  # every declared mutant is listed under its name
+        listed = set().union(*(set(e["students"]) for e in reported if fragment in e["mistake"]))
+        assert listed == mutants, (fragment, sorted(mutants ^ listed))
+    # the commonest reported mistake is one of the bank's commonest declared ones
+    top = max(len(v) for v in declared.values())
+    assert any(f in reported[0]["mistake"] and len(declared[f]) >= top - 2 for f in declared), reported[0]
+    page = classreport.render(classreport.summarize(students, "the mutant bank"))
+    assert classreport.e(reported[0]["mistake"]) in page
 
 
 def test_summary(grade):
