@@ -31,6 +31,7 @@ from .submission import printable
 HINT = "This is exactly what you get with: "
 FEEDBACK_LIMIT = 300        # characters of one line of feedback shown on the page
 NAMES_SHOWN = 12            # students named inline before the rest fold into "and N more"
+ROWS_SHOWN = 10             # checks failed without a name listed before the rest fold away
 
 
 class Student(NamedTuple):
@@ -285,7 +286,7 @@ def _people(names, links):
     if rest:
         shown += (f' <details><summary>and {len(rest)} more</summary>'
                   + ", ".join(_link(n, links.get(n)) for n in rest) + "</details>")
-    return shown
+    return f'<span class="people">{shown}</span>'
 
 
 def _meter(done, total):
@@ -336,10 +337,13 @@ def _assignment_html(a, index, rows, links):
          _td(_meter(c["passed"], c["passed"] + c["failed"]))] for c in a["checks"]], "checks"))
     if a["failed_without_a_name"]:
         out.append(f'<h3 id="{key}-unnamed">Checks failed without a named mistake: the commonest feedback</h3>')
-        out.append(_table(["check", "failed", "commonest feedback", "students"], [
-            [_td(e(u["check"])), _td(str(u["failed"]), cls="num"), _td(f'<code>{e(u["feedback"])}</code>'),
-             _td(f"{u['count']}: " + _people(u["students"], links))] for u in a["failed_without_a_name"]],
-            "unnamed"))
+        lines = [[_td(e(u["check"])), _td(str(u["failed"]), cls="num"), _td(f'<code>{e(u["feedback"])}</code>'),
+                  _td(f"{u['count']}: " + _people(u["students"], links))] for u in a["failed_without_a_name"]]
+        headers = ["check", "failed", "commonest feedback", "students"]
+        out.append(_table(headers, lines[:ROWS_SHOWN], "unnamed"))
+        if lines[ROWS_SHOWN:]:
+            out.append(f"<details><summary>{len(lines) - ROWS_SHOWN} more checks failed without a named mistake"
+                       f"</summary>{_table(headers, lines[ROWS_SHOWN:], 'unnamed')}</details>")
     out.append(f'<h3 id="{key}-students">Students (select a heading to sort)</h3>')
     headers = ["student", f"score (of {a['max_score']})", *(f"{e(p)}" for p in a["parts"]), "status"]
     body = []
@@ -402,10 +406,11 @@ th button { font: inherit; font-weight: 600; background: none; border: 0; paddin
 th[aria-sort=ascending] button::after { content: " \\25B2"; } th[aria-sort=descending] button::after { content: " \\25BC"; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 td.small, .small { font-size: .88em; color: #444; }
-td a { white-space: nowrap; }
+.people a { white-space: nowrap; } td { overflow-wrap: anywhere; }
 meter { width: 9em; height: 1em; }
 code { font-size: .88em; white-space: pre-wrap; word-break: break-word; }
-details { display: inline; } summary { display: inline; cursor: pointer; color: #0645ad; }
+td details { display: inline; } td summary { display: inline; }
+summary { cursor: pointer; color: #0645ad; }
 .warn { color: #9c2b2b; font-weight: 600; } .ok { color: #2c6e35; font-weight: 600; }
 """
 

@@ -278,7 +278,7 @@ def class_report(out, entries, title, shard=None):
     for name, result, status in entries:
         saved = result is not None and status == "graded"  # the JSON and the Markdown are on disk
         stem = result_stem(name)
-        students.append(classreport.Student(name, display_name(name), result, status,
+        students.append(classreport.Student(name, printable(display_name(name)), result, status,
                                             f"{stem}.md" if saved else None, f"{stem}.json" if saved else None))
     try:
         return classreport.write(out, students, display_name(title), shard)
