@@ -153,7 +153,7 @@ def test_class_report_names_the_banks_mistakes_commonest_first(grade):
         assert set(entry["students"]) <= set().union(*(declared[f] for f in fragments)), entry
     for fragment, mutants in declared.items():  # every declared mutant is listed under its name
         listed = set().union(*(set(e["students"]) for e in reported if fragment in e["mistake"]))
-        assert listed == mutants, (fragment, sorted(mutants ^ listed))
+        assert mutants <= listed, (fragment, sorted(mutants - listed))
     # the commonest reported mistake is one of the bank's commonest declared ones
     top = max(len(v) for v in declared.values())
     assert any(f in reported[0]["mistake"] and len(declared[f]) >= top - 2 for f in declared), reported[0]
@@ -201,4 +201,8 @@ def test_summary(grade):
         f"mutants declared unnamed whose feedback names a mistake (a wrong hint, or a name to declare): {len(extra)}",
         *(f"  {entry}" for entry in extra),
     ]
+    students = [classreport.Student(m.name, m.name, grade(m.name, mutated_sources(m)), "graded") for m in MUTANTS]
+    (report,) = classreport.summarize(students, "the mutant bank")["assignments"]
+    lines.append("the class report's commonest named mistakes: "
+                 + "; ".join(f"{m['mistake']} ({len(m['students'])})" for m in report["mistakes"][:5]))
     print("\n".join(lines))
