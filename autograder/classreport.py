@@ -41,6 +41,7 @@ class Student(NamedTuple):
     status: str                    # "graded", or why not (grades.csv's status column)
     feedback: Optional[str] = None  # the Markdown feedback file, relative to the report
     result_file: Optional[str] = None  # the result JSON, relative to the report
+    assignment: Optional[str] = None   # what the class run graded it as (None: it could not tell)
 
 
 def named_mistake(output):
@@ -74,7 +75,8 @@ def _assignment(key, entries):
     results = [s.result for s in entries]
     max_score = max(r["max_score"] for r in results)
     scores = [r["score"] for r in results]
-    parts = report._in_order(dict.fromkeys(p for r in results for p in r["extra_data"]["parts"]))
+    parts = report._in_order(dict.fromkeys(p for r in results for p in r["extra_data"]["parts"]), results[0])
+    manifest = report.assignment_of(results[0])
     part_stats = []
     for part in parts:
         got = [r["extra_data"]["parts"][part] for r in results if part in r["extra_data"]["parts"]]
@@ -115,7 +117,8 @@ def _assignment(key, entries):
                              "count": count, "students": [who for key, _, who in failures if key == commonest]})
     without_name.sort(key=lambda u: (-u["failed"], order.get(u["part"], len(order))))
     return {
-        "assignment": key, "parts": parts, "max_score": _number(max_score), "graded": len(results),
+        "assignment": key, "title": manifest.title if manifest else key, "parts": parts,
+        "max_score": _number(max_score), "graded": len(results),
         "median": _number(statistics.median(scores)), "mean": round(statistics.fmean(scores), 2),
         "at_zero": sum(s == 0 for s in scores), "at_full_marks": sum(s == max_score for s in scores),
         "histogram": _histogram(scores, max_score),
@@ -146,28 +149,33 @@ def _isolation(graded):
                              "why": missing[n].most_common(1)[0][0] if n in missing else ""} for n in names]}
 
 
+def _assignment_of(student):
+    return (student.result or {}).get("extra_data", {}).get("assignment") or student.assignment or ""
+
+
 def summarize(students, title):
     """The class's numbers (summary.json) from its Students, in the order given."""
     graded = [s for s in students if s.result is not None]
     groups = {}
     for student in graded:
-        groups.setdefault(student.result["extra_data"].get("assignment") or "", []).append(student)
+        groups.setdefault(_assignment_of(student), []).append(student)
     problems = []
     for student in students:
         notes = [line for line in (student.result or {}).get("output", "").splitlines()
                  if line.strip() and not line.startswith("WARNING:")]  # isolation has its own section
         if student.result is None or student.status != "graded" or notes:
-            problems.append({"student": student.name, "status": student.status, "notes": notes,
+            problems.append({"student": student.name, "assignment": _assignment_of(student),
+                             "status": student.status, "notes": notes,
                              "score": None if student.result is None else _number(student.result["score"]),
                              "feedback": student.feedback if student.result else None})
     rows = []
     for s in students:
-        row = {"student": s.name, "status": s.status, "feedback": s.feedback, "result": s.result_file}
-        if s.folder != s.name:  # a folder name that is not UTF-8: kept exactly, for merge's order
+        row = {"student": s.name, "assignment": _assignment_of(s), "status": s.status, "feedback": s.feedback,
+               "result": s.result_file}
+        if s.folder != s.name:  # a folder name shown otherwise (not UTF-8, control characters): kept exactly
             row["folder"] = s.folder
         if s.result is not None:
-            row.update(assignment=s.result["extra_data"].get("assignment") or "",
-                       score=_number(s.result["score"]), max_score=_number(s.result["max_score"]),
+            row.update(score=_number(s.result["score"]), max_score=_number(s.result["max_score"]),
                        parts={p: [_number(g), _number(m)] for p, (g, m) in s.result["extra_data"]["parts"].items()})
         rows.append(row)
     return {
@@ -307,7 +315,8 @@ def _td(value, sort=None, cls=""):
 
 def _assignment_html(a, index, rows, links):
     key = f"a{index}"
-    label = e(a["assignment"] or "Assignment")
+    label = e(a["title"] or "Assignment") + (f' <span class="small">{e(a["assignment"])}</span>'
+                                             if a["assignment"] and a["assignment"] != a["title"] else "")
     stats = [("graded", "students graded", a["graded"]), ("median", "median", a["median"]),
              ("mean", "mean", a["mean"]), ("at_zero", "at 0", a["at_zero"]),
              ("at_full_marks", f"at full marks ({a['max_score']})", a["at_full_marks"])]
@@ -417,7 +426,11 @@ summary { cursor: pointer; color: #0645ad; }
 
 def render(summary):
     """The page, from the summary alone."""
-    links = {r["student"]: r["feedback"] for r in summary["rows"] if r.get("feedback")}
+    links, anywhere = {}, {}  # per assignment, {student: their feedback}; and the first one of each student
+    for r in summary["rows"]:
+        if r.get("feedback"):
+            links.setdefault(r["assignment"], {})[r["student"]] = r["feedback"]
+            anywhere.setdefault(r["student"], r["feedback"])
     iso = summary["isolation"]
     problems = summary["problems"]
     with_notes = [p for p in problems if p["score"] is not None]
@@ -439,16 +452,18 @@ def render(summary):
            f"<header><h1>Class report: {e(summary['title'])}</h1><p class=\"lead\">{lead}</p>",
            "<nav>" + "".join(f'<a href="#{k}">{e(t)}</a>' for k, t in nav) + "</nav></header>"]
     for i, a in enumerate(summary["assignments"]):
-        rows = [r for r in summary["rows"] if r.get("assignment") == a["assignment"] and "score" in r]
-        out.append(_assignment_html(a, i, rows, links))
+        rows = [r for r in summary["rows"] if r["assignment"] == a["assignment"] and "score" in r]
+        out.append(_assignment_html(a, i, rows, links.get(a["assignment"], {})))
     out.append('<section id="problems"><h2>Not graded, or graded with notes</h2>')
     not_graded = [p for p in problems if p["score"] is None]
+    several = len(summary["assignments"]) > 1  # then each row says which assignment
+    which = (lambda p: [_td(e(p["assignment"] or "unknown"))]) if several else (lambda p: [])
     if not_graded:
-        out.append(_table(["student", "why"], [[_td(e(p["student"])), _td(e(p["status"]))] for p in not_graded],
-                          "not-graded"))
+        out.append(_table(["student", *(["assignment"] if several else []), "why"], [
+            [_td(e(p["student"])), *which(p), _td(e(p["status"]))] for p in not_graded], "not-graded"))
     if with_notes:
-        out.append(_table(["student", "score", "notes"], [
-            [_td(_link(p["student"], p["feedback"])), _td(str(p["score"]), cls="num"),
+        out.append(_table(["student", *(["assignment"] if several else []), "score", "notes"], [
+            [_td(_link(p["student"], p["feedback"])), *which(p), _td(str(p["score"]), cls="num"),
              _td("<br>".join(e(n) for n in [*([p["status"]] if p["status"] != "graded" else []), *p["notes"]]))]
             for p in with_notes], "notes"))
     if not problems:
@@ -463,7 +478,7 @@ def render(summary):
             [_td(e(p["protection"])), _td(str(p["held"]), cls="num"), _td(str(p["missing"]), cls="num"),
              _td(e(p["why"]), cls="small")] for p in iso["protections"]], "protections"))
     if iso["reduced_students"]:
-        out.append("<p>Ran with reduced isolation: " + _people(iso["reduced_students"], links) + "</p>")
+        out.append("<p>Ran with reduced isolation: " + _people(iso["reduced_students"], anywhere) + "</p>")
         out.append("<ul>" + "".join(f"<li>{n} &times; <code>{e(k)}</code></li>" for k, n in iso["kinds"].items())
                    + "</ul>")
     out.append("</section>")

@@ -28,7 +28,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import CaselessStrEnum, List, Unicode
 
 from . import kernel_sandbox
-from .paths import ROOT
+from .paths import COURSE, ROOT
 
 KERNEL_LIB = ROOT / "autograder"  # its top-level modules: what notebook cells import (never suites/)
 
@@ -65,7 +65,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         connection = os.path.join(self._private, "kernel.json")
         shutil.copy(self.connection_file, connection)
         kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", connection, *(extra_arguments or [])]
-        hidden = sorted({os.path.realpath(p) for p in (ROOT, *self.hidden)})
+        hidden = sorted({os.path.realpath(p) for p in (ROOT, COURSE, *self.hidden)})
         spec = {"private": self._private, "hidden": hidden, "isolation": self.isolation}
         return [sys.executable, "-P", "-c", kernel_sandbox.LAUNCH, str(ROOT), json.dumps(spec), *kernel]
 

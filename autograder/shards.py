@@ -18,7 +18,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from .paths import ROOT, SOLUTIONS, SUITES
+from .paths import PYTEST_INI
 
 
 def parse(text):
@@ -43,14 +43,15 @@ def in_shard(name, k, n):
 def suites_digest(assignment):
     """What a score depends on besides the submission: the hidden suites (and their helpers and
     settings) and the reference solution. Results with different digests are not comparable."""
-    import tomllib
-    manifest = SUITES / assignment / "manifest.toml"
-    builds_on = tomllib.loads(manifest.read_text(encoding="utf-8")).get("builds_on", {}) if manifest.exists() else {}
-    folders = [SUITES / assignment, SOLUTIONS / assignment, *(SOLUTIONS / name for name in sorted(builds_on))]
-    digest = hashlib.sha256()
-    for path in [SUITES / "pytest.ini", *(p for folder in folders for p in sorted(folder.rglob("*")))]:
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(f"{path.relative_to(ROOT)}\0".encode() + path.read_bytes() + b"\0")
+    from . import course
+    a = course.get(assignment)
+    folders = [a.suites, a.solutions, *(course.get(name).solutions for name in sorted(a.builds_on))]
+    digest = hashlib.sha256(PYTEST_INI.read_bytes() + b"\0")
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                name = f"{folder.parent.name}/{folder.name}/{path.relative_to(folder).as_posix()}"
+                digest.update(f"{name}\0".encode() + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
@@ -76,14 +77,14 @@ def _load_shard(folder):
             except (OSError, ValueError, TypeError) as exc:
                 raise MergeError(f"{folder}: the result of {row['student']} cannot be read: {exc}") from None
         students.append(Student(row.get("folder", row["student"]), row["student"], result, row["status"],
-                                row["feedback"], row["result"]))
+                                row["feedback"], row["result"], row["assignment"] or None))
     return summary, students
 
 
 def merge(folders, out):
     """Join shard folders into ``out``; returns (summary, rows for CI outputs). Raises MergeError."""
     from . import classreport, report
-    from .cli import _write_atomic
+    from .cli import _write_atomic, display_name, feedback_title
     folders = [Path(f) for f in folders]
     shards, everyone, where, titles = {}, [], {}, set()
     for folder in folders:
@@ -94,7 +95,7 @@ def merge(folders, out):
             raise MergeError(f"{shards[shard]} and {folder} are the same shard ({'/'.join(map(str, shard)) or 'whole class'})")
         shards[shard] = folder
         for student in students:
-            if student.folder in where:
+            if student.folder in where and where[student.folder] != folder:
                 raise MergeError(f"{student.name} is in two shards: {where[student.folder]} and {folder}")
             where[student.folder] = folder
             everyone.append((student, folder))
@@ -109,24 +110,36 @@ def merge(folders, out):
     digests = {}
     for student, folder in everyone:
         if student.result is not None:
-            key = student.result["extra_data"].get("assignment") or ""
+            key = student.result["extra_data"].get("assignment") or student.assignment or ""
             digests.setdefault(key, {}).setdefault(student.result["extra_data"].get("suites"), folder)
     for key, seen in digests.items():
         if len(seen) > 1:
             raise MergeError(f"results graded with different versions of the suites{' of ' + key if key else ''}: "
                              + ", ".join(f"{d} in {f}" for d, f in seen.items()) + ": regrade with one version")
-    everyone.sort(key=lambda pair: pair[0].folder)  # the order of one run (its folders, sorted)
+    # One run's order: the student folders sorted, each student's submissions as found (a
+    # student is in one shard only, so a stable sort keeps those in order).
+    everyone.sort(key=lambda pair: pair[0].folder)
+    assignments = sorted({s.assignment for s, _ in everyone if s.assignment})
+    several = len(assignments) > 1  # then results go in a folder per assignment, as one run puts them
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    students = []
     for student, folder in everyone:
-        for name in (student.feedback, student.result_file):
-            if name and (folder / name).resolve() != (out / name).resolve():
-                shutil.copyfile(folder / name, out / name)
-    students = [s for s, _ in everyone]
-    rows = [(s.name, s.result, s.status) for s in students]
-    _write_atomic(out / "grades.csv", report.class_csv(rows))
+        if student.result_file:
+            stem = (f"{student.assignment}/" if several and student.assignment else "") + \
+                Path(student.result_file).stem
+            target = out / f"{stem}.json"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if (folder / student.result_file).resolve() != target.resolve():
+                shutil.copyfile(folder / student.result_file, target)
+            # written anew: its title says the assignment only in a class of several
+            _write_atomic(out / f"{stem}.md", report.markdown(
+                student.result, feedback_title(student.folder, student.assignment, several)))
+            student = student._replace(feedback=f"{stem}.md", result_file=f"{stem}.json")
+        students.append(student)
+    rows = [(display_name(s.folder), s.result, s.status, s.assignment) for s in students]
+    _write_atomic(out / "grades.csv", report.class_csv(rows, assignments or None))
     summary = classreport.write(out, students, " + ".join(sorted(titles)))
-    return summary, rows
+    return summary, [(f"{name}/{a}" if several and a else name, result, status) for name, result, status, a in rows]
 
 
 def main(args):

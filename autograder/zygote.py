@@ -35,10 +35,10 @@ class Zygote:
     """A fresh interpreter that imports torch once and forks sandboxed children on request."""
 
     def __init__(self, hidden=(), isolation="full"):
-        from .paths import ROOT  # here, not at the top: the zygote process itself must not hold it
+        from .paths import COURSE, ROOT  # here, not at the top: the zygote process itself must not hold it
         _not_dumpable()
         self.root = ROOT
-        self.hidden = sorted({os.path.realpath(p) for p in (ROOT, *hidden)})
+        self.hidden = sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)})
         self.isolation = isolation
         self._launch()
 

@@ -18,9 +18,13 @@ import pytest
 
 from autograder import shards
 from autograder.paths import ROOT
+from banks import load, reference_sources, stub_sources
 from browser import INSTALL, Browser, find_chromium
-from mutants import MUTANTS
-from test_mutants import REFERENCE, STUBS, mutated_sources, submission_sources
+from test_course import CH03, TINY, tiny  # noqa: F401 (tiny: a course of two assignments, a fixture)
+from test_course import cli as course_cli
+from test_mutants import mutated_sources
+
+ASSIGNMENT = "ch03_attention"  # the class hands in this chapter (its mutant bank names the mistakes)
 
 HOSTILE = "<img src=x onerror=console.error(1)>\"'&amp;<b>"
 HOSTILE_MESSAGE = ("<script>console.error(2)</script></code><img src=y onerror=console.error(3)> "
@@ -33,11 +37,11 @@ CLASS_MUTANTS = ("missing 1/sqrt(d_k) in SelfAttention_v1", "missing 1/sqrt(d_k)
 
 def make_class(root):
     """The class of 12, one folder per student."""
-    mutants = {m.name: m for m in MUTANTS}
-    students = {"ref": REFERENCE, "blank": submission_sources(STUBS)}
-    students.update({f"m{i}-{name.split()[0].strip(':')}": mutated_sources(mutants[name])
+    mutants = {m.name: m for m in load(ASSIGNMENT, "mutants").MUTANTS}
+    students = {"ref": reference_sources(ASSIGNMENT), "blank": stub_sources(ASSIGNMENT)}
+    students.update({f"m{i}-{name.split()[0].strip(':')}": mutated_sources(ASSIGNMENT, mutants[name])
                      for i, name in enumerate(CLASS_MUTANTS)})
-    hostile = dict(REFERENCE)
+    hostile = reference_sources(ASSIGNMENT)
     hostile["simple_attention.py"] = hostile["simple_attention.py"].replace(
         "def dot_product_loop(x, y):\n", f"def dot_product_loop(x, y):\n    raise ValueError({HOSTILE_MESSAGE!r})\n", 1)
     students[HOSTILE] = hostile
@@ -83,6 +87,7 @@ def test_shards_merge_into_exactly_the_one_run(graded):
         assert (merged / name).read_bytes() == (one / name).read_bytes(), name
     feedback = sorted(p.name for p in one.iterdir() if p.suffix in (".md", ".json"))
     assert sorted(p.name for p in merged.iterdir() if p.suffix in (".md", ".json")) == feedback
+    assert all((merged / name).read_bytes() == (one / name).read_bytes() for name in feedback if name.endswith(".md"))
     sizes = []
     for k, shard in enumerate(graded["shards"], start=1):
         rows = read_csv(shard / "grades.csv")
@@ -119,7 +124,7 @@ def test_a_result_of_other_suites_is_regraded_not_kept(graded, tmp_path):
     shutil.copytree(graded["one"], out)
     result = json.loads((out / "ref.json").read_text())
     digest = result["extra_data"]["suites"]
-    assert digest == shards.suites_digest("ch03_attention")
+    assert digest == shards.suites_digest(ASSIGNMENT)
     result["extra_data"]["suites"] = "0123456789abcdef"
     (out / "ref.json").write_text(json.dumps(result))
     run = cli("grade", graded["class"], "--out", out)
@@ -144,7 +149,7 @@ def test_summary_has_the_numbers_of_grades_csv_and_the_terminal_a_few_lines(grad
     assert summary["isolation"]["graded"] == 11
     tail = graded["stdout"].splitlines()
     assert any(line.startswith("class report: ") for line in tail)
-    assert any(line.startswith(f"class: 11 graded, median {a['median']}") for line in tail[-5:])
+    assert any(line.startswith(f"{ASSIGNMENT}: 11 graded, median {a['median']}") for line in tail[-5:])
     assert any(f"commonest named mistakes: {top['mistake']} (2)" in line for line in tail[-5:])
 
 
@@ -221,3 +226,37 @@ def test_report_page_in_a_browser(graded, tmp_path):
     assert seen["buttons"] == len(seen["headers"]) and seen["width"] <= 1280  # no sideways scrolling
     # without the script: the same numbers, in name order, and no sort buttons
     assert without_script["students"] == seen["students"] and without_script["buttons"] == 0
+
+
+def test_a_class_of_two_assignments_merges_into_the_one_run_too(tiny, tmp_path):
+    """Several assignments: a results folder and a report section per assignment; the merged
+    shards give the one run's files, every feedback file included, byte for byte."""
+    assert course_cli(tiny, "stubs").returncode == 0  # the throwaway assignment's stubs
+    klass = tmp_path / "class"
+    shutil.copytree(tiny / "solutions" / CH03, klass / "alice" / CH03, ignore=shutil.ignore_patterns("test_*"))
+    (klass / "alice" / TINY).mkdir()
+    shutil.copy(tiny / "solutions" / TINY / "exercises.py", klass / "alice" / TINY)
+    shutil.copytree(tiny / "assignments" / TINY, klass / "bob")
+    shutil.copytree(tiny / "solutions" / CH03, klass / "carol", ignore=shutil.ignore_patterns("test_*"))
+    (klass / "dave").mkdir()
+    outs = {"one": course_cli(tiny, "grade", klass, "--out", tmp_path / "one", "--no-isolation")}
+    for k in (1, 2):
+        outs[k] = course_cli(tiny, "grade", klass, "--shard", f"{k}/2", "--out", tmp_path / f"s{k}", "--no-isolation")
+    outs["merged"] = course_cli(tiny, "merge", tmp_path / "s1", tmp_path / "s2", "--out", tmp_path / "merged")
+    for run in outs.values():
+        assert run.returncode == 0, run.stdout + run.stderr
+
+    def files(folder):
+        return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    one, merged = files(tmp_path / "one"), files(tmp_path / "merged")
+    assert sorted(merged) == sorted(one) and {f"{CH03}/alice.md", f"{TINY}/bob.json"} <= set(one)
+    def same(name):  # a result JSON comes from its own grading: its time differs, nothing else
+        if name.endswith(".json") and name != "summary.json":
+            return {**json.loads(one[name]), "execution_time": 0} == {**json.loads(merged[name]), "execution_time": 0}
+        return one[name] == merged[name]
+    assert [name for name in one if not same(name)] == []
+    summary = json.loads(one["summary.json"])
+    assert [a["assignment"] for a in summary["assignments"]] == [CH03, TINY]
+    assert [(a["graded"], a["median"]) for a in summary["assignments"]] == [(2, 100), (2, 2.5)]
+    page = one["report.html"].decode()
+    assert f'href="{CH03}/alice.md"' in page and f'href="{TINY}/alice.md"' in page
