@@ -30,7 +30,7 @@ def part_points(assignment, grader=None):
     """{part: points} from the hidden suites (the one place points live), by grading the reference."""
     from .runner import Grader
     if grader is None:
-        with Grader(assignment) as grader:
+        with Grader(assignment, unsafe_same_uid=True) as grader:  # the reference: trusted, as `grade solutions`
             return part_points(assignment, grader)
     result = grader.grade(course.get(assignment).solutions, assignment)
     if result["score"] != result["max_score"]:

@@ -1,8 +1,10 @@
 """``python -m autograder``: grade one submission or a whole class, regenerate stubs, release.
 
 Exit codes: 0 grading ran (whatever the scores), 1 the grader failed on some submission (or
-could not save its result), 2 bad usage or input (a missing path, an empty folder), 3 only with
-``--require-isolation``: grading ran, but some submission ran without full isolation (the
+could not save its result), 2 bad usage or input (a missing path, an empty folder), 3 isolation:
+nothing was graded because a submission would run with the grader's own uid (the message says
+how to get isolation here; ``--unsafe-same-uid`` grades anyway, for trusted code), or, with
+``--require-isolation``, grading ran but some submission ran without full isolation (the
 result JSON's ``extra_data.fully_isolated`` says which; the report names what was missing).
 """
 import argparse
@@ -16,7 +18,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from . import classreport, course, report, shards
+from . import classreport, course, report, sandbox, shards
+from .paths import ASSIGNMENTS, SOLUTIONS
 from .submission import SubmissionError, printable, read_sources
 from .zygote import Zygote
 
@@ -105,6 +108,34 @@ def grade_one(grader, folder, assignment=None):
     return result
 
 
+def trusted(path):
+    """The repository's own solutions/ and assignments/: the README's quick start grades them anywhere."""
+    real = path.resolve()
+    return any(real == top or top in real.parents for top in (SOLUTIONS.resolve(), ASSIGNMENTS.resolve()))
+
+
+def same_uid_consent(path, isolation, args, hidden=()):
+    """Asked of the sandbox before the first submission runs. False: a child here is kept apart
+    from the grader (and the session refuses any child that is not). True: it would run with
+    the grader's own uid, and may (the repository's own code, or --unsafe-same-uid, said
+    loudly). None: it may not; the message saying how to get isolation here has been printed."""
+    hello = sandbox.check(isolation, hidden)
+    if "failed" in hello or hello["separated"]:  # a child that cannot start says why when it is asked to
+        return False
+    if args.unsafe_same_uid:
+        print(printable(f"WARNING: --unsafe-same-uid: submissions run as your own user (uid {os.geteuid()}) and "
+                        "can read and rewrite everything you can: the reference, the hidden suites, the grader "
+                        f"and the results ({hello['isolation']}). Trusted code only."), file=sys.stderr)
+        return True
+    if trusted(path):
+        print(printable(f"note: {path} is the repository's own, so it is graded as your own user "
+                        f"({hello['isolation']})"), file=sys.stderr)
+        return True
+    print(printable(f"error: {sandbox.refusal('the submissions', hello['isolation'])}\n"
+                    "For code you trust (your own), add --unsafe-same-uid. Nothing was graded."), file=sys.stderr)
+    return None
+
+
 def cmd_grade(args):
     path = Path(args.path)
     if not path.exists():
@@ -117,7 +148,10 @@ def cmd_grade(args):
         return _fail(f"{path} is a symbolic link: give the folder itself")
     found = submissions(path, args.assignment)
     if found:
-        return grade_student(path, found, isolation, args)
+        same_uid = same_uid_consent(path, isolation, args)
+        if same_uid is None:
+            return 3
+        return grade_student(path, found, isolation, args, same_uid)
     # A linked student folder could point anywhere (solutions/ included): listed, and refused.
     students = sorted(p for p in path.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if not students:
@@ -128,13 +162,13 @@ def cmd_grade(args):
     return grade_class(path, students, out, isolation, args)
 
 
-def grade_student(path, found, isolation, args):
+def grade_student(path, found, isolation, args, same_uid=False):
     """One student's submissions (several, where they hand in several assignments): a table
     each; --json and --markdown get the result, or {assignment: result} for several."""
     zygote = Zygote(isolation=isolation)  # its import of torch overlaps ours
     from .runner import Grader, GraderError
     results = {}
-    with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote) as grader:
+    with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote, unsafe_same_uid=same_uid) as grader:
         for folder, assignment in found:
             name = str(path if len(found) == 1 else folder)
             try:
@@ -182,11 +216,12 @@ def _progress(done, total, started, name):
 _grader = None  # the grading process's own Grader (one per worker in a parallel class run)
 
 
-def _start_grader(isolation, timeout, hidden=()):
+def _start_grader(isolation, timeout, hidden=(), unsafe_same_uid=False):
     global _grader
     zygote = Zygote(hidden=hidden, isolation=isolation)  # its import of torch overlaps ours
     from .runner import Grader
-    _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden, zygote=zygote)
+    _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden, zygote=zygote,
+                     unsafe_same_uid=unsafe_same_uid)
 
 
 def _grade_task(folder, assignment=None):
@@ -255,6 +290,13 @@ def grade_class(root, students, out, isolation, args):
             outcomes[key] = (kept, "graded", False)
         else:
             todo.append((key, folder, assignment))
+    same_uid = same_uid_consent(root, isolation, args, hidden) if todo else False
+    if same_uid is None:
+        return 3
+    try:  # made by the grader before any child runs: a child never gets to make it (in a folder it may write)
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return _fail(f"{out}: the results folder cannot be made: {exc.strerror}")
 
     def finish(key, outcome):
         result = outcome[0]
@@ -271,7 +313,7 @@ def grade_class(root, students, out, isolation, args):
     jobs = args.jobs or min(os.cpu_count() or 1, max(1, len(todo) // 8))
     if jobs <= 1:
         if todo:
-            _start_grader(isolation, args.timeout, hidden)
+            _start_grader(isolation, args.timeout, hidden, same_uid)
             try:
                 for key, folder, assignment in todo:
                     finish(key, _grade_task(folder, assignment))
@@ -280,7 +322,7 @@ def grade_class(root, students, out, isolation, args):
     else:
         context = multiprocessing.get_context("spawn")  # workers must not inherit this process's state
         with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
-                                 initargs=(isolation, args.timeout, hidden)) as pool:
+                                 initargs=(isolation, args.timeout, hidden, same_uid)) as pool:
             futures = {pool.submit(_grade_task, folder, assignment): key for key, folder, assignment in todo}
             for future in as_completed(futures):
                 try:
@@ -407,6 +449,10 @@ def main(argv=None):
     grade.add_argument("--junit", help="write JUnit XML for CI test reports to this file (one testcase per check)")
     grade.add_argument("--require-isolation", action="store_true",
                        help="exit 3 when grading ran but some submission ran without full isolation")
+    grade.add_argument("--unsafe-same-uid", action="store_true",
+                       help="grade even where submissions would run as your own user, able to rewrite the "
+                            "reference, the suites, the grader and the results (trusted code only; without it "
+                            "such a run stops before the first submission, with exit 3 and what to do)")
     grade.add_argument("--shard", type=shards.parse, metavar="K/N",
                        help="class mode: grade only the K-th of N slices of the class (by a hash of each folder's "
                             "name); join the slices' --out folders with `merge`")

@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from . import protocol
+from . import protocol, sandbox
 from .submission import MAX_TOTAL_SOURCE_BYTES, clean_text
 
 assert MAX_TOTAL_SOURCE_BYTES <= protocol.MAX_JSON // 2  # all sources travel in one JSON frame
@@ -28,6 +28,11 @@ class StudentFailure(Exception):
 
 class GraderError(Exception):
     """The grader itself could not work (e.g. the sandbox would not start): not the student's fault."""
+
+
+class Refused(GraderError):
+    """The child would run with the grader's own uid (see sandbox.separated): none of the
+    submission's code was sent to it. The text says how to get isolation on this machine."""
 
 
 # What each probe's answer must look like (the child's serve() and ops make exactly this).
@@ -169,8 +174,11 @@ def _death_reason(code):
 class StudentSession:
     """The ``student`` fixture: runs probes on one submission in sandboxed children."""
 
-    def __init__(self, zygote, sources, *, timeout=5.0, budget=60.0, max_restarts=40):
+    def __init__(self, zygote, sources, *, timeout=5.0, budget=60.0, max_restarts=40, unsafe_same_uid=False):
+        """``unsafe_same_uid``: serve a child that runs with the grader's own uid (trusted code only)."""
         self.zygote = zygote
+        self.unsafe_same_uid = unsafe_same_uid
+        self.refused = None
         self.sources = sources
         self.timeout = timeout
         self.deadline = time.monotonic() + budget
@@ -184,6 +192,8 @@ class StudentSession:
 
     # -- child lifecycle -------------------------------------------------------------
     def _start(self):
+        if self.refused:
+            raise Refused(self.refused)
         if self.restarts_left < 0:
             raise StudentFailure("skipped: the submission's process died or hung too many times")
         self.restarts_left -= 1
@@ -195,8 +205,15 @@ class StudentSession:
             self.isolation = clean_text(hello["isolation"])
             self.protections = {"held": [clean_text(p) for p in hello["held"]],
                                 "unavailable": {clean_text(k): clean_text(v) for k, v in hello["unavailable"].items()}}
+            if hello.get("separated") is not True and not self.unsafe_same_uid:
+                # Before any of the submission reaches the child: it would share the grader's uid.
+                self.refused = sandbox.refusal("the submissions' code", self.isolation)
+                self._kill()
+                raise Refused(self.refused)
             protocol.send(self.sock, {"op": "load", "sources": self.sources, "_modules": []}, time.monotonic() + 30)
             protocol.recv(self.sock, time.monotonic() + 30)
+        except Refused:
+            raise
         except (GraderError, protocol.ChannelError, OSError, KeyError, TypeError, AttributeError) as exc:
             code = self._kill(grace=1.0)
             if isinstance(exc, protocol.ChannelError) and "closed" in str(exc):
