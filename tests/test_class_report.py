@@ -239,9 +239,10 @@ def test_a_class_of_two_assignments_merges_into_the_one_run_too(tiny, tmp_path):
     shutil.copytree(tiny / "assignments" / TINY, klass / "bob")
     shutil.copytree(tiny / "solutions" / CH03, klass / "carol", ignore=shutil.ignore_patterns("test_*"))
     (klass / "dave").mkdir()
-    outs = {"one": course_cli(tiny, "grade", klass, "--out", tmp_path / "one", "--no-isolation")}
+    TRUSTED = ("--no-isolation", "--unsafe-same-uid")  # the reference and the stubs only: faster without namespaces
+    outs = {"one": course_cli(tiny, "grade", klass, "--out", tmp_path / "one", *TRUSTED)}
     for k in (1, 2):
-        outs[k] = course_cli(tiny, "grade", klass, "--shard", f"{k}/2", "--out", tmp_path / f"s{k}", "--no-isolation")
+        outs[k] = course_cli(tiny, "grade", klass, "--shard", f"{k}/2", "--out", tmp_path / f"s{k}", *TRUSTED)
     outs["merged"] = course_cli(tiny, "merge", tmp_path / "s1", tmp_path / "s2", "--out", tmp_path / "merged")
     for run in outs.values():
         assert run.returncode == 0, run.stdout + run.stderr
