@@ -384,8 +384,9 @@ def class_report(out, entries, title, shard=None):
                                             f"{stem.as_posix()}.json" if saved else None, assignment))
     try:
         return classreport.write(out, students, display_name(title), shard)
-    except OSError as exc:
-        print(printable(f"error: the class report was not written in {out}: {exc.strerror or exc}"), file=sys.stderr)
+    except Exception as exc:  # the grades are on disk: a report that fails must not lose them
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+        print(printable(f"error: the class report was not written in {out}: {why}"), file=sys.stderr)
         return None
 
 
