@@ -35,17 +35,22 @@ IDS = [f"{assignment}: {m.name}" for assignment, m in CASES]
 
 def mutated_sources(assignment, mutant):
     reference = reference_sources(assignment)
-    filename = f"{mutant.module}.py"
-    assert filename in reference, f"{mutant.name}: no module {filename} in the reference of {assignment}"
-    source = reference[filename]
-    count = source.count(mutant.old)
-    assert count == 1, (f"{mutant.name}: its `old` snippet occurs {count} times in {filename}, expected exactly"
-                        f" once (did the solution change? update the mutant, don't drop it)\n{mutant.old!r}")
-    mutated = source.replace(mutant.old, mutant.new)
-    assert mutated != source
-    if "syntax error" not in mutant.name:  # otherwise a mistake in the maths, and it must compile
-        compile(mutated, filename, "exec")
-    return {**reference, filename: mutated}
+    sources = dict(reference)
+    # ``also``: further edits of the same mistake in other modules, where its cost shows only
+    # beside the student's other code (a bank that does not declare it has none)
+    for module, old, new in ((mutant.module, mutant.old, mutant.new), *getattr(mutant, "also", ())):
+        filename = f"{module}.py"
+        assert filename in reference, f"{mutant.name}: no module {filename} in the reference of {assignment}"
+        source = sources[filename]
+        count = source.count(old)
+        assert count == 1, (f"{mutant.name}: its `old` snippet occurs {count} times in {filename}, expected exactly"
+                            f" once (did the solution change? update the mutant, don't drop it)\n{old!r}")
+        mutated = source.replace(old, new)
+        assert mutated != source
+        if "syntax error" not in mutant.name:  # otherwise a mistake in the maths, and it must compile
+            compile(mutated, filename, "exec")
+        sources[filename] = mutated
+    return sources
 
 
 @pytest.fixture(scope="module")
