@@ -18,10 +18,12 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from . import classreport, course, report, sandbox, shards
+from .platforms import classreport, report, shards
+from .grading import course
+from .sandbox import isolate
 from .paths import ASSIGNMENTS, SOLUTIONS
-from .submission import SubmissionError, printable, read_sources
-from .zygote import Zygote
+from .sandbox.submission import SubmissionError, printable, read_sources
+from .sandbox.zygote import Zygote
 
 
 def _fail(message, code=2):
@@ -119,7 +121,7 @@ def same_uid_consent(path, isolation, args, hidden=()):
     from the grader (and the session refuses any child that is not). True: it would run with
     the grader's own uid, and may (the repository's own code, or --unsafe-same-uid, said
     loudly). None: it may not; the message saying how to get isolation here has been printed."""
-    hello = sandbox.check(isolation, hidden)
+    hello = isolate.check(isolation, hidden)
     if "failed" in hello or hello["separated"]:  # a child that cannot start says why when it is asked to
         return False
     if args.unsafe_same_uid:
@@ -131,7 +133,7 @@ def same_uid_consent(path, isolation, args, hidden=()):
         print(printable(f"note: {path} is the repository's own, so it is graded as your own user "
                         f"({hello['isolation']})"), file=sys.stderr)
         return True
-    print(printable(f"error: {sandbox.refusal('the submissions', hello['isolation'])}\n"
+    print(printable(f"error: {isolate.refusal('the submissions', hello['isolation'])}\n"
                     "For code you trust (your own), add --unsafe-same-uid. Nothing was graded."), file=sys.stderr)
     return None
 
@@ -166,7 +168,7 @@ def grade_student(path, found, isolation, args, same_uid=False):
     """One student's submissions (several, where they hand in several assignments): a table
     each; --json and --markdown get the result, or {assignment: result} for several."""
     zygote = Zygote(isolation=isolation)  # its import of torch overlaps ours
-    from .runner import Grader, GraderError
+    from .grading.runner import Grader, GraderError
     results = {}
     with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote, unsafe_same_uid=same_uid) as grader:
         for folder, assignment in found:
@@ -219,14 +221,14 @@ _grader = None  # the grading process's own Grader (one per worker in a parallel
 def _start_grader(isolation, timeout, hidden=(), unsafe_same_uid=False):
     global _grader
     zygote = Zygote(hidden=hidden, isolation=isolation)  # its import of torch overlaps ours
-    from .runner import Grader
+    from .grading.runner import Grader
     _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden, zygote=zygote,
                      unsafe_same_uid=unsafe_same_uid)
 
 
 def _grade_task(folder, assignment=None):
     """(result, status, grader_failed) for one submission; never raises."""
-    from .runner import GraderError
+    from .grading.runner import GraderError
     try:
         return grade_one(_grader, folder, assignment), "graded", False
     except SubmissionError as exc:
@@ -395,7 +397,7 @@ def cmd_merge(args):
 
 
 def cmd_stubs(args):
-    from . import stubs
+    from .authoring import stubs
 
     problems = []
     for assignment in course.names():
@@ -410,13 +412,13 @@ def cmd_stubs(args):
 
 
 def cmd_release(args):
-    from .release import main_release
+    from .authoring.release import main_release
     return main_release(args.assignment, Path(args.out) if args.out else None,
                         Path(args.course) if args.course else None)
 
 
 def cmd_gradescope(args):
-    from . import gradescope
+    from .platforms import gradescope
     out = Path(args.out)
     names = gradescope.build(args.assignment, out, checks=args.checks, stdout=args.stdout)
     print(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder on Gradescope "
@@ -425,7 +427,7 @@ def cmd_gradescope(args):
 
 
 def cmd_classroom(args):
-    from . import classroom
+    from .platforms import classroom
     return classroom.main(args.assignment, Path(args.out))
 
 
@@ -472,7 +474,7 @@ def main(argv=None):
     release.add_argument("--out", help="folder for the release (default release/ASSIGNMENT)")
     release.add_argument("--course", help="also keep the nbgrader course (gradebook, submitted/) in this folder")
     release.set_defaults(run=cmd_release)
-    from .gradescope import VISIBILITY
+    from .platforms.gradescope import VISIBILITY
     gradescope = commands.add_parser("gradescope", help="build the Gradescope autograder zip")
     gradescope.add_argument("assignment", choices=course.names())
     gradescope.add_argument("--out", default="autograder.zip", help="the zip to write (default autograder.zip)")

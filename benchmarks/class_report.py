@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ROUND = """
 import json, sys, time
 from pathlib import Path
-from autograder import classreport
+from autograder.platforms import classreport
 rows = json.loads(Path(sys.argv[1]).read_text())
 students = [classreport.Student(r["student"], r["student"], r["result"], r["status"], r["feedback"], None) for r in rows]
 started = time.perf_counter()

@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder import course, gradescope  # noqa: E402
+from autograder.grading import course  # noqa: E402
+from autograder.platforms import gradescope
 
 
 def _tree(pid):

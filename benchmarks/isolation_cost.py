@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder.paths import ASSIGNMENTS, SOLUTIONS  # noqa: E402
-from autograder import protocol  # noqa: E402
-from autograder.runner import Grader  # noqa: E402
+from autograder.sandbox import protocol  # noqa: E402
+from autograder.grading.runner import Grader  # noqa: E402
 
 
 def _submission(base, folder):

@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from autograder.paths import ASSIGNMENTS, SOLUTIONS  # noqa: E402
-from autograder.release import build_course, kernel_path  # noqa: E402
-from autograder.runner import Grader  # noqa: E402
+from autograder.authoring.release import build_course, kernel_path  # noqa: E402
+from autograder.grading.runner import Grader  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"
 MODULES = ["simple_attention.py", "self_attention.py", "causal_attention.py", "multihead_attention.py",

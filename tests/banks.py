@@ -9,7 +9,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from autograder import course
+from autograder.grading import course
 
 TESTS = Path(__file__).resolve().parent
 

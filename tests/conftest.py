@@ -1,7 +1,7 @@
 """Shared fixtures of the project's own tests."""
 import pytest
 
-from autograder.runner import Grader
+from autograder.grading.runner import Grader
 
 
 @pytest.fixture(scope="session")

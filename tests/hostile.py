@@ -124,11 +124,11 @@ IMPORT_REFERENCE = r'''
 import importlib, sys
 for folder in ("@REPO@", "@REPO@/solutions", "@REPO@/solutions/ch03_attention", "/work/main"):
     sys.path.insert(0, folder)
-for name in ("solutions.ch03_attention.simple_attention", "autograder.paths", "autograder.compare",
+for name in ("solutions.ch03_attention.simple_attention", "autograder.paths", "autograder.grading.compare",
              "autograder.suites.ch03_attention.conftest", "_attention", "test_hidden_simple_attention"):
     try:
         module = importlib.import_module(name)
-        PWNED = PWNED or name == "autograder.compare" or hasattr(module, "all_context_vectors") or hasattr(module, "SOLUTIONS")
+        PWNED = PWNED or name == "autograder.grading.compare" or hasattr(module, "all_context_vectors") or hasattr(module, "SOLUTIONS")
     except BaseException:
         pass
 try:  # the reference served by the child's own finder under another name?
@@ -152,7 +152,7 @@ for obj in gc.get_objects():
     except Exception:
         pass
 for name, module in list(sys.modules.items()):
-    if "solutions" in name or "test_hidden" in name or name in ("conftest", "_attention", "autograder.compare"):
+    if "solutions" in name or "test_hidden" in name or name in ("conftest", "_attention", "autograder.grading.compare"):
         PWNED = True
 for frame in sys._current_frames().values():
     while frame is not None:
@@ -167,19 +167,20 @@ always = lambda *args, **kwargs: True
 torch.allclose = torch.equal = always
 torch.isclose = lambda a, b, *args, **kwargs: torch.ones_like(a, dtype=torch.bool)
 torch.Tensor.__eq__ = lambda self, other: True
-fake = types.ModuleType("autograder.compare")
+fake = types.ModuleType("autograder.grading.compare")
 fake.expect_close = fake.expect_tensor = lambda *args, **kwargs: None
 fake._close = always
-sys.modules["autograder.compare"] = fake
+sys.modules["autograder.grading.compare"] = fake
 import autograder
-autograder.compare = fake
+autograder.grading = sys.modules.setdefault("autograder.grading", types.ModuleType("autograder.grading"))
+autograder.grading.compare = fake
 for name in @FUNCTIONS@:
     globals()[name] = lambda *args, **kwargs: torch.zeros(3)
 '''
 
 SPOOF_FRAMES = r'''
 import json, os, socket, stat, struct, sys, torch
-import autograder.child as child, autograder.protocol as protocol
+import autograder.sandbox.child as child, autograder.sandbox.protocol as protocol
 def frame(header, blob=b""):
     data = json.dumps(header).encode()
     return struct.pack(">IQ", len(data), len(blob)) + data + blob
@@ -471,7 +472,7 @@ _header = json.dumps({"ok": True, "value": {"$tensor": "0"}}).encode()
 ''')
 
 ERROR_KEYS = r'''
-import autograder.child as _child
+import autograder.sandbox.child as _child
 _calls = _child.OPS["calls"]
 def _bad_keys(req):
     reply = _calls(req)
@@ -484,7 +485,7 @@ _child.OPS["calls"] = _bad_keys
 # without using any CPU: a blocking send would wait for ever.
 STOP_READING = r'''
 import socket as _socket, struct as _struct, time as _time
-import autograder.protocol as _protocol
+import autograder.sandbox.protocol as _protocol
 _recv = _protocol.recv
 def _stalling_recv(sock, deadline=None):
     head = sock.recv(12, _socket.MSG_PEEK)
@@ -498,7 +499,7 @@ _protocol.recv = _stalling_recv
 # transposed, are in the request) and a module description that claims the book's structure.
 FORGED_REPLIES = r'''
 import torch
-import autograder.child as _child
+import autograder.sandbox.child as _child
 _child.OPS["transfer"] = lambda req: {"params": {k.split(".")[0]: v.T.contiguous() for k, v in req["v2_params"].items()}}
 def _forged_module(req):
     args = req.get("args", [])
@@ -572,7 +573,7 @@ CASES = [
          {"simple_attention.py": gated(TRACE_GRADER)}),
     Case("07_kill_grader", "SIGKILL parent, grader pid, kill -1, every visible pid", "blank", 0,
          {"simple_attention.py": prepend(KILL_GRADER)}),
-    Case("08_monkeypatch", "monkeypatch torch comparisons and autograder.compare in the child", "blank", 0,
+    Case("08_monkeypatch", "monkeypatch torch comparisons and autograder.grading.compare in the child", "blank", 0,
          {"simple_attention.py": append(MONKEYPATCH)}),
     Case("09_spoof_frames", "write forged frames on the channel, rewrite the child's ops", "blank", 0,
          everywhere(SPOOF_FRAMES), note="malformed answer"),

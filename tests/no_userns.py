@@ -12,17 +12,17 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from autograder import sandbox  # noqa: E402
+from autograder.sandbox import isolate  # noqa: E402
 
 NUMBERS = {"x86_64": {"unshare": 272, "clone": 56, "clone3": 435},
            "aarch64": {"unshare": 97, "clone": 220, "clone3": 435}}
-EVERY_NAMESPACE = (sandbox.CLONE_NEWNS | sandbox.CLONE_NEWUTS | sandbox.CLONE_NEWIPC | sandbox.CLONE_NEWUSER
-                   | sandbox.CLONE_NEWPID | sandbox.CLONE_NEWNET | 0x02000000)   # and CLONE_NEWCGROUP
+EVERY_NAMESPACE = (isolate.CLONE_NEWNS | isolate.CLONE_NEWUTS | isolate.CLONE_NEWIPC | isolate.CLONE_NEWUSER
+                   | isolate.CLONE_NEWPID | isolate.CLONE_NEWNET | 0x02000000)   # and CLONE_NEWCGROUP
 
 
 def main(argv):
     import platform
-    refused = sandbox.CLONE_NEWUSER
+    refused = isolate.CLONE_NEWUSER
     if argv[0] == "--all":
         refused, argv = EVERY_NAMESPACE, argv[1:]
     nr = NUMBERS[platform.machine()]
@@ -33,8 +33,8 @@ def main(argv):
                (jeq, 1, 0, nr["unshare"]), (jeq, 0, 3, nr["clone"]),
                (ld, 0, 0, 16), (jset, 0, 1, refused), (ret, 0, 0, eperm),
                (ret, 0, 0, allow)]
-    sandbox._no_new_privs()
-    sandbox.install_seccomp(program)
+    isolate._no_new_privs()
+    isolate.install_seccomp(program)
     os.execvp(argv[0], argv)
 
 

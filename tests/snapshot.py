@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from banks import earlier_sources, load, mutated_sources, reference_sources, stub_sources  # noqa: E402
-from autograder import course  # noqa: E402
+from autograder.grading import course  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 # what a run may honestly vary: how long it took, and the feedback of mistakes that read memory

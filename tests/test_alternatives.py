@@ -19,7 +19,7 @@ for path in (str(ROOT), str(TESTS)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from autograder.submission import decode_python_source  # noqa: E402
+from autograder.sandbox.submission import decode_python_source  # noqa: E402
 from banks import banks, describe, earlier_sources, reference_sources  # noqa: E402
 
 BANKS = banks("alternatives")

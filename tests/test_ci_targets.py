@@ -16,12 +16,12 @@ import pytest
 import xmlschema
 import yaml
 
-from autograder import classroom, gradescope, report, shards
+from autograder.platforms import classroom, gradescope, report, shards
 from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS, SUITES
 from hostile import CASES, materialize
 from test_grader import PART_POINTS, submission
 
-SCHEMAS = ROOT / "autograder" / "platforms" / "schemas"
+SCHEMAS = ROOT / "autograder" / "platforms" / "templates" / "schemas"
 GRADESCOPE_MEMORY = 768 << 20  # Gradescope's default container memory
 NO_SCALING = ("self_attention.py", "        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)\n"
               "        return attn_weights @ values\n        ### END SOLUTION\n\n\nclass SelfAttention_v2",
@@ -294,7 +294,7 @@ def test_instructor_workflow_clones_the_assignments_repositories_only(repositori
 
 
 def test_classroom_student_repository_holds_nothing_hidden(repositories):
-    from autograder.release import leaks
+    from autograder.authoring.release import leaks
     student, _ = repositories
     files = [p for p in student.rglob("*") if p.is_file()]
     assert not leaks(student, "ch03_attention")

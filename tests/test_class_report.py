@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import shards
+from autograder.platforms import shards
 from autograder.paths import ROOT
 from banks import load, reference_sources, stub_sources
 from browser import INSTALL, Browser, find_chromium

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import course, gradescope, report
+from autograder.grading import course
+from autograder.platforms import gradescope, report
 from autograder.paths import ROOT
-from autograder.runner import Grader
+from autograder.grading.runner import Grader
 
 CH03 = "ch03_attention"
 TINY = "tiny_sums"
@@ -65,7 +66,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import course
+from autograder.grading import course
 
 ASSIGNMENT = course.get(Path(__file__).parent.name)
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import course, stubs
-from autograder.session import StudentSession
+from autograder.grading import course
+from autograder.authoring import stubs
+from autograder.sandbox.session import StudentSession
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from banks import reference_sources  # noqa: E402

@@ -5,7 +5,7 @@ tests/test_mutants.py, every mistake charged in its own part only and named righ
 """
 from test_grader import cli, submission
 
-from autograder import report
+from autograder.platforms import report
 
 
 def test_a_missing_module_is_one_clear_line_everywhere(grader, tmp_path):

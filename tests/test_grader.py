@@ -8,7 +8,7 @@ import sys
 import pytest
 import torch
 
-from autograder import protocol
+from autograder.sandbox import protocol
 from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS
 
 PART_POINTS = {"simple_attention": 15, "self_attention": 20, "causal_attention": 25,
@@ -156,7 +156,7 @@ def test_a_suite_that_does_not_import_is_a_grader_error_not_a_smaller_total(tmp_
     shutil.copytree(ROOT / "autograder" / "suites", suites)
     (tmp_path / "solutions").symlink_to(SOLUTIONS)
     (suites / "ch03_attention" / "test_hidden_exercises.py").write_text("def broken(:\n")
-    script = (f"from autograder import runner\n"
+    script = (f"from autograder.grading import runner\n"
               f"with runner.Grader() as g: g.grade({str(SOLUTIONS / 'ch03_attention')!r})\n")
     run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300,
                          env={**os.environ, "AUTOGRADER_COURSE": str(tmp_path)})
@@ -166,7 +166,7 @@ def test_a_suite_that_does_not_import_is_a_grader_error_not_a_smaller_total(tmp_
 
 
 def test_markdown_feedback_fences_untrusted_text():
-    from autograder import report
+    from autograder.platforms import report
     result = {"score": 0, "max_score": 2, "output": "", "extra_data": {"parts": {"exercises": [0, 2]}},
               "tests": [{"name": "exercises: 3.1", "part": "exercises", "score": 0, "max_score": 2,
                          "status": "failed", "output": "raised ValueError: ```\n# Score: 100 / 100"}]}

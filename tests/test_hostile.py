@@ -21,7 +21,7 @@ import time
 import pytest
 
 from autograder.cli import fingerprint, result_stem
-from autograder.report import csv_cell
+from autograder.platforms.report import csv_cell
 from autograder.paths import ROOT, SOLUTIONS
 from hostile import CASES, SIMPLE_FUNCTIONS, copy_base, hardcoded_book_module, materialize
 
@@ -221,7 +221,7 @@ def test_an_interrupted_class_run_resumes_without_regrading(tmp_path):
 
 
 def test_without_namespaces_the_report_says_so_loudly(tmp_path):
-    from autograder.runner import Grader
+    from autograder.grading.runner import Grader
     folder = tmp_path / "blank"
     copy_base("simple", folder)
     with Grader(isolation="off", unsafe_same_uid=True) as grader:   # our own test data: trusted

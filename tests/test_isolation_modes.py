@@ -49,7 +49,7 @@ import ctypes, importlib.util, json, os, signal, time
 REPO, OUT, CLASS, TOKEN = @REPO@, @OUT@, @CLASS@, @TOKEN@
 FILES = {"reference": REPO + "/solutions/ch03_attention/causal_attention.py",
          "suite": REPO + "/autograder/suites/ch03_attention/test_hidden_simple_attention.py",
-         "grader": REPO + "/autograder/runner.py",
+         "grader": REPO + "/autograder/grading/runner.py",
          "classmate": CLASS + "/a_good/simple_attention.py",
          "result": OUT + "/a_good.json", "later result": OUT + "/z_good.json", "grades.csv": OUT + "/grades.csv"}
 FOLDERS = {"repository/": REPO, "grader/": REPO + "/autograder", "bytecode/": REPO + "/autograder/__pycache__",

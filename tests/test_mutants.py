@@ -24,8 +24,9 @@ for path in (str(ROOT), str(TESTS)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from autograder import classreport, course  # noqa: E402
-from autograder.runner import Grader  # noqa: E402
+from autograder.platforms import classreport  # noqa: E402
+from autograder.grading import course
+from autograder.grading.runner import Grader  # noqa: E402
 from banks import banks, describe, mutated_sources, part_points, reference_sources, stub_sources  # noqa: E402
 
 BANKS = banks("mutants")

@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograder import nbgrade  # noqa: E402
+from autograder.platforms import nbgrade  # noqa: E402
 from autograder.paths import ASSIGNMENTS, SOLUTIONS  # noqa: E402
-from autograder.release import build_course, kernel_path, run_nbgrader  # noqa: E402
+from autograder.authoring.release import build_course, kernel_path, run_nbgrader  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"
 PARTS = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")

@@ -28,11 +28,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from hostile import CASES, Case, materialize  # noqa: E402
 
-from autograder import nbgrade  # noqa: E402
-from autograder.kernel_sandbox import children  # noqa: E402
-from autograder.nbkernel import SandboxedExecute, SandboxedKernelManager, execute_preprocessor  # noqa: E402
+from autograder.platforms import nbgrade  # noqa: E402
+from autograder.sandbox.kernel_sandbox import children  # noqa: E402
+from autograder.platforms.nbkernel import SandboxedExecute, SandboxedKernelManager, execute_preprocessor  # noqa: E402
 from autograder.paths import SOLUTIONS  # noqa: E402
-from autograder.release import build_course, kernel_path, run_nbgrader  # noqa: E402
+from autograder.authoring.release import build_course, kernel_path, run_nbgrader  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"
 CASE = {case.name: case for case in CASES}

@@ -26,9 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograder import nbgrade  # noqa: E402
+from autograder.platforms import nbgrade  # noqa: E402
 from autograder.paths import SOLUTIONS  # noqa: E402
-from autograder.release import CONFIG, CONFIG_BEGIN, CONFIG_END, kernel_path  # noqa: E402
+from autograder.authoring.release import CONFIG, CONFIG_BEGIN, CONFIG_END, kernel_path  # noqa: E402
 from test_nbgrader_autograde import make_buggy  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"

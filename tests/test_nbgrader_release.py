@@ -10,9 +10,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograder import nbgrade, stubs  # noqa: E402
+from autograder.platforms import nbgrade  # noqa: E402
+from autograder.authoring import stubs
 from autograder.paths import ASSIGNMENTS, SOLUTIONS, SOURCE  # noqa: E402
-from autograder.release import kernel_path, leaks, main_release, secret_lines  # noqa: E402
+from autograder.authoring.release import kernel_path, leaks, main_release, secret_lines  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"
 NOTEBOOK = SOURCE / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
@@ -132,7 +133,7 @@ def test_master_notebook_runs_against_the_solutions_and_prints_the_books_values(
 def test_release_course_rewrites_only_its_block_of_the_config(tmp_path):
     """Run again (or after an earlier version wrote the whole file), `release --course`
     replaces its own block and keeps every line of the instructor's."""
-    from autograder.release import CONFIG_BEGIN, CONFIG_END, OLD_CONFIG, write_config
+    from autograder.authoring.release import CONFIG_BEGIN, CONFIG_END, OLD_CONFIG, write_config
 
     config = tmp_path / "nbgrader_config.py"
     mine = 'c.Exchange.root = "/srv/exchange"\nc.CourseDirectory.course_id = "attention"\n'

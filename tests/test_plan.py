@@ -7,10 +7,10 @@ import textwrap
 import pytest
 import torch
 
-from autograder import course
-from autograder.session import StudentFailure, StudentSession
-from autograder.submission import read_sources
-from autograder.zygote import Zygote
+from autograder.grading import course
+from autograder.sandbox.session import StudentFailure, StudentSession
+from autograder.sandbox.submission import read_sources
+from autograder.sandbox.zygote import Zygote
 
 MHA = "multihead_attention.MultiHeadAttention"
 
@@ -183,7 +183,7 @@ FORGED = {
 def test_a_forged_reply_fails_the_check_never_the_grader(zygote, reply):
     forger = f"""\
         import sys
-        sys.modules["autograder.child"].OPS["plan"] = lambda request: {reply!r}
+        sys.modules["autograder.sandbox.child"].OPS["plan"] = lambda request: {reply!r}
         def ready():
             return True
         """

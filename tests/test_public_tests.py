@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from autograder import course
+from autograder.grading import course
 from autograder.paths import ROOT
 
 

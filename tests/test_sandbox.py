@@ -7,8 +7,8 @@ import time
 import pytest
 import torch
 
-from autograder import protocol, sandbox
-from autograder.session import GraderError, Refused, StudentSession
+from autograder.sandbox import isolate, protocol
+from autograder.sandbox.session import GraderError, Refused, StudentSession
 
 
 def _in_a_child(body):
@@ -39,12 +39,12 @@ def test_the_seccomp_filter_refuses_what_a_shared_uid_would_allow():
         import threading
         libc = ctypes.CDLL(None, use_errno=True)
         os.setsid()                      # as the worker does: its group is its own
-        sandbox._no_new_privs()
-        sandbox._seccomp()
+        isolate._no_new_privs()
+        isolate._seccomp()
         outcomes = []
         for name, call in (("shmget", lambda: libc.shmget(0, ctypes.c_size_t(1 << 20), 0o1600)),
                            ("msgget", lambda: libc.msgget(0, 0o1600)),
-                           ("keyctl", lambda: libc.syscall(sandbox.ARCH["x86_64"]["keyctl"], 0, -3, 0)),
+                           ("keyctl", lambda: libc.syscall(isolate.ARCH["x86_64"]["keyctl"], 0, -3, 0)),
                            ("ptrace", lambda: libc.ptrace(16, os.getppid(), None, None)),
                            ("kill parent", lambda: libc.kill(os.getppid(), 0)),
                            ("kill all", lambda: libc.kill(-1, 0))):
@@ -65,18 +65,18 @@ def test_the_seccomp_filter_refuses_what_a_shared_uid_would_allow():
 
 
 def test_the_summary_names_each_missing_protection_once_with_its_reason():
-    protections = sandbox.Protections()
+    protections = isolate.Protections()
     protections.attempt("limits", lambda: None)
     for name in ("user namespace", "mount namespace", "PID namespace"):
-        protections.attempt(name, lambda: sandbox._check(-1, "unshare"))
+        protections.attempt(name, lambda: isolate._check(-1, "unshare"))
     protections.unavailable["private root"] = "needs a mount namespace"
     protections.unavailable["/proc"] = "no PID namespace: the child has none"   # optional: not a reduction
     assert protections.held == ["limits"]
     assert protections.summary().startswith("limits only: user, mount, PID namespace unavailable (unshare: ")
     assert protections.summary().endswith("; private root unavailable (needs a mount namespace)")
-    full = sandbox.Protections()
+    full = isolate.Protections()
     full.held, full.unavailable = ["user namespace", "limits"], {"/proc": "refused"}
-    assert full.summary() == sandbox.FULL
+    assert full.summary() == isolate.FULL
 
 
 class _OneChild:
@@ -116,10 +116,10 @@ def test_a_reader_that_stops_reading_cannot_stall_a_send():
 
 
 def test_untrusted_code_runs_only_apart_from_the_graders_uid():
-    assert sandbox.separated(other_user=True, user_namespace=False, private_root=False)       # root -> nobody
-    assert sandbox.separated(other_user=False, user_namespace=True, private_root=True)        # an ordinary user
-    assert not sandbox.separated(other_user=False, user_namespace=False, private_root=False)  # namespaces refused
-    assert not sandbox.separated(other_user=False, user_namespace=True, private_root=False)  # sees our files
+    assert isolate.separated(other_user=True, user_namespace=False, private_root=False)       # root -> nobody
+    assert isolate.separated(other_user=False, user_namespace=True, private_root=True)        # an ordinary user
+    assert not isolate.separated(other_user=False, user_namespace=False, private_root=False)  # namespaces refused
+    assert not isolate.separated(other_user=False, user_namespace=True, private_root=False)  # sees our files
 
 
 class _SameUidChild(_OneChild):
@@ -162,6 +162,6 @@ def test_the_check_before_grading_says_what_a_child_gets(grader):
     hello = protocol.recv(sock, time.monotonic() + 30)["hello"]
     sock.close()
     grader.zygote.reap(pid)
-    checked = sandbox.check("full")
+    checked = isolate.check("full")
     assert (checked["isolation"], checked["separated"], checked["held"]) == \
         (hello["isolation"], hello["separated"], [p for p in hello["held"] if p != "limits"])   # not tried

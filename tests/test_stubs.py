@@ -3,7 +3,8 @@ import ast
 
 import pytest
 
-from autograder import course, stubs
+from autograder.grading import course
+from autograder.authoring import stubs
 from autograder.paths import SOLUTIONS
 
 

@@ -1,6 +1,6 @@
 """tiktoken's GPT-2 encoding works with the network unreachable, after the README's set-up alone.
 
-``autograder/tiktoken_offline.py`` fills tiktoken's cache from the pinned package; these tests run
+``autograder/support/tiktoken_offline.py`` fills tiktoken's cache from the pinned package; these tests run
 it in a fresh process with an empty cache folder and every connection refused (in a new network
 namespace where this machine allows one), so a download would fail loudly instead of passing.
 """
@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 import tiktoken_ext.openai_public
 
-from autograder import course, stubs, tiktoken_offline
+from autograder.grading import course
+from autograder.authoring import stubs
+from autograder.support import tiktoken_offline
 from autograder.paths import ROOT
 
 PROBE = r"""
@@ -38,7 +40,7 @@ def _offline(command):
 
 def test_the_gpt2_encoding_loads_from_an_empty_cache_with_no_network(tmp_path):
     cache = tmp_path / "cache"
-    run = subprocess.run(_offline([sys.executable, "-c", PROBE, str(ROOT / "autograder"), str(cache)]),
+    run = subprocess.run(_offline([sys.executable, "-c", PROBE, str(course.ENGINE), str(cache)]),
                          capture_output=True, text=True, timeout=120,
                          env={"TIKTOKEN_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"})
     assert run.returncode == 0, run.stderr[-2000:]

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import course
+from autograder.grading import course
 from autograder.paths import ROOT
 from hostile import CASES, SIMPLE_FUNCTIONS, copy_base, materialize
 
@@ -128,7 +128,7 @@ def test_without_user_namespaces_only_trusted_code_is_graded_and_says_what_is_mi
 def test_a_notebook_kernel_that_would_run_as_the_instructor_does_not_start(user):
     """nbgrader's sandboxed kernel follows the CLI's rule: without namespaces an ordinary user's
     kernel would have the user's own uid, so it is not started (unless trusted by name)."""
-    from autograder.kernel_sandbox import LAUNCH
+    from autograder.sandbox.kernel_sandbox import LAUNCH
     _, repo = user
     prefix, python = user_python()
     private = repo / "nbkernel-private"   # where that user may write

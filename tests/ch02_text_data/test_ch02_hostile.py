@@ -20,7 +20,7 @@ TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 from banks import reference_sources, stub_sources  # noqa: E402
 
-from autograder import course  # noqa: E402
+from autograder.grading import course  # noqa: E402
 from autograder.paths import ROOT  # noqa: E402
 
 A = "ch02_text_data"

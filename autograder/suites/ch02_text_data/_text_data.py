@@ -12,7 +12,7 @@ import socket
 
 import torch
 
-from autograder.session import GraderError, StudentFailure
+from autograder.sandbox.session import GraderError, StudentFailure
 
 # The split that gives the book's numbers, and listing 2.4's as printed (fewer characters).
 SPLIT = r'([,.:;?_!"()\']|--|\s)'
@@ -55,7 +55,7 @@ def gpt2():
     machine does not have it."""
     import tiktoken
 
-    from autograder import tiktoken_offline
+    from autograder.support import tiktoken_offline
     saved = _offline()
     try:
         tiktoken_offline.install()

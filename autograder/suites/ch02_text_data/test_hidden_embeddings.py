@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from _text_data import expect, value
-from autograder.compare import expect_close
+from autograder.grading.compare import expect_close
 
 points = pytest.mark.points
 

@@ -11,8 +11,8 @@ import re
 import torch
 import torch.nn.functional as F
 
-from autograder.compare import expect_close, seeded, set_seed
-from autograder.session import StudentFailure
+from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.sandbox.session import StudentFailure
 
 
 def linear_weights(module):

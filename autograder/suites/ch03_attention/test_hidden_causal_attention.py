@@ -4,7 +4,7 @@ import torch
 
 from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
                         reference)
-from autograder.compare import check_calls, seeded, set_seed
+from autograder.grading.compare import check_calls, seeded, set_seed
 
 points = pytest.mark.points
 # (batch, num_tokens, context_length, d_in, d_out, scale): full and shorter than the context,

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from _attention import check_forward, own_pieces, reference, same_close
-from autograder.compare import expect_close, seeded, set_seed
-from autograder.session import StudentFailure
+from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
 

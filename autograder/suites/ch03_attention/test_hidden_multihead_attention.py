@@ -4,8 +4,8 @@ import torch
 
 from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
                         own_answer, own_pieces, reference)
-from autograder.compare import expect_close, seeded
-from autograder.session import StudentFailure
+from autograder.grading.compare import expect_close, seeded
+from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
 # (batch, num_tokens, context_length, d_in, d_out, scale) with the number of heads beside

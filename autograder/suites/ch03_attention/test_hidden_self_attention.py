@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from _attention import check_forward, check_seeded_init, check_trainable, linear_weights, reference
-from autograder.compare import check_calls, expect_close, seeded, set_seed
+from autograder.grading.compare import check_calls, expect_close, seeded, set_seed
 
 points = pytest.mark.points
 # (num_tokens, d_in, d_out, scale): d_in != d_out so a missing transpose shows; one token; large inputs

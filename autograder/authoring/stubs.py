@@ -8,7 +8,7 @@ as they are, and so are the manifest's data files, byte for byte.
 import re
 from pathlib import Path
 
-from . import course
+from ..grading import course
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"

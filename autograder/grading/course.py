@@ -16,12 +16,12 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import paths
-from .submission import MAX_TOTAL_SOURCE_BYTES, SubmissionError, read_sources
+from .. import paths
+from ..sandbox.submission import MAX_TOTAL_SOURCE_BYTES, SubmissionError, read_sources
 
 ROOT = paths.COURSE
 MANIFEST = "manifest.toml"
-ENGINE = Path(__file__).resolve().parent   # where a manifest's support modules live
+ENGINE = Path(__file__).resolve().parent.parent / "support"   # where a manifest's support modules live
 
 
 class CourseError(ValueError):

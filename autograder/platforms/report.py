@@ -3,8 +3,8 @@ import csv
 import io
 import re
 
-from . import course
-from .submission import printable
+from ..grading import course
+from ..sandbox.submission import printable
 
 
 def assignment_of(result):

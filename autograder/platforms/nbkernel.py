@@ -27,10 +27,10 @@ from jupyter_client.manager import AsyncKernelManager, KernelManager
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, CaselessStrEnum, List, Unicode
 
-from . import kernel_sandbox
-from .paths import COURSE, ROOT
+from ..sandbox import kernel_sandbox
+from ..paths import COURSE, ROOT
 
-KERNEL_LIB = ROOT / "autograder"  # its top-level modules: what notebook cells import (never suites/)
+KERNEL_LIB = ROOT / "autograder"  # its modules: what notebook cells import (never suites/ nor data)
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -57,8 +57,12 @@ class SandboxedKernelManager(AsyncKernelManager):
         os.chmod(self._private, 0o755)
         lib = os.path.join(self._private, "lib", "autograder")
         os.makedirs(lib)
-        for path in KERNEL_LIB.glob("*.py"):
-            shutil.copy(path, lib)
+        for path in KERNEL_LIB.rglob("*.py"):
+            inside = path.relative_to(KERNEL_LIB)
+            if inside.parts[0] != "suites" and "templates" not in inside.parts:
+                target = os.path.join(lib, inside)
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.copy(path, target)
         os.mkdir(os.path.join(self._private, "root"))
         self.ip = os.path.join(self._private, "kernel")  # the sockets' path as the kernel sees it
         return await super()._async_pre_start_kernel(**kw)

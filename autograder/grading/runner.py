@@ -14,11 +14,11 @@ import pytest
 import torch
 
 from . import course
-from .paths import PYTEST_INI
-from .session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
-from .shards import suites_digest
-from .submission import SubmissionError, clean_text, read_sources
-from .zygote import Zygote
+from ..paths import PYTEST_INI
+from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
+from ..platforms.shards import suites_digest
+from ..sandbox.submission import SubmissionError, clean_text, read_sources
+from ..sandbox.zygote import Zygote
 
 REDUCED_WARNING = ("WARNING: the submission ran WITHOUT full isolation ({why}); depending on what is missing it "
                    "could read files, reach the network or signal your processes. Grade untrusted code where "

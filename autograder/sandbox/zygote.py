@@ -37,7 +37,7 @@ class Zygote:
     """A fresh interpreter that imports torch once and forks sandboxed children on request."""
 
     def __init__(self, hidden=(), isolation="full"):
-        from .paths import COURSE, ROOT  # here, not at the top: the zygote process itself must not hold it
+        from ..paths import COURSE, ROOT  # here, not at the top: the zygote process itself must not hold it
         _not_dumpable()
         self.root = ROOT
         self.hidden = sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)})
@@ -46,7 +46,7 @@ class Zygote:
 
     def _launch(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        code = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.zygote import main; "
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.zygote import main; "
                 "main(int(sys.argv[2]), __import__('json').loads(sys.argv[3]), sys.argv[4])")
         env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
         # One hash seed for every child: a set's order (and so sorted()'s ties, a wrong answer's
@@ -127,7 +127,7 @@ def main(ctl_fd, hidden, mode):
     os.environ["OMP_NUM_THREADS"] = "1"
     import torch
     import torch.nn  # noqa: F401  (everything a child needs is imported before any fork)
-    from . import child, sandbox  # noqa: F401
+    from . import child, isolate  # noqa: F401
 
     torch.set_num_threads(1)  # one thread: no OpenMP pool is alive at fork time, and determinism
     # Round-trip a frame once so that every module the channel imports lazily (safetensors
@@ -139,7 +139,7 @@ def main(ctl_fd, hidden, mode):
     protocol.decode(frame[protocol.PREFIX.size:][:json_len], frame[protocol.PREFIX.size + json_len:])
     _warm_tiktoken()
     root = tempfile.mkdtemp(prefix="autograder-root-")  # each child mounts its own tmpfs here
-    refused = sandbox.probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
+    refused = isolate.probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
     try:
         _serve(socket.socket(fileno=ctl_fd), root, hidden, mode, refused)
     except (BrokenPipeError, ConnectionResetError):
@@ -164,7 +164,7 @@ def _warm_tiktoken():
     saved = socket.socket.connect, socket.getaddrinfo, socket.create_connection
     socket.socket.connect = socket.getaddrinfo = socket.create_connection = refuse
     try:
-        from .tiktoken_offline import install
+        from ..support.tiktoken_offline import install
         install()
         tiktoken.get_encoding("gpt2")
     except Exception:  # not on this machine: nothing to warm
@@ -174,7 +174,7 @@ def _warm_tiktoken():
 
 
 def _serve(ctl, root, hidden, mode, userns_refused):
-    from . import sandbox
+    from . import isolate
 
     _reply(ctl, {"ready": True, "pid": os.getpid()})
     buffer = b""
@@ -191,7 +191,7 @@ def _serve(ctl, root, hidden, mode, userns_refused):
                 pid = os.fork()
                 if pid == 0:
                     ctl.close()
-                    sandbox.start_child(channel_fd, root, hidden, mode, userns_refused)
+                    isolate.start_child(channel_fd, root, hidden, mode, userns_refused)
                 os.close(channel_fd)
                 _reply(ctl, {"pid": pid})
             elif request["op"] == "reap":

@@ -2,7 +2,7 @@
 
 ``main_release(NAME)`` assembles an nbgrader course in a temporary folder:
 
-    course/nbgrader_config.py           calls autograder.nbgrader_plugin.configure
+    course/nbgrader_config.py           calls autograder.platforms.nbgrader_plugin.configure
     course/source/NAME/                 the master notebook(s) from source/,
                                         the generated stubs and public tests from assignments/
 
@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 
 from . import stubs
-from .course import get as get_assignment
-from .paths import ROOT
+from ..grading.course import get as get_assignment
+from ..paths import ROOT
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
@@ -39,7 +39,7 @@ import sys
 autograder_repository = {root!r}
 try:
     sys.path.insert(0, autograder_repository)
-    from autograder.nbgrader_plugin import configure
+    from autograder.platforms.nbgrader_plugin import configure
     configure(c, {assignment!r}, os.path.dirname(os.path.abspath(__file__)))
 except Exception as exc:
     sys.exit(f"nbgrader_config.py: cannot load the autograder from {{autograder_repository}} ({{exc!r}}); "

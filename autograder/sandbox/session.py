@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from . import protocol, sandbox
+from . import isolate, protocol
 from .submission import MAX_TOTAL_SOURCE_BYTES, clean_text
 
 assert MAX_TOTAL_SOURCE_BYTES <= protocol.MAX_JSON // 2  # all sources travel in one JSON frame
@@ -31,7 +31,7 @@ class GraderError(Exception):
 
 
 class Refused(GraderError):
-    """The child would run with the grader's own uid (see sandbox.separated): none of the
+    """The child would run with the grader's own uid (see isolate.separated): none of the
     submission's code was sent to it. The text says how to get isolation on this machine."""
 
 
@@ -201,14 +201,14 @@ class StudentSession:
         self.pid, self.sock = self.zygote.spawn()
         try:  # no student code has run yet: a failure here is the grader's
             hello = protocol.recv(self.sock, time.monotonic() + 30)["hello"]
-            if "failed" in hello:  # the step that could not be taken (see sandbox.start_child)
+            if "failed" in hello:  # the step that could not be taken (see isolate.start_child)
                 raise GraderError(clean_text(hello["failed"]))
             self.isolation = clean_text(hello["isolation"])
             self.protections = {"held": [clean_text(p) for p in hello["held"]],
                                 "unavailable": {clean_text(k): clean_text(v) for k, v in hello["unavailable"].items()}}
             if hello.get("separated") is not True and not self.unsafe_same_uid:
                 # Before any of the submission reaches the child: it would share the grader's uid.
-                self.refused = sandbox.refusal("the submissions' code", self.isolation)
+                self.refused = isolate.refusal("the submissions' code", self.isolation)
                 self._kill()
                 raise Refused(self.refused)
             protocol.send(self.sock, {"op": "load", "sources": self.sources, "_modules": []}, time.monotonic() + 30)

@@ -7,7 +7,7 @@
     launcher = keeper (trusted; creates the namespaces; waits for the worker)
        └── fork ──▶ worker: PID 1 of a new PID namespace ── exec ──▶ ipykernel
 
-The worker gets what ``sandbox.start_child`` gives the CLI's child: new mount, PID, network,
+The worker gets what ``isolate.start_child`` gives the CLI's child: new mount, PID, network,
 IPC and UTS namespaces (plus a user namespace when the grader is not root), a tmpfs root
 holding only read-only binds of the Python installation, uid nobody, no_new_privs and
 rlimits. Into that root go, in memory, a copy of the notebook's folder as
@@ -28,17 +28,17 @@ import stat
 import sys
 import time
 
-from . import sandbox
+from . import isolate
 from .zygote import ZYGOTE_ENV
 
 PR_SET_CHILD_SUBREAPER = 36
-LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.kernel_sandbox import main; main()"
+LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.kernel_sandbox import main; main()"
 # What the notebook's folder may bring into the sandbox (it lives in a 64 MiB tmpfs).
 MAX_FILES, MAX_BYTES = 512, 32 << 20
 SANDBOX_HOME = "/home/student"
 
 
-class KernelLimits(sandbox.Limits):
+class KernelLimits(isolate.Limits):
     """A kernel is a whole interpreter with torch and a handful of threads, which count as
     processes for RLIMIT_NPROC; it runs the notebook top to bottom."""
 
@@ -114,10 +114,10 @@ def _keep(worker, isolation):
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: os.kill(worker, signal.SIGKILL))
-    if isolation != sandbox.FULL:
+    if isolation != isolate.FULL:
         print(f"WARNING: the notebook's kernel runs WITHOUT namespace isolation ({isolation})", file=sys.stderr)
-    code = sandbox._exit_code(os.waitpid(worker, 0)[1])
-    if isolation != sandbox.FULL:
+    code = isolate._exit_code(os.waitpid(worker, 0)[1])
+    if isolation != isolate.FULL:
         while True:
             for pid in children(os.getpid()):
                 try:
@@ -153,31 +153,31 @@ def main():
     top_links = {p: os.readlink(p) for p in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
                  if os.path.islink(p)}
     is_root = os.geteuid() == 0
-    headroom = sandbox._own_process_count(sandbox.NOBODY if is_root else os.getuid())
-    isolation = f"{sandbox.REDUCED}: isolation was turned off for this run"
+    headroom = isolate._own_process_count(isolate.NOBODY if is_root else os.getuid())
+    isolation = f"{isolate.REDUCED}: isolation was turned off for this run"
     if spec["isolation"] == "full":
         uid, gid = os.getuid(), os.getgid()
-        flags = (sandbox.CLONE_NEWNS | sandbox.CLONE_NEWPID | sandbox.CLONE_NEWNET | sandbox.CLONE_NEWIPC
-                 | sandbox.CLONE_NEWUTS)
+        flags = (isolate.CLONE_NEWNS | isolate.CLONE_NEWPID | isolate.CLONE_NEWNET | isolate.CLONE_NEWIPC
+                 | isolate.CLONE_NEWUTS)
         try:
             if not is_root:  # as the CLI's child does it: the user namespace first, with its uid map
-                sandbox._user_namespace(uid, gid)
-            sandbox._check(sandbox._libc.unshare(flags), "unshare")
+                isolate._user_namespace(uid, gid)
+            isolate._check(isolate._libc.unshare(flags), "unshare")
         except OSError as exc:
-            isolation = f"{sandbox.REDUCED}: namespaces unavailable ({exc.strerror})"
+            isolation = f"{isolate.REDUCED}: namespaces unavailable ({exc.strerror})"
         else:
-            isolation = sandbox.FULL
+            isolation = isolate.FULL
     stay_root = False
-    if isolation != sandbox.FULL:
-        sandbox._libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    if isolation != isolate.FULL:
+        isolate._libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         # As the CLI's child without namespaces: not root, unless nobody cannot even read Python.
-        stay_root = is_root and not sandbox._others_can_read(sys.prefix)
+        stay_root = is_root and not isolate._others_can_read(sys.prefix)
         if stay_root:
             isolation += f"; running as root, since uid nobody cannot read {sys.prefix}"
-    # The CLI's rule (sandbox.separated): never the instructor's own uid, unless trusted by name.
-    if not (sandbox.separated(is_root and not stay_root, isolation == sandbox.FULL and not is_root,
-                              isolation == sandbox.FULL) or spec.get("unsafe_same_uid")):
-        print("sandboxed kernel: " + sandbox.refusal("the notebook's kernel", isolation,
+    # The CLI's rule (isolate.separated): never the instructor's own uid, unless trusted by name.
+    if not (isolate.separated(is_root and not stay_root, isolation == isolate.FULL and not is_root,
+                              isolation == isolate.FULL) or spec.get("unsafe_same_uid")):
+        print("sandboxed kernel: " + isolate.refusal("the notebook's kernel", isolation,
                                                      f"{sys.executable} -m nbgrader autograde ..."), file=sys.stderr)
         sys.exit(3)
     worker = os.fork()
@@ -185,28 +185,28 @@ def main():
         _keep(worker, isolation)
     try:
         # Before the new root: in a user namespace it may have no /proc to read the sizes from.
-        sandbox.apply_limits(KernelLimits, headroom, sandbox._mapped_bytes())
-        if isolation == sandbox.FULL:
-            sandbox._new_root(os.path.join(private, "root"), hidden, sandbox.Protections(), True)
+        isolate.apply_limits(KernelLimits, headroom, isolate._mapped_bytes())
+        if isolation == isolate.FULL:
+            isolate._new_root(os.path.join(private, "root"), hidden, isolate.Protections(), True)
             for path, target in top_links.items():
                 if not os.path.lexists(path):
                     os.symlink(target, path)
-            owner = sandbox.NOBODY if is_root else None
+            owner = isolate.NOBODY if is_root else None
             for folder, files in snapshots.items():
                 _restore(folder, files, owner)
-            sandbox._drop_privileges(in_user_namespace=not is_root)
+            isolate._drop_privileges(in_user_namespace=not is_root)
             work = sandbox_work
         else:
-            _chown_tree(private, sandbox.NOBODY if is_root and not stay_root else None)
-            sandbox._drop_privileges(in_user_namespace=False, keep_uid=stay_root)
-        sandbox._no_new_privs()
+            _chown_tree(private, isolate.NOBODY if is_root and not stay_root else None)
+            isolate._drop_privileges(in_user_namespace=False, keep_uid=stay_root)
+        isolate._no_new_privs()
         # After the uid change, which clears it: the kernel dies with its keeper.
-        sandbox._check(sandbox._libc.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+        isolate._check(isolate._libc.prctl(isolate.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
         os.chdir(work)
         env = _kernel_env(private)
     except BaseException as exc:  # noqa: B036 (report, then die: the keeper reports the code)
         import traceback
         print(f"sandboxed kernel: could not start ({exc!r})\n{traceback.format_exc(limit=-3)}", file=sys.stderr)
         os._exit(1)
-    sandbox._quiet_stdio()  # what the notebook prints goes to nbgrader as messages, not to its log
+    isolate._quiet_stdio()  # what the notebook prints goes to nbgrader as messages, not to its log
     os.execve(kernel_argv[0], kernel_argv, env)

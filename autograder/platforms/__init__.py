@@ -1,0 +1,15 @@
+"""Where results go: every rendering and every platform. They adapt a result; they never decide a score.
+
+Owns: ``report`` (the terminal table, Markdown feedback, grades.csv, JUnit XML, the CI job
+summary), ``classreport`` (summary.json and report.html of a class), ``ci`` (grading a
+submission or a class folder into those files: resumable, parallel, sharded), ``shards``
+(slices of a class and their merge), ``gradescope`` (the autograder zip and its
+results.json), ``classroom`` (the GitHub Classroom repositories), ``nbgrade``,
+``nbgrader_plugin`` and ``nbkernel`` (nbgrader: grade cells, the trusted autograde, the
+sandboxed kernel). ``templates/`` holds the masters of the files those platforms get
+(setup.sh, run_autograder, workflows, schemas).
+
+May import: ``grading``, ``sandbox``, ``authoring`` (the release a platform hands out),
+``autograder.paths``. Never the CLI. Scores, part totals and the max score are read from
+the result, never added up again here.
+"""

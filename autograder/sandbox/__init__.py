@@ -1,0 +1,14 @@
+"""The trust boundary: the only code that starts untrusted code, and all that touches it.
+
+Owns: reading a submission from disk (``submission``: no links, every size bounded), the
+warm process that forks children (``zygote``), each child's isolation (``isolation``:
+namespaces, private root, seccomp, limits; ``check`` and ``refusal`` before anything runs),
+what runs inside the child (``child``), the grader's handle on one child (``session``: every
+read and write with a deadline and a size bound), the wire format (``protocol``: JSON and
+safetensors, never pickle) and the notebook kernel's sandbox (``kernel_sandbox``).
+
+May import: the standard library, torch, safetensors, ``autograder.paths`` and
+``autograder.support``. Never ``grading``, ``platforms``, ``authoring`` or the CLI: what
+decides a score or writes a report must not be reachable from a child, nor from the
+zygote that forks it (the zygote imports this package before every fork).
+"""
