@@ -20,7 +20,8 @@ import time
 
 import pytest
 
-from autograder.cli import fingerprint, result_stem
+from autograder.grading.grade import fingerprint
+from autograder.platforms.files import result_stem
 from autograder.platforms.report import csv_cell
 from autograder.paths import ROOT, SOLUTIONS
 from hostile import CASES, SIMPLE_FUNCTIONS, copy_base, hardcoded_book_module, materialize

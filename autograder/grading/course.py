@@ -11,12 +11,15 @@ engine names a chapter.
 The course lives under ``ROOT`` (the repository, or ``$AUTOGRADER_COURSE``: the tests build a
 throwaway course in a temporary folder and point the engine at it).
 """
+import functools
+import hashlib
 import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from .. import paths
+from ..paths import PYTEST_INI
 from ..sandbox.submission import MAX_TOTAL_SOURCE_BYTES, SubmissionError, read_sources
 
 ROOT = paths.COURSE
@@ -223,3 +226,18 @@ def submission_sources(folder, assignment):
             sources[name] = theirs[name]
             notes.append(f"{name}.py: your own from {earlier}/ (this folder has none)")
     return sources, notes
+
+
+@functools.lru_cache(maxsize=None)
+def suites_digest(assignment):
+    """What a score depends on besides the submission: the hidden suites (and their helpers and
+    settings) and the reference solution. Results with different digests are not comparable."""
+    a = get(assignment)
+    folders = [a.suites, a.solutions, *(get(name).solutions for name in sorted(a.builds_on))]
+    digest = hashlib.sha256(PYTEST_INI.read_bytes() + b"\0")
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                name = f"{folder.parent.name}/{folder.name}/{path.relative_to(folder).as_posix()}"
+                digest.update(f"{name}\0".encode() + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]

@@ -16,7 +16,6 @@ import torch
 from . import course
 from ..paths import PYTEST_INI
 from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
-from ..platforms.shards import suites_digest
 from ..sandbox.submission import SubmissionError, clean_text, read_sources
 from ..sandbox.zygote import Zygote
 
@@ -191,7 +190,7 @@ class Grader:
         result = build_result(collector.records, notes, session.isolation, time.perf_counter() - started)
         result["extra_data"]["protections"] = session.protections
         result["extra_data"]["assignment"] = assignment.name
-        result["extra_data"]["suites"] = suites_digest(assignment.name)  # shards graded apart must agree on it
+        result["extra_data"]["suites"] = course.suites_digest(assignment.name)  # shards graded apart must agree on it
         return result
 
 

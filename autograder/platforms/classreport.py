@@ -23,6 +23,7 @@ from typing import NamedTuple, Optional
 from urllib.parse import quote
 
 from . import report
+from .files import write_atomic
 from ..sandbox.submission import printable
 
 # The hint compare.expect_close (and the suites' own checks) end a failed check's feedback with.
@@ -75,7 +76,7 @@ def _assignment(key, entries):
     results = [s.result for s in entries]
     max_score = max(r["max_score"] for r in results)
     scores = [r["score"] for r in results]
-    parts = report._in_order(dict.fromkeys(p for r in results for p in r["extra_data"]["parts"]), results[0])
+    parts = report.in_order(dict.fromkeys(p for r in results for p in r["extra_data"]["parts"]), results[0])
     manifest = report.assignment_of(results[0])
     part_stats = []
     for part in parts:
@@ -492,11 +493,10 @@ def render(summary):
 def write(out, students, title, shard=None):
     """Write ``out``/summary.json and ``out``/report.html for a class; returns the summary.
     ``shard``: (K, N) when these students are the K-th of N slices of a class (merge checks it)."""
-    from ..cli import _write_atomic
     out = Path(out)
     summary = summarize(students, title)
     if shard:
         summary["shard"] = list(shard)
-    _write_atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")
-    _write_atomic(out / "report.html", render(summary))
+    write_atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")
+    write_atomic(out / "report.html", render(summary))
     return summary

@@ -23,6 +23,7 @@ from pathlib import Path
 from . import report
 from ..grading import course
 from ..paths import PYTEST_INI, ROOT
+from .files import write_atomic
 
 PLATFORMS = Path(__file__).resolve().parent / "templates"
 # What grading imports; setup.sh installs exactly these pins of requirements.txt (CPU torch).
@@ -129,7 +130,7 @@ def to_gradescope(result, checks="visible", stdout="hidden"):
              for i, t in enumerate(result["tests"], start=1)]
     notes = [line for line in result["output"].splitlines() if not line.startswith("WARNING: the submission ran")]
     parts = result["extra_data"]["parts"]
-    summary = [f"{part}: {parts[part][0]} / {parts[part][1]}" for part in report._in_order(parts, result)]
+    summary = [f"{part}: {parts[part][0]} / {parts[part][1]}" for part in report.in_order(parts, result)]
     return {"score": result["score"], "execution_time": result["execution_time"],
             "output": "\n".join([*notes, *([""] if notes else []),
                                  *(summary if checks == "visible" else [])]),
@@ -145,7 +146,7 @@ def not_graded(why, execution_time=0.0):
 
 def main():
     """run_autograder's body. Exit 0 when results.json holds a grade, 1 when the grader failed."""
-    from ..cli import _write_atomic, grade_one
+    from ..grading.grade import grade_one
     from ..grading.runner import Grader
     from ..sandbox.submission import SubmissionError
     from ..sandbox.zygote import Zygote
@@ -181,7 +182,7 @@ def main():
             gradescope = not_graded("The autograder failed on this submission; your instructor can see why. "
                                     "This is not a problem in your code.", time.perf_counter() - started)
             code = 1
-    _write_atomic(results, json.dumps(gradescope, indent=1))
+    write_atomic(results, json.dumps(gradescope, indent=1))
     print(f"score {gradescope['score']}; results in {results}")
     return code
 

@@ -17,7 +17,7 @@ def assignment_of(result):
     return next((a for a in course.assignments() if parts <= set(a.parts)), None)
 
 
-def _in_order(parts, result=None):
+def in_order(parts, result=None):
     """``parts`` in the order of the result's manifest (by name where there is none)."""
     assignment = assignment_of(result) if result is not None else None
     return assignment.in_order(parts) if assignment else sorted(parts)
@@ -31,7 +31,7 @@ def table(result, title):
     parts = result["extra_data"]["parts"]
     width = max(len(p) for p in parts)
     lines.append(f"  {'part':<{width}}  points")
-    for part in _in_order(parts, result):
+    for part in in_order(parts, result):
         got, most = parts[part]
         lines.append(f"  {part:<{width}}  {got:>3}/{most:<3} {'ok' if got == most else ''}")
     lines.append(f"  {'total':<{width}}  {result['score']:>3}/{result['max_score']}")
@@ -42,7 +42,7 @@ def table(result, title):
                  and parts[p][0] == 0}
     if failed:
         lines.append("  failed checks:")
-        for part in _in_order(unwritten, result):
+        for part in in_order(unwritten, result):
             lines.append(f"  - {part}: not written yet (the stubs still raise NotImplementedError)")
         for test in failed:
             if test["part"] not in unwritten:
@@ -63,7 +63,7 @@ def markdown(result, title):
     parts = result["extra_data"]["parts"]
     lines = [f"# Feedback: {title}", "", f"**Score: {result['score']} / {result['max_score']}**", "",
              "| part | points |", "|---|---|"]
-    order = _in_order(parts, result)
+    order = in_order(parts, result)
     lines += [f"| {part} | {parts[part][0]} / {parts[part][1]} |" for part in order]
     if result.get("output"):
         lines += ["", "## Notes", "", _fenced(result["output"])]

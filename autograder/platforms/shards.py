@@ -1,4 +1,4 @@
-"""A class larger than one machine: shards, the suites' digest, and merging shards' results.
+"""A class larger than one machine: shards, and merging shards' results.
 
 ``grade submitted/ --shard K/N`` grades the students whose folder name falls in slice K of N:
 the rule is ``sha256(folder name) mod N == K - 1``. It depends on the name alone, so adding or
@@ -9,16 +9,16 @@ results), and N jobs get about equal slices of a large class.
 one grades.csv, summary.json and report.html, byte for byte what one run over the whole class
 writes. It refuses a student found in two shards, a shard missing or given twice, and results
 graded with another version of the suites (every result records ``extra_data.suites``, a
-digest of the suite files and the reference solution).
+digest of the suite files and the reference solution: ``course.suites_digest``).
 """
-import functools
 import hashlib
 import json
 import shutil
 import sys
 from pathlib import Path
 
-from ..paths import PYTEST_INI
+from . import classreport, report
+from .files import display_name, feedback_title, write_atomic
 
 
 def parse(text):
@@ -39,29 +39,12 @@ def in_shard(name, k, n):
     return int.from_bytes(digest[:8], "big") % n == k - 1
 
 
-@functools.lru_cache(maxsize=None)
-def suites_digest(assignment):
-    """What a score depends on besides the submission: the hidden suites (and their helpers and
-    settings) and the reference solution. Results with different digests are not comparable."""
-    from ..grading import course
-    a = course.get(assignment)
-    folders = [a.suites, a.solutions, *(course.get(name).solutions for name in sorted(a.builds_on))]
-    digest = hashlib.sha256(PYTEST_INI.read_bytes() + b"\0")
-    for folder in folders:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
-                name = f"{folder.parent.name}/{folder.name}/{path.relative_to(folder).as_posix()}"
-                digest.update(f"{name}\0".encode() + path.read_bytes() + b"\0")
-    return digest.hexdigest()[:16]
-
-
 class MergeError(Exception):
     """The shards cannot be joined into one class (the message says which and why)."""
 
 
 def _load_shard(folder):
     """(summary, Students) of one shard's output folder."""
-    from .classreport import Student
     try:
         summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -76,15 +59,13 @@ def _load_shard(folder):
                 result = json.loads((folder / row["result"]).read_text(encoding="utf-8"))
             except (OSError, ValueError, TypeError) as exc:
                 raise MergeError(f"{folder}: the result of {row['student']} cannot be read: {exc}") from None
-        students.append(Student(row.get("folder", row["student"]), row["student"], result, row["status"],
+        students.append(classreport.Student(row.get("folder", row["student"]), row["student"], result, row["status"],
                                 row["feedback"], row["result"], row["assignment"] or None))
     return summary, students
 
 
 def merge(folders, out):
     """Join shard folders into ``out``; returns (summary, rows for CI outputs). Raises MergeError."""
-    from . import classreport, report
-    from ..cli import _write_atomic, display_name, feedback_title
     folders = [Path(f) for f in folders]
     shards, everyone, where, titles = {}, [], {}, set()
     for folder in folders:
@@ -132,33 +113,14 @@ def merge(folders, out):
             if (folder / student.result_file).resolve() != target.resolve():
                 shutil.copyfile(folder / student.result_file, target)
             # written anew: its title says the assignment only in a class of several
-            _write_atomic(out / f"{stem}.md", report.markdown(
+            write_atomic(out / f"{stem}.md", report.markdown(
                 student.result, feedback_title(student.folder, student.assignment, several)))
             student = student._replace(feedback=f"{stem}.md", result_file=f"{stem}.json")
         students.append(student)
     rows = [(display_name(s.folder), s.result, s.status, s.assignment) for s in students]
-    _write_atomic(out / "grades.csv", report.class_csv(rows, assignments or None))
+    write_atomic(out / "grades.csv", report.class_csv(rows, assignments or None))
     summary = classreport.write(out, students, " + ".join(sorted(titles)))
     return summary, [(f"{name}/{a}" if several and a else name, result, status) for name, result, status, a in rows]
-
-
-def main(args):
-    """``python -m autograder merge``: exit 0 merged, 2 refused."""
-    from . import classreport
-    from ..cli import ci_outputs
-    from ..sandbox.submission import printable
-    try:
-        summary, rows = merge(args.folders, args.out)
-    except MergeError as exc:
-        print(printable(f"error: not merged: {exc}"), file=sys.stderr)
-        return 2
-    ci_outputs(args, rows)
-    print(printable(f"merged {len(args.folders)} shards: {summary['graded']} of {summary['students']} submissions "
-                    f"graded; results in {args.out}/ (grades.csv, summary.json, report.html, and each student's "
-                    "feedback)"))
-    for line in classreport.terminal_lines(summary):
-        print(line)
-    return 0
 
 
 if __name__ == "__main__":

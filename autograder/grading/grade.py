@@ -1,0 +1,46 @@
+"""One submission's result as every platform gets it: the hidden suites' checks, what compiling
+its files found, and the fingerprint a class run reuses it by.
+
+Torch-free (the grader is handed in): the CLI's main process fingerprints a class without
+importing torch.
+"""
+import hashlib
+
+from . import course
+from ..sandbox.submission import read_sources
+
+
+def fingerprint(folder, assignment=None):
+    """Hash of the submission's Python sources (with those it takes from an earlier assignment's
+    folder): a finished result is reused only if they are unchanged."""
+    if assignment and course.get(assignment).builds_on:
+        sources, _ = course.submission_sources(folder, assignment)
+    else:
+        sources, _ = read_sources(folder)
+    digest = hashlib.sha256()
+    for name in sorted(sources):
+        digest.update(name.encode() + b"\0" + sources[name].encode() + b"\0")
+    return digest.hexdigest()
+
+
+def syntax_notes(folder):
+    """Syntax errors found by compiling (never running) the sources, so the report says so up front."""
+    notes = []
+    for name, source in read_sources(folder)[0].items():
+        try:
+            compile(source, f"{name}.py", "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            notes.append(f"{name}.py is not valid Python: line {exc.lineno}: {exc.msg}")
+        except Exception as exc:  # e.g. RecursionError from absurd nesting: the student's problem, not ours
+            notes.append(f"{name}.py cannot be compiled: {type(exc).__name__}")
+    return notes
+
+
+def grade_one(grader, folder, assignment=None):
+    """Grade ``folder`` with ``grader`` (a runner.Grader); raises as Grader.grade does."""
+    result = grader.grade(folder, assignment)
+    notes = syntax_notes(folder)
+    if notes:
+        result["output"] = "\n".join(filter(None, [*notes, result["output"]]))
+    result["extra_data"]["fingerprint"] = fingerprint(folder, result["extra_data"]["assignment"])
+    return result

@@ -1,0 +1,342 @@
+"""The command line's platform, and any CI's: grading a submission or a class into files.
+
+``grade`` is ``python -m autograder grade``: one submission (a table on the terminal; the result
+as JSON and Markdown where asked) or a class (a JSON and a Markdown feedback file per student,
+grades.csv, summary.json and report.html, JUnit XML and the GitHub job summary where asked);
+resumable (an unchanged submission keeps its result), parallel (a grader per worker) and
+sharded (``--shard K/N``; ``merge`` joins the slices). Exit codes: see ``autograder.cli``.
+"""
+import json
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from . import classreport, report, shards
+from .files import display_name, feedback_title, result_stem, write_atomic
+from ..grading import course
+from ..grading.grade import fingerprint, grade_one
+from ..paths import ASSIGNMENTS, SOLUTIONS
+from ..sandbox import isolate
+from ..sandbox.submission import SubmissionError, printable
+from ..sandbox.zygote import Zygote
+
+
+def _fail(message, code=2):
+    print(printable(f"error: {message}"), file=sys.stderr)
+    return code
+
+
+def submissions(folder, assignment=None):
+    """The submissions in ``folder`` as [(folder holding the modules, assignment or None)]:
+    ``folder`` itself when it holds Python files (its assignment is found from it unless
+    ``assignment`` says), else each ``folder/<assignment>`` laid out like assignments/ (one
+    student may hand in several). Empty when it holds neither."""
+    if _holds_python(folder):
+        return [(folder, assignment)]
+    found = []
+    for name in [assignment] if assignment else course.names():
+        candidate = folder / name
+        if candidate.is_symlink() or _holds_python(candidate):  # a link: read_sources refuses it, and says so
+            found.append((candidate, name))
+    return found
+
+
+def _holds_python(folder):
+    return folder.is_dir() and not folder.is_symlink() and any(p.suffix == ".py" for p in folder.iterdir())
+
+
+def trusted(path):
+    """The repository's own solutions/ and assignments/: the README's quick start grades them anywhere."""
+    real = path.resolve()
+    return any(real == top or top in real.parents for top in (SOLUTIONS.resolve(), ASSIGNMENTS.resolve()))
+
+
+def same_uid_consent(path, isolation, args, hidden=()):
+    """Asked of the sandbox before the first submission runs. False: a child here is kept apart
+    from the grader (and the session refuses any child that is not). True: it would run with
+    the grader's own uid, and may (the repository's own code, or --unsafe-same-uid, said
+    loudly). None: it may not; the message saying how to get isolation here has been printed."""
+    hello = isolate.check(isolation, hidden)
+    if "failed" in hello or hello["separated"]:  # a child that cannot start says why when it is asked to
+        return False
+    if args.unsafe_same_uid:
+        print(printable(f"WARNING: --unsafe-same-uid: submissions run as your own user (uid {os.geteuid()}) and "
+                        "can read and rewrite everything you can: the reference, the hidden suites, the grader "
+                        f"and the results ({hello['isolation']}). Trusted code only."), file=sys.stderr)
+        return True
+    if trusted(path):
+        print(printable(f"note: {path} is the repository's own, so it is graded as your own user "
+                        f"({hello['isolation']})"), file=sys.stderr)
+        return True
+    print(printable(f"error: {isolate.refusal('the submissions', hello['isolation'])}\n"
+                    "For code you trust (your own), add --unsafe-same-uid. Nothing was graded."), file=sys.stderr)
+    return None
+
+
+def grade(args):
+    """``grade PATH``: one submission (or one student's several), or a class."""
+    path = Path(args.path)
+    if not path.exists():
+        return _fail(f"{path} does not exist")
+    if not path.is_dir():
+        return _fail(f"{path} is not a folder: give a submission folder (with the .py modules) "
+                     "or a folder of submissions")
+    isolation = "off" if args.no_isolation else "full"
+    if path.is_symlink():
+        return _fail(f"{path} is a symbolic link: give the folder itself")
+    found = submissions(path, args.assignment)
+    if found:
+        same_uid = same_uid_consent(path, isolation, args)
+        if same_uid is None:
+            return 3
+        return grade_student(path, found, isolation, args, same_uid)
+    # A linked student folder could point anywhere (solutions/ included): listed, and refused.
+    students = sorted(p for p in path.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
+    if not students:
+        return _fail(f"{path} holds no submission: no .py files and no subfolders")
+    if args.shard:  # an empty slice is no error: its (empty) outputs still go to the merge
+        students = [s for s in students if shards.in_shard(s.name, *args.shard)]
+    out = Path(args.out or Path("graded") / path.resolve().name)
+    return grade_class(path, students, out, isolation, args)
+
+
+def grade_student(path, found, isolation, args, same_uid=False):
+    """One student's submissions (several, where they hand in several assignments): a table
+    each; --json and --markdown get the result, or {assignment: result} for several."""
+    zygote = Zygote(isolation=isolation)  # its import of torch overlaps ours
+    from ..grading.runner import Grader, GraderError
+    results = {}
+    with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote, unsafe_same_uid=same_uid) as grader:
+        for folder, assignment in found:
+            name = str(path if len(found) == 1 else folder)
+            try:
+                result = grade_one(grader, folder, assignment)
+            except SubmissionError as exc:
+                return _fail(str(exc))
+            except GraderError as exc:
+                ci_outputs(args, [(name, None, f"grader failed: {exc}")])
+                return _fail(f"the grader failed: {exc}", 1)
+            print(report.table(result, f"Submission {name}"))
+            results[name] = result
+    named = {r["extra_data"]["assignment"]: r for r in results.values()}
+    if args.json:
+        write_atomic(Path(args.json), json.dumps(named.popitem()[1] if len(named) == 1 else named, indent=1))
+    if args.markdown:
+        write_atomic(Path(args.markdown), "\n".join(report.markdown(r, name) for name, r in results.items()))
+    ci_outputs(args, [(name, result, "graded") for name, result in results.items()])
+    isolated = all(r["extra_data"]["fully_isolated"] for r in results.values())
+    return 3 if args.require_isolation and not isolated else 0
+
+
+def ci_outputs(args, rows):
+    """For CI: JUnit XML (--junit) and the Markdown job summary when $GITHUB_STEP_SUMMARY is set.
+    rows: (name, result or None, status) per submission."""
+    if args.junit:
+        write_atomic(Path(args.junit), report.junit(rows))
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_file:
+        name, result, _ = rows[0]
+        text = report.markdown(result, name) if len(rows) == 1 and result else report.summary(rows)
+        with open(summary_file, "a", encoding="utf-8") as handle:  # appended: other steps write there too
+            handle.write(text)
+
+
+def _progress(done, total, started, name):
+    if not sys.stderr.isatty() and done != total and done % 10:  # a log gets every tenth line
+        return
+    width = 30
+    filled = width * done // total
+    rate = (time.perf_counter() - started) / max(done, 1)
+    print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}  {rate:.2f} s each  {printable(name)[:30]:<30}",
+          end="" if sys.stderr.isatty() and done < total else "\n", file=sys.stderr, flush=True)
+
+
+_grader = None  # the grading process's own Grader (one per worker in a parallel class run)
+
+
+def _start_grader(isolation, timeout, hidden=(), unsafe_same_uid=False):
+    global _grader
+    zygote = Zygote(hidden=hidden, isolation=isolation)  # its import of torch overlaps ours
+    from ..grading.runner import Grader
+    _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden, zygote=zygote,
+                     unsafe_same_uid=unsafe_same_uid)
+
+
+def _grade_task(folder, assignment=None):
+    """(result, status, grader_failed) for one submission; never raises."""
+    from ..grading.runner import GraderError
+    try:
+        return grade_one(_grader, folder, assignment), "graded", False
+    except SubmissionError as exc:
+        return None, f"not graded: {exc}", False
+    except GraderError as exc:
+        return None, f"grader failed: {exc}", True
+    except Exception as exc:  # a grader bug on one submission must not stop the class
+        return None, f"grader failed: {type(exc).__name__}: {exc}", True
+
+
+def _kept(target, folder, assignment):
+    """An earlier run's result, if it exists and the submission's sources are unchanged."""
+    try:
+        previous = json.loads(target.read_text(encoding="utf-8"))
+        extra = previous["extra_data"]
+        if assignment and extra.get("assignment", assignment) != assignment:
+            return None
+        if extra["suites"] != course.suites_digest(extra.get("assignment") or assignment):
+            return None  # graded by other suites (or another reference): grade it again
+        return previous if extra["fingerprint"] == fingerprint(folder, assignment) else None
+    except (OSError, ValueError, KeyError, TypeError, SubmissionError):
+        return None
+
+
+def _class_submissions(students, forced):
+    """[(student, folder, assignment or None)]: each student's submissions, one per assignment
+    they hand in; a student folder that holds none is listed as it is (and found not gradable)."""
+    items = []
+    for student in students:
+        found = [] if student.is_symlink() else submissions(student, forced)  # a link: refused
+        for folder, assignment in found or [(student, forced)]:
+            if assignment is None and _holds_python(folder):
+                try:
+                    assignment = course.detect(folder).name
+                except course.CourseError:
+                    pass  # the grader says why
+            items.append((student, folder, assignment))
+    return items
+
+
+def grade_class(root, students, out, isolation, args):
+    """Grade every subfolder; one JSON each as it finishes, then the CSV. Resumable.
+
+    With several jobs, each worker process has its own grader and zygote; results are still
+    written here, one atomic file at a time."""
+    started = time.perf_counter()
+    hidden = (str(root.resolve()), str(out.resolve()))  # other students and all results: never in a child
+    items = _class_submissions(students, args.assignment)
+    assignments = sorted({a for _, _, a in items if a})
+    several = len(assignments) > 1  # then a folder of results per assignment, a column group each
+
+    def target(name, assignment, suffix):
+        """A result file; the suffix is appended (a folder name may hold dots: with_suffix would cut it)."""
+        return (out / assignment if several and assignment else out) / (result_stem(name) + suffix)
+
+    outcomes, todo = {}, []
+    for student, folder, assignment in items:
+        key = (student.name, assignment)
+        kept = None if args.regrade else _kept(target(student.name, assignment, ".json"), folder, assignment)
+        if kept:
+            outcomes[key] = (kept, "graded", False)
+        else:
+            todo.append((key, folder, assignment))
+    same_uid = same_uid_consent(root, isolation, args, hidden) if todo else False
+    if same_uid is None:
+        return 3
+    try:  # made by the grader before any child runs: a child never gets to make it (in a folder it may write)
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return _fail(f"{out}: the results folder cannot be made: {exc.strerror}")
+
+    def finish(key, outcome):
+        result = outcome[0]
+        if result is not None:
+            try:
+                write_atomic(target(*key, ".md"), report.markdown(result, feedback_title(*key, several)))
+                write_atomic(target(*key, ".json"), json.dumps(result, indent=1))  # last: it marks it done
+            except OSError as exc:  # this student's result is lost, not the class's
+                outcome = (result, f"graded ({result['score']}), but the result was not saved: {exc.strerror}", True)
+        outcomes[key] = outcome
+        _progress(len(outcomes), len(items), started, key[0])
+
+    # Parallel only where it pays for the workers' start (an interpreter and torch each).
+    jobs = args.jobs or min(os.cpu_count() or 1, max(1, len(todo) // 8))
+    if jobs <= 1:
+        if todo:
+            _start_grader(isolation, args.timeout, hidden, same_uid)
+            try:
+                for key, folder, assignment in todo:
+                    finish(key, _grade_task(folder, assignment))
+            finally:
+                _grader.close()
+    else:
+        context = multiprocessing.get_context("spawn")  # workers must not inherit this process's state
+        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
+                                 initargs=(isolation, args.timeout, hidden, same_uid)) as pool:
+            futures = {pool.submit(_grade_task, folder, assignment): key for key, folder, assignment in todo}
+            for future in as_completed(futures):
+                try:
+                    outcome = future.result()
+                except Exception as exc:  # a worker died: that student is reported, the rest go on
+                    outcome = (None, f"grader failed: {type(exc).__name__}: {exc}", True)
+                finish(futures[future], outcome)
+    keys = [(student.name, assignment) for student, _, assignment in items]
+    rows = [(display_name(name), *outcomes[name, a][:2], a) for name, a in keys]
+    try:
+        write_atomic(out / "grades.csv", report.class_csv(rows, assignments or None))
+    except OSError as exc:
+        print(printable(f"error: {out / 'grades.csv'} not written: {exc.strerror}"), file=sys.stderr)
+        return 1
+    rows = [(f"{name}/{a}" if several and a else name, result, status) for name, result, status, a in rows]
+    ci_outputs(args, rows)
+    report_started = time.perf_counter()
+    summary = class_report(out, [(student.name, a, *outcomes[student.name, a][:2],
+                                  target(student.name, a, "").relative_to(out)) for student, _, a in items],
+                           root.resolve().name, args.shard)
+    report_seconds = time.perf_counter() - report_started
+    graded = sum(1 for _, result, _ in rows if result)
+    kept = len(items) - len(todo)
+    print(printable(f"graded {graded} of {len(rows)} submissions ({kept} unchanged since an earlier run, kept) in "
+                    f"{report_started - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
+                    f"results in {out}/ (grades.csv, and a JSON and a Markdown feedback file per student"
+                    f"{' and assignment, a folder per assignment' if several else ''})"))
+    reduced = sorted({r["extra_data"]["isolation"] for _, r, _ in rows if r and r["extra_data"]["isolation"] != "namespaces"})
+    for isolation in reduced:
+        print(printable(f"WARNING: submissions ran without full isolation: {isolation}"))
+    for name, _, status in rows:
+        if status != "graded":
+            print(printable(f"  {name}: {status}"))
+    if summary:
+        print(printable(f"class report: {out / 'report.html'} (written in {report_seconds:.1f} s), "
+                        f"numbers for tools: {out / 'summary.json'}"))
+        print("\n".join(classreport.terminal_lines(summary)))
+    else:
+        return 1
+    if any(outcome[2] for outcome in outcomes.values()):
+        return 1
+    return 3 if args.require_isolation and reduced else 0
+
+
+def class_report(out, entries, title, shard=None):
+    """report.html and summary.json for a class; entries: (folder name, assignment or None,
+    result or None, status, the stem of its result files relative to ``out``). Returns the
+    summary, or None when they could not be written (the grades are saved already)."""
+    students = []
+    for name, assignment, result, status, stem in entries:
+        saved = result is not None and status == "graded"  # the JSON and the Markdown are on disk
+        students.append(classreport.Student(name, printable(display_name(name)), result, status,
+                                            f"{stem.as_posix()}.md" if saved else None,
+                                            f"{stem.as_posix()}.json" if saved else None, assignment))
+    try:
+        return classreport.write(out, students, display_name(title), shard)
+    except Exception as exc:  # the grades are on disk: a report that fails must not lose them
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+        print(printable(f"error: the class report was not written in {out}: {why}"), file=sys.stderr)
+        return None
+
+
+def merge(args):
+    """``python -m autograder merge``: exit 0 merged, 2 refused."""
+    try:
+        summary, rows = shards.merge(args.folders, args.out)
+    except shards.MergeError as exc:
+        print(printable(f"error: not merged: {exc}"), file=sys.stderr)
+        return 2
+    ci_outputs(args, rows)
+    print(printable(f"merged {len(args.folders)} shards: {summary['graded']} of {summary['students']} submissions "
+                    f"graded; results in {args.out}/ (grades.csv, summary.json, report.html, and each student's "
+                    "feedback)"))
+    for line in classreport.terminal_lines(summary):
+        print(line)
+    return 0

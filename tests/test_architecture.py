@@ -1,0 +1,225 @@
+"""The engine's trades keep their direction: a lower trade never imports a higher one.
+
+From the bottom: ``paths`` and ``support`` (import nothing of the engine), the ``sandbox`` (the
+trust boundary), ``grading`` (the hidden suites ride with it), ``authoring``, ``platforms``,
+and on top the commands (``cli``, ``__main__``, the old names kept for instructors' configs).
+Every import counts, a function's own included (a lazy import is still a dependency). The
+rules: no import against the direction, no circle of imports between packages, and no
+``_name`` of another package (what one package offers another has a public name). A module
+named in a string that another process runs (``-c "from autograder.x import y"``, ``-m
+autograder.x``, a config nbgrader loads) must exist: a move that forgets one fails here, not
+in a child.
+"""
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ENGINE = Path(__file__).resolve().parents[1] / "autograder"
+# the trades, from the bottom; a module may import its own trade and those below it
+RANKS = {"base": 0, "sandbox": 1, "grading": 2, "authoring": 3, "platforms": 4, "commands": 5}
+IN_STRINGS = re.compile(r"(?:from|import|-m)\s+(autograder(?:\.\w+)+)")
+
+
+def trade(module):
+    """The trade of a dotted module name of the engine (autograder.x.y)."""
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] in ("paths", "support", "__init__"):
+        return "base"
+    if parts[1] == "suites":  # the hidden suites run in the grader, beside the reference
+        return "grading"
+    if parts[1] in ("sandbox", "grading", "authoring", "platforms"):
+        return parts[1]
+    return "commands"  # cli, __main__, and the old names (nbgrade, nbgrader_plugin, shards)
+
+
+def engine_sources(root=ENGINE):
+    """{dotted module name: source} of every module of the engine (templates are data)."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        inside = path.relative_to(root)
+        if "templates" in inside.parts or "__pycache__" in inside.parts:
+            continue
+        name = ".".join(("autograder", *inside.with_suffix("").parts)).removesuffix(".__init__")
+        found[name] = path.read_text(encoding="utf-8")
+    return found
+
+
+def _package(module, sources):
+    return module if f"{module}.__init__" in sources or any(m.startswith(module + ".") for m in sources) \
+        else module.rpartition(".")[0]
+
+
+def imports(module, source, sources):
+    """[(imported module, names taken from it, line)] of one module, every import in it."""
+    found = []
+    here = _package(module, sources)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, (), node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = here.split(".")[:len(here.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                if f"{base}.{alias.name}" in sources:  # a module of a package
+                    found.append((f"{base}.{alias.name}", (), node.lineno))
+                else:
+                    found.append((base, (alias.name,), node.lineno))
+    return [(m, names, line) for m, names, line in found if m == "autograder" or m.startswith("autograder.")]
+
+
+def named_in_strings(source):
+    """[(module, line)] for every engine module a string of ``source`` imports or runs."""
+    return [(name, node.lineno) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            for name in IN_STRINGS.findall(node.value)]
+
+
+def _module_aliases(source, module, sources):
+    """{local name: engine module} for the names a module binds to other engine modules."""
+    here, aliases = _package(module, sources), {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = here.split(".")[:len(here.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            for alias in node.names:
+                if f"{base}.{alias.name}" in sources:
+                    aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in sources:
+                    aliases[alias.asname] = alias.name
+    return aliases
+
+
+def _private(name):
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def violations(sources):
+    """Every broken rule in ``sources`` ({dotted module: source}), one line each."""
+    found, graph = [], {m: set() for m in sources}
+    for module, source in sources.items():
+        mine = trade(module)
+        for target, names, line in imports(module, source, sources):
+            if target not in sources:
+                found.append(f"{module}:{line} names {target}, which is no module of the engine")
+                continue
+            graph[module].add(target)
+            theirs = trade(target)
+            if RANKS[theirs] > RANKS[mine]:
+                found.append(f"{module}:{line} ({mine}) imports {target} ({theirs}): against the direction")
+            if theirs != mine:
+                found += [f"{module}:{line} takes {name} from {target}: a private name of another package"
+                          for name in names if _private(name)]
+        found += [f"{module}:{line} names {name} in a string, which is no module of the engine"
+                  for name, line in named_in_strings(source) if name not in sources]
+        aliases = _module_aliases(source, module, sources)
+        for node in ast.walk(ast.parse(source)):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _private(node.attr)
+                    and node.value.id in aliases and trade(aliases[node.value.id]) != mine):
+                found.append(f"{module}:{node.lineno} uses {aliases[node.value.id]}.{node.attr}: a private name "
+                             "of another package")
+    found += [f"import circle between packages: {' -> '.join(sorted(c))}" for c in _circles(graph)
+              if len({trade(m) for m in c}) > 1]
+    return found
+
+
+def _circles(graph):
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for after in graph.get(node, ()):
+            if after not in index:
+                visit(after)
+                low[node] = min(low[node], low[after])
+            elif after in on_stack:
+                low[node] = min(low[node], index[after])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(component)
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_engine_keeps_its_direction():
+    sources = engine_sources()
+    assert {trade(m) for m in sources} == set(RANKS), "every trade has modules (a rename would hide one)"
+    assert violations(sources) == []
+
+
+def test_the_sandbox_and_the_support_modules_stand_alone():
+    """Nothing a child or a student's copy runs reaches what grades or renders."""
+    sources = engine_sources()
+    for module in (m for m in sources if trade(m) in ("sandbox", "base")):
+        for target, _, line in imports(module, sources[module], sources):
+            assert trade(target) in ("sandbox", "base"), f"{module}:{line} imports {target}"
+    for module in (m for m in sources if m.startswith("autograder.support.")):
+        assert imports(module, sources[module], sources) == [], f"{module} must run on its own (students copy it)"
+
+
+BASE = {
+    "autograder": "",
+    "autograder.paths": "",
+    "autograder.sandbox": "",
+    "autograder.sandbox.child": "from . import protocol\n",
+    "autograder.sandbox.protocol": "def encode(): pass\ndef _frame(): pass\n",
+    "autograder.grading": "",
+    "autograder.grading.runner": "from ..sandbox import child\n",
+    "autograder.platforms": "",
+    "autograder.platforms.report": "from ..grading.runner import Grader\ndef _in_order(): pass\n",
+    "autograder.cli": "from .platforms import report\n",
+}
+
+
+@pytest.mark.parametrize("module, source, says", [
+    ("autograder.sandbox.child", "from ..grading import runner\n", "against the direction"),
+    ("autograder.sandbox.child", "def f():\n    from autograder.platforms.report import table\n",
+     "against the direction"),  # a lazy import is an import
+    ("autograder.grading.runner", "from ..platforms.report import table\n", "against the direction"),
+    ("autograder.sandbox.child", 'CODE = "import sys; from autograder.zygote import main"\n', "no module of the engine"),
+    ("autograder.sandbox.child", 'RUN = ["python", "-m", "autograder.platforms.gone"]\nRUN2 = "-m autograder.gone"\n',
+     "no module of the engine"),
+    ("autograder.platforms.report", "from ..sandbox.protocol import _frame\n", "private name of another package"),
+    ("autograder.platforms.report", "from ..sandbox import protocol\nprotocol._frame()\n",
+     "private name of another package"),
+    ("autograder.cli", "from .platforms.report import _in_order\n", "private name of another package"),
+])
+def test_the_rules_catch_a_planted_import(module, source, says):
+    assert violations(BASE) == []
+    broken = violations({**BASE, module: BASE[module] + source})
+    assert broken and all(says in line for line in broken[:1]), broken
+
+
+def test_a_circle_between_packages_is_caught():
+    """Each import of a circle may go downhill on its own reading; the circle is still caught."""
+    planted = {**BASE, "autograder.sandbox.protocol": "from ..sandbox import child\n"}
+    assert violations(planted) == []  # a circle inside one package is that package's business
+    # sandbox -> grading is already against the direction; a circle is also reported as such
+    planted["autograder.sandbox.child"] = "from ..grading import runner\n"
+    assert any(line.startswith("import circle between packages") for line in violations(planted))
+
+
+def test_the_private_rule_allows_a_package_its_own_names():
+    planted = {**BASE, "autograder.sandbox.child": "from .protocol import _frame\nfrom . import protocol\n"
+                                                   "protocol._frame()\n"}
+    assert violations(planted) == []
