@@ -20,9 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 ROUND = """
 import json, sys, time
 from pathlib import Path
+from autograder.grading.result import SubmissionResult
 from autograder.platforms import classreport
 rows = json.loads(Path(sys.argv[1]).read_text())
-students = [classreport.Student(r["student"], r["student"], r["result"], r["status"], r["feedback"], None) for r in rows]
+students = [classreport.Student(r["student"], r["student"], r["result"] and SubmissionResult.from_json(r["result"]),
+                                r["status"], r["feedback"], None) for r in rows]
 started = time.perf_counter()
 classreport.write(Path(sys.argv[2]), students, "benchmark")
 print(time.perf_counter() - started)

@@ -51,24 +51,31 @@ def _package(module, sources):
         else module.rpartition(".")[0]
 
 
-def imports(module, source, sources):
-    """[(imported module, names taken from it, line)] of one module, every import in it."""
-    found = []
-    here = _package(module, sources)
+def _bindings(module, source, sources):
+    """[(local name, engine module or None, module taken from, name taken or None, line)] for
+    every import of ``module``: ``from X import y`` where X.y is a module binds that module."""
+    here, found = _package(module, sources), []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            found += [(alias.name, (), node.lineno) for alias in node.names]
+            found += [(alias.asname, alias.name, alias.name, None, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
-            if node.level:
+            if node.level:  # relative: the package, up level - 1 packages
                 anchor = here.split(".")[:len(here.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
             for alias in node.names:
                 if f"{base}.{alias.name}" in sources:  # a module of a package
-                    found.append((f"{base}.{alias.name}", (), node.lineno))
+                    found.append((alias.asname or alias.name, f"{base}.{alias.name}", f"{base}.{alias.name}", None,
+                                  node.lineno))
                 else:
-                    found.append((base, (alias.name,), node.lineno))
-    return [(m, names, line) for m, names, line in found if m == "autograder" or m.startswith("autograder.")]
+                    found.append((alias.asname or alias.name, None, base, alias.name, node.lineno))
+    return found
+
+
+def imports(module, source, sources):
+    """[(imported module, names taken from it, line)] of one module, every import in it."""
+    return [(target, (name,) if name else (), line) for _, _, target, name, line in _bindings(module, source, sources)
+            if target == "autograder" or target.startswith("autograder.")]
 
 
 def named_in_strings(source):
@@ -80,21 +87,7 @@ def named_in_strings(source):
 
 def _module_aliases(source, module, sources):
     """{local name: engine module} for the names a module binds to other engine modules."""
-    here, aliases = _package(module, sources), {}
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = here.split(".")[:len(here.split(".")) - node.level + 1]
-                base = ".".join([*anchor, *([base] if base else [])])
-            for alias in node.names:
-                if f"{base}.{alias.name}" in sources:
-                    aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname and alias.name in sources:
-                    aliases[alias.asname] = alias.name
-    return aliases
+    return {local: bound for local, bound, *_ in _bindings(module, source, sources) if local and bound in sources}
 
 
 def _private(name):

@@ -16,6 +16,7 @@ import pytest
 import xmlschema
 import yaml
 
+from autograder.grading.result import SubmissionResult
 from autograder.platforms import classroom, gradescope, report, shards
 from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS, SUITES
 from hostile import CASES, materialize
@@ -143,10 +144,11 @@ def test_gradescope_visibility_options_reach_results_json(tmp_path):
         assert zipped.getinfo("run_autograder").external_attr >> 16 & 0o111
         assert not [n for n in names if n.startswith(("tests/", "assignments/", "source/"))
                     or "/test_" in n and "suites" not in n]
-    result = {"score": 96, "max_score": 100, "execution_time": 1.0, "output": "WARNING: the submission ran X\nnote",
-              "extra_data": {"parts": {"exercises": [15, 15], "self_attention": [16, 20]}},
-              "tests": [{"name": "a", "part": "self_attention", "score": 0, "max_score": 4, "status": "failed",
-                         "output": "wrong", "visibility": "visible"}]}
+    result = SubmissionResult.from_json({
+        "score": 96, "max_score": 100, "execution_time": 1.0, "output": "WARNING: the submission ran X\nnote",
+        "extra_data": {"parts": {"exercises": [15, 15], "self_attention": [16, 20]}},
+        "tests": [{"name": "a", "part": "self_attention", "score": 0, "max_score": 4, "status": "failed",
+                   "output": "wrong", "visibility": "visible"}]})
     for checks in ("after_due_date", "hidden"):
         converted = gradescope.to_gradescope(result, checks=checks)
         validator("gradescope-results.schema.json").validate(converted)
@@ -347,7 +349,7 @@ def test_grade_junit_and_job_summary_for_ci(buggy_by_cli, tmp_path):
     assert summary.startswith("earlier step\n")  # appended, not replaced
     assert f"**Score: {result['score']} / 100**" in summary
     # a class: one suite per student, a student who could not be graded is an error, not a green suite
-    rows = [("alice", result, "graded"), ("bob\x01<&>", None, "not graded: no Python files")]
+    rows = [("alice", SubmissionResult.from_json(result), "graded"), ("bob\x01<&>", None, "not graded: no Python files")]
     (tmp_path / "class.xml").write_text(report.junit(rows))
     schema.validate(tmp_path / "class.xml")
     suites = schema.to_dict(tmp_path / "class.xml")["testsuite"]

@@ -17,6 +17,7 @@ import pytest
 from autograder.grading import course
 from autograder.platforms import gradescope, report
 from autograder.paths import ROOT
+from autograder.grading.result import SubmissionResult
 from autograder.grading.runner import Grader
 
 CH03 = "ch03_attention"
@@ -268,7 +269,8 @@ def test_assignments_are_found_by_folder_name_then_by_their_modules(tmp_path):
 
 def test_one_assignment_keeps_todays_csv_and_several_get_a_column_group_each():
     parts = course.get(CH03).parts
-    result = {"score": 7, "max_score": 100, "extra_data": {"assignment": CH03, "parts": {p: [1, 20] for p in parts}}}
+    result = SubmissionResult.from_json({"score": 7, "max_score": 100, "execution_time": 1.0, "output": "", "tests": [],
+                                         "extra_data": {"assignment": CH03, "parts": {p: [1, 20] for p in parts}}})
     one = report.class_csv([("alice", result, "graded"), ("bob", None, "not graded: empty")])
     assert one.splitlines() == [",".join(["student", "score", "max_score", *parts, "status"]),
                                 "alice,7,100,1,1,1,1,1,graded", "bob,0,,,,,,,not graded: empty"]
@@ -278,7 +280,8 @@ def test_one_assignment_keeps_todays_csv_and_several_get_a_column_group_each():
 
 def test_a_submission_of_no_known_assignment_says_why_in_every_column_group(tiny, monkeypatch):
     monkeypatch.setattr(course, "ROOT", tiny)
-    result = {"score": 5, "max_score": 5, "extra_data": {"assignment": TINY, "parts": {"exercises": [5, 5]}}}
+    result = SubmissionResult.from_json({"score": 5, "max_score": 5, "execution_time": 1.0, "output": "", "tests": [],
+                                         "extra_data": {"assignment": TINY, "parts": {"exercises": [5, 5]}}})
     text = report.class_csv([("alice", result, "graded", TINY), ("carol", None, "not graded: which?", None)],
                             [CH03, TINY])
     rows = list(csv.DictReader(io.StringIO(text)))

@@ -5,6 +5,7 @@ tests/test_mutants.py, every mistake charged in its own part only and named righ
 """
 from test_grader import cli, submission
 
+from autograder.grading.result import SubmissionResult
 from autograder.platforms import report
 
 
@@ -16,8 +17,9 @@ def test_a_missing_module_is_one_clear_line_everywhere(grader, tmp_path):
     assert result["score"] == 85, "the other parts do not need exercises.py"
     failed = [t for t in result["tests"] if t["status"] == "failed"]
     assert failed and all(t["output"] == "exercises.py is missing from your submission" for t in failed), failed
-    assert "exercises.py is missing from your submission" in report.markdown(result, "s")
-    assert "No module named" not in report.markdown(result, "s") + report.table(result, "s")
+    typed = SubmissionResult.from_json(result)
+    assert "exercises.py is missing from your submission" in report.markdown(typed, "s")
+    assert "No module named" not in report.markdown(typed, "s") + report.table(typed, "s")
     run = cli("grade", folder, "--json", tmp_path / "r.json")
     assert "exercises.py is missing from your submission" in run.stdout and "No module named" not in run.stdout
     assert "exercises.py is missing from your submission" in (tmp_path / "r.json").read_text()

@@ -166,10 +166,12 @@ def test_a_suite_that_does_not_import_is_a_grader_error_not_a_smaller_total(tmp_
 
 
 def test_markdown_feedback_fences_untrusted_text():
+    from autograder.grading.result import SubmissionResult
     from autograder.platforms import report
-    result = {"score": 0, "max_score": 2, "output": "", "extra_data": {"parts": {"exercises": [0, 2]}},
-              "tests": [{"name": "exercises: 3.1", "part": "exercises", "score": 0, "max_score": 2,
-                         "status": "failed", "output": "raised ValueError: ```\n# Score: 100 / 100"}]}
+    result = SubmissionResult.from_json({
+        "score": 0, "max_score": 2, "execution_time": 1.0, "output": "", "extra_data": {"parts": {"exercises": [0, 2]}},
+        "tests": [{"name": "exercises: 3.1", "part": "exercises", "score": 0, "max_score": 2,
+                   "status": "failed", "output": "raised ValueError: ```\n# Score: 100 / 100"}]})
     text = report.markdown(result, "mallory")
     assert "**Score: 0 / 2**" in text and "**Score: 100" not in text
     fence = "````"  # longer than the three backticks the student's message holds

@@ -26,6 +26,7 @@ for path in (str(ROOT), str(TESTS)):
 
 from autograder.platforms import classreport  # noqa: E402
 from autograder.grading import course
+from autograder.grading.result import SubmissionResult  # noqa: E402
 from autograder.grading.runner import Grader  # noqa: E402
 from banks import banks, describe, mutated_sources, part_points, reference_sources, stub_sources  # noqa: E402
 
@@ -122,8 +123,8 @@ def test_mutant_is_named_right(grade, assignment, mutant):
 
 def bank_class(grade, assignment, bank):
     """A class of the whole bank, one student per mutant: its class report's summary."""
-    students = [classreport.Student(m.name, m.name, grade(assignment, m.name, mutated_sources(assignment, m)),
-                                    "graded") for m in bank.MUTANTS]
+    students = [classreport.Student(m.name, m.name, SubmissionResult.from_json(
+        grade(assignment, m.name, mutated_sources(assignment, m))), "graded") for m in bank.MUTANTS]
     return classreport.summarize(students, f"the mutant bank of {assignment}")
 
 

@@ -6,6 +6,8 @@ importing torch.
 """
 import hashlib
 
+from dataclasses import replace
+
 from . import course
 from ..sandbox.submission import read_sources
 
@@ -37,10 +39,7 @@ def syntax_notes(folder):
 
 
 def grade_one(grader, folder, assignment=None):
-    """Grade ``folder`` with ``grader`` (a runner.Grader); raises as Grader.grade does."""
-    result = grader.grade(folder, assignment)
-    notes = syntax_notes(folder)
-    if notes:
-        result["output"] = "\n".join(filter(None, [*notes, result["output"]]))
-    result["extra_data"]["fingerprint"] = fingerprint(folder, result["extra_data"]["assignment"])
-    return result
+    """The SubmissionResult of ``folder`` graded by ``grader`` (a runner.Grader), with the syntax
+    errors its files hold up front and its fingerprint; raises as Grader.grade_result does."""
+    result = grader.grade_result(folder, assignment).with_notes(syntax_notes(folder))
+    return replace(result, fingerprint=fingerprint(folder, result.assignment))

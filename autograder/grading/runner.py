@@ -1,8 +1,9 @@
 """Run the hidden pytest suites against one submission and build its result.
 
 The suites are ordinary pytest files; this module runs them in-process with a plugin
-that provides the ``student`` fixture (a sandboxed child) and records points. The result
-has the shape of Gradescope's results.json; every other output is rendered from it.
+that provides the ``student`` fixture (a sandboxed child) and records points, one ``Check``
+each. The result is built from them once (``result.SubmissionResult``); every output is
+rendered from it.
 """
 import contextlib
 import io
@@ -14,15 +15,11 @@ import pytest
 import torch
 
 from . import course
+from .result import Check, SubmissionResult
 from ..paths import PYTEST_INI
 from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
 from ..sandbox.submission import SubmissionError, clean_text, read_sources
 from ..sandbox.zygote import Zygote
-
-REDUCED_WARNING = ("WARNING: the submission ran WITHOUT full isolation ({why}); depending on what is missing it "
-                   "could read files, reach the network or signal your processes. Grade untrusted code where "
-                   "user namespaces are allowed (see the README).")
-
 
 class _Collector:
     """pytest plugin: the ``student`` fixture and one record per check."""
@@ -77,11 +74,8 @@ class _Collector:
             else:
                 output = f"internal grader error ({type(exc).__name__}: {clean_text(exc)})"
                 self.grader_errors.append(f"{item.nodeid}: {output}")
-        self.records.append({
-            "name": f"{part}: {doc}", "part": part, "score": points if report.passed else 0,
-            "max_score": points, "status": "passed" if report.passed else "failed",
-            "output": output, "visibility": "visible",
-        })
+        self.records.append(Check(f"{part}: {doc}", part, points if report.passed else 0, points,
+                                  "passed" if report.passed else "failed", output))
 
 
 def _pytest_args(assignment):
@@ -150,8 +144,12 @@ class Grader:
         self.close()
 
     def grade(self, folder, assignment=None):
+        """``grade_result`` as the result file's dict (Gradescope's results.json shape)."""
+        return self.grade_result(folder, assignment).to_json()
+
+    def grade_result(self, folder, assignment=None):
         """Grade the submission in ``folder`` as ``assignment`` (default: the grader's, else the
-        one the folder holds); returns a results.json-shaped dict.
+        one the folder holds); returns its SubmissionResult.
 
         Raises SubmissionError when the folder is not a submission at all.
         """
@@ -187,27 +185,8 @@ class Grader:
             # e.g. a suite that fails to import: pytest's own words say why
             why = collector.grader_errors or [f"the hidden suites ran no check: {printed.getvalue()[-1500:].strip()}"]
             raise GraderError("; ".join(why))
-        result = build_result(collector.records, notes, session.isolation, time.perf_counter() - started)
-        result["extra_data"]["protections"] = session.protections
-        result["extra_data"]["assignment"] = assignment.name
-        result["extra_data"]["suites"] = course.suites_digest(assignment.name)  # shards graded apart must agree on it
-        return result
+        return SubmissionResult.build(collector.records, notes, session.isolation, time.perf_counter() - started,
+                                      protections=session.protections, assignment=assignment.name,
+                                      # shards graded apart must agree on it
+                                      suites=course.suites_digest(assignment.name))
 
-
-def build_result(tests, notes, isolation, seconds):
-    parts = {}
-    for test in tests:
-        got, most = parts.get(test["part"], (0, 0))
-        parts[test["part"]] = (got + test["score"], most + test["max_score"])
-    output = list(notes)
-    if isolation and not isolation.startswith("namespaces"):
-        output.insert(0, REDUCED_WARNING.format(why=isolation))
-    return {
-        "score": sum(t["score"] for t in tests),
-        "max_score": sum(t["max_score"] for t in tests),
-        "execution_time": round(seconds, 3),
-        "output": "\n".join(output),
-        "tests": tests,
-        "extra_data": {"parts": {p: list(v) for p, v in parts.items()}, "isolation": isolation,
-                       "fully_isolated": isolation == "namespaces"},
-    }

@@ -18,6 +18,7 @@ from . import classreport, report, shards
 from .files import display_name, feedback_title, result_stem, write_atomic
 from ..grading import course
 from ..grading.grade import fingerprint, grade_one
+from ..grading.result import SubmissionResult
 from ..paths import ASSIGNMENTS, SOLUTIONS
 from ..sandbox import isolate
 from ..sandbox.submission import SubmissionError, printable
@@ -121,13 +122,13 @@ def grade_student(path, found, isolation, args, same_uid=False):
                 return _fail(f"the grader failed: {exc}", 1)
             print(report.table(result, f"Submission {name}"))
             results[name] = result
-    named = {r["extra_data"]["assignment"]: r for r in results.values()}
+    named = {r.assignment: r.to_json() for r in results.values()}
     if args.json:
         write_atomic(Path(args.json), json.dumps(named.popitem()[1] if len(named) == 1 else named, indent=1))
     if args.markdown:
         write_atomic(Path(args.markdown), "\n".join(report.markdown(r, name) for name, r in results.items()))
     ci_outputs(args, [(name, result, "graded") for name, result in results.items()])
-    isolated = all(r["extra_data"]["fully_isolated"] for r in results.values())
+    isolated = all(r.fully_isolated for r in results.values())
     return 3 if args.require_isolation and not isolated else 0
 
 
@@ -187,7 +188,9 @@ def _kept(target, folder, assignment):
             return None
         if extra["suites"] != course.suites_digest(extra.get("assignment") or assignment):
             return None  # graded by other suites (or another reference): grade it again
-        return previous if extra["fingerprint"] == fingerprint(folder, assignment) else None
+        if extra["fingerprint"] == fingerprint(folder, assignment):
+            return SubmissionResult.from_json(previous)
+        return None
     except (OSError, ValueError, KeyError, TypeError, SubmissionError):
         return None
 
@@ -244,9 +247,9 @@ def grade_class(root, students, out, isolation, args):
         if result is not None:
             try:
                 write_atomic(target(*key, ".md"), report.markdown(result, feedback_title(*key, several)))
-                write_atomic(target(*key, ".json"), json.dumps(result, indent=1))  # last: it marks it done
+                write_atomic(target(*key, ".json"), json.dumps(result.to_json(), indent=1))  # last: it marks it done
             except OSError as exc:  # this student's result is lost, not the class's
-                outcome = (result, f"graded ({result['score']}), but the result was not saved: {exc.strerror}", True)
+                outcome = (result, f"graded ({result.score}), but the result was not saved: {exc.strerror}", True)
         outcomes[key] = outcome
         _progress(len(outcomes), len(items), started, key[0])
 
@@ -291,7 +294,7 @@ def grade_class(root, students, out, isolation, args):
                     f"{report_started - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
                     f"results in {out}/ (grades.csv, and a JSON and a Markdown feedback file per student"
                     f"{' and assignment, a folder per assignment' if several else ''})"))
-    reduced = sorted({r["extra_data"]["isolation"] for _, r, _ in rows if r and r["extra_data"]["isolation"] != "namespaces"})
+    reduced = sorted({r.isolation for _, r, _ in rows if r and r.isolation != "namespaces"})
     for isolation in reduced:
         print(printable(f"WARNING: submissions ran without full isolation: {isolation}"))
     for name, _, status in rows:

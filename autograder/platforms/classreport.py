@@ -1,6 +1,6 @@
 """The class at a glance: ``summary.json`` and ``report.html`` from the results of a class.
 
-Both come from the same result dicts (results.json shape) as ``grades.csv``: first the summary,
+Both come from the same results (``grading.result.SubmissionResult``) as ``grades.csv``: first the summary,
 plain data for tools; then the page, rendered from the summary alone, so the two cannot
 disagree. The page is one file that opens from disk with no network: the charts are matplotlib
 SVG inline, the one script (sorting the students table) is inline and optional, and a
@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 from . import report
 from .files import write_atomic
+from ..grading.result import SubmissionResult
 from ..sandbox.submission import printable
 
 # The hint compare.expect_close (and the suites' own checks) end a failed check's feedback with.
@@ -38,7 +39,7 @@ ROWS_SHOWN = 10             # checks failed without a name listed before the res
 class Student(NamedTuple):
     folder: str                    # the submission folder's own name (sorting and duplicates)
     name: str                      # as shown (display_name of the folder)
-    result: Optional[dict]         # results.json shape, or None when not graded
+    result: Optional[SubmissionResult]  # None when not graded
     status: str                    # "graded", or why not (grades.csv's status column)
     feedback: Optional[str] = None  # the Markdown feedback file, relative to the report
     result_file: Optional[str] = None  # the result JSON, relative to the report
@@ -74,39 +75,38 @@ def _histogram(scores, max_score):
 def _assignment(key, entries):
     """The numbers of one assignment: entries are the Students graded in it."""
     results = [s.result for s in entries]
-    max_score = max(r["max_score"] for r in results)
-    scores = [r["score"] for r in results]
-    parts = report.in_order(dict.fromkeys(p for r in results for p in r["extra_data"]["parts"]), results[0])
+    max_score = max(r.max_score for r in results)
+    scores = [r.score for r in results]
+    parts = report.in_order(dict.fromkeys(p.name for r in results for p in r.parts), results[0])
     manifest = report.assignment_of(results[0])
     part_stats = []
     for part in parts:
-        got = [r["extra_data"]["parts"][part] for r in results if part in r["extra_data"]["parts"]]
+        got = [(p.score, p.max_score) for p in (r.part(part) for r in results) if p]
         most = max(m for _, m in got)
         part_stats.append({"part": part, "max_score": _number(most), "students": len(got),
                            "full_marks": sum(g == m for g, m in got), "zero": sum(g == 0 for g, _ in got),
                            "mean": round(statistics.fmean(g for g, _ in got), 2)})
     checks, mistakes, unnamed = {}, {}, {}
     for student in entries:
-        for test in student.result["tests"]:
-            check = checks.setdefault(test["name"], {
-                "check": test["name"], "part": test["part"],
-                "description": test["name"].removeprefix(f"{test['part']}: "),
-                "points": _number(test["max_score"]), "passed": 0, "failed": 0})
-            if test["status"] == "passed":
+        for test in student.result.checks:
+            check = checks.setdefault(test.name, {
+                "check": test.name, "part": test.part, "description": test.description,
+                "points": _number(test.max_score), "passed": 0, "failed": 0})
+            if test.passed:
                 check["passed"] += 1
                 continue
             check["failed"] += 1
-            name = named_mistake(test["output"])
+            name = named_mistake(test.output)
             if name:
                 mistake = mistakes.setdefault(name, {"mistake": name, "students": [], "checks": []})
                 if student.name not in mistake["students"]:
                     mistake["students"].append(student.name)
-                if test["name"] not in mistake["checks"]:
-                    mistake["checks"].append(test["name"])
+                if test.name not in mistake["checks"]:
+                    mistake["checks"].append(test.name)
             else:
-                line = _first_line(test["output"])
+                line = _first_line(test.output)
                 # numbers differ from student to student; the wording is what repeats
-                unnamed.setdefault(test["name"], []).append((re.sub(r"-?\d[\d.e+-]*", "#", line), line, student.name))
+                unnamed.setdefault(test.name, []).append((re.sub(r"-?\d[\d.e+-]*", "#", line), line, student.name))
     order = {p: i for i, p in enumerate(parts)}
     ranked_checks = sorted(checks.values(), key=lambda c: (-c["failed"] / (c["passed"] + c["failed"]),
                                                           order.get(c["part"], len(order))))
@@ -123,7 +123,7 @@ def _assignment(key, entries):
         "median": _number(statistics.median(scores)), "mean": round(statistics.fmean(scores), 2),
         "at_zero": sum(s == 0 for s in scores), "at_full_marks": sum(s == max_score for s in scores),
         "histogram": _histogram(scores, max_score),
-        "suites": sorted({r["extra_data"].get("suites", "") for r in results} - {""}),
+        "suites": sorted({r.suites or "" for r in results} - {""}),
         "part_stats": sorted(part_stats, key=lambda p: (p["full_marks"] / p["students"], order[p["part"]])),
         "checks": ranked_checks,
         "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m["students"]), m["mistake"])),
@@ -135,11 +135,11 @@ def _isolation(graded):
     held, missing, kinds = Counter(), {}, Counter()
     reduced = []
     for student in graded:
-        extra = student.result["extra_data"]
-        kinds[extra.get("isolation") or "unknown"] += 1
-        if not extra.get("fully_isolated"):
+        result = student.result
+        kinds[result.isolation or "unknown"] += 1
+        if not result.fully_isolated:
             reduced.append(student.name)
-        protections = extra.get("protections") or {}
+        protections = result.protections or {}
         held.update(protections.get("held", []))
         for name, why in (protections.get("unavailable") or {}).items():
             missing.setdefault(name, Counter())[why] += 1
@@ -151,7 +151,7 @@ def _isolation(graded):
 
 
 def _assignment_of(student):
-    return (student.result or {}).get("extra_data", {}).get("assignment") or student.assignment or ""
+    return (student.result.assignment if student.result else None) or student.assignment or ""
 
 
 def summarize(students, title):
@@ -162,12 +162,12 @@ def summarize(students, title):
         groups.setdefault(_assignment_of(student), []).append(student)
     problems = []
     for student in students:
-        notes = [line for line in (student.result or {}).get("output", "").splitlines()
+        notes = [line for line in (student.result.output if student.result else "").splitlines()
                  if line.strip() and not line.startswith("WARNING:")]  # isolation has its own section
         if student.result is None or student.status != "graded" or notes:
             problems.append({"student": student.name, "assignment": _assignment_of(student),
                              "status": student.status, "notes": notes,
-                             "score": None if student.result is None else _number(student.result["score"]),
+                             "score": None if student.result is None else _number(student.result.score),
                              "feedback": student.feedback if student.result else None})
     rows = []
     for s in students:
@@ -176,8 +176,8 @@ def summarize(students, title):
         if s.folder != s.name:  # a folder name shown otherwise (not UTF-8, control characters): kept exactly
             row["folder"] = s.folder
         if s.result is not None:
-            row.update(score=_number(s.result["score"]), max_score=_number(s.result["max_score"]),
-                       parts={p: [_number(g), _number(m)] for p, (g, m) in s.result["extra_data"]["parts"].items()})
+            row.update(score=_number(s.result.score), max_score=_number(s.result.max_score),
+                       parts={p.name: [_number(p.score), _number(p.max_score)] for p in s.result.parts})
         rows.append(row)
     return {
         "title": title, "students": len(students), "graded": len(graded),

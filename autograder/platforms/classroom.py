@@ -32,10 +32,10 @@ def part_points(assignment, grader=None):
     if grader is None:
         with Grader(assignment, unsafe_same_uid=True) as grader:  # the reference: trusted, as `grade solutions`
             return part_points(assignment, grader)
-    result = grader.grade(course.get(assignment).solutions, assignment)
-    if result["score"] != result["max_score"]:
-        raise RuntimeError(f"the reference solution scores {result['score']}/{result['max_score']}")
-    return {part: most for part, (_, most) in result["extra_data"]["parts"].items()}
+    result = grader.grade_result(course.get(assignment).solutions, assignment)
+    if result.score != result.max_score:
+        raise RuntimeError(f"the reference solution scores {result.score}/{result.max_score}")
+    return {part.name: part.max_score for part in result.parts}
 
 
 def student_workflow(assignment, points):

@@ -124,18 +124,18 @@ def to_gradescope(result, checks="visible", stdout="hidden"):
     """results.json for Gradescope from the grader's result. What the student reads is the
     per-check feedback (at the chosen visibility) and notes about their files; which
     protections held goes to extra_data and stdout, which only the instructor sees."""
-    tests = [{"name": t["name"], "number": str(i), "score": t["score"], "max_score": t["max_score"],
-              "status": t["status"], "output": t["output"], "output_format": "text",
-              "tags": [t["part"]], "visibility": checks}
-             for i, t in enumerate(result["tests"], start=1)]
-    notes = [line for line in result["output"].splitlines() if not line.startswith("WARNING: the submission ran")]
-    parts = result["extra_data"]["parts"]
-    summary = [f"{part}: {parts[part][0]} / {parts[part][1]}" for part in report.in_order(parts, result)]
-    return {"score": result["score"], "execution_time": result["execution_time"],
+    tests = [{"name": c.name, "number": str(i), "score": c.score, "max_score": c.max_score,
+              "status": c.status, "output": c.output, "output_format": "text",
+              "tags": [c.part], "visibility": checks}
+             for i, c in enumerate(result.checks, start=1)]
+    notes = [line for line in result.output.splitlines() if not line.startswith("WARNING: the submission ran")]
+    parts = {p.name: p for p in result.parts}
+    summary = [f"{name}: {parts[name].score} / {parts[name].max_score}" for name in report.in_order(parts, result)]
+    return {"score": result.score, "execution_time": result.execution_time,
             "output": "\n".join([*notes, *([""] if notes else []),
                                  *(summary if checks == "visible" else [])]),
             "output_format": "text", "visibility": "visible", "stdout_visibility": stdout,
-            "extra_data": result["extra_data"], "tests": tests}
+            "extra_data": result.to_json()["extra_data"], "tests": tests}
 
 
 def not_graded(why, execution_time=0.0):

@@ -23,6 +23,7 @@ import os
 import subprocess
 import sys
 
+from ..grading.result import SubmissionResult
 from ..paths import ROOT
 
 GRADE_ID_PREFIX = "grade_"
@@ -42,9 +43,9 @@ def part_of(grade_id_):
 
 
 def part_points(result, part):
-    """(score, max_score) of ``part`` in a grader result; (0, 0) when no check scores it."""
-    score, most = result.get("extra_data", {}).get("parts", {}).get(part, (0, 0))
-    return score, most
+    """(score, max_score) of ``part`` in a SubmissionResult; (0, 0) when no check scores it."""
+    found = result.part(part)
+    return (found.score, found.max_score) if found else (0, 0)
 
 
 def part_feedback(result, part, points=None):
@@ -55,29 +56,29 @@ def part_feedback(result, part, points=None):
     else:
         most_text = str(most)
     lines = [f"{part}: {score} / {most_text} points"]
-    checks = [t for t in result.get("tests", []) if t.get("part") == part]
+    checks = result.checks_of(part)
     if not checks:
         lines.append("  no hidden check scores this part")
-    outputs = [t.get("output") or "" for t in checks]
+    outputs = [c.output or "" for c in checks]
     shortest = min(outputs, key=len, default="")
-    if len(checks) > 1 and shortest and all(t["status"] != "passed" and o.startswith(shortest)
-                                            for t, o in zip(checks, outputs)):
+    if len(checks) > 1 and shortest and all(not c.passed and o.startswith(shortest)
+                                            for c, o in zip(checks, outputs)):
         # One cause for every check (a missing module, a failed import): say it once.
         lines.append(f"  [FAIL] all {len(checks)} checks: {shortest}")
         checks = []
-    for test in checks:
-        mark = "PASS" if test["status"] == "passed" else "FAIL"
-        name = test["name"].split(": ", 1)[-1]
-        lines.append(f"  [{mark}] {name} ({test['score']}/{test['max_score']})")
-        if test.get("output"):
-            lines.append(f"         {test['output']}")
-    if result.get("output"):
-        lines.append(result["output"])
+    for check in checks:
+        mark = "PASS" if check.passed else "FAIL"
+        name = check.name.split(": ", 1)[-1]
+        lines.append(f"  [{mark}] {name} ({check.score}/{check.max_score})")
+        if check.output:
+            lines.append(f"         {check.output}")
+    if result.output:
+        lines.append(result.output)
     return "\n".join(lines)
 
 
 def grade_in_subprocess(folder, assignment=None, timeout=600):
-    """Grade ``folder`` with the hidden suites in a fresh interpreter; returns the result dict.
+    """Grade ``folder`` with the hidden suites in a fresh interpreter; returns its SubmissionResult.
     ``assignment``: as Grader's (default: the one the folder holds)."""
     code = ("import json, sys; from autograder.platforms.nbgrade import _grade_folder; "
             "print(json.dumps(_grade_folder(sys.argv[1], sys.argv[2])))")
@@ -85,7 +86,7 @@ def grade_in_subprocess(folder, assignment=None, timeout=600):
                           cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"grading {folder} failed:\n{proc.stderr[-2000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return SubmissionResult.from_json(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
 def _grade_folder(folder, assignment):

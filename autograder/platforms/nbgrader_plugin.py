@@ -81,7 +81,7 @@ class GradeSubmission(Preprocessor):
         folder = submitted_folder(self.config, resources)
         assignment = self.assignment or resources["nbgrader"]["assignment"]
         self.log.info("Grading the modules in %s with the hidden suites of %s", folder, assignment)
-        resources[RESULT_KEY] = _grader(assignment, self.hidden, self.unsafe_same_uid).grade(folder)
+        resources[RESULT_KEY] = _grader(assignment, self.hidden, self.unsafe_same_uid).grade_result(folder)
         drop_followed_links(folder, resources.get("metadata", {}).get("path") or ".", self.log)
         return nb, resources
 

@@ -1,4 +1,5 @@
-"""Renderings of a result (results.json shape): the terminal table, Markdown feedback, the class CSV."""
+"""Renderings of results (grading.result.SubmissionResult): the terminal table, Markdown feedback,
+the class CSV, JUnit XML and the CI job summary. They read scores and part totals; they add up none."""
 import csv
 import io
 import re
@@ -10,10 +11,9 @@ from ..sandbox.submission import printable
 def assignment_of(result):
     """The assignment a result is for: the one it names, else (a result written before results
     named it) the one whose manifest lists its parts."""
-    name = result.get("extra_data", {}).get("assignment")
-    if name in course.names():
-        return course.get(name)
-    parts = set(result.get("extra_data", {}).get("parts", ()))
+    if result.assignment in course.names():
+        return course.get(result.assignment)
+    parts = {p.name for p in result.parts}
     return next((a for a in course.assignments() if parts <= set(a.parts)), None)
 
 
@@ -25,29 +25,28 @@ def in_order(parts, result=None):
 
 def table(result, title):
     """The per-part table with one line of feedback for each failed check."""
-    lines = [f"{title}  (isolation: {result['extra_data'].get('isolation')})"]
-    if result.get("output"):
-        lines += [f"  note: {line}" for line in result["output"].splitlines()]
-    parts = result["extra_data"]["parts"]
+    lines = [f"{title}  (isolation: {result.isolation})"]
+    if result.output:
+        lines += [f"  note: {line}" for line in result.output.splitlines()]
+    parts = {p.name: p for p in result.parts}
     width = max(len(p) for p in parts)
     lines.append(f"  {'part':<{width}}  points")
-    for part in in_order(parts, result):
-        got, most = parts[part]
-        lines.append(f"  {part:<{width}}  {got:>3}/{most:<3} {'ok' if got == most else ''}")
-    lines.append(f"  {'total':<{width}}  {result['score']:>3}/{result['max_score']}")
-    failed = [t for t in result["tests"] if t["status"] != "passed"]
+    for name in in_order(parts, result):
+        part = parts[name]
+        lines.append(f"  {name:<{width}}  {part.score:>3}/{part.max_score:<3} {'ok' if part.full_marks else ''}")
+    lines.append(f"  {'total':<{width}}  {result.score:>3}/{result.max_score}")
+    failed = result.failed
     # A part whose every check hit the stub's NotImplementedError gets one line, not one per check.
-    unwritten = {p for p in parts if all("NotImplementedError" in t["output"]
-                                         for t in result["tests"] if t["part"] == p and t["status"] != "passed")
-                 and parts[p][0] == 0}
+    unwritten = {p for p in parts if all("NotImplementedError" in c.output for c in failed if c.part == p)
+                 and parts[p].score == 0}
     if failed:
         lines.append("  failed checks:")
         for part in in_order(unwritten, result):
             lines.append(f"  - {part}: not written yet (the stubs still raise NotImplementedError)")
-        for test in failed:
-            if test["part"] not in unwritten:
-                lines.append(f"  - {test['name']} (0/{test['max_score']})")
-                lines.append(f"      {test['output']}")
+        for check in failed:
+            if check.part not in unwritten:
+                lines.append(f"  - {check.name} (0/{check.max_score})")
+                lines.append(f"      {check.output}")
     return printable("\n".join(lines))  # folder and file names can carry terminal escapes
 
 
@@ -60,17 +59,17 @@ def _fenced(text):
 
 def markdown(result, title):
     """Feedback for the student: score per part, then what each failed check found."""
-    parts = result["extra_data"]["parts"]
-    lines = [f"# Feedback: {title}", "", f"**Score: {result['score']} / {result['max_score']}**", "",
+    parts = {p.name: p for p in result.parts}
+    lines = [f"# Feedback: {title}", "", f"**Score: {result.score} / {result.max_score}**", "",
              "| part | points |", "|---|---|"]
     order = in_order(parts, result)
-    lines += [f"| {part} | {parts[part][0]} / {parts[part][1]} |" for part in order]
-    if result.get("output"):
-        lines += ["", "## Notes", "", _fenced(result["output"])]
-    failed = [t for t in result["tests"] if t["status"] != "passed"]
+    lines += [f"| {name} | {parts[name].score} / {parts[name].max_score} |" for name in order]
+    if result.output:
+        lines += ["", "## Notes", "", _fenced(result.output)]
+    failed = result.failed
     lines += ["", "## What to fix" if failed else "## Every check passed", ""]
-    for test in sorted(failed, key=lambda t: order.index(t["part"]) if t["part"] in parts else 0):
-        lines += [f"### {test['name']} (0 / {test['max_score']})", "", _fenced(test["output"]), ""]
+    for check in sorted(failed, key=lambda c: order.index(c.part) if c.part in parts else 0):
+        lines += [f"### {check.name} (0 / {check.max_score})", "", _fenced(check.output), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -115,14 +114,14 @@ def class_csv(rows, assignments=None):
 
 
 def _named_assignment(result):
-    return result["extra_data"].get("assignment") if result else None
+    return result.assignment if result else None
 
 
 def _columns(result, status, parts):
     if result is None:
         return [0, "", *[""] * len(parts), status]
-    got = result["extra_data"]["parts"]
-    return [result["score"], result["max_score"], *[got.get(p, ["", ""])[0] for p in parts], status]
+    scores = [result.part(p).score if result.part(p) else "" for p in parts]
+    return [result.score, result.max_score, *scores, status]
 
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -138,31 +137,30 @@ def junit(results):
 
     suites = ET.Element("testsuites", name="autograder")
     for name, result, status in results:
-        tests = result["tests"] if result else []
-        suite = ET.SubElement(suites, "testsuite", name=text(name), tests=str(len(tests) or 1),
-                              failures=str(sum(t["status"] != "passed" for t in tests)),
+        checks = result.checks if result else ()
+        suite = ET.SubElement(suites, "testsuite", name=text(name), tests=str(len(checks) or 1),
+                              failures=str(len(result.failed) if result else 0),
                               errors="0" if result else "1", skipped="0",
-                              time=str(result["execution_time"] if result else 0))
+                              time=str(result.execution_time if result else 0))
         properties = ET.SubElement(suite, "properties")
         if result is None:  # not graded at all: one error, so CI shows it instead of an empty green suite
             case = ET.SubElement(suite, "testcase", name="graded", classname=text(name), time="0")
             ET.SubElement(case, "error", message=text(status), type="NotGraded")
             continue
-        for key, value in (("score", result["score"]), ("max_score", result["max_score"]),
-                           ("isolation", result["extra_data"].get("isolation"))):
+        for key, value in (("score", result.score), ("max_score", result.max_score), ("isolation", result.isolation)):
             ET.SubElement(properties, "property", name=key, value=text(value))
-        for test in tests:
-            case = ET.SubElement(suite, "testcase", name=text(test["name"]),
-                                 classname=text(f"{name}.{test['part']}"), time="0")
+        for check in checks:
+            case = ET.SubElement(suite, "testcase", name=text(check.name),
+                                 classname=text(f"{name}.{check.part}"), time="0")
             points = ET.SubElement(case, "properties")
-            for key in ("score", "max_score"):
-                ET.SubElement(points, "property", name=key, value=str(test[key]))
-            if test["status"] != "passed":
+            for key, value in (("score", check.score), ("max_score", check.max_score)):
+                ET.SubElement(points, "property", name=key, value=str(value))
+            if not check.passed:
                 failure = ET.SubElement(case, "failure", type="WrongAnswer",
-                                        message=text(test["output"].splitlines()[0] if test["output"] else "failed"))
-                failure.text = text(test["output"])
-        if result.get("output"):
-            ET.SubElement(suite, "system-out").text = text(result["output"])
+                                        message=text(check.output.splitlines()[0] if check.output else "failed"))
+                failure.text = text(check.output)
+        if result.output:
+            ET.SubElement(suite, "system-out").text = text(result.output)
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
 
@@ -171,7 +169,7 @@ def summary(rows):
     """The Markdown job summary of a class run: one line per student."""
     lines = ["| student | score | status |", "|---|---|---|"]
     for name, result, status in rows:
-        score = f"{result['score']} / {result['max_score']}" if result else "–"
+        score = f"{result.score} / {result.max_score}" if result else "–"
         lines.append(f"| {_cell(name)} | {score} | {_cell(status)} |")
     return "\n".join(lines) + "\n"
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from . import classreport, report
 from .files import display_name, feedback_title, write_atomic
+from ..grading.result import SubmissionResult
 
 
 def parse(text):
@@ -56,8 +57,8 @@ def _load_shard(folder):
         result = None
         if "score" in row:
             try:
-                result = json.loads((folder / row["result"]).read_text(encoding="utf-8"))
-            except (OSError, ValueError, TypeError) as exc:
+                result = SubmissionResult.from_json(json.loads((folder / row["result"]).read_text(encoding="utf-8")))
+            except (OSError, ValueError, TypeError, KeyError) as exc:
                 raise MergeError(f"{folder}: the result of {row['student']} cannot be read: {exc}") from None
         students.append(classreport.Student(row.get("folder", row["student"]), row["student"], result, row["status"],
                                 row["feedback"], row["result"], row["assignment"] or None))
@@ -91,8 +92,8 @@ def merge(folders, out):
     digests = {}
     for student, folder in everyone:
         if student.result is not None:
-            key = student.result["extra_data"].get("assignment") or student.assignment or ""
-            digests.setdefault(key, {}).setdefault(student.result["extra_data"].get("suites"), folder)
+            key = student.result.assignment or student.assignment or ""
+            digests.setdefault(key, {}).setdefault(student.result.suites, folder)
     for key, seen in digests.items():
         if len(seen) > 1:
             raise MergeError(f"results graded with different versions of the suites{' of ' + key if key else ''}: "

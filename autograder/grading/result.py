@@ -1,0 +1,129 @@
+"""The one result of grading: checks, parts, a submission, a class.
+
+Built once, in the trusted process, by the runner (``SubmissionResult.build``): the part totals,
+the score and the max score are added up there and nowhere else. Every platform renders this
+object (the terminal table, Markdown, JUnit, grades.csv, Gradescope's results.json, nbgrader's
+grade cells, the class report) and none adds points again. ``to_json`` writes the result file
+(Gradescope's results.json shape, byte for byte what the engine has always written);
+``from_json`` reads one back (a class run resumed, shards merged). Torch-free: the CLI's main
+process reads results without importing torch.
+"""
+from dataclasses import dataclass, replace
+from typing import Optional
+
+REDUCED_WARNING = ("WARNING: the submission ran WITHOUT full isolation ({why}); depending on what is missing it "
+                   "could read files, reach the network or signal your processes. Grade untrusted code where "
+                   "user namespaces are allowed (see the README).")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One hidden check: its points (all or nothing) and the feedback it gave."""
+    name: str           # "<part>: <first line of the check's docstring>"
+    part: str
+    score: float
+    max_score: float
+    status: str         # "passed" or "failed"
+    output: str         # the feedback ("" for a plain pass)
+    visibility: str = "visible"
+
+    @property
+    def passed(self):
+        return self.status == "passed"
+
+    @property
+    def description(self):
+        """The name without its part."""
+        return self.name.removeprefix(f"{self.part}: ")
+
+    def to_json(self):
+        return {"name": self.name, "part": self.part, "score": self.score, "max_score": self.max_score,
+                "status": self.status, "output": self.output, "visibility": self.visibility}
+
+    @classmethod
+    def from_json(cls, data):
+        return cls(data["name"], data["part"], data["score"], data["max_score"], data["status"], data["output"],
+                   data.get("visibility", "visible"))
+
+
+@dataclass(frozen=True)
+class Part:
+    """A part's points: the sum of its checks'."""
+    name: str
+    score: float
+    max_score: float
+
+    @property
+    def full_marks(self):
+        return self.score == self.max_score
+
+
+@dataclass(frozen=True)
+class SubmissionResult:
+    """One submission graded as one assignment."""
+    score: float
+    max_score: float
+    execution_time: float
+    output: str                 # notes about the submission's files, one a line (isolation warning first)
+    checks: tuple               # Checks, in the order they ran
+    parts: tuple                # Parts, in the order their first check ran
+    isolation: Optional[str]
+    fully_isolated: bool
+    protections: Optional[dict] = None  # which protections held and which were unavailable, and why
+    assignment: Optional[str] = None    # None only in results written before results named it
+    suites: Optional[str] = None        # digest of the suites and reference that graded it
+    fingerprint: Optional[str] = None   # digest of the submission's sources (a class run reuses a result)
+    more: tuple = ()                    # (key, value) of extra_data this version does not know, kept as read
+
+    @classmethod
+    def build(cls, checks, notes, isolation, seconds, protections=None, assignment=None, suites=None):
+        """The result of ``checks`` (Check, in the order they ran): parts and totals added up here, once."""
+        totals = {}
+        for check in checks:
+            got, most = totals.get(check.part, (0, 0))
+            totals[check.part] = (got + check.score, most + check.max_score)
+        output = list(notes)
+        if isolation and not isolation.startswith("namespaces"):
+            output.insert(0, REDUCED_WARNING.format(why=isolation))
+        return cls(score=sum(c.score for c in checks), max_score=sum(c.max_score for c in checks),
+                   execution_time=round(seconds, 3), output="\n".join(output), checks=tuple(checks),
+                   parts=tuple(Part(name, got, most) for name, (got, most) in totals.items()),
+                   isolation=isolation, fully_isolated=isolation == "namespaces", protections=protections,
+                   assignment=assignment, suites=suites)
+
+    def with_notes(self, notes):
+        """The same result with ``notes`` before its own (what was found before grading, say)."""
+        return replace(self, output="\n".join(filter(None, [*notes, self.output])))
+
+    def part(self, name):
+        """The Part called ``name``, or None when no check scores it."""
+        return next((p for p in self.parts if p.name == name), None)
+
+    def checks_of(self, part):
+        return [c for c in self.checks if c.part == part]
+
+    @property
+    def failed(self):
+        return [c for c in self.checks if not c.passed]
+
+    def to_json(self):
+        """The result file's dict (Gradescope's results.json shape plus our extra_data)."""
+        extra = {"parts": {p.name: [p.score, p.max_score] for p in self.parts}, "isolation": self.isolation,
+                 "fully_isolated": self.fully_isolated}
+        for key in ("protections", "assignment", "suites", "fingerprint"):
+            if getattr(self, key) is not None:
+                extra[key] = getattr(self, key)
+        extra.update(self.more)
+        return {"score": self.score, "max_score": self.max_score, "execution_time": self.execution_time,
+                "output": self.output, "tests": [c.to_json() for c in self.checks], "extra_data": extra}
+
+    @classmethod
+    def from_json(cls, data):
+        extra = dict(data["extra_data"])
+        parts = extra.pop("parts")
+        known = {key: extra.pop(key) for key in ("protections", "assignment", "suites", "fingerprint") if key in extra}
+        isolation, fully_isolated = extra.pop("isolation", None), extra.pop("fully_isolated", False)
+        return cls(score=data["score"], max_score=data["max_score"], execution_time=data["execution_time"],
+                   output=data["output"], checks=tuple(Check.from_json(t) for t in data["tests"]),
+                   parts=tuple(Part(name, got, most) for name, (got, most) in parts.items()),
+                   isolation=isolation, fully_isolated=fully_isolated, more=tuple(extra.items()), **known)

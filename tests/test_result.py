@@ -1,0 +1,49 @@
+"""The one result: totals added up once, written as the result file has always been, read back whole."""
+import json
+
+from autograder.grading.result import REDUCED_WARNING, Check, SubmissionResult
+from autograder.platforms import gradescope, report
+
+CHECKS = [Check("b: first", "b", 3, 3, "passed", ""), Check("a: second", "a", 0, 2, "failed", "off by 1"),
+          Check("b: third", "b", 0, 4, "failed", "wrong shape")]
+
+
+def test_parts_and_totals_are_added_up_when_the_result_is_built():
+    result = SubmissionResult.build(CHECKS, ["x.py: ignored"], "namespaces", 1.23456, protections={"held": []},
+                                    assignment="ch03_attention", suites="d1")
+    assert (result.score, result.max_score) == (3, 9)
+    assert [(p.name, p.score, p.max_score) for p in result.parts] == [("b", 3, 7), ("a", 0, 2)]  # as they ran
+    assert result.part("a").max_score == 2 and result.part("c") is None and not result.part("b").full_marks
+    assert result.execution_time == 1.235 and result.fully_isolated and result.output == "x.py: ignored"
+    assert [c.name for c in result.failed] == ["a: second", "b: third"]
+    reduced = SubmissionResult.build(CHECKS, [], "reduced: no namespaces", 0.0)
+    assert reduced.output == REDUCED_WARNING.format(why="reduced: no namespaces") and not reduced.fully_isolated
+
+
+def test_the_result_file_keeps_its_shape_and_reads_back_whole():
+    result = SubmissionResult.build(CHECKS, [], "namespaces", 0.5, protections={"held": ["seccomp"]},
+                                    assignment="ch03_attention", suites="d1").with_notes(["y.py is not valid"])
+    data = result.to_json()
+    assert list(data) == ["score", "max_score", "execution_time", "output", "tests", "extra_data"]
+    assert list(data["extra_data"]) == ["parts", "isolation", "fully_isolated", "protections", "assignment", "suites"]
+    assert data["extra_data"]["parts"] == {"b": [3, 7], "a": [0, 2]}
+    assert list(data["tests"][0]) == ["name", "part", "score", "max_score", "status", "output", "visibility"]
+    assert data["output"] == "y.py is not valid"
+    text = json.dumps(data, indent=1)
+    again = SubmissionResult.from_json(json.loads(text))
+    assert again == result and json.dumps(again.to_json(), indent=1) == text
+    # a key this version does not know (a newer grader's) is kept, in its place at the end
+    data["extra_data"]["later"] = {"x": 1}
+    assert SubmissionResult.from_json(data).to_json() == data
+
+
+def test_every_rendering_reads_the_same_totals():
+    """A result whose checks would add up to other totals than its parts say: renderings show the parts'."""
+    result = SubmissionResult.from_json({
+        "score": 7, "max_score": 9, "execution_time": 0.1, "output": "", "tests": [c.to_json() for c in CHECKS],
+        "extra_data": {"parts": {"a": [1, 2], "b": [6, 7]}, "isolation": "namespaces", "fully_isolated": True}})
+    assert "**Score: 7 / 9**" in report.markdown(result, "s") and "| a | 1 / 2 |" in report.markdown(result, "s")
+    assert "  total    7/9" in report.table(result, "s")
+    assert gradescope.to_gradescope(result)["output"].splitlines()[-2:] == ["a: 1 / 2", "b: 6 / 7"]
+    assert report.class_csv([("alice", result, "graded")], ["ch03_attention"]).splitlines()[1].startswith("alice,7,9,")
+    assert 'name="score" value="7"' in report.junit([("alice", result, "graded")])
