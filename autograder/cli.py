@@ -1,8 +1,10 @@
 """``python -m autograder``: grade one submission or a whole class, regenerate stubs, release.
 
 Exit codes: 0 grading ran (whatever the scores), 1 the grader failed on some submission (or
-could not save its result), 2 bad usage or input (a missing path, an empty folder), 3 only with
-``--require-isolation``: grading ran, but some submission ran without full isolation (the
+could not save its result), 2 bad usage or input (a missing path, an empty folder), 3 isolation:
+nothing was graded because a submission would run with the grader's own uid (the message says
+how to get isolation here; ``--unsafe-same-uid`` grades anyway, for trusted code), or, with
+``--require-isolation``, grading ran but some submission ran without full isolation (the
 result JSON's ``extra_data.fully_isolated`` says which; the report names what was missing).
 """
 import argparse
@@ -16,7 +18,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from . import course, report
+from . import classreport, course, report, sandbox, shards
+from .paths import ASSIGNMENTS, SOLUTIONS
 from .submission import SubmissionError, printable, read_sources
 from .zygote import Zygote
 
@@ -105,6 +108,34 @@ def grade_one(grader, folder, assignment=None):
     return result
 
 
+def trusted(path):
+    """The repository's own solutions/ and assignments/: the README's quick start grades them anywhere."""
+    real = path.resolve()
+    return any(real == top or top in real.parents for top in (SOLUTIONS.resolve(), ASSIGNMENTS.resolve()))
+
+
+def same_uid_consent(path, isolation, args, hidden=()):
+    """Asked of the sandbox before the first submission runs. False: a child here is kept apart
+    from the grader (and the session refuses any child that is not). True: it would run with
+    the grader's own uid, and may (the repository's own code, or --unsafe-same-uid, said
+    loudly). None: it may not; the message saying how to get isolation here has been printed."""
+    hello = sandbox.check(isolation, hidden)
+    if "failed" in hello or hello["separated"]:  # a child that cannot start says why when it is asked to
+        return False
+    if args.unsafe_same_uid:
+        print(printable(f"WARNING: --unsafe-same-uid: submissions run as your own user (uid {os.geteuid()}) and "
+                        "can read and rewrite everything you can: the reference, the hidden suites, the grader "
+                        f"and the results ({hello['isolation']}). Trusted code only."), file=sys.stderr)
+        return True
+    if trusted(path):
+        print(printable(f"note: {path} is the repository's own, so it is graded as your own user "
+                        f"({hello['isolation']})"), file=sys.stderr)
+        return True
+    print(printable(f"error: {sandbox.refusal('the submissions', hello['isolation'])}\n"
+                    "For code you trust (your own), add --unsafe-same-uid. Nothing was graded."), file=sys.stderr)
+    return None
+
+
 def cmd_grade(args):
     path = Path(args.path)
     if not path.exists():
@@ -117,22 +148,27 @@ def cmd_grade(args):
         return _fail(f"{path} is a symbolic link: give the folder itself")
     found = submissions(path, args.assignment)
     if found:
-        return grade_student(path, found, isolation, args)
+        same_uid = same_uid_consent(path, isolation, args)
+        if same_uid is None:
+            return 3
+        return grade_student(path, found, isolation, args, same_uid)
     # A linked student folder could point anywhere (solutions/ included): listed, and refused.
     students = sorted(p for p in path.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if not students:
         return _fail(f"{path} holds no submission: no .py files and no subfolders")
+    if args.shard:  # an empty slice is no error: its (empty) outputs still go to the merge
+        students = [s for s in students if shards.in_shard(s.name, *args.shard)]
     out = Path(args.out or Path("graded") / path.resolve().name)
     return grade_class(path, students, out, isolation, args)
 
 
-def grade_student(path, found, isolation, args):
+def grade_student(path, found, isolation, args, same_uid=False):
     """One student's submissions (several, where they hand in several assignments): a table
     each; --json and --markdown get the result, or {assignment: result} for several."""
     zygote = Zygote(isolation=isolation)  # its import of torch overlaps ours
     from .runner import Grader, GraderError
     results = {}
-    with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote) as grader:
+    with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote, unsafe_same_uid=same_uid) as grader:
         for folder, assignment in found:
             name = str(path if len(found) == 1 else folder)
             try:
@@ -180,11 +216,12 @@ def _progress(done, total, started, name):
 _grader = None  # the grading process's own Grader (one per worker in a parallel class run)
 
 
-def _start_grader(isolation, timeout, hidden=()):
+def _start_grader(isolation, timeout, hidden=(), unsafe_same_uid=False):
     global _grader
     zygote = Zygote(hidden=hidden, isolation=isolation)  # its import of torch overlaps ours
     from .runner import Grader
-    _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden, zygote=zygote)
+    _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden, zygote=zygote,
+                     unsafe_same_uid=unsafe_same_uid)
 
 
 def _grade_task(folder, assignment=None):
@@ -204,9 +241,12 @@ def _kept(target, folder, assignment):
     """An earlier run's result, if it exists and the submission's sources are unchanged."""
     try:
         previous = json.loads(target.read_text(encoding="utf-8"))
-        if assignment and previous["extra_data"].get("assignment", assignment) != assignment:
+        extra = previous["extra_data"]
+        if assignment and extra.get("assignment", assignment) != assignment:
             return None
-        return previous if previous["extra_data"]["fingerprint"] == fingerprint(folder, assignment) else None
+        if extra["suites"] != shards.suites_digest(extra.get("assignment") or assignment):
+            return None  # graded by other suites (or another reference): grade it again
+        return previous if extra["fingerprint"] == fingerprint(folder, assignment) else None
     except (OSError, ValueError, KeyError, TypeError, SubmissionError):
         return None
 
@@ -238,26 +278,32 @@ def grade_class(root, students, out, isolation, args):
     assignments = sorted({a for _, _, a in items if a})
     several = len(assignments) > 1  # then a folder of results per assignment, a column group each
 
-    def target(name, assignment):
-        return (out / assignment if several and assignment else out) / result_stem(name)
+    def target(name, assignment, suffix):
+        """A result file; the suffix is appended (a folder name may hold dots: with_suffix would cut it)."""
+        return (out / assignment if several and assignment else out) / (result_stem(name) + suffix)
 
     outcomes, todo = {}, []
     for student, folder, assignment in items:
         key = (student.name, assignment)
-        kept = None if args.regrade else _kept(target(student.name, assignment).with_suffix(".json"), folder, assignment)
+        kept = None if args.regrade else _kept(target(student.name, assignment, ".json"), folder, assignment)
         if kept:
             outcomes[key] = (kept, "graded", False)
         else:
             todo.append((key, folder, assignment))
+    same_uid = same_uid_consent(root, isolation, args, hidden) if todo else False
+    if same_uid is None:
+        return 3
+    try:  # made by the grader before any child runs: a child never gets to make it (in a folder it may write)
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return _fail(f"{out}: the results folder cannot be made: {exc.strerror}")
 
     def finish(key, outcome):
         result = outcome[0]
         if result is not None:
-            stem = target(*key)
             try:
-                title = display_name(key[0]) + (f" / {key[1]}" if several else "")
-                _write_atomic(stem.with_suffix(".md"), report.markdown(result, title))
-                _write_atomic(stem.with_suffix(".json"), json.dumps(result, indent=1))  # last: it marks it done
+                _write_atomic(target(*key, ".md"), report.markdown(result, feedback_title(*key, several)))
+                _write_atomic(target(*key, ".json"), json.dumps(result, indent=1))  # last: it marks it done
             except OSError as exc:  # this student's result is lost, not the class's
                 outcome = (result, f"graded ({result['score']}), but the result was not saved: {exc.strerror}", True)
         outcomes[key] = outcome
@@ -267,7 +313,7 @@ def grade_class(root, students, out, isolation, args):
     jobs = args.jobs or min(os.cpu_count() or 1, max(1, len(todo) // 8))
     if jobs <= 1:
         if todo:
-            _start_grader(isolation, args.timeout, hidden)
+            _start_grader(isolation, args.timeout, hidden, same_uid)
             try:
                 for key, folder, assignment in todo:
                     finish(key, _grade_task(folder, assignment))
@@ -276,7 +322,7 @@ def grade_class(root, students, out, isolation, args):
     else:
         context = multiprocessing.get_context("spawn")  # workers must not inherit this process's state
         with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
-                                 initargs=(isolation, args.timeout, hidden)) as pool:
+                                 initargs=(isolation, args.timeout, hidden, same_uid)) as pool:
             futures = {pool.submit(_grade_task, folder, assignment): key for key, folder, assignment in todo}
             for future in as_completed(futures):
                 try:
@@ -293,10 +339,15 @@ def grade_class(root, students, out, isolation, args):
         return 1
     rows = [(f"{name}/{a}" if several and a else name, result, status) for name, result, status, a in rows]
     ci_outputs(args, rows)
+    report_started = time.perf_counter()
+    summary = class_report(out, [(student.name, a, *outcomes[student.name, a][:2],
+                                  target(student.name, a, "").relative_to(out)) for student, _, a in items],
+                           root.resolve().name, args.shard)
+    report_seconds = time.perf_counter() - report_started
     graded = sum(1 for _, result, _ in rows if result)
     kept = len(items) - len(todo)
     print(printable(f"graded {graded} of {len(rows)} submissions ({kept} unchanged since an earlier run, kept) in "
-                    f"{time.perf_counter() - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
+                    f"{report_started - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
                     f"results in {out}/ (grades.csv, and a JSON and a Markdown feedback file per student"
                     f"{' and assignment, a folder per assignment' if several else ''})"))
     reduced = sorted({r["extra_data"]["isolation"] for _, r, _ in rows if r and r["extra_data"]["isolation"] != "namespaces"})
@@ -305,9 +356,42 @@ def grade_class(root, students, out, isolation, args):
     for name, _, status in rows:
         if status != "graded":
             print(printable(f"  {name}: {status}"))
+    if summary:
+        print(printable(f"class report: {out / 'report.html'} (written in {report_seconds:.1f} s), "
+                        f"numbers for tools: {out / 'summary.json'}"))
+        print("\n".join(classreport.terminal_lines(summary)))
+    else:
+        return 1
     if any(outcome[2] for outcome in outcomes.values()):
         return 1
     return 3 if args.require_isolation and reduced else 0
+
+
+def feedback_title(name, assignment, several):
+    """The title of a student's Markdown feedback (with the assignment where a class has several)."""
+    return display_name(name) + (f" / {assignment}" if several else "")
+
+
+def class_report(out, entries, title, shard=None):
+    """report.html and summary.json for a class; entries: (folder name, assignment or None,
+    result or None, status, the stem of its result files relative to ``out``). Returns the
+    summary, or None when they could not be written (the grades are saved already)."""
+    students = []
+    for name, assignment, result, status, stem in entries:
+        saved = result is not None and status == "graded"  # the JSON and the Markdown are on disk
+        students.append(classreport.Student(name, printable(display_name(name)), result, status,
+                                            f"{stem.as_posix()}.md" if saved else None,
+                                            f"{stem.as_posix()}.json" if saved else None, assignment))
+    try:
+        return classreport.write(out, students, display_name(title), shard)
+    except Exception as exc:  # the grades are on disk: a report that fails must not lose them
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+        print(printable(f"error: the class report was not written in {out}: {why}"), file=sys.stderr)
+        return None
+
+
+def cmd_merge(args):
+    return shards.main(args)
 
 
 def cmd_stubs(args):
@@ -366,7 +450,20 @@ def main(argv=None):
     grade.add_argument("--junit", help="write JUnit XML for CI test reports to this file (one testcase per check)")
     grade.add_argument("--require-isolation", action="store_true",
                        help="exit 3 when grading ran but some submission ran without full isolation")
+    grade.add_argument("--unsafe-same-uid", action="store_true",
+                       help="grade even where submissions would run as your own user, able to rewrite the "
+                            "reference, the suites, the grader and the results (trusted code only; without it "
+                            "such a run stops before the first submission, with exit 3 and what to do)")
+    grade.add_argument("--shard", type=shards.parse, metavar="K/N",
+                       help="class mode: grade only the K-th of N slices of the class (by a hash of each folder's "
+                            "name); join the slices' --out folders with `merge`")
     grade.set_defaults(run=cmd_grade)
+    merge = commands.add_parser("merge", help="join the --out folders of a class graded in shards into one")
+    merge.add_argument("folders", nargs="+", help="each shard's output folder (grades.csv, summary.json, results)")
+    merge.add_argument("--out", required=True, help="folder for the joined grades.csv, summary.json, report.html "
+                                                    "and every student's feedback")
+    merge.add_argument("--junit", help="also write JUnit XML for the whole class to this file")
+    merge.set_defaults(run=cmd_merge)
     stubs = commands.add_parser("stubs", help="regenerate assignments/ from solutions/")
     stubs.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     stubs.set_defaults(run=cmd_stubs)

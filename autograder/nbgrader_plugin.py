@@ -46,13 +46,13 @@ RESULT_KEY = "autograder_result"
 _graders = {}
 
 
-def _grader(assignment, hidden):
+def _grader(assignment, hidden, unsafe_same_uid=False):
     """One warm Grader per (assignment, hidden paths) for the whole nbgrader run."""
     from .runner import Grader
 
-    key = (assignment, tuple(hidden))
+    key = (assignment, tuple(hidden), unsafe_same_uid)
     if key not in _graders:
-        _graders[key] = Grader(assignment=assignment, hidden=hidden)
+        _graders[key] = Grader(assignment=assignment, hidden=hidden, unsafe_same_uid=unsafe_same_uid)
         if len(_graders) == 1:
             atexit.register(close_graders)
     return _graders[key]
@@ -72,12 +72,15 @@ class GradeSubmission(Preprocessor):
                                   "(default: nbgrader's assignment id).").tag(config=True)
     hidden = List(Unicode(), help="Paths the sandboxed child must not see (the course directory)."
                   ).tag(config=True)
+    unsafe_same_uid = Bool(False, help="Grade even where the child would run as this user, able to rewrite "
+                                       "the course and the gradebook (trusted code only)."
+                           ).tag(config=True)
 
     def preprocess(self, nb, resources):
         folder = submitted_folder(self.config, resources)
         assignment = self.assignment or resources["nbgrader"]["assignment"]
         self.log.info("Grading the modules in %s with the hidden suites of %s", folder, assignment)
-        resources[RESULT_KEY] = _grader(assignment, self.hidden).grade(folder)
+        resources[RESULT_KEY] = _grader(assignment, self.hidden, self.unsafe_same_uid).grade(folder)
         drop_followed_links(folder, resources.get("metadata", {}).get("path") or ".", self.log)
         return nb, resources
 
@@ -332,8 +335,10 @@ def configure(c, assignment, course_root):
 
     course_root = os.path.abspath(course_root)
     c.CourseDirectory.root = course_root
-    # Autograde copies the source folder's files over the submission; keep the student's modules.
-    c.Autograde.exclude_overwriting = {assignment: list(course.get(assignment).modules)}
+    # Autograde copies the source folder's files over the submission; keep the student's modules
+    # (their own copies of what the assignment builds on included).
+    builds_on = [m for modules in course.get(assignment).builds_on.values() for m in modules]
+    c.Autograde.exclude_overwriting = {assignment: [*course.get(assignment).modules, *builds_on]}
     c.Autograde.sanitize_preprocessors = [
         ClearOutput,
         DeduplicateIds,

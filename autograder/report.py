@@ -87,7 +87,7 @@ def class_csv(rows, assignments=None):
     """rows: (student, result or None, status[, assignment]) per submission; ``assignments``: the
     names of the class's assignments (default: those the results name). One line per student.
     One assignment: its parts as columns. Several: a group of columns per assignment
-    (``ch04_gpt:score``, ..., ``ch04_gpt:status``)."""
+    (``<assignment>:score``, ..., ``<assignment>:status``)."""
     rows = [(*row, None) if len(row) == 3 else tuple(row) for row in rows]
     if assignments is None:
         assignments = sorted({a or _named_assignment(r) for _, r, _, a in rows} - {None}) or course.names()[:1]
@@ -107,8 +107,8 @@ def class_csv(rows, assignments=None):
         students.setdefault(student, {})[name or _named_assignment(result)] = (result, status)
     for student, handed in students.items():
         cells = [student]
-        for a in groups:
-            result, status = handed.get(a.name, (None, "not submitted"))
+        for a in groups:  # a submission whose assignment is unknown says why in every group
+            result, status = handed.get(a.name) or handed.get(None) or (None, "not submitted")
             cells += _columns(result, status, a.parts)
         writer.writerow(map(csv_cell, cells))
     return out.getvalue()

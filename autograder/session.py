@@ -12,7 +12,7 @@ import time
 
 import torch
 
-from . import protocol
+from . import protocol, sandbox
 from .submission import MAX_TOTAL_SOURCE_BYTES, clean_text
 
 assert MAX_TOTAL_SOURCE_BYTES <= protocol.MAX_JSON // 2  # all sources travel in one JSON frame
@@ -30,6 +30,11 @@ class GraderError(Exception):
     """The grader itself could not work (e.g. the sandbox would not start): not the student's fault."""
 
 
+class Refused(GraderError):
+    """The child would run with the grader's own uid (see sandbox.separated): none of the
+    submission's code was sent to it. The text says how to get isolation on this machine."""
+
+
 # What each probe's answer must look like (the child's serve() and ops make exactly this).
 # A child runs student code, which can rewrite the child's ops or write frames of its own on
 # the channel, so the grader checks every answer before the suites read it: an answer of
@@ -42,11 +47,12 @@ _REPLY = {
     "call": {"value": VALUE},
     "calls": {"values": [MAYBE_VALUE], "errors": {INDEX: str}, "args_after?": [[MAYBE_VALUE]]},
     "module": {"outputs": [VALUE], "state?": {str: torch.Tensor}, "grads?": {str: torch.Tensor},
-               "inputs_after?": [VALUE], "sub_outputs?": {str: [VALUE]},
+               "inputs_after?": [VALUE], "sub_outputs?": {str: [VALUE]}, "causal_sdpa?": int,
                "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
                         "state_keys": [str], "attrs": {str: int}, "heads?": [str], "dropout?": float,
-                        "mask?": {"shape": [int], "dtype": str}}},
-    "transfer": {"params": {str: torch.Tensor}, "v2_params": {str: torch.Tensor}},
+                         "mask?": {"shape": [int], "dtype": str}, "tensors?": {str: [int]}}},
+    "transfer": {"params": {str: torch.Tensor}, "v2_params": {str: torch.Tensor}, "v1_plain?": {str: torch.Tensor},
+                 "v1_outputs?": [VALUE], "v2_outputs?": [VALUE]},
     # per step: its value, what its recorded submodules were given and returned per call, its error
     "plan": {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str}},
 }
@@ -169,8 +175,11 @@ def _death_reason(code):
 class StudentSession:
     """The ``student`` fixture: runs probes on one submission in sandboxed children."""
 
-    def __init__(self, zygote, sources, *, timeout=5.0, budget=60.0, max_restarts=40):
+    def __init__(self, zygote, sources, *, timeout=5.0, budget=60.0, max_restarts=40, unsafe_same_uid=False):
+        """``unsafe_same_uid``: serve a child that runs with the grader's own uid (trusted code only)."""
         self.zygote = zygote
+        self.unsafe_same_uid = unsafe_same_uid
+        self.refused = None
         self.sources = sources
         self.timeout = timeout
         self.deadline = time.monotonic() + budget
@@ -184,6 +193,8 @@ class StudentSession:
 
     # -- child lifecycle -------------------------------------------------------------
     def _start(self):
+        if self.refused:
+            raise Refused(self.refused)
         if self.restarts_left < 0:
             raise StudentFailure("skipped: the submission's process died or hung too many times")
         self.restarts_left -= 1
@@ -195,8 +206,15 @@ class StudentSession:
             self.isolation = clean_text(hello["isolation"])
             self.protections = {"held": [clean_text(p) for p in hello["held"]],
                                 "unavailable": {clean_text(k): clean_text(v) for k, v in hello["unavailable"].items()}}
+            if hello.get("separated") is not True and not self.unsafe_same_uid:
+                # Before any of the submission reaches the child: it would share the grader's uid.
+                self.refused = sandbox.refusal("the submissions' code", self.isolation)
+                self._kill()
+                raise Refused(self.refused)
             protocol.send(self.sock, {"op": "load", "sources": self.sources, "_modules": []}, time.monotonic() + 30)
             protocol.recv(self.sock, time.monotonic() + 30)
+        except Refused:
+            raise
         except (GraderError, protocol.ChannelError, OSError, KeyError, TypeError, AttributeError) as exc:
             code = self._kill(grace=1.0)
             if isinstance(exc, protocol.ChannelError) and "closed" in str(exc):
@@ -318,11 +336,17 @@ class StudentSession:
                             want_state=want_state, submodules=list(submodules),
                             transpose_masks=transpose_masks, grad_weights=grad_weights)
 
-    def transfer(self, d_in, d_out, init_seed):
+    def transfer(self, d_in, d_out, init_seed, inputs=()):
         """Exercise 3.1 in the child: the student's v2 (built after ``init_seed``), v1 and transfer
-        function; v1's weights after the transfer and v2's as drawn come back."""
-        return self.request("transfer", needs="exercises.transfer_weights_v2_to_v1",
-                            d_in=d_in, d_out=d_out, init_seed=init_seed)
+        function; v1's weights after the transfer and v2's as drawn come back, and with ``inputs``
+        the outputs of the student's own v2 (before) and v1 (after the transfer) on each."""
+        reply = self.request("transfer", needs="exercises.transfer_weights_v2_to_v1",
+                             d_in=d_in, d_out=d_out, init_seed=init_seed, inputs=list(inputs))
+        if inputs and not all(len(reply.get(k, [])) == len(inputs) for k in ("v1_outputs", "v2_outputs")):
+            self._kill()  # our child answers every input: the channel was tampered with
+            raise StudentFailure("the submission's process sent a malformed answer while running "
+                                 "exercises.transfer_weights_v2_to_v1")
+        return reply
 
     def plan(self, steps, *, needs=None, timeout=None):
         """Run ``steps`` in order in the child, in one round trip; returns a ``Plan``.

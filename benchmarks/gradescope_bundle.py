@@ -88,7 +88,7 @@ def main(argv=None):
             for name in course.get("ch03_attention").modules:
                 shutil.copy(course.get("ch03_attention").solutions / name, autograder / "submission")
             env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable,
-                   "AUTOGRADER_ISOLATION": args.isolation}
+                   "AUTOGRADER_ISOLATION": args.isolation, "AUTOGRADER_UNSAFE_SAME_UID": "1"}  # the reference: trusted
             commands["run_autograder, correct submission"] = ([str(autograder / "source" / "run_autograder")], env)
             order = list(commands) if round_ % 2 == 0 else list(reversed(commands))
             for name in order:

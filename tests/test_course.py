@@ -1,6 +1,7 @@
 """A course of several assignments: manifests, finding a submission's assignment, class runs with
 a column group per assignment, and a throwaway assignment that the engine grades, releases and
-bundles for Gradescope with no change to the engine (only its own folders and manifest)."""
+bundles for Gradescope with no change to the engine (only its own folders and manifest). Its
+module and its part are both called ``exercises``, as chapter 3's are: one process grades both."""
 import csv
 import io
 import json
@@ -15,9 +16,12 @@ import pytest
 
 from autograder import course, gradescope, report
 from autograder.paths import ROOT
+from autograder.runner import Grader
 
 CH03 = "ch03_attention"
 TINY = "tiny_sums"
+# a data file of the throwaway assignment: CRLF and a non-ASCII byte, to prove it ships byte for byte
+NUMBERS = b"1\r\n2\n\xc3\xa9\n"
 
 SUMS = '''\
 """A throwaway assignment: sums, and a score that builds on chapter 3's simple attention."""
@@ -40,7 +44,7 @@ def half_scores(inputs):
 '''
 PUBLIC = '''\
 import torch
-from sums import total
+from exercises import total
 
 
 def test_total():
@@ -48,8 +52,9 @@ def test_total():
 '''
 MANIFEST = '''\
 title = "A throwaway assignment"
-parts = ["sums"]
-modules = ["sums.py"]
+parts = ["exercises"]
+modules = ["exercises.py"]
+data = ["numbers.txt"]
 [builds_on]
 ch03_attention = ["simple_attention.py"]
 '''
@@ -71,7 +76,7 @@ def ref():
         folder = str(course.get(earlier).solutions)
         if folder not in sys.path:
             sys.path.append(folder)
-    return importlib.import_module("sums")
+    return importlib.import_module("exercises")
 '''
 SUITE = '''\
 import pytest
@@ -82,7 +87,7 @@ import torch
 def test_total(student, ref):
     """total sums every element"""
     x = torch.rand(3, 4, generator=torch.Generator().manual_seed(0))
-    plan = student.plan([{"let": "t", "call": "sums.total", "args": [x], "return": True}])
+    plan = student.plan([{"let": "t", "call": "exercises.total", "args": [x], "return": True}])
     assert torch.allclose(plan.values["t"], ref.total(x)), "total(x) is not the sum of x"
 
 
@@ -90,7 +95,7 @@ def test_total(student, ref):
 def test_half_scores(student, ref):
     """half_scores halves the scores"""
     x = torch.rand(5, 3, generator=torch.Generator().manual_seed(1))
-    plan = student.plan([{"let": "h", "call": "sums.half_scores", "args": [x], "return": True}])
+    plan = student.plan([{"let": "h", "call": "exercises.half_scores", "args": [x], "return": True}])
     assert torch.allclose(plan.values["h"], ref.half_scores(x)), "half_scores(x) is off"
 '''
 
@@ -107,11 +112,11 @@ def notebook():
     return {"nbformat": 4, "nbformat_minor": 5,
             "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
                          "language_info": {"name": "python"}},
-            "cells": [cell("markdown", "# Sums\nWrite `sums.py`."),
-                      cell("code", "import torch\nfrom sums import total\ntotal(torch.ones(3))"),
+            "cells": [cell("markdown", "# Sums\nWrite `exercises.py`."),
+                      cell("code", "import torch\nfrom exercises import total\ntotal(torch.ones(3))"),
                       cell("code", "# graded\n### BEGIN HIDDEN TESTS\nfrom autograder.nbgrade import part_score\n"
-                                   "part_score(\"sums\")\n### END HIDDEN TESTS",
-                           grade=True, grade_id="grade_sums", points=5)]}
+                                   "part_score(\"exercises\")\n### END HIDDEN TESTS",
+                           grade=True, grade_id="grade_exercises", points=5)]}
 
 
 @pytest.fixture(scope="module")
@@ -120,13 +125,14 @@ def tiny(tmp_path_factory):
     root = tmp_path_factory.mktemp("course")
     for top in ("solutions", "autograder/suites", "source"):
         shutil.copytree(ROOT / top / CH03, root / top / CH03, ignore=shutil.ignore_patterns("__pycache__"))
-    for folder, files in {"solutions": {"sums.py": SUMS, "test_sums.py": PUBLIC},
+    for folder, files in {"solutions": {"exercises.py": SUMS, "test_exercises.py": PUBLIC},
                           "autograder/suites": {"manifest.toml": MANIFEST, "conftest.py": CONFTEST,
-                                                "test_hidden_sums.py": SUITE},
+                                                "test_hidden_exercises.py": SUITE},
                           "source": {f"{TINY}.ipynb": json.dumps(notebook(), indent=1)}}.items():
         (root / folder / TINY).mkdir(parents=True)
         for name, text in files.items():
             (root / folder / TINY / name).write_text(text)
+    (root / "solutions" / TINY / "numbers.txt").write_bytes(NUMBERS)
     return root
 
 
@@ -140,50 +146,67 @@ def test_the_throwaway_assignment_is_graded_released_and_bundled_without_an_engi
     # stubs: generated from the master by the same command
     run = cli(tiny, "stubs")
     assert run.returncode == 0, run.stderr
-    stub = (tiny / "assignments" / TINY / "sums.py").read_text()
+    stub = (tiny / "assignments" / TINY / "exercises.py").read_text()
     assert 'raise NotImplementedError("total: replace this line with your code")' in stub and "x.sum()" not in stub
+    assert (tiny / "assignments" / TINY / "numbers.txt").read_bytes() == NUMBERS
     # a class: alice hands in both assignments (her tiny folder takes her own chapter-3 module
     # from the folder beside it), bob only the blank stubs of the tiny one, in a plain folder
     klass = tmp_path / "class"
     shutil.copytree(tiny / "solutions" / CH03, klass / "alice" / CH03)
     (klass / "alice" / TINY).mkdir()
-    shutil.copy(tiny / "solutions" / TINY / "sums.py", klass / "alice" / TINY)
+    shutil.copy(tiny / "solutions" / TINY / "exercises.py", klass / "alice" / TINY)
     shutil.copytree(tiny / "assignments" / TINY, klass / "bob")
-    run = cli(tiny, "grade", klass, "--out", tmp_path / "graded", "--no-isolation")
+    run = cli(tiny, "grade", klass, "--out", tmp_path / "graded", "--no-isolation", "--unsafe-same-uid")  # our own code
     assert run.returncode == 0, run.stdout + run.stderr
     rows = list(csv.DictReader(io.StringIO((tmp_path / "graded" / "grades.csv").read_text())))
-    assert list(rows[0]) == ["student", *[f"{a}:{c}" for a, parts in ((CH03, course.get(CH03).parts), (TINY, ["sums"]))
+    assert list(rows[0]) == ["student", *[f"{a}:{c}" for a, parts in ((CH03, course.get(CH03).parts), (TINY, ["exercises"]))
                                           for c in ("score", "max_score", *parts, "status")]]
     alice, bob = rows
-    assert (alice[f"{CH03}:score"], alice[f"{TINY}:score"], alice[f"{TINY}:sums"]) == ("100", "5", "5")
+    assert (alice[f"{CH03}:score"], alice[f"{TINY}:score"], alice[f"{TINY}:exercises"]) == ("100", "5", "5")
     assert (bob[f"{CH03}:status"], bob[f"{TINY}:score"], bob[f"{TINY}:max_score"]) == ("not submitted", "0", "5")
     result = json.loads((tmp_path / "graded" / TINY / "alice.json").read_text())
     assert result["extra_data"]["assignment"] == TINY
     assert f"simple_attention.py: your own from {CH03}/ (this folder has none)" in result["output"]
     assert (tmp_path / "graded" / CH03 / "alice.json").is_file()
     # one student: the folder of the tiny assignment alone, found by its name
-    run = cli(tiny, "grade", klass / "alice" / TINY, "--json", tmp_path / "one.json", "--no-isolation")
+    run = cli(tiny, "grade", klass / "alice" / TINY, "--json", tmp_path / "one.json", "--no-isolation", "--unsafe-same-uid")  # our own code
     assert run.returncode == 0 and json.loads((tmp_path / "one.json").read_text())["score"] == 5, run.stderr
     # release with nbgrader: stubs, public tests and the stripped notebook, nothing hidden
     run = cli(tiny, "release", TINY, "--out", tmp_path / "release")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert {p.name for p in (tmp_path / "release").iterdir()} >= {"sums.py", "test_sums.py", f"{TINY}.ipynb"}
+    assert {p.name for p in (tmp_path / "release").iterdir()} >= {"exercises.py", "test_exercises.py", f"{TINY}.ipynb"}
     assert "part_score" not in (tmp_path / "release" / f"{TINY}.ipynb").read_text()
+    assert (tmp_path / "release" / "numbers.txt").read_bytes() == NUMBERS
     # Gradescope: the bundle holds the assignment and the one it builds on, and grades a submission
     run = cli(tiny, "gradescope", TINY, "--out", tmp_path / "autograder.zip")
     assert run.returncode == 0, run.stderr
     names = zipfile.ZipFile(tmp_path / "autograder.zip").namelist()
-    assert f"autograder/suites/{TINY}/test_hidden_sums.py" in names and f"solutions/{TINY}/sums.py" in names
-    assert f"solutions/{CH03}/simple_attention.py" in names and not any("test_sums" in n for n in names)
+    assert f"autograder/suites/{TINY}/test_hidden_exercises.py" in names and f"solutions/{TINY}/exercises.py" in names
+    assert f"solutions/{CH03}/simple_attention.py" in names and f"solutions/{TINY}/test_exercises.py" not in names
+    assert zipfile.ZipFile(tmp_path / "autograder.zip").read(f"solutions/{TINY}/numbers.txt") == NUMBERS
     bundle = gradescope.unpack(tmp_path / "autograder.zip", tmp_path / "autograder")
-    for name in ("sums.py", "simple_attention.py"):
-        shutil.copy(tiny / "solutions" / (TINY if name == "sums.py" else CH03) / name, bundle / "submission")
+    for name in ("exercises.py", "simple_attention.py"):
+        shutil.copy(tiny / "solutions" / (TINY if name == "exercises.py" else CH03) / name, bundle / "submission")
     env = {k: v for k, v in os.environ.items() if k != "AUTOGRADER_COURSE"}
-    env.update(AUTOGRADER_ROOT=str(bundle), AUTOGRADER_ISOLATION="off", PYTHON=sys.executable)
+    env.update(AUTOGRADER_ROOT=str(bundle), AUTOGRADER_ISOLATION="off", AUTOGRADER_UNSAFE_SAME_UID="1",
+               PYTHON=sys.executable)  # our own code
     run = subprocess.run([str(bundle / "source" / "run_autograder")], env=env, capture_output=True, text=True,
                          timeout=600)
     results = json.loads((bundle / "results" / "results.json").read_text())
     assert results["score"] == 5, run.stdout + run.stderr
+
+
+def test_two_assignments_with_the_same_module_and_part_names_take_turns_in_one_grader(tiny, monkeypatch):
+    """Both hold exercises.py and test_hidden_exercises.py: each is graded with its own."""
+    monkeypatch.setattr(course, "ROOT", tiny)
+    with Grader(isolation="off", unsafe_same_uid=True) as grader:  # our own code
+        first = grader.grade(tiny / "solutions" / CH03)
+        other = grader.grade(tiny / "solutions" / TINY)   # simple_attention.py from ch03_attention/ beside it
+        again = grader.grade(tiny / "solutions" / CH03)
+    assert (first["score"], first["max_score"], other["score"], other["max_score"]) == (100, 100, 5, 5)
+    assert other["extra_data"]["parts"] == {"exercises": [5, 5]}
+    assert [t["name"] for t in again["tests"]] == [t["name"] for t in first["tests"]]
+    assert again["extra_data"]["parts"] == first["extra_data"]["parts"]
 
 
 def write_manifest(root, name, text, modules=("m.py",), suites=("p",)):
@@ -204,6 +227,8 @@ GOOD = 'title = "T"\nparts = ["p"]\nmodules = ["m.py"]\n'
     (GOOD.replace('["m.py"]', '["m.py", "n.py"]'), {}, "module n.py has no master"),
     (GOOD, {"suites": ("p", "old")}, "test_hidden_old.py grade"),
     (GOOD + "points = 3\n", {}, "unknown key"),
+    (GOOD + 'data = ["text.txt"]\n', {}, "data file text.txt is not in"),
+    (GOOD + 'data = ["../m.py"]\n', {}, "must be a plain file name"),
     (GOOD.replace('title = "T"\n', ""), {}, "`title` must be"),
     (GOOD.replace('["p"]', "[]"), {}, "`parts` must be a non-empty list"),
     (GOOD + "[builds_on]\nelsewhere = [\"x.py\"]\n", {}, "builds on elsewhere, which is no assignment"),
@@ -230,8 +255,13 @@ def test_assignments_are_found_by_folder_name_then_by_their_modules(tmp_path):
     for name in ("one.py", "two.py", "three.py"):
         (mixed / name).write_text("")
     assert course.detect(mixed, tmp_path).name == "a2"
-    (mixed / "two.py").unlink()
-    with pytest.raises(course.CourseError, match="as many modules of a1 and a2"):
+    (mixed / "two.py").unlink()   # as many of each, but all of a1's: a1
+    assert course.detect(mixed, tmp_path).name == "a1"
+    (mixed / "one.py").unlink()
+    (mixed / "m.py").write_text("")
+    write_manifest(tmp_path, "a3", GOOD.replace('["m.py"]', '["m.py", "four.py"]'), modules=("m.py", "four.py"))
+    course._cache.clear()
+    with pytest.raises(course.CourseError, match="as many modules of a2 and a3"):  # one of each, neither whole
         course.detect(mixed, tmp_path)
 
 
@@ -243,3 +273,13 @@ def test_one_assignment_keeps_todays_csv_and_several_get_a_column_group_each():
                                 "alice,7,100,1,1,1,1,1,graded", "bob,0,,,,,,,not graded: empty"]
     assert report.class_csv([("alice", result, "graded", CH03)], [CH03]) == one.splitlines(True)[0] + \
         one.splitlines(True)[1]
+
+
+def test_a_submission_of_no_known_assignment_says_why_in_every_column_group(tiny, monkeypatch):
+    monkeypatch.setattr(course, "ROOT", tiny)
+    result = {"score": 5, "max_score": 5, "extra_data": {"assignment": TINY, "parts": {"exercises": [5, 5]}}}
+    text = report.class_csv([("alice", result, "graded", TINY), ("carol", None, "not graded: which?", None)],
+                            [CH03, TINY])
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert rows[0][f"{CH03}:status"] == "not submitted" and rows[0][f"{TINY}:exercises"] == "5"
+    assert rows[1][f"{CH03}:status"] == rows[1][f"{TINY}:status"] == "not graded: which?"

