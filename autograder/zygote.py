@@ -49,6 +49,9 @@ class Zygote:
         code = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.zygote import main; "
                 "main(int(sys.argv[2]), __import__('json').loads(sys.argv[3]), sys.argv[4])")
         env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
+        # One hash seed for every child: a set's order (and so sorted()'s ties, a wrong answer's
+        # feedback) is the same each time a submission is graded.
+        env["PYTHONHASHSEED"] = "0"
         self.process = subprocess.Popen(
             [sys.executable, "-P", "-c", code, str(self.root), str(theirs.fileno()), json.dumps(self.hidden),
              self.isolation], pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL, env=env)

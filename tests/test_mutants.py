@@ -26,31 +26,11 @@ for path in (str(ROOT), str(TESTS)):
 
 from autograder import classreport, course  # noqa: E402
 from autograder.runner import Grader  # noqa: E402
-from banks import banks, describe, part_points, reference_sources, stub_sources  # noqa: E402
+from banks import banks, describe, mutated_sources, part_points, reference_sources, stub_sources  # noqa: E402
 
 BANKS = banks("mutants")
 CASES = [(assignment, m) for assignment, bank in BANKS for m in bank.MUTANTS]
 IDS = [f"{assignment}: {m.name}" for assignment, m in CASES]
-
-
-def mutated_sources(assignment, mutant):
-    reference = reference_sources(assignment)
-    sources = dict(reference)
-    # ``also``: further edits of the same mistake in other modules, where its cost shows only
-    # beside the student's other code (a bank that does not declare it has none)
-    for module, old, new in ((mutant.module, mutant.old, mutant.new), *getattr(mutant, "also", ())):
-        filename = f"{module}.py"
-        assert filename in reference, f"{mutant.name}: no module {filename} in the reference of {assignment}"
-        source = sources[filename]
-        count = source.count(old)
-        assert count == 1, (f"{mutant.name}: its `old` snippet occurs {count} times in {filename}, expected exactly"
-                            f" once (did the solution change? update the mutant, don't drop it)\n{old!r}")
-        mutated = source.replace(old, new)
-        assert mutated != source
-        if "syntax error" not in mutant.name:  # otherwise a mistake in the maths, and it must compile
-            compile(mutated, filename, "exec")
-        sources[filename] = mutated
-    return sources
 
 
 @pytest.fixture(scope="module")
