@@ -98,7 +98,7 @@ def test_block_structure_and_attention_arguments(student, ref):
                                  f"{mine_failed or 'it runs'}; {theirs_failed or 'yours runs'}")
         mine, theirs = plan.values["mine"], plan.values["theirs"]
         if not (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor) and mine.shape == theirs.shape
-                and torch.allclose(mine, theirs, atol=1e-6)):
+                and torch.allclose(mine, theirs, atol=1e-6, equal_nan=True)):
             raise AssertionError(f"{what}.att in training mode differs from your MultiHeadAttention built with "
                                  "d_in=d_out=emb_dim, context_length, dropout=drop_rate, num_heads=n_heads, qkv_bias "
                                  "from cfg (same weights, same seed)")
