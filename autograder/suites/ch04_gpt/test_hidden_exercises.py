@@ -46,6 +46,8 @@ def test_4_2_configs(student, ref):
     """4.2: gpt2_config gives GPT-2 small, medium, large and XL; another size raises ValueError"""
     steps = [{"let": size, "call": f"{EX}.gpt2_config", "args": [size], "return": True} for size in SIZES]
     steps.append({"let": "huge", "call": f"{EX}.gpt2_config", "args": ["huge"], "return": True})
+    # a new dict each call: asked again after the others, "small" is still GPT-2 small
+    steps.append({"let": "small_again", "call": f"{EX}.gpt2_config", "args": ["small"], "return": True})
     plan = student.plan(steps, needs=f"{EX}.gpt2_config")
     for size, (emb, layers, heads) in SIZES.items():
         expected = ref.exercises.gpt2_config(size)
@@ -53,6 +55,9 @@ def test_4_2_configs(student, ref):
         if got != expected:
             raise AssertionError(f"gpt2_config({size!r}) is {got!r}; expected GPT_CONFIG_124M with emb_dim={emb}, "
                                  f"n_layers={layers}, n_heads={heads}")
+    if plan.values["small_again"] != ref.exercises.gpt2_config("small"):
+        raise AssertionError("gpt2_config('small') after the other sizes is not GPT-2 small: return a new dict each "
+                             "call and leave GPT_CONFIG_124M as it is ({**GPT_CONFIG_124M, ...} or dict(...))")
     why = plan.failed("huge")
     if not why or "ValueError" not in why:
         raise AssertionError(f"gpt2_config('huge') must raise ValueError ({why or 'it returned a config'})")

@@ -15,6 +15,7 @@ from autograder.session import StudentFailure
 points = pytest.mark.points
 TB = "transformer_block.TransformerBlock"
 LOWER = ("layer_norm", "feed_forward")
+PIECES = {"att": "MultiHeadAttention", "ff": "FeedForward", "norm1": "LayerNorm", "norm2": "LayerNorm"}
 
 
 def block_case(ref, cfg, seed):
@@ -73,12 +74,17 @@ def test_block_structure_and_attention_arguments(student, ref):
         what = f"TransformerBlock({cfg})"
         plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 770 + i},
                              {"let": "names", "grads": "blk", "return": True},
+                             *[{"let": f"kind_{piece}", "attr": f"blk.{piece}.__class__.__name__", "return": True}
+                               for piece in PIECES],
                              *named_parameters_steps("att", "blk.att")], needs=TB)
-        own = sorted(n for n in plan.values["names"] if not n.startswith("att."))
-        book = sorted(n for n in params(built(ref.transformer_block.TransformerBlock, cfg, 0)) if not n.startswith("att."))
-        if own != book:
-            raise AssertionError(f"{what} has parameters {own} besides att's; the book's are {book} "
-                                 "(ff = FeedForward(cfg), norm1 and norm2 = LayerNorm(emb_dim))")
+        kinds = {piece: plan.values[f"kind_{piece}"] for piece in PIECES}
+        if kinds != PIECES:
+            raise AssertionError(f"{what}'s pieces are {kinds}; expected {PIECES} (your own classes)")
+        # the block's own parameters: none besides its pieces' (what they hold is judged in their parts)
+        own = sorted(n for n in plan.values["names"] if not n.startswith(tuple(f"{p}." for p in PIECES)))
+        if own:
+            raise AssertionError(f"{what} has the parameters {own} besides those of att, ff, norm1 and norm2; the "
+                                 "book's block has no others")
         att = as_dict(plan.values["att"], "blk.att")
         # The block's attention against your own class built with the book's arguments: the same
         # weights, the same input (the whole context) and the same dropout draw give the same output.
