@@ -16,7 +16,7 @@ from pathlib import Path
 
 from isolation_cost import Grader  # this folder's: the same set-up
 
-from autograder import course
+from autograder.grading import course
 
 
 def _submission(assignment, kind, folder):

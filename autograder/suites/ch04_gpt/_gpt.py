@@ -14,8 +14,8 @@ import re
 import torch
 import torch.nn.functional as F
 
-from autograder.compare import seeded, set_seed
-from autograder.session import StudentFailure
+from autograder.grading.compare import seeded, set_seed
+from autograder.sandbox.session import StudentFailure
 
 # Small configurations: several vocabularies, heads, depths; qkv_bias both ways.
 CFGS = [

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import course
+from autograder.grading import course
 
 ASSIGNMENT = course.get(Path(__file__).parent.name)
 

@@ -8,8 +8,8 @@ import torch
 
 from _gpt import (BLOCK_PIECES, CFGS, as_dict, block_mistakes, block_names, built, gpt_mistakes, judged,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped, token_ids)
-from autograder.compare import expect_close, seeded
-from autograder.session import StudentFailure
+from autograder.grading.compare import expect_close, seeded
+from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
 EX = "exercises"

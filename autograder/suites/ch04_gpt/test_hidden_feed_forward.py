@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from _gpt import CFGS, built, live_tensor, params, run
-from autograder.compare import expect_close, seeded, set_seed
+from autograder.grading.compare import expect_close, seeded, set_seed
 
 points = pytest.mark.points
 FF = "feed_forward.FeedForward"

@@ -8,7 +8,7 @@ import torch
 
 from _gpt import (judged, CFGS, TIED, as_dict, built, gpt_case, gpt_mistakes, live_ids, named_parameters_steps,
                   params, run, token_ids)
-from autograder.compare import expect_close, seeded, set_seed
+from autograder.grading.compare import expect_close, seeded, set_seed
 
 points = pytest.mark.points
 GPT = "gpt_model.GPTModel"

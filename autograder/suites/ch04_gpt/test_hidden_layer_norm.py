@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from _gpt import live_tensor, once
-from autograder.compare import expect_close, seeded
+from autograder.grading.compare import expect_close, seeded
 
 points = pytest.mark.points
 LN = "layer_norm.LayerNorm"

@@ -9,8 +9,8 @@ import torch
 import torch.nn.functional as F
 
 from _gpt import credit_lower, linear_map, once, params, swapped
-from autograder.compare import expect_close, seeded, set_seed
-from autograder.session import StudentFailure
+from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
 NET = "shortcuts.ExampleDeepNeuralNetwork"

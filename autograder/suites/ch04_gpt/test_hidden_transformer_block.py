@@ -9,7 +9,7 @@ import torch
 
 from _gpt import (judged, BLOCK_PIECES, CFGS, as_dict, block_mistakes, built, live_tensor,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped)
-from autograder.compare import expect_close, seeded
+from autograder.grading.compare import expect_close, seeded
 
 points = pytest.mark.points
 TB = "transformer_block.TransformerBlock"
