@@ -21,6 +21,8 @@ import time
 # environment and put it in an error message the student sees, so the grader's tokens and
 # keys (CI secrets, cloud credentials) must never reach it.
 ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME")
+# What the zygote's Python must hold, at the grader's versions, when it is not the grader's own.
+CHILD_NEEDS = ("torch", "safetensors", "numpy")
 
 
 def _not_dumpable():
@@ -40,7 +42,23 @@ class Zygote:
         self.root = ROOT
         self.hidden = sorted({os.path.realpath(p) for p in (ROOT, *hidden)})
         self.isolation = isolation
+        self.python = self._python()
         self._launch()
+
+    def _python(self):
+        """This Python, unless children run as nobody without a private root, and nobody cannot
+        reach it: then one it can (see interpreter), or this one and a WARNING that says why."""
+        from . import interpreter, sandbox
+
+        if os.geteuid() != 0 or interpreter.first_blocked(interpreter.own_paths()) is None:
+            return sys.executable
+        if self.isolation == "full" and sandbox.probe_namespaces():
+            return sys.executable  # each child's private root binds it where nobody reaches it
+        python, why = interpreter.python_for_others(CHILD_NEEDS)
+        if python is None:
+            print(f"WARNING: {why}", file=sys.stderr)
+            return sys.executable
+        return python
 
     def _launch(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -48,7 +66,7 @@ class Zygote:
                 "main(int(sys.argv[2]), __import__('json').loads(sys.argv[3]), sys.argv[4])")
         env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
         self.process = subprocess.Popen(
-            [sys.executable, "-P", "-c", code, str(self.root), str(theirs.fileno()), json.dumps(self.hidden),
+            [self.python, "-P", "-c", code, str(self.root), str(theirs.fileno()), json.dumps(self.hidden),
              self.isolation], pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL, env=env)
         theirs.close()
         self.ctl = ours
