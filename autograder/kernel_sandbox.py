@@ -199,6 +199,13 @@ def main():
         # course's: as in the sandbox, the kernel works in a copy, inside its private folder.
         snapshots[private + sandbox_work] = snapshots.pop(sandbox_work)
         sandbox_work = private + sandbox_work
+    # The CLI's rule (sandbox.separated): never the instructor's own uid, unless trusted by name.
+    # (Root's kernel is always nobody now, or it was refused above.)
+    if not (sandbox.separated(is_root, isolation == sandbox.FULL and not is_root, isolation == sandbox.FULL)
+            or spec.get("unsafe_same_uid")):
+        print("sandboxed kernel: " + sandbox.refusal("the notebook's kernel", isolation,
+                                                     f"{sys.executable} -m nbgrader autograde ..."), file=sys.stderr)
+        sys.exit(3)
     worker = os.fork()
     if worker:
         _keep(worker, isolation)

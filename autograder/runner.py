@@ -7,13 +7,15 @@ has the shape of Gradescope's results.json; every other output is rendered from 
 import contextlib
 import io
 import os
+import sys
 import time
 
 import pytest
 import torch
 
-from .paths import SUITES
-from .session import MESSAGE_LIMIT, GraderError, StudentFailure, StudentSession
+from . import course
+from .paths import PYTEST_INI
+from .session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
 from .submission import SubmissionError, clean_text, read_sources
 from .zygote import Zygote
 
@@ -83,23 +85,56 @@ class _Collector:
 
 
 def _pytest_args(assignment):
-    suite = SUITES / assignment
-    return [str(suite), "-c", str(SUITES / "pytest.ini"), "--rootdir", str(SUITES),
-            "--confcutdir", str(SUITES), "-q", "--no-header",
+    suites = assignment.suites.parent
+    return [str(assignment.suites), "-c", str(PYTEST_INI), "--rootdir", str(suites),
+            "--confcutdir", str(suites), "-q", "--no-header",
             # the feedback comes from the exception itself; formatting tracebacks costs ~30 ms a failure
             "--tb=no",
             # pytest's unraisable-exception plugin runs gc.collect() five times per session (0.4 s)
             "-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception"]
 
 
-class Grader:
-    """Grades submissions of one assignment; holds one warm zygote for all of them."""
+_current = None   # the assignment whose suites and reference modules sys.modules holds now
+_put_away = {}    # assignment's suites folder -> {name: module} of its suites and reference while another one runs
 
-    def __init__(self, assignment="ch03_attention", isolation="full", hidden=(), timeout=5.0, budget=60.0,
-                 zygote=None):
-        """``zygote``: one started earlier (before this process imported torch, say); the
-        grader owns it from here on."""
-        self.assignment = assignment
+
+def _switch_to(assignment):
+    """Give the suites of ``assignment`` the module names to themselves.
+
+    The suites and the reference modules are imported by their plain names (two chapters
+    both have ``exercises.py`` and ``test_hidden_exercises.py``), so grading another
+    assignment in the same process first puts away the modules loaded from any course folder
+    (and their folders on sys.path, which the conftests add again); they come back, still
+    warm, when their assignment is graded again."""
+    global _current
+    if _current is None or _current.suites == assignment.suites:  # the process's first: nothing to put away
+        _current = assignment
+        return
+    roots = {assignment.root, _current.root}
+    folders = tuple(str(p) + os.sep for root in roots for p in (root / "solutions", root / "autograder" / "suites"))
+    ours = {}
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if isinstance(where, str) and os.path.realpath(where).startswith(folders):
+            ours[name] = sys.modules.pop(name)
+    _put_away[_current.suites] = ours
+    sys.path[:] = [p for p in sys.path if not (os.path.realpath(p or ".") + os.sep).startswith(folders)]
+    sys.modules.update(_put_away.pop(assignment.suites, {}))
+    _current = assignment
+
+
+class Grader:
+    """Grades submissions; holds one warm zygote for all of them."""
+
+    def __init__(self, assignment=None, isolation="full", hidden=(), timeout=5.0, budget=60.0,
+                 zygote=None, unsafe_same_uid=False):
+        """``assignment``: the one every submission is graded as (default: each submission's
+        own, found from its folder, see course.detect). ``zygote``: one started earlier
+        (before this process imported torch, say); the grader owns it from here on.
+        ``unsafe_same_uid``: grade even where a child would run with this process's uid
+        (trusted code only; otherwise grade() raises Refused there)."""
+        self.assignment = course.get(assignment) if assignment else None
+        self.unsafe_same_uid = unsafe_same_uid
         # Probes use tiny tensors: a second intra-op thread only adds contention with the child.
         torch.set_num_threads(1)
         self.zygote = zygote or Zygote(hidden=hidden, isolation=isolation)
@@ -114,8 +149,9 @@ class Grader:
     def __exit__(self, *exc):
         self.close()
 
-    def grade(self, folder):
-        """Grade the submission in ``folder``; returns a results.json-shaped dict.
+    def grade(self, folder, assignment=None):
+        """Grade the submission in ``folder`` as ``assignment`` (default: the grader's, else the
+        one the folder holds); returns a results.json-shaped dict.
 
         Raises SubmissionError when the folder is not a submission at all.
         """
@@ -123,26 +159,37 @@ class Grader:
         sources, notes = read_sources(folder)
         if not sources:
             raise SubmissionError(f"{folder} holds no Python files")
-        session = StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget)
+        try:
+            assignment = course.get(assignment) if assignment else self.assignment or course.detect(folder)
+        except course.CourseError as exc:
+            raise SubmissionError(str(exc)) from None
+        if assignment.builds_on:
+            sources, notes = course.submission_sources(folder, assignment.name)
+        _switch_to(assignment)
+        session = StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget,
+                                 unsafe_same_uid=self.unsafe_same_uid)
         collector = _Collector(session)
         old = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
         os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugin and pytest's own
         printed = io.StringIO()
         try:
             with contextlib.redirect_stdout(printed):
-                pytest.main(_pytest_args(self.assignment), plugins=[collector])
+                pytest.main(_pytest_args(assignment), plugins=[collector])
         finally:
             session.close()
             if old is None:
                 os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
             else:
                 os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = old
+        if session.refused:  # once, not once per check
+            raise Refused(session.refused)
         if collector.grader_errors or not collector.records:
             # e.g. a suite that fails to import: pytest's own words say why
             why = collector.grader_errors or [f"the hidden suites ran no check: {printed.getvalue()[-1500:].strip()}"]
             raise GraderError("; ".join(why))
         result = build_result(collector.records, notes, session.isolation, time.perf_counter() - started)
         result["extra_data"]["protections"] = session.protections
+        result["extra_data"]["assignment"] = assignment.name
         return result
 
 

@@ -8,7 +8,7 @@ as they are.
 import re
 from pathlib import Path
 
-from .paths import ASSIGNMENTS, SOLUTIONS
+from . import course
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
@@ -69,7 +69,7 @@ def solution_lines(source: str) -> set:
 
 def expected_files(assignment: str) -> dict:
     """Relative path -> text of every file that assignments/<assignment>/ must hold."""
-    master = SOLUTIONS / assignment
+    master = course.get(assignment).solutions
     files = {}
     for path in sorted(master.glob("*.py")):
         text = path.read_text(encoding="utf-8")
@@ -79,7 +79,7 @@ def expected_files(assignment: str) -> dict:
 
 def stale_files(assignment: str, target: Path = None) -> list:
     """Files under the stub folder that differ from what the generator would write, or are extra."""
-    target = target or ASSIGNMENTS / assignment
+    target = target or course.get(assignment).stubs
     expected = expected_files(assignment)
     problems = []
     for name, text in expected.items():
@@ -96,7 +96,7 @@ def stale_files(assignment: str, target: Path = None) -> list:
 
 def write_stubs(assignment: str, target: Path = None) -> list:
     """(Re)write assignments/<assignment>/ from the master; return the file names written."""
-    target = target or ASSIGNMENTS / assignment
+    target = target or course.get(assignment).stubs
     target.mkdir(parents=True, exist_ok=True)
     expected = expected_files(assignment)
     for path in target.glob("*.py"):

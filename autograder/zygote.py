@@ -9,6 +9,7 @@ Control messages are one JSON object each; a spawn request carries the child's e
 its channel as an SCM_RIGHTS file descriptor. ``Zygote`` is the grader's handle (it imports
 no torch, so the zygote's start can overlap the grader's own); ``main`` runs inside.
 """
+import functools
 import json
 import os
 import socket
@@ -25,6 +26,24 @@ ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH",
 CHILD_NEEDS = ("torch", "safetensors", "numpy")
 
 
+@functools.lru_cache(maxsize=None)
+def children_python(isolation):
+    """The zygote's Python: this one, unless children run as nobody without a private root and
+    nobody cannot reach it; then one it can (see interpreter), or this one and a WARNING (once)
+    that says why. ``sandbox.check`` asks it too, so its dry run is the zygote's."""
+    from . import interpreter, sandbox
+
+    if os.geteuid() != 0 or interpreter.first_blocked(interpreter.own_paths()) is None:
+        return sys.executable
+    if isolation == "full" and sandbox.probe_namespaces():
+        return sys.executable  # each child's private root binds it where nobody reaches it
+    python, why = interpreter.python_for_others(CHILD_NEEDS)
+    if python is None:
+        print(f"WARNING: {why}", file=sys.stderr)
+        return sys.executable
+    return python
+
+
 def _not_dumpable():
     """Where a child runs as the grader's own uid (no user namespace, no PID namespace), only
     this keeps it out of the grader's /proc/PID/mem and environ: the kernel then lets no
@@ -37,28 +56,13 @@ class Zygote:
     """A fresh interpreter that imports torch once and forks sandboxed children on request."""
 
     def __init__(self, hidden=(), isolation="full"):
-        from .paths import ROOT  # here, not at the top: the zygote process itself must not hold it
+        from .paths import COURSE, ROOT  # here, not at the top: the zygote process itself must not hold it
         _not_dumpable()
         self.root = ROOT
-        self.hidden = sorted({os.path.realpath(p) for p in (ROOT, *hidden)})
+        self.hidden = sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)})
         self.isolation = isolation
-        self.python = self._python()
+        self.python = children_python(isolation)
         self._launch()
-
-    def _python(self):
-        """This Python, unless children run as nobody without a private root, and nobody cannot
-        reach it: then one it can (see interpreter), or this one and a WARNING that says why."""
-        from . import interpreter, sandbox
-
-        if os.geteuid() != 0 or interpreter.first_blocked(interpreter.own_paths()) is None:
-            return sys.executable
-        if self.isolation == "full" and sandbox.probe_namespaces():
-            return sys.executable  # each child's private root binds it where nobody reaches it
-        python, why = interpreter.python_for_others(CHILD_NEEDS)
-        if python is None:
-            print(f"WARNING: {why}", file=sys.stderr)
-            return sys.executable
-        return python
 
     def _launch(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)

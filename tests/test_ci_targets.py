@@ -1,6 +1,7 @@
 """CI targets: the Gradescope zip run in a simulated /autograder, the Classroom repositories and
 their reporter JSON, and grade --junit / the job summary, each checked against its format."""
 import base64
+import csv
 import json
 import os
 import resource
@@ -58,8 +59,10 @@ def run_bundle(bundle, base, place, isolation="full"):
     os.chmod(base, 0o755)
     autograder = gradescope.unpack(bundle, base / "autograder")
     place(autograder / "submission")
+    # Without namespaces only trusted submissions are run here, where nobody may be unable to read
+    # this Python and the child would then keep our uid (on Gradescope it is nobody).
     env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable,
-           "AUTOGRADER_ISOLATION": isolation}
+           "AUTOGRADER_ISOLATION": isolation, "AUTOGRADER_UNSAFE_SAME_UID": str(int(isolation == "off"))}
     env.pop("GITHUB_STEP_SUMMARY", None)
     run = subprocess.run([str(autograder / "source" / "run_autograder")], env=env, capture_output=True, text=True,
                          timeout=300, preexec_fn=lambda: resource.setrlimit(
@@ -191,7 +194,50 @@ def test_classroom_workflows_pass_actionlint_and_report_every_part(repositories)
     assert runners == list(steps) and all(f"{r.upper()}_RESULTS: \"${{{{ steps.{r}.outputs.result }}}}\"" in text
                                           for r in runners)
     grade = workflows[1].read_text()
-    assert "python -m autograder grade submitted --out graded" in grade and "path: graded/" in grade
+    assert "-m autograder grade submitted" in grade and "--out graded" in grade and "path: graded/" in grade
+
+
+def test_instructor_workflow_grades_in_full_isolation_and_keeps_no_token(repositories):
+    """GitHub's Ubuntu runners refuse the runner's user a user namespace: the class is graded as
+    root (children as nobody, in namespaces), any reduced run fails the job, and no checkout
+    leaves its token in .git/config for a submission to find."""
+    student, instructor = repositories
+    steps = workflow_steps(instructor / ".github/workflows/grade-class.yml")
+    (grade,) = [s for s in steps if "-m autograder grade" in s.get("run", "")]
+    python = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python"))
+    assert 'sudo env GITHUB_STEP_SUMMARY="$GITHUB_STEP_SUMMARY" "$PYTHON" -m autograder grade' in grade["run"]
+    assert grade["env"]["PYTHON"] == f"${{{{ steps.{python['id']}.outputs.python-path }}}}"   # not root's Python
+    assert "--require-isolation" in grade["run"] and 'sudo chown -R "$(id -u):$(id -g)" graded' in grade["run"]
+    for path in (instructor / ".github/workflows/grade-class.yml", student / ".github/workflows/classroom.yml"):
+        checkouts = [s for s in workflow_steps(path) if s.get("uses", "").startswith("actions/checkout")]
+        assert checkouts and all(s["with"]["persist-credentials"] is False for s in checkouts), path
+
+
+def test_instructor_workflow_grade_step_runs(repositories, tmp_path):
+    """The grade step's own shell, in a checkout with two cloned students (sudo: already root here)."""
+    from test_unprivileged import copy_repo
+    _, instructor = repositories
+    (grade,) = [s for s in workflow_steps(instructor / ".github/workflows/grade-class.yml")
+                if "-m autograder grade" in s.get("run", "")]
+    repo = copy_repo()
+    for name, source in (("alice", SOLUTIONS), ("bob", ASSIGNMENTS)):
+        copy_modules(source / "ch03_attention", repo / "submitted" / name)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "sudo").write_text('#!/bin/bash\nexec "$@"\n')
+    (fake / "sudo").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "PYTHON": sys.executable,
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    try:
+        done = subprocess.run(["bash", "-eo", "pipefail", "-c", grade["run"]], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr   # --require-isolation: full isolation held
+        with open(repo / "graded" / "grades.csv", newline="") as handle:
+            assert [(r["student"], r["score"]) for r in csv.DictReader(handle)] == [("alice", "100"), ("bob", "0")]
+        assert (repo / "graded" / "junit.xml").exists() and "| alice" in (tmp_path / "summary.md").read_text()
+        assert all(p.stat().st_uid == os.getuid() for p in (repo / "graded").rglob("*"))
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
 
 
 def workflow_steps(path):

@@ -214,7 +214,7 @@ def test_without_namespaces_the_report_says_so_loudly(tmp_path):
     from autograder.runner import Grader
     folder = tmp_path / "blank"
     copy_base("simple", folder)
-    with Grader(isolation="off") as grader:
+    with Grader(isolation="off", unsafe_same_uid=True) as grader:   # our own test data: trusted
         result = grader.grade(folder)
     assert result["score"] == 15
     assert result["extra_data"]["isolation"].startswith("limits only")

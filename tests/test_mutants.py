@@ -1,14 +1,15 @@
-"""Proof that the hidden suites bite, fairly: every mutant in ``tests/mutants.py`` loses
-points where it lives, only there, and is named right.
+"""Proof that the hidden suites bite, fairly: every mutant in each assignment's bank
+(``tests/<assignment>/mutants.py``) loses points where it lives, only there, and is named right.
 
-The reference (solutions/ch03_attention) must score full marks, the blank stubs
-(assignments/ch03_attention) nothing, and each mutant (one realistic mistake applied to
-the reference) must
+For each assignment with a bank, the reference (solutions/<assignment>) must score full
+marks, the blank stubs (assignments/<assignment>) nothing, and each mutant (one realistic
+mistake applied to the reference) must
 - lose points in every part it declares, with feedback text on every failed check;
 - keep full marks in every part it does not declare (one mistake, one part);
 - be named right: where the bank declares a name, the feedback names that mistake and no
   other; where it declares none, the feedback names none (a hint that the evidence does
   not show is worse than no hint).
+The points per part come from grading the reference (they live on the hidden checks).
 Every submission is graded once, by one ``Grader``; the results are cached for the module.
 Run with ``-s`` to see the summary printed by the last test.
 """
@@ -24,29 +25,21 @@ for path in (str(ROOT), str(TESTS)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+from autograder import course  # noqa: E402
 from autograder.runner import Grader  # noqa: E402
-from mutants import MUTANTS  # noqa: E402
+from banks import banks, describe, part_points, reference_sources, stub_sources  # noqa: E402
 
-SOLUTIONS = ROOT / "solutions" / "ch03_attention"
-STUBS = ROOT / "assignments" / "ch03_attention"
-PARTS = {"simple_attention": 15, "self_attention": 20, "causal_attention": 25,
-         "multihead_attention": 25, "exercises": 15}
-FULL_MARKS = sum(PARTS.values())
+BANKS = banks("mutants")
+CASES = [(assignment, m) for assignment, bank in BANKS for m in bank.MUTANTS]
+IDS = [f"{assignment}: {m.name}" for assignment, m in CASES]
 NAMED = re.compile(r"This is exactly what you get with: (.*)")
 
 
-def submission_sources(folder):
-    """The student modules of a folder: every .py file except the public tests."""
-    return {p.name: p.read_text() for p in sorted(folder.glob("*.py")) if not p.name.startswith("test_")}
-
-
-REFERENCE = submission_sources(SOLUTIONS)
-
-
-def mutated_sources(mutant):
+def mutated_sources(assignment, mutant):
+    reference = reference_sources(assignment)
     filename = f"{mutant.module}.py"
-    assert filename in REFERENCE, f"{mutant.name}: no module {filename} in {SOLUTIONS}"
-    source = REFERENCE[filename]
+    assert filename in reference, f"{mutant.name}: no module {filename} in the reference of {assignment}"
+    source = reference[filename]
     count = source.count(mutant.old)
     assert count == 1, (f"{mutant.name}: its `old` snippet occurs {count} times in {filename}, expected exactly"
                         f" once (did the solution change? update the mutant, don't drop it)\n{mutant.old!r}")
@@ -54,7 +47,7 @@ def mutated_sources(mutant):
     assert mutated != source
     if "syntax error" not in mutant.name:  # otherwise a mistake in the maths, and it must compile
         compile(mutated, filename, "exec")
-    return {**REFERENCE, filename: mutated}
+    return {**reference, filename: mutated}
 
 
 @pytest.fixture(scope="module")
@@ -62,22 +55,21 @@ def grade(tmp_path_factory):
     """grade(key, sources) -> results dict; each key is graded once for the whole module."""
     cache = {}
     with Grader() as grader:
-        def run(key, sources):
-            if key not in cache:
+        def run(assignment, key, sources):
+            if (assignment, key) not in cache:
                 folder = tmp_path_factory.mktemp("submission")
                 for name, text in sources.items():
                     (folder / name).write_text(text)
-                cache[key] = grader.grade(folder)
-            return cache[key]
+                cache[assignment, key] = grader.grade(folder, assignment)
+            return cache[assignment, key]
         yield run
 
 
-def describe(result):
-    lines = [f"score {result['score']}/{result['max_score']}, parts {result['extra_data']['parts']}"]
-    for t in result["tests"]:
-        if t["status"] != "passed":
-            lines.append(f"  FAILED {t['name']} [{t['score']}/{t['max_score']}]: {t['output'][:300]}")
-    return "\n".join(lines)
+@pytest.fixture(scope="module")
+def points(grade):
+    """points[assignment] -> {part: points}, from the reference's full marks."""
+    return {assignment: part_points(grade(assignment, "reference", reference_sources(assignment)))
+            for assignment, _ in BANKS}
 
 
 def named_mistakes(result):
@@ -89,32 +81,40 @@ def named_mistakes(result):
     return names
 
 
-def test_bank_is_well_formed():
-    names = [m.name for m in MUTANTS]
-    assert len(MUTANTS) >= 30
-    assert len(set(names)) == len(names), "mutant names must be unique"
-    for m in MUTANTS:
-        assert m.parts and set(m.parts) <= set(PARTS), f"{m.name}: unknown part in {m.parts}"
-        assert m.old != m.new
-    assert {m.module for m in MUTANTS} == set(PARTS), "every part has mutants"
+def test_every_bank_is_well_formed():
+    assert BANKS, "no assignment has a mutant bank"
+    for assignment, bank in BANKS:
+        parts = course.get(assignment).parts
+        names = [m.name for m in bank.MUTANTS]
+        assert len(bank.MUTANTS) >= 30, assignment
+        assert len(set(names)) == len(names), f"{assignment}: mutant names must be unique"
+        for m in bank.MUTANTS:
+            assert m.parts and set(m.parts) <= set(parts), f"{assignment}: {m.name}: unknown part in {m.parts}"
+            assert m.old != m.new
+        assert {p for m in bank.MUTANTS for p in m.parts} == set(parts), f"{assignment}: every part has mutants"
 
 
-def test_reference_gets_full_marks(grade):
-    result = grade("reference", REFERENCE)
-    assert result["score"] == result["max_score"] == FULL_MARKS, describe(result)
-    assert {p: tuple(v) for p, v in result["extra_data"]["parts"].items()} == {p: (n, n) for p, n in PARTS.items()}
+@pytest.mark.parametrize("assignment", [a for a, _ in BANKS])
+def test_reference_gets_full_marks(grade, assignment):
+    result = grade(assignment, "reference", reference_sources(assignment))
+    assert result["score"] == result["max_score"] > 0, describe(result)
+    parts = result["extra_data"]["parts"]
+    assert set(parts) == set(course.get(assignment).parts), "every part of the manifest has checks"
+    assert all(got == most > 0 for got, most in parts.values()), describe(result)
 
 
-def test_blank_stubs_get_zero(grade):
-    result = grade("stubs", submission_sources(STUBS))
-    assert result["max_score"] == FULL_MARKS, describe(result)
+@pytest.mark.parametrize("assignment", [a for a, _ in BANKS])
+def test_blank_stubs_get_zero(grade, points, assignment):
+    result = grade(assignment, "stubs", stub_sources(assignment))
+    assert result["max_score"] == sum(points[assignment].values()), describe(result)
     assert result["score"] == 0, describe(result)
     assert all(t["output"].strip() for t in result["tests"]), "every failed check explains itself"
 
 
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
-def test_mutant_loses_points(grade, mutant):
-    result = grade(mutant.name, mutated_sources(mutant))
+@pytest.mark.parametrize("assignment, mutant", CASES, ids=IDS)
+def test_mutant_loses_points(grade, points, assignment, mutant):
+    result = grade(assignment, mutant.name, mutated_sources(assignment, mutant))
+    assert result["max_score"] == sum(points[assignment].values()), describe(result)
     parts = result["extra_data"]["parts"]
     for part in mutant.parts:
         assert part in parts, f"{mutant.name}: the hidden suites have no checks for {part}\n{describe(result)}"
@@ -129,9 +129,9 @@ def test_mutant_loses_points(grade, mutant):
     assert not elsewhere, f"{mutant.name}: also charged outside its part(s) {mutant.parts}: {elsewhere}\n{describe(result)}"
 
 
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
-def test_mutant_is_named_right(grade, mutant):
-    names = sorted(set(named_mistakes(grade(mutant.name, mutated_sources(mutant)))))
+@pytest.mark.parametrize("assignment, mutant", CASES, ids=IDS)
+def test_mutant_is_named_right(grade, assignment, mutant):
+    names = sorted(set(named_mistakes(grade(assignment, mutant.name, mutated_sources(assignment, mutant)))))
     if mutant.named is None:
         assert not names, f"{mutant.name}: the bank declares no known mistake, the feedback names {names}"
     else:
@@ -143,9 +143,9 @@ def test_mutant_is_named_right(grade, mutant):
 def test_summary(grade):
     """Not a check: prints how many mutants lose points and which mistakes the feedback names."""
     caught, missed, named_right, named_other, unnamed, extra, elsewhere = [], [], [], [], [], [], []
-    for m in MUTANTS:
+    for assignment, m in CASES:
         try:
-            result = grade(m.name, mutated_sources(m))
+            result = grade(assignment, m.name, mutated_sources(assignment, m))
         except Exception as exc:  # reported by test_mutant_loses_points; keep the summary going
             missed.append(f"{m.name} (could not be graded: {exc})")
             continue
@@ -165,11 +165,11 @@ def test_summary(grade):
             named_other.append(f"{m.name} -> {sorted(set(names))}")
         else:
             unnamed.append(m.name)
-    with_hint = sum(m.named is not None for m in MUTANTS)
+    with_hint = sum(m.named is not None for _, m in CASES)
     lines = [
         "",
         "=" * 30 + " mutant summary " + "=" * 30,
-        f"bank size: {len(MUTANTS)}; lose points in their declared part(s): {len(caught)}; missed: {len(missed)}",
+        f"bank size: {len(CASES)} ({', '.join(f'{a}: {len(b.MUTANTS)}' for a, b in BANKS)}); lose points in their declared part(s): {len(caught)}; missed: {len(missed)}",
         *(f"  MISSED: {name}" for name in missed),
         f"also charged outside their declared part(s): {len(elsewhere)}",
         *(f"  {entry}" for entry in elsewhere),

@@ -4,7 +4,10 @@ import re
 import subprocess
 import sys
 
-from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS
+import pytest
+
+from autograder import course
+from autograder.paths import ROOT
 
 
 def run_pytest(folder):
@@ -18,15 +21,24 @@ def counts(output):
     return found.get("passed", 0), found.get("failed", 0)
 
 
-def test_public_tests_pass_on_the_solutions():
-    run = run_pytest(SOLUTIONS / "ch03_attention")
+@pytest.fixture(scope="module")
+def on_solutions():
+    return {}
+
+
+@pytest.mark.parametrize("assignment", course.names())
+def test_public_tests_pass_on_the_solutions(assignment, on_solutions):
+    run = run_pytest(course.get(assignment).solutions)
     assert run.returncode == 0, run.stdout[-2000:]
-    assert counts(run.stdout) == (26, 0)
+    passed, failed = on_solutions[assignment] = counts(run.stdout)
+    assert passed > 0 and failed == 0
 
 
-def test_public_tests_fail_on_the_stubs_with_not_implemented():
-    run = run_pytest(ASSIGNMENTS / "ch03_attention")
-    assert counts(run.stdout) == (0, 26), run.stdout[-2000:]
+@pytest.mark.parametrize("assignment", course.names())
+def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solutions):
+    run = run_pytest(course.get(assignment).stubs)
+    total = sum(on_solutions.get(assignment) or counts(run_pytest(course.get(assignment).solutions).stdout))
+    assert counts(run.stdout) == (0, total), run.stdout[-2000:]
     failures = re.findall(r"^FAILED .*$", run.stdout, flags=re.M)
-    assert len(failures) == 26
+    assert len(failures) == total
     assert all("NotImplementedError" in line for line in failures), failures

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions" / "ch03_attention"
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions" / "ch03_attention"
 MODULES = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
 
 
