@@ -91,7 +91,7 @@ def markdown_html(source, attachments=None):
 def as_markdown(html):
     """Markdown that renders as exactly ``html``: one HTML block of one line, which no Markdown
     renderer parses further (a blank line would end the block and let text become links)."""
-    return "<div>" + html.replace("\r", "").replace("\n", "&#10;") + "</div>"
+    return "<div>" + html.strip().replace("\r", "").replace("\n", "&#10;") + "</div>"
 
 
 def _trusted(cell):
