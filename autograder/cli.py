@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from . import course, report, sandbox
+from . import classreport, course, report, sandbox, shards
 from .paths import ASSIGNMENTS, SOLUTIONS
 from .submission import SubmissionError, printable, read_sources
 from .zygote import Zygote
@@ -156,6 +156,8 @@ def cmd_grade(args):
     students = sorted(p for p in path.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if not students:
         return _fail(f"{path} holds no submission: no .py files and no subfolders")
+    if args.shard:  # an empty slice is no error: its (empty) outputs still go to the merge
+        students = [s for s in students if shards.in_shard(s.name, *args.shard)]
     out = Path(args.out or Path("graded") / path.resolve().name)
     return grade_class(path, students, out, isolation, args)
 
@@ -239,9 +241,12 @@ def _kept(target, folder, assignment):
     """An earlier run's result, if it exists and the submission's sources are unchanged."""
     try:
         previous = json.loads(target.read_text(encoding="utf-8"))
-        if assignment and previous["extra_data"].get("assignment", assignment) != assignment:
+        extra = previous["extra_data"]
+        if assignment and extra.get("assignment", assignment) != assignment:
             return None
-        return previous if previous["extra_data"]["fingerprint"] == fingerprint(folder, assignment) else None
+        if extra["suites"] != shards.suites_digest(extra.get("assignment") or assignment):
+            return None  # graded by other suites (or another reference): grade it again
+        return previous if extra["fingerprint"] == fingerprint(folder, assignment) else None
     except (OSError, ValueError, KeyError, TypeError, SubmissionError):
         return None
 
@@ -273,13 +278,14 @@ def grade_class(root, students, out, isolation, args):
     assignments = sorted({a for _, _, a in items if a})
     several = len(assignments) > 1  # then a folder of results per assignment, a column group each
 
-    def target(name, assignment):
-        return (out / assignment if several and assignment else out) / result_stem(name)
+    def target(name, assignment, suffix):
+        """A result file; the suffix is appended (a folder name may hold dots: with_suffix would cut it)."""
+        return (out / assignment if several and assignment else out) / (result_stem(name) + suffix)
 
     outcomes, todo = {}, []
     for student, folder, assignment in items:
         key = (student.name, assignment)
-        kept = None if args.regrade else _kept(target(student.name, assignment).with_suffix(".json"), folder, assignment)
+        kept = None if args.regrade else _kept(target(student.name, assignment, ".json"), folder, assignment)
         if kept:
             outcomes[key] = (kept, "graded", False)
         else:
@@ -295,11 +301,9 @@ def grade_class(root, students, out, isolation, args):
     def finish(key, outcome):
         result = outcome[0]
         if result is not None:
-            stem = target(*key)
             try:
-                title = display_name(key[0]) + (f" / {key[1]}" if several else "")
-                _write_atomic(stem.with_suffix(".md"), report.markdown(result, title))
-                _write_atomic(stem.with_suffix(".json"), json.dumps(result, indent=1))  # last: it marks it done
+                _write_atomic(target(*key, ".md"), report.markdown(result, feedback_title(*key, several)))
+                _write_atomic(target(*key, ".json"), json.dumps(result, indent=1))  # last: it marks it done
             except OSError as exc:  # this student's result is lost, not the class's
                 outcome = (result, f"graded ({result['score']}), but the result was not saved: {exc.strerror}", True)
         outcomes[key] = outcome
@@ -335,10 +339,15 @@ def grade_class(root, students, out, isolation, args):
         return 1
     rows = [(f"{name}/{a}" if several and a else name, result, status) for name, result, status, a in rows]
     ci_outputs(args, rows)
+    report_started = time.perf_counter()
+    summary = class_report(out, [(student.name, a, *outcomes[student.name, a][:2],
+                                  target(student.name, a, "").relative_to(out)) for student, _, a in items],
+                           root.resolve().name, args.shard)
+    report_seconds = time.perf_counter() - report_started
     graded = sum(1 for _, result, _ in rows if result)
     kept = len(items) - len(todo)
     print(printable(f"graded {graded} of {len(rows)} submissions ({kept} unchanged since an earlier run, kept) in "
-                    f"{time.perf_counter() - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
+                    f"{report_started - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
                     f"results in {out}/ (grades.csv, and a JSON and a Markdown feedback file per student"
                     f"{' and assignment, a folder per assignment' if several else ''})"))
     reduced = sorted({r["extra_data"]["isolation"] for _, r, _ in rows if r and r["extra_data"]["isolation"] != "namespaces"})
@@ -347,9 +356,42 @@ def grade_class(root, students, out, isolation, args):
     for name, _, status in rows:
         if status != "graded":
             print(printable(f"  {name}: {status}"))
+    if summary:
+        print(printable(f"class report: {out / 'report.html'} (written in {report_seconds:.1f} s), "
+                        f"numbers for tools: {out / 'summary.json'}"))
+        print("\n".join(classreport.terminal_lines(summary)))
+    else:
+        return 1
     if any(outcome[2] for outcome in outcomes.values()):
         return 1
     return 3 if args.require_isolation and reduced else 0
+
+
+def feedback_title(name, assignment, several):
+    """The title of a student's Markdown feedback (with the assignment where a class has several)."""
+    return display_name(name) + (f" / {assignment}" if several else "")
+
+
+def class_report(out, entries, title, shard=None):
+    """report.html and summary.json for a class; entries: (folder name, assignment or None,
+    result or None, status, the stem of its result files relative to ``out``). Returns the
+    summary, or None when they could not be written (the grades are saved already)."""
+    students = []
+    for name, assignment, result, status, stem in entries:
+        saved = result is not None and status == "graded"  # the JSON and the Markdown are on disk
+        students.append(classreport.Student(name, printable(display_name(name)), result, status,
+                                            f"{stem.as_posix()}.md" if saved else None,
+                                            f"{stem.as_posix()}.json" if saved else None, assignment))
+    try:
+        return classreport.write(out, students, display_name(title), shard)
+    except Exception as exc:  # the grades are on disk: a report that fails must not lose them
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
+        print(printable(f"error: the class report was not written in {out}: {why}"), file=sys.stderr)
+        return None
+
+
+def cmd_merge(args):
+    return shards.main(args)
 
 
 def cmd_stubs(args):
@@ -412,7 +454,16 @@ def main(argv=None):
                        help="grade even where submissions would run as your own user, able to rewrite the "
                             "reference, the suites, the grader and the results (trusted code only; without it "
                             "such a run stops before the first submission, with exit 3 and what to do)")
+    grade.add_argument("--shard", type=shards.parse, metavar="K/N",
+                       help="class mode: grade only the K-th of N slices of the class (by a hash of each folder's "
+                            "name); join the slices' --out folders with `merge`")
     grade.set_defaults(run=cmd_grade)
+    merge = commands.add_parser("merge", help="join the --out folders of a class graded in shards into one")
+    merge.add_argument("folders", nargs="+", help="each shard's output folder (grades.csv, summary.json, results)")
+    merge.add_argument("--out", required=True, help="folder for the joined grades.csv, summary.json, report.html "
+                                                    "and every student's feedback")
+    merge.add_argument("--junit", help="also write JUnit XML for the whole class to this file")
+    merge.set_defaults(run=cmd_merge)
     stubs = commands.add_parser("stubs", help="regenerate assignments/ from solutions/")
     stubs.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     stubs.set_defaults(run=cmd_stubs)

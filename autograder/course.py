@@ -2,8 +2,10 @@
 
 ``autograder/suites/<name>/manifest.toml`` is the one place that says an assignment's title,
 its graded parts in order (part P is graded by ``test_hidden_P.py`` beside it), the modules
-students write (masters in ``solutions/<name>/``) and the modules of earlier assignments it
-imports (``[builds_on]``). Points live on the hidden checks themselves. Nothing else in the
+students write (masters in ``solutions/<name>/``), the data files beside those masters that
+ship byte for byte with the stubs, the release and the grader (``data``, e.g. a text the
+chapter reads), the engine's support modules students run too (``support``, e.g.
+tiktoken_offline.py) and the modules of earlier assignments it imports (``[builds_on]``). Points live on the hidden checks themselves. Nothing else in the
 engine names a chapter.
 
 The course lives under ``ROOT`` (the repository, or ``$AUTOGRADER_COURSE``: the tests build a
@@ -19,6 +21,7 @@ from .submission import MAX_TOTAL_SOURCE_BYTES, SubmissionError, read_sources
 
 ROOT = paths.COURSE
 MANIFEST = "manifest.toml"
+ENGINE = Path(__file__).resolve().parent   # where a manifest's support modules live
 
 
 class CourseError(ValueError):
@@ -33,6 +36,8 @@ class Assignment:
     modules: tuple      # file names students write and hand in
     builds_on: dict     # {earlier assignment: (module file names it imports)}
     root: Path
+    data: tuple = ()    # file names in solutions/<name>/ shipped byte for byte (stubs, release, grader)
+    support: tuple = () # engine modules (autograder/<file>) copied beside the stubs: set-up students run too
 
     @property
     def solutions(self):
@@ -82,24 +87,35 @@ def load(folder, root=None):
         raise CourseError(f"{where}: cannot be read ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise CourseError(f"{where}: not valid TOML ({exc})") from None
-    unknown = sorted(set(data) - {"title", "parts", "modules", "builds_on"})
+    unknown = sorted(set(data) - {"title", "parts", "modules", "builds_on", "data", "support"})
     if unknown:
         raise CourseError(f"{where}: unknown key(s) {', '.join(unknown)}")
     if not isinstance(data.get("title"), str) or not data["title"].strip():
         raise CourseError(f"{where}: `title` must be a non-empty string")
     parts = _strings(data.get("parts"), "parts", where)
     modules = _strings(data.get("modules"), "modules", where)
+    files = _strings(data["data"], "data", where) if "data" in data else ()
+    support = _strings(data["support"], "support", where) if "support" in data else ()
     builds_on = data.get("builds_on", {})
     if not isinstance(builds_on, dict):
         raise CourseError(f"{where}: `builds_on` must be a table of assignment = [modules]")
     assignment = Assignment(name=folder.name, title=data["title"].strip(), parts=parts, modules=modules,
                             builds_on={k: _strings(v, f"builds_on.{k}", where) for k, v in builds_on.items()},
-                            root=Path(root) if root else folder.parent.parent.parent)
+                            root=Path(root) if root else folder.parent.parent.parent, data=files,
+                            support=support)
     for module in modules:
         if not module.endswith(".py") or module.startswith("test_"):
             raise CourseError(f"{where}: module {module!r} must be a .py file that is not a test")
         if not (assignment.solutions / module).is_file():
             raise CourseError(f"{where}: module {module} has no master {assignment.solutions / module}")
+    for name in files:
+        if "/" in name or "\\" in name or name.endswith(".py") or name.startswith("."):
+            raise CourseError(f"{where}: data file {name!r} must be a plain file name that is not a .py")
+        if not (assignment.solutions / name).is_file():
+            raise CourseError(f"{where}: data file {name} is not in {assignment.solutions}")
+    for name in support:
+        if "/" in name or not name.endswith(".py") or not (ENGINE / name).is_file():
+            raise CourseError(f"{where}: support module {name!r} is not a module of {ENGINE}")
     for part in parts:
         if not assignment.suite(part).is_file():
             raise CourseError(f"{where}: part {part} has no suite {assignment.suite(part).name}")

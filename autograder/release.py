@@ -101,7 +101,7 @@ def build_course(assignment, course_dir):
     source.mkdir(parents=True)
     for path in notebooks:
         shutil.copy(path, source / path.name)
-    for name in stubs.expected_files(assignment):
+    for name in [*stubs.expected_files(assignment), *get_assignment(assignment).data]:
         shutil.copy(get_assignment(assignment).stubs / name, source / name)
     write_config(course, assignment)
     run_nbgrader(course, "generate_assignment", assignment, "--force")

@@ -16,6 +16,7 @@ import torch
 from . import course
 from .paths import PYTEST_INI
 from .session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
+from .shards import suites_digest
 from .submission import SubmissionError, clean_text, read_sources
 from .zygote import Zygote
 
@@ -190,6 +191,7 @@ class Grader:
         result = build_result(collector.records, notes, session.isolation, time.perf_counter() - started)
         result["extra_data"]["protections"] = session.protections
         result["extra_data"]["assignment"] = assignment.name
+        result["extra_data"]["suites"] = suites_digest(assignment.name)  # shards graded apart must agree on it
         return result
 
 

@@ -47,11 +47,12 @@ _REPLY = {
     "call": {"value": VALUE},
     "calls": {"values": [MAYBE_VALUE], "errors": {INDEX: str}, "args_after?": [[MAYBE_VALUE]]},
     "module": {"outputs": [VALUE], "state?": {str: torch.Tensor}, "grads?": {str: torch.Tensor},
-               "inputs_after?": [VALUE], "sub_outputs?": {str: [VALUE]},
+               "inputs_after?": [VALUE], "sub_outputs?": {str: [VALUE]}, "causal_sdpa?": int,
                "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
                         "state_keys": [str], "attrs": {str: int}, "heads?": [str], "dropout?": float,
-                        "mask?": {"shape": [int], "dtype": str}}},
-    "transfer": {"params": {str: torch.Tensor}, "v2_params": {str: torch.Tensor}},
+                         "mask?": {"shape": [int], "dtype": str}, "tensors?": {str: [int]}}},
+    "transfer": {"params": {str: torch.Tensor}, "v2_params": {str: torch.Tensor}, "v1_plain?": {str: torch.Tensor},
+                 "v1_outputs?": [VALUE], "v2_outputs?": [VALUE]},
     # per step: its value, what its recorded submodules were given and returned per call, its error
     "plan": {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str}},
 }
@@ -335,11 +336,17 @@ class StudentSession:
                             want_state=want_state, submodules=list(submodules),
                             transpose_masks=transpose_masks, grad_weights=grad_weights)
 
-    def transfer(self, d_in, d_out, init_seed):
+    def transfer(self, d_in, d_out, init_seed, inputs=()):
         """Exercise 3.1 in the child: the student's v2 (built after ``init_seed``), v1 and transfer
-        function; v1's weights after the transfer and v2's as drawn come back."""
-        return self.request("transfer", needs="exercises.transfer_weights_v2_to_v1",
-                            d_in=d_in, d_out=d_out, init_seed=init_seed)
+        function; v1's weights after the transfer and v2's as drawn come back, and with ``inputs``
+        the outputs of the student's own v2 (before) and v1 (after the transfer) on each."""
+        reply = self.request("transfer", needs="exercises.transfer_weights_v2_to_v1",
+                             d_in=d_in, d_out=d_out, init_seed=init_seed, inputs=list(inputs))
+        if inputs and not all(len(reply.get(k, [])) == len(inputs) for k in ("v1_outputs", "v2_outputs")):
+            self._kill()  # our child answers every input: the channel was tampered with
+            raise StudentFailure("the submission's process sent a malformed answer while running "
+                                 "exercises.transfer_weights_v2_to_v1")
+        return reply
 
     def plan(self, steps, *, needs=None, timeout=None):
         """Run ``steps`` in order in the child, in one round trip; returns a ``Plan``.

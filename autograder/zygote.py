@@ -21,7 +21,9 @@ import time
 # The only variables the zygote (and so every child) inherits. A child can read its own
 # environment and put it in an error message the student sees, so the grader's tokens and
 # keys (CI secrets, cloud credentials) must never reach it.
-ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME")
+# tiktoken's cache folders are paths, not secrets: the zygote loads the GPT-2 encoding from there.
+ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME",
+              "TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")
 # What the zygote's Python must hold, at the grader's versions, when it is not the grader's own.
 CHILD_NEEDS = ("torch", "safetensors", "numpy")
 
@@ -69,6 +71,9 @@ class Zygote:
         code = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.zygote import main; "
                 "main(int(sys.argv[2]), __import__('json').loads(sys.argv[3]), sys.argv[4])")
         env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
+        # One hash seed for every child: a set's order (and so sorted()'s ties, a wrong answer's
+        # feedback) is the same each time a submission is graded.
+        env["PYTHONHASHSEED"] = "0"
         self.process = subprocess.Popen(
             [self.python, "-P", "-c", code, str(self.root), str(theirs.fileno()), json.dumps(self.hidden),
              self.isolation], pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL, env=env)
@@ -154,6 +159,7 @@ def main(ctl_fd, hidden, mode):
     frame = protocol.encode({"warm": [torch.zeros(2), torch.zeros(2, dtype=torch.float64)]})
     json_len, _ = protocol.PREFIX.unpack(frame[:protocol.PREFIX.size])
     protocol.decode(frame[protocol.PREFIX.size:][:json_len], frame[protocol.PREFIX.size + json_len:])
+    _warm_tiktoken()
     root = tempfile.mkdtemp(prefix="autograder-root-")  # each child mounts its own tmpfs here
     refused = sandbox.probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
     try:
@@ -162,6 +168,31 @@ def main(ctl_fd, hidden, mode):
         pass  # the grader is gone; so are we
     finally:
         os.rmdir(root)
+
+
+def _warm_tiktoken():
+    """Load tiktoken's GPT-2 encoding here, once, where this machine has it: a child's root
+    holds only the Python installation (not tiktoken's cache), and building the encoding costs
+    each child ~0.6 s. Offline only: every connection is refused meanwhile, so a machine
+    without the encoding loads nothing (and its children fail to load it the same way)."""
+    try:
+        import tiktoken
+    except ImportError:
+        return
+
+    def refuse(*args, **kwargs):
+        raise OSError("the grader never downloads")
+
+    saved = socket.socket.connect, socket.getaddrinfo, socket.create_connection
+    socket.socket.connect = socket.getaddrinfo = socket.create_connection = refuse
+    try:
+        from .tiktoken_offline import install
+        install()
+        tiktoken.get_encoding("gpt2")
+    except Exception:  # not on this machine: nothing to warm
+        pass
+    finally:
+        socket.socket.connect, socket.getaddrinfo, socket.create_connection = saved
 
 
 def _serve(ctl, root, hidden, mode, userns_refused):

@@ -57,6 +57,27 @@ def stub_sources(assignment):
     return {**earlier_sources(assignment), **_modules(a.stubs, a.modules)}
 
 
+def mutated_sources(assignment, mutant):
+    """A whole submission with the mutant's edits made (each `old` snippet must occur exactly once)."""
+    reference = reference_sources(assignment)
+    sources = dict(reference)
+    # ``also``: further edits of the same mistake in other modules, where its cost shows only
+    # beside the student's other code (a bank that does not declare it has none)
+    for module, old, new in ((mutant.module, mutant.old, mutant.new), *getattr(mutant, "also", ())):
+        filename = f"{module}.py"
+        assert filename in reference, f"{mutant.name}: no module {filename} in the reference of {assignment}"
+        source = sources[filename]
+        count = source.count(old)
+        assert count == 1, (f"{mutant.name}: its `old` snippet occurs {count} times in {filename}, expected exactly"
+                            f" once (did the solution change? update the mutant, don't drop it)\n{old!r}")
+        mutated = source.replace(old, new)
+        assert mutated != source
+        if "syntax error" not in mutant.name:  # otherwise a mistake in the maths, and it must compile
+            compile(mutated, filename, "exec")
+        sources[filename] = mutated
+    return sources
+
+
 def describe(result):
     lines = [f"score {result['score']}/{result['max_score']}, parts {result['extra_data']['parts']}"]
     for t in result["tests"]:

@@ -20,6 +20,8 @@ from autograder.runner import Grader
 
 CH03 = "ch03_attention"
 TINY = "tiny_sums"
+# a data file of the throwaway assignment: CRLF and a non-ASCII byte, to prove it ships byte for byte
+NUMBERS = b"1\r\n2\n\xc3\xa9\n"
 
 SUMS = '''\
 """A throwaway assignment: sums, and a score that builds on chapter 3's simple attention."""
@@ -52,6 +54,7 @@ MANIFEST = '''\
 title = "A throwaway assignment"
 parts = ["exercises"]
 modules = ["exercises.py"]
+data = ["numbers.txt"]
 [builds_on]
 ch03_attention = ["simple_attention.py"]
 '''
@@ -129,6 +132,7 @@ def tiny(tmp_path_factory):
         (root / folder / TINY).mkdir(parents=True)
         for name, text in files.items():
             (root / folder / TINY / name).write_text(text)
+    (root / "solutions" / TINY / "numbers.txt").write_bytes(NUMBERS)
     return root
 
 
@@ -144,6 +148,7 @@ def test_the_throwaway_assignment_is_graded_released_and_bundled_without_an_engi
     assert run.returncode == 0, run.stderr
     stub = (tiny / "assignments" / TINY / "exercises.py").read_text()
     assert 'raise NotImplementedError("total: replace this line with your code")' in stub and "x.sum()" not in stub
+    assert (tiny / "assignments" / TINY / "numbers.txt").read_bytes() == NUMBERS
     # a class: alice hands in both assignments (her tiny folder takes her own chapter-3 module
     # from the folder beside it), bob only the blank stubs of the tiny one, in a plain folder
     klass = tmp_path / "class"
@@ -151,7 +156,7 @@ def test_the_throwaway_assignment_is_graded_released_and_bundled_without_an_engi
     (klass / "alice" / TINY).mkdir()
     shutil.copy(tiny / "solutions" / TINY / "exercises.py", klass / "alice" / TINY)
     shutil.copytree(tiny / "assignments" / TINY, klass / "bob")
-    run = cli(tiny, "grade", klass, "--out", tmp_path / "graded", "--no-isolation")
+    run = cli(tiny, "grade", klass, "--out", tmp_path / "graded", "--no-isolation", "--unsafe-same-uid")  # our own code
     assert run.returncode == 0, run.stdout + run.stderr
     rows = list(csv.DictReader(io.StringIO((tmp_path / "graded" / "grades.csv").read_text())))
     assert list(rows[0]) == ["student", *[f"{a}:{c}" for a, parts in ((CH03, course.get(CH03).parts), (TINY, ["exercises"]))
@@ -164,24 +169,27 @@ def test_the_throwaway_assignment_is_graded_released_and_bundled_without_an_engi
     assert f"simple_attention.py: your own from {CH03}/ (this folder has none)" in result["output"]
     assert (tmp_path / "graded" / CH03 / "alice.json").is_file()
     # one student: the folder of the tiny assignment alone, found by its name
-    run = cli(tiny, "grade", klass / "alice" / TINY, "--json", tmp_path / "one.json", "--no-isolation")
+    run = cli(tiny, "grade", klass / "alice" / TINY, "--json", tmp_path / "one.json", "--no-isolation", "--unsafe-same-uid")  # our own code
     assert run.returncode == 0 and json.loads((tmp_path / "one.json").read_text())["score"] == 5, run.stderr
     # release with nbgrader: stubs, public tests and the stripped notebook, nothing hidden
     run = cli(tiny, "release", TINY, "--out", tmp_path / "release")
     assert run.returncode == 0, run.stdout + run.stderr
     assert {p.name for p in (tmp_path / "release").iterdir()} >= {"exercises.py", "test_exercises.py", f"{TINY}.ipynb"}
     assert "part_score" not in (tmp_path / "release" / f"{TINY}.ipynb").read_text()
+    assert (tmp_path / "release" / "numbers.txt").read_bytes() == NUMBERS
     # Gradescope: the bundle holds the assignment and the one it builds on, and grades a submission
     run = cli(tiny, "gradescope", TINY, "--out", tmp_path / "autograder.zip")
     assert run.returncode == 0, run.stderr
     names = zipfile.ZipFile(tmp_path / "autograder.zip").namelist()
     assert f"autograder/suites/{TINY}/test_hidden_exercises.py" in names and f"solutions/{TINY}/exercises.py" in names
     assert f"solutions/{CH03}/simple_attention.py" in names and f"solutions/{TINY}/test_exercises.py" not in names
+    assert zipfile.ZipFile(tmp_path / "autograder.zip").read(f"solutions/{TINY}/numbers.txt") == NUMBERS
     bundle = gradescope.unpack(tmp_path / "autograder.zip", tmp_path / "autograder")
     for name in ("exercises.py", "simple_attention.py"):
         shutil.copy(tiny / "solutions" / (TINY if name == "exercises.py" else CH03) / name, bundle / "submission")
     env = {k: v for k, v in os.environ.items() if k != "AUTOGRADER_COURSE"}
-    env.update(AUTOGRADER_ROOT=str(bundle), AUTOGRADER_ISOLATION="off", PYTHON=sys.executable)
+    env.update(AUTOGRADER_ROOT=str(bundle), AUTOGRADER_ISOLATION="off", AUTOGRADER_UNSAFE_SAME_UID="1",
+               PYTHON=sys.executable)  # our own code
     run = subprocess.run([str(bundle / "source" / "run_autograder")], env=env, capture_output=True, text=True,
                          timeout=600)
     results = json.loads((bundle / "results" / "results.json").read_text())
@@ -191,7 +199,7 @@ def test_the_throwaway_assignment_is_graded_released_and_bundled_without_an_engi
 def test_two_assignments_with_the_same_module_and_part_names_take_turns_in_one_grader(tiny, monkeypatch):
     """Both hold exercises.py and test_hidden_exercises.py: each is graded with its own."""
     monkeypatch.setattr(course, "ROOT", tiny)
-    with Grader(isolation="off") as grader:
+    with Grader(isolation="off", unsafe_same_uid=True) as grader:  # our own code
         first = grader.grade(tiny / "solutions" / CH03)
         other = grader.grade(tiny / "solutions" / TINY)   # simple_attention.py from ch03_attention/ beside it
         again = grader.grade(tiny / "solutions" / CH03)
@@ -219,6 +227,8 @@ GOOD = 'title = "T"\nparts = ["p"]\nmodules = ["m.py"]\n'
     (GOOD.replace('["m.py"]', '["m.py", "n.py"]'), {}, "module n.py has no master"),
     (GOOD, {"suites": ("p", "old")}, "test_hidden_old.py grade"),
     (GOOD + "points = 3\n", {}, "unknown key"),
+    (GOOD + 'data = ["text.txt"]\n', {}, "data file text.txt is not in"),
+    (GOOD + 'data = ["../m.py"]\n', {}, "must be a plain file name"),
     (GOOD.replace('title = "T"\n', ""), {}, "`title` must be"),
     (GOOD.replace('["p"]', "[]"), {}, "`parts` must be a non-empty list"),
     (GOOD + "[builds_on]\nelsewhere = [\"x.py\"]\n", {}, "builds on elsewhere, which is no assignment"),

@@ -119,14 +119,16 @@ def test_class_mode_grades_everyone_and_resumes(tmp_path):
     assert run.returncode == 0
     assert json.loads((out / "alice.json").read_text()) == first  # kept, not regraded
     assert sorted(p.name for p in out.iterdir()) == ["alice.json", "alice.md", "bob.json", "bob.md",
-                                                    "dave.json", "dave.md", "eve.json", "eve.md", "grades.csv"]
+                                                    "dave.json", "dave.md", "eve.json", "eve.md", "grades.csv",
+                                                    "report.html", "summary.json"]
     assert "**Score: 100 / 100**" in (out / "alice.md").read_text()
     assert "| causal_attention | 0 / 25 |" in (out / "bob.md").read_text()
     # two worker processes give the same grades as one
     parallel = tmp_path / "parallel"
     run = cli("grade", klass, "--out", parallel, "--jobs", "2")
     assert run.returncode == 0 and "(2 jobs)" in run.stdout, run.stderr
-    assert (parallel / "grades.csv").read_text() == (out / "grades.csv").read_text()
+    for name in ("grades.csv", "summary.json"):  # the class report's numbers too
+        assert (parallel / name).read_text() == (out / name).read_text()
 
 
 def test_channel_round_trip_and_refusals():

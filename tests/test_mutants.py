@@ -13,7 +13,6 @@ The points per part come from grading the reference (they live on the hidden che
 Every submission is graded once, by one ``Grader``; the results are cached for the module.
 Run with ``-s`` to see the summary printed by the last test.
 """
-import re
 import sys
 from pathlib import Path
 
@@ -25,29 +24,13 @@ for path in (str(ROOT), str(TESTS)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from autograder import course  # noqa: E402
+from autograder import classreport, course  # noqa: E402
 from autograder.runner import Grader  # noqa: E402
-from banks import banks, describe, part_points, reference_sources, stub_sources  # noqa: E402
+from banks import banks, describe, mutated_sources, part_points, reference_sources, stub_sources  # noqa: E402
 
 BANKS = banks("mutants")
 CASES = [(assignment, m) for assignment, bank in BANKS for m in bank.MUTANTS]
 IDS = [f"{assignment}: {m.name}" for assignment, m in CASES]
-NAMED = re.compile(r"This is exactly what you get with: (.*)")
-
-
-def mutated_sources(assignment, mutant):
-    reference = reference_sources(assignment)
-    filename = f"{mutant.module}.py"
-    assert filename in reference, f"{mutant.name}: no module {filename} in the reference of {assignment}"
-    source = reference[filename]
-    count = source.count(mutant.old)
-    assert count == 1, (f"{mutant.name}: its `old` snippet occurs {count} times in {filename}, expected exactly"
-                        f" once (did the solution change? update the mutant, don't drop it)\n{mutant.old!r}")
-    mutated = source.replace(mutant.old, mutant.new)
-    assert mutated != source
-    if "syntax error" not in mutant.name:  # otherwise a mistake in the maths, and it must compile
-        compile(mutated, filename, "exec")
-    return {**reference, filename: mutated}
 
 
 @pytest.fixture(scope="module")
@@ -74,11 +57,7 @@ def points(grade):
 
 def named_mistakes(result):
     """The mistake names the feedback gives ("This is exactly what you get with: <name>.")."""
-    names = []
-    for t in result["tests"]:
-        for match in NAMED.finditer(t["output"]):
-            names.append(match.group(1).strip().rstrip("."))
-    return names
+    return [name for t in result["tests"] if (name := classreport.named_mistake(t["output"]))]
 
 
 def test_every_bank_is_well_formed():
@@ -140,6 +119,38 @@ def test_mutant_is_named_right(grade, assignment, mutant):
         assert not wrong, f"{mutant.name}: the feedback also names {wrong}, expected only {mutant.named!r}"
 
 
+def bank_class(grade, assignment, bank):
+    """A class of the whole bank, one student per mutant: its class report's summary."""
+    students = [classreport.Student(m.name, m.name, grade(assignment, m.name, mutated_sources(assignment, m)),
+                                    "graded") for m in bank.MUTANTS]
+    return classreport.summarize(students, f"the mutant bank of {assignment}")
+
+
+@pytest.mark.parametrize("assignment, bank", BANKS, ids=[a for a, _ in BANKS])
+def test_class_report_names_the_banks_mistakes_commonest_first(grade, assignment, bank):
+    """The report's named mistakes, their counts and who made them are the bank's declared
+    names, and the commonest come first."""
+    summary = bank_class(grade, assignment, bank)
+    reported = summary["assignments"][0]["mistakes"]
+    counts = [len(m["students"]) for m in reported]
+    assert counts == sorted(counts, reverse=True)
+    declared = {}
+    for m in bank.MUTANTS:
+        if m.named:
+            declared.setdefault(m.named, set()).add(m.name)
+    for entry in reported:
+        fragments = [f for f in declared if f in entry["mistake"]]
+        assert fragments, f"the report names {entry['mistake']!r}, which the bank declares for no mutant"
+        assert set(entry["students"]) <= set().union(*(declared[f] for f in fragments)), entry
+    for fragment, mutants in declared.items():  # every declared mutant is listed under its name
+        listed = set().union(*(set(e["students"]) for e in reported if fragment in e["mistake"]))
+        assert mutants <= listed, (fragment, sorted(mutants - listed))
+    # the commonest reported mistake is one of the bank's commonest declared ones
+    top = max(len(v) for v in declared.values())
+    assert any(f in reported[0]["mistake"] and len(declared[f]) >= top - 2 for f in declared), reported[0]
+    assert classreport.e(reported[0]["mistake"]) in classreport.render(summary)
+
+
 def test_summary(grade):
     """Not a check: prints how many mutants lose points and which mistakes the feedback names."""
     caught, missed, named_right, named_other, unnamed, extra, elsewhere = [], [], [], [], [], [], []
@@ -180,4 +191,8 @@ def test_summary(grade):
         f"mutants declared unnamed whose feedback names a mistake (a wrong hint, or a name to declare): {len(extra)}",
         *(f"  {entry}" for entry in extra),
     ]
+    for assignment, bank in BANKS:
+        (report,) = bank_class(grade, assignment, bank)["assignments"]
+        lines.append(f"{assignment}: the class report's commonest named mistakes: "
+                     + "; ".join(f"{m['mistake']} ({len(m['students'])})" for m in report["mistakes"][:5]))
     print("\n".join(lines))

@@ -42,3 +42,25 @@ def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solu
     failures = re.findall(r"^FAILED .*$", run.stdout, flags=re.M)
     assert len(failures) == total
     assert all("NotImplementedError" in line for line in failures), failures
+
+
+def test_public_tests_agree_with_the_mask_check(tmp_path):
+    """Public green means no surprise in the mask check (the decision beside the "sdpa_causal"
+    alternative): is_causal=True passes both, a mask forward builds on the CPU fails both."""
+    from banks import load
+    from test_mutants import mutated_sources
+
+    causal = next(a for a in load("ch03_attention", "alternatives").ALTERNATIVES if "is_causal=True" in a.name)
+    cpu_mask = next(m for m in load("ch03_attention", "mutants").MUTANTS
+                    if m.name.startswith("MultiHeadAttention ignores its mask buffer"))
+    for name, sources, expected in (("causal", {f"{m}.py": s for m, s in causal.sources().items()}, (26, 0)),
+                                    ("cpu_mask", mutated_sources("ch03_attention", cpu_mask), (25, 1))):
+        folder = tmp_path / name
+        folder.mkdir()
+        for test in course.get("ch03_attention").solutions.glob("test_*.py"):
+            (folder / test.name).write_text(test.read_text())
+        for filename, text in sources.items():
+            (folder / filename).write_text(text)
+        run = run_pytest(folder)
+        assert counts(run.stdout) == expected, run.stdout[-2000:]
+        assert expected[1] == 0 or "forward must mask with self.mask" in run.stdout

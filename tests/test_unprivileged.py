@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder import course
 from autograder.paths import ROOT
 from hostile import CASES, SIMPLE_FUNCTIONS, copy_base, materialize
 
@@ -73,11 +74,14 @@ def test_an_ordinary_user_grades_the_readme_examples(user):
         assert done.returncode == 0, done.stdout + done.stderr
         assert re.search(rf"total +{score}/100\n", done.stdout), done.stdout
         assert "(isolation: namespaces)" in done.stdout and "WARNING" not in done.stdout
-        result = json.loads((repo / f"{folder}.json").read_text())
-        assert result["score"] == score and result["extra_data"]["fully_isolated"] is True
-        held = result["extra_data"]["protections"]["held"]
-        if os.geteuid() == 0:   # as nobody: every namespace from a user namespace of its own
-            assert {"user namespace", "private root", "/proc", "seccomp", "no capabilities"} <= set(held), held
+        # solutions/ and assignments/ hold every assignment: one result per assignment.
+        results = json.loads((repo / f"{folder}.json").read_text())
+        assert set(results) == set(course.names()), results.keys()
+        for result in results.values():
+            assert result["score"] == score and result["extra_data"]["fully_isolated"] is True
+            held = result["extra_data"]["protections"]["held"]
+            if os.geteuid() == 0:   # as nobody: every namespace from a user namespace of its own
+                assert {"user namespace", "private root", "/proc", "seccomp", "no capabilities"} <= set(held), held
     assert "not written yet" in done.stdout
 
 
@@ -106,7 +110,7 @@ def test_without_user_namespaces_only_trusted_code_is_graded_and_says_what_is_mi
     assert done.returncode == 3, done.stdout + done.stderr      # graded, isolation reduced
     assert "WARNING: --unsafe-same-uid: submissions run as your own user" in done.stderr, done.stderr
     assert "WARNING: submissions ran without full isolation: limits only: user" in done.stdout, done.stdout
-    scores = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+    scores = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json") if p.name != "summary.json"}
     assert {k: v["score"] for k, v in scores.items()} == {"a_good": 100, "b_blank": 0, "c_simple": 15,
                                                           **{c.name: c.score for c in attacks}}
     good = scores["a_good"]
@@ -116,6 +120,9 @@ def test_without_user_namespaces_only_trusted_code_is_graded_and_says_what_is_mi
     assert missing["user namespace"] == "unshare: Operation not permitted", missing
     assert {"mount namespace", "PID namespace", "private root", "a user of its own"} <= set(missing)
     assert {"seccomp", "no_new_privs", "limits"} <= set(good["extra_data"]["protections"]["held"])
+    isolation = json.loads((out / "summary.json").read_text())["isolation"]  # the class report says it too
+    assert isolation["reduced"] == len(scores) and isolation["fully_isolated"] == 0
+    assert "reduced isolation" in (out / "report.html").read_text()
 
 
 def test_a_notebook_kernel_that_would_run_as_the_instructor_does_not_start(user):
