@@ -33,6 +33,10 @@ ASSIGNMENT = "ch03_attention"
 STUDENTS = {"finding": "59_script_in_feedback", "variants": "60_active_content_in_feedback"}
 HONEST = ("HONEST-PRINT", "HONEST-TABLE", "HONEST-MARKDOWN", "HONEST-QUOTE", "HONEST-MARKDOWN-OUTPUT",
           "data:image/png;base64,", "data:image/svg+xml;base64,")
+# What nbconvert's and formgrader's templates load whatever the notebook holds (offline, nothing
+# is fetched: tests/browser.py resolves no host): MathJax (in its Safe configuration) and
+# formgrader's own scripts and styles, served by the instructor's notebook server.
+TEMPLATE_ASSETS = ("https://cdnjs.cloudflare.com/ajax/libs/mathjax/", "file://formgrader/static/")
 # formgrader's page for one submission, as its handler makes it (run in the course folder, where
 # formgrader reads nbgrader_config.py).
 FORMGRADER_PAGE = """
@@ -141,8 +145,11 @@ def test_nothing_of_the_student_runs_or_loads_in_the_page(pages, student, page):
     rendered = pages["pages"][student, page]
     assert rendered["dom"] is not None, f"no {page} page for {student}"
     assert rendered["heard"] == [], "the page ran the student's script or loaded a remote resource"
-    # what the page itself asked for: only files of its own kind (nbconvert's pages are self-contained)
-    assert [url for url in rendered["requests"] if not url.startswith(("file:", "data:image/"))] == []
+    # What the page asked for, the templates' own assets aside: its own URL, the student's images
+    # (data: or beside the page), nothing else.
+    beside = rendered["url"].rsplit("/", 1)[0] + "/"
+    asked = [url for url in rendered["requests"] if not url.startswith(TEMPLATE_ASSETS)]
+    assert [url for url in asked if url != rendered["url"] and not url.startswith((beside, "data:image/"))] == []
     assert "ran-" not in rendered["title"], rendered["title"]
     assert active_content(rendered["dom"], pages["port"]) == []
 
