@@ -22,11 +22,13 @@ nbgrader's (with a well-formed ``grade_id``) and the kernel's name; Markdown att
 (embedded as ``data:`` images). Kept: printed text, errors, tables, images (SVG as an
 ``<img>``, where no script runs), links, and Markdown, rendered and then sanitized, so what
 it shows stays and what it could run goes. The instructor's own Markdown and raw cells (equal
-to a cell of the released notebook) are left as they are. ``InertFolder`` deletes from
+to a cell of the released notebook) are left as they are. Formgrader's page also writes the
+student's id (their folder's name) and names as they are: they are escaped. ``InertFolder`` deletes from
 ``autograded/`` the files beside the notebook that a browser would run (HTML, SVG, XML,
 JavaScript), which formgrader would otherwise serve from the instructor's own origin.
 """
 import base64
+import html
 import json
 import mimetypes
 import os
@@ -58,6 +60,9 @@ KEPT_OUTPUTS = {"text/plain", "image/png", "image/jpeg", "image/gif", "text/late
 IMAGES = ("image/png", "image/jpeg", "image/gif")
 NAME = re.compile(r"[^<>&\"'`]*$")     # kernel and language names: no markup
 GRADE_ID = re.compile(r"[\w-]+$")      # what nbgrader itself accepts
+# What formgrader's page writes from its resources without escaping (its Jinja has no autoescape):
+# the student's id is their folder's name, the names are the gradebook's, the path holds the id.
+SHOWN_RESOURCES = ("student", "first_name", "last_name", "notebook_path")
 # Files a browser runs when formgrader serves them from autograded/ (by their guessed type).
 ACTIVE_FILES = {"text/html", "application/xhtml+xml", "image/svg+xml", "application/xml", "text/xml",
                 "text/javascript", "application/javascript", "application/x-javascript", "text/xsl",
@@ -149,6 +154,9 @@ class InertNotebook(Preprocessor):
     enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
 
     def preprocess(self, nb, resources):
+        for key in SHOWN_RESOURCES:
+            if isinstance(resources.get(key), str):
+                resources[key] = html.escape(resources[key], quote=True)
         trusted = self._released(resources)
         meta = nb.get("metadata", {})
         nb.metadata = {}

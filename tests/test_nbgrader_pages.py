@@ -1,8 +1,9 @@
 """Nothing a student's notebook holds runs in the pages people open from it (issue 17).
 
-One course, one ``nbgrader autograde`` of two submissions with the reference modules and the
+One course, one ``nbgrader autograde`` of three submissions with the reference modules and the
 hostile bank's notebooks: 59, the finding itself (``display(HTML('<script>...<img onerror>'))``),
-and 60, every variant (JavaScript outputs, SVG, handlers, frames, ``javascript:`` and ``data:``
+also handed in by a student whose id (folder name) is markup that would run where formgrader's
+page writes it, and 60, every variant (JavaScript outputs, SVG, handlers, frames, ``javascript:`` and ``data:``
 URLs, remote resources, Markdown and raw cells, forged output metadata and stream names,
 notebook and cell metadata). Then ``nbgrader generate_feedback``, and formgrader's page for each
 submission, made as formgrader makes it. Each page is opened in headless Chromium, offline:
@@ -30,7 +31,16 @@ from autograder.paths import SOLUTIONS  # noqa: E402
 from autograder.release import build_course, kernel_path, run_nbgrader  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"
-STUDENTS = {"finding": "59_script_in_feedback", "variants": "60_active_content_in_feedback"}
+STUDENTS = {"finding": "59_script_in_feedback", "variants": "60_active_content_in_feedback",
+            "named": "59_script_in_feedback"}
+
+
+def folder_name(student, port):
+    """The student's folder (their id in nbgrader): "named" hands in under markup that would run."""
+    if student != "named":
+        return student
+    return f'<img src=x onerror="fetch(`http:&#47;&#47;127.0.0.1:{port}&#47;ran&#47;student-id`)">'
+
 HONEST = ("HONEST-PRINT", "HONEST-TABLE", "HONEST-MARKDOWN", "HONEST-QUOTE", "HONEST-MARKDOWN-OUTPUT",
           "data:image/png;base64,", "data:image/svg+xml;base64,")
 # What nbconvert's and formgrader's templates load whatever the notebook holds (offline, nothing
@@ -38,7 +48,8 @@ HONEST = ("HONEST-PRINT", "HONEST-TABLE", "HONEST-MARKDOWN", "HONEST-QUOTE", "HO
 # formgrader's own scripts and styles, served by the instructor's notebook server.
 TEMPLATE_ASSETS = ("https://cdnjs.cloudflare.com/ajax/libs/mathjax/", "file://formgrader/static/")
 # formgrader's page for one submission, as its handler makes it (run in the course folder, where
-# formgrader reads nbgrader_config.py).
+# formgrader reads nbgrader_config.py), for a student nbgrader added by autograde (no names: the
+# page shows the id).
 FORMGRADER_PAGE = """
 import sys
 from nbconvert.exporters import HTMLExporter
@@ -49,7 +60,7 @@ app.initialize([])
 page, _ = HTMLExporter(config=app.config).from_filename(
     f"autograded/{student}/{assignment}/{assignment}.ipynb",
     resources={"assignment_id": assignment, "notebook_id": assignment, "submission_id": "s", "index": 0,
-               "total": 1, "base_url": "/", "student": student, "last_name": "L", "first_name": "F",
+               "total": 1, "base_url": "/", "student": student, "last_name": None, "first_name": None,
                "notebook_path": f"autograded/{student}/{assignment}/{assignment}.ipynb"})
 open(out, "w").write(page)
 """
@@ -63,8 +74,9 @@ def pages(tmp_path_factory):
         mp.setenv("JUPYTER_PATH", kernel_path(base))
         course = build_course(ASSIGNMENT, base / "course")
         case = {c.name: c for c in CASES}
+        folders = {student: folder_name(student, listener.port) for student in STUDENTS}
         for student, name in STUDENTS.items():
-            folder = course / "submitted" / student / ASSIGNMENT
+            folder = course / "submitted" / folders[student] / ASSIGNMENT
             materialize(case[name], folder, {"PORT": str(listener.port)})
             (folder / "notes.html").write_text(f"<script>{'fetch(`/ran/file`)'}</script>")  # served by formgrader
             (folder / "plot.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" onload="x()"/>')
@@ -72,9 +84,9 @@ def pages(tmp_path_factory):
         feedback = run_nbgrader(course, "generate_feedback", ASSIGNMENT, check=False)
         found = {}
         for student in STUDENTS:
-            found[student, "feedback"] = course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
+            found[student, "feedback"] = course / "feedback" / folders[student] / ASSIGNMENT / f"{ASSIGNMENT}.html"
             found[student, "formgrader"] = base / f"formgrader-{student}.html"
-            made = subprocess.run([sys.executable, "-c", FORMGRADER_PAGE, student, ASSIGNMENT,
+            made = subprocess.run([sys.executable, "-c", FORMGRADER_PAGE, folders[student], ASSIGNMENT,
                                    str(found[student, "formgrader"])], cwd=course, capture_output=True, text=True)
             if made.returncode:
                 print(made.stderr[-3000:])
@@ -86,9 +98,10 @@ def pages(tmp_path_factory):
                 continue
             page = browser.open(path).settle()
             rendered[key] = {"dom": page.dom(), "title": page.evaluate("document.title"),
+                             "text": page.evaluate("document.body.innerText"),
                              "url": page.url, "requests": page.requests, "heard": listener.paths[before:]}
         yield {"course": course, "autograde": autograde, "feedback": feedback, "pages": rendered,
-               "port": listener.port}
+               "port": listener.port, "folders": folders}
 
 
 def test_autograde_and_feedback_succeed_with_full_marks(pages):
@@ -96,8 +109,8 @@ def test_autograde_and_feedback_succeed_with_full_marks(pages):
     assert pages["feedback"].returncode == 0, pages["feedback"].stderr[-3000:]
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{pages['course'] / 'gradebook.db'}") as gb:
-        for student in STUDENTS:
-            assert gb.find_submission(ASSIGNMENT, student).score == 100
+        for folder in pages["folders"].values():
+            assert gb.find_submission(ASSIGNMENT, folder).score == 100
 
 
 class _Elements(html.parser.HTMLParser):
@@ -131,7 +144,8 @@ def active_content(dom, port):
             problems.append("<meta refresh>")
         for name, value in attrs.items():
             link = tag == "a" and name == "href" and re.match(r"https?://", value)  # loads only when clicked
-            if f"127.0.0.1:{port}" in value and not link or name.startswith("on") and "ran-" in value:
+            data = name.startswith("data-")  # the page's own scripts' data: neither loaded nor run
+            if f"127.0.0.1:{port}" in value and not (link or data) or name.startswith("on") and "ran-" in value:
                 problems.append(f"<{tag} {name}={value[:60]!r}>")
             if re.match(r"\s*(javascript|vbscript|data:text)", value, re.I):
                 problems.append(f"<{tag} {name}={value[:60]!r}>")
@@ -160,6 +174,11 @@ def test_plain_outputs_tables_and_images_still_show(pages, student, page):
     dom = pages["pages"][student, page]["dom"]
     assert [marker for marker in HONEST if marker not in dom] == []
     assert "<td>HONEST-TABLE</td>" in dom and "<strong>HONEST-MARKDOWN</strong>" in dom
+
+
+def test_formgrader_shows_the_students_id_as_text(pages):
+    folder = pages["folders"]["named"]
+    assert folder in pages["pages"]["named", "formgrader"]["text"]
 
 
 def test_autograded_holds_the_inert_notebook_and_no_file_a_browser_would_run(pages):
