@@ -11,7 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
-import tiktoken_offline
+try:
+    import tiktoken_offline
+except ImportError:  # the master folder (solutions/): the engine holds the module, the stubs a copy
+    sys.path.append(str(Path(__file__).resolve().parents[2] / "autograder"))
+    import tiktoken_offline
 
 chapter_3 = Path(__file__).resolve().parent.parent / "ch03_attention"
 if chapter_3.is_dir():

@@ -8,8 +8,10 @@ ships exactly GPT-2's two files. ``install()`` copies them into the cache, adds
 ``r50k_base.tiktoken`` rebuilt from them, checks all three against the sha256 tiktoken expects,
 and sets ``$TIKTOKEN_CACHE_DIR``, so that tiktoken never downloads them.
 
-The one place that does this: the public tests (conftest.py), the notebook's first cell and
-the grader call ``install()``.
+The one place that does this (master ``autograder/tiktoken_offline.py``; an assignment whose
+manifest lists it under ``support`` gets a byte-for-byte copy beside its stubs): the public tests
+(conftest.py), the notebook's first cell and the grader's zygote call ``install()``. It runs no
+student code and reads nothing but that package and tiktoken's cache.
 """
 import base64
 import hashlib
@@ -53,17 +55,9 @@ def _r50k_ranks():
     from tiktoken.load import data_gym_to_mergeable_bpe_ranks
     paths = {relative.rsplit("/", 1)[-1]: (sha, importlib.metadata.distribution(PACKAGE).locate_file(relative))
              for sha, relative in FILES.values() if relative != "r50k"}
-    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
-    os.environ["TIKTOKEN_CACHE_DIR"] = ""  # tiktoken would cache the local files too, under their paths
-    try:
-        ranks = data_gym_to_mergeable_bpe_ranks(
-            vocab_bpe_file=str(paths["vocab.bpe"][1]), encoder_json_file=str(paths["encoder.json"][1]),
-            vocab_bpe_hash=paths["vocab.bpe"][0], encoder_json_hash=paths["encoder.json"][0])
-    finally:
-        if saved is None:
-            del os.environ["TIKTOKEN_CACHE_DIR"]
-        else:
-            os.environ["TIKTOKEN_CACHE_DIR"] = saved
+    ranks = data_gym_to_mergeable_bpe_ranks(
+        vocab_bpe_file=str(paths["vocab.bpe"][1]), encoder_json_file=str(paths["encoder.json"][1]),
+        vocab_bpe_hash=paths["vocab.bpe"][0], encoder_json_hash=paths["encoder.json"][0])
     return b"".join(base64.b64encode(token) + b" %d\n" % rank
                     for token, rank in sorted(ranks.items(), key=lambda item: item[1]))
 

@@ -195,13 +195,14 @@ def gpt_forward(idx, ref_model, spec, *, variant="book", drop=0.0, seed=None):
     return x @ head.T
 
 
+TIED = "the output head tied to the token embedding (the book's GPTModel has its own out_head)"
 GPT_MISTAKES = {
     "no position embeddings added": "no positions",
     "position embeddings looked up with the token ids (pos_emb(in_idx) instead of pos_emb(torch.arange(num_tokens)))":
         "positions of the token ids",
     "no final norm (final_norm before out_head)": "no final norm",
     "the blocks run in reverse order": "blocks in reverse",
-    "the output head tied to the token embedding (the book's GPTModel has its own out_head)": "tied",
+    TIED: "tied",
 }
 
 

@@ -22,7 +22,7 @@ GELU_MISTAKES = {
     "GELU without the factor 0.5": lambda x: gelu(x, half=1.0),
     "GELU with 0.044715 * x instead of 0.044715 * x**3": lambda x: gelu(x, power=1),
     "GELU with 2 / pi instead of sqrt(2 / pi)": lambda x: gelu(x, k=2.0 / math.pi),
-    "GELU's constant 0.044715 mistyped": lambda x: gelu(x, c=0.0447),
+    "GELU's constant 0.044715 mistyped as 0.44715": lambda x: gelu(x, c=0.44715),
     "the sigmoid approximation x * sigmoid(1.702 x)": lambda x: x * torch.sigmoid(1.702 * x),
 }
 

@@ -1,12 +1,12 @@
 """Hidden checks for section 4.7, generating text (12 points).
 
 generate_text_simple runs on the student's own GPTModel (stand-ins for its blocks and final
-norm, the reference's embeddings and head) and every call of the model is recorded: each step
+norm, its own seeded embeddings and head) and every call of the model is recorded: each step
 is judged against what that model answered, so a mistake in the model costs nothing here."""
 import pytest
 import torch
 
-from _gpt import CFGS, gpt_case, judged, live_ids, params, token_ids
+from _gpt import CFGS, block_names, judged, live_ids, stand_ins, token_ids
 
 points = pytest.mark.points
 GEN = "generate.generate_text_simple"
@@ -14,8 +14,10 @@ LOWER = ("layer_norm", "feed_forward", "transformer_block", "gpt_model")
 
 
 def generation(ref, cfg, idx, max_new_tokens, context_size, seed):
-    module, spec = gpt_case(ref, cfg, seed)
-    return [{"let": "m", "call": "gpt_model.GPTModel", "args": [cfg], "stand_in": spec, "params": params(module),
+    # the student's own GPTModel as it builds itself (each step is judged on what it answered, so its
+    # weights need not be the reference's: a GPTModel of another shape still serves)
+    spec = stand_ins(block_names(cfg), cfg["emb_dim"], seed + 1)
+    return [{"let": "m", "call": "gpt_model.GPTModel", "args": [cfg], "stand_in": spec, "seed": seed,
              "train": False},
             *live_ids("idx", "m.tok_emb.weight", idx),
             {"let": "out", "call": GEN, "args": [{"$ref": "m"}, {"$ref": "idx"}, max_new_tokens, context_size],

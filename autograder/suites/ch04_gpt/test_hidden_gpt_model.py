@@ -6,7 +6,7 @@ the pieces and the output head; the blocks and norms are judged in their own par
 import pytest
 import torch
 
-from _gpt import (judged, CFGS, as_dict, built, gpt_case, gpt_mistakes, live_ids, named_parameters_steps,
+from _gpt import (judged, CFGS, TIED, as_dict, built, gpt_case, gpt_mistakes, live_ids, named_parameters_steps,
                   params, run, token_ids)
 from autograder.compare import expect_close, seeded, set_seed
 
@@ -22,8 +22,9 @@ def gpt_step(let, cfg, module, spec, train=False):
 @points(6)
 def test_gpt_forward(student, ref):
     """token plus position embeddings, the blocks in order, the final norm, out_head: logits for every position"""
-    # (cfg, batch, num_tokens, ids below context_length so that "positions from the ids" can be named)
-    cases = [(CFGS[0], 2, 5, False), (CFGS[1], 3, 10, False), (CFGS[2], 1, 6, True), ({**CFGS[0], "drop_rate": 0.3}, 2, 3, False)]
+    # (cfg, batch, num_tokens, ids below context_length: that case first, so that "positions from the
+    # ids" runs there and can be named)
+    cases = [(CFGS[2], 1, 6, True), (CFGS[0], 2, 5, False), (CFGS[1], 3, 10, False), ({**CFGS[0], "drop_rate": 0.3}, 2, 3, False)]
 
     def check():
         steps, expected = [], []
@@ -63,29 +64,40 @@ def test_gpt_dropout(student, ref):
 def test_gpt_structure(student, ref):
     """tok_emb, pos_emb, n_layers distinct TransformerBlocks in trf_blocks, final_norm, out_head without bias"""
     for cfg in (CFGS[1], CFGS[2]):
+        n_layers = cfg["n_layers"]
         plan = student.plan([{"let": "m", "call": GPT, "args": [cfg], "seed": 1},
                              {"let": "names", "grads": "m", "return": True},
                              {"let": "n", "len": "m.trf_blocks", "return": True},
+                             {"let": "norm", "attr": "m.final_norm.__class__.__name__", "return": True},
                              *[{"let": f"kind{i}", "attr": f"m.trf_blocks.{i}.__class__.__name__", "return": True}
-                               for i in range(cfg["n_layers"])]], needs=GPT)
-        what = f"GPTModel(n_layers={cfg['n_layers']})"
-        mine = [n for n in plan.values["names"] if ".att." not in n]
-        book = [n for n in params(built(ref.gpt_model.GPTModel, cfg, 0)) if ".att." not in n]
-        if plan.values["n"] != cfg["n_layers"]:
-            raise AssertionError(f"{what}.trf_blocks holds {plan.values['n']} blocks, expected n_layers = {cfg['n_layers']}")
-        kinds = [plan.values[f"kind{i}"] for i in range(cfg["n_layers"])]
-        if kinds != ["TransformerBlock"] * cfg["n_layers"]:
-            raise AssertionError(f"{what}.trf_blocks holds {kinds}; expected {cfg['n_layers']} TransformerBlock(cfg)")
-        if sorted(mine) == sorted(book):
+                               for i in range(n_layers)]], needs=GPT)
+        what = f"GPTModel(n_layers={n_layers})"
+        names = list(plan.values["names"])
+        if plan.values["n"] != n_layers:
+            raise AssertionError(f"{what}.trf_blocks holds {plan.values['n']} blocks, expected n_layers = {n_layers}")
+        kinds = [plan.values[f"kind{i}"] for i in range(n_layers)]
+        if kinds != ["TransformerBlock"] * n_layers:
+            raise AssertionError(f"{what}.trf_blocks holds {kinds}; expected {n_layers} TransformerBlock(cfg)")
+        if plan.values["norm"] != "LayerNorm":
+            raise AssertionError(f"{what}.final_norm is a {plan.values['norm']}; expected your LayerNorm(emb_dim)")
+        # the model's own parameters; what the blocks and the norm hold is judged in their parts
+        own = sorted(n for n in names if not n.startswith(("trf_blocks.", "final_norm.")))
+        book = sorted(n for n in params(built(ref.gpt_model.GPTModel, cfg, 0))
+                      if not n.startswith(("trf_blocks.", "final_norm.")))
+        shared = [i for i in range(1, n_layers) if not any(n.startswith(f"trf_blocks.{i}.") for n in names)]
+        if shared:  # named_parameters lists a module met twice once
+            raise AssertionError(f"{what}.trf_blocks[{shared[0]}] is an earlier block again. This is exactly what you "
+                                 "get with: one block repeated ([TransformerBlock(cfg)] * n_layers shares one block's "
+                                 "weights; build a new block each time).")
+        if own == book:
             continue
         hint = ""
-        if cfg["n_layers"] > 1 and not any(n.startswith("trf_blocks.1.") for n in mine):
-            hint = (" This is exactly what you get with: one block repeated ([TransformerBlock(cfg)] * n_layers "
-                    "shares one block's weights; build a new block each time)")
-        elif "out_head.bias" in mine:
-            hint = " This is exactly what you get with: out_head with a bias (the book's has bias=False)"
-        raise AssertionError(f"{what} has parameters {sorted(set(mine) ^ set(book))} where the book's differ "
-                             f"(besides the attention's, which chapter 3 judges).{hint}")
+        if "out_head.bias" in own:
+            hint = " This is exactly what you get with: out_head with a bias (the book's has bias=False)."
+        elif "out_head.weight" not in own and "tok_emb.weight" in own:
+            hint = f" This is exactly what you get with: {TIED}."
+        raise AssertionError(f"{what} has the parameters {own} besides its blocks' and final_norm's; the book's are "
+                             f"{book}.{hint}")
 
 
 @points(3)
@@ -108,13 +120,13 @@ def test_gpt_seeded_init(student, ref):
                 if torch.equal(mine["tok_emb.weight"], tok) and torch.equal(mine["pos_emb.weight"], pos) else "")
         raise AssertionError("GPTModel's tok_emb and pos_emb after torch.manual_seed(123) differ from the book's "
                              f"draw: create tok_emb, then pos_emb, before anything else random.{hint}")
-    attention = {k: v.shape for k, v in mine.items() if ".att." in k}
-    if attention != {k: v.shape for k, v in book.items() if ".att." in k}:
-        # what comes after your attention depends on what it draws (chapter 3's business)
+    # out_head is drawn after the blocks: judged where the blocks draw what the book's draw (what a
+    # block, its attention or its feed forward network draws is judged in their own parts)
+    blocks = {k: v for k, v in book.items() if k.startswith("trf_blocks.")}
+    if not all(k in mine and mine[k].shape == v.shape and torch.equal(mine[k], v) for k, v in blocks.items()):
         return
-    wrong = [k for k, v in book.items() if ".att." not in k and not (k in mine and torch.equal(mine[k], v))]
-    if wrong:
-        raise AssertionError(f"GPTModel's {wrong[0]} after torch.manual_seed(123) differs from the book's draw: "
+    if "out_head.weight" in mine and not torch.equal(mine["out_head.weight"], book["out_head.weight"]):
+        raise AssertionError("GPTModel's out_head.weight after torch.manual_seed(123) differs from the book's draw: "
                              "create tok_emb, pos_emb, drop_emb, trf_blocks, final_norm, out_head in that order")
 
 

@@ -15,6 +15,7 @@ from autograder.session import StudentFailure
 points = pytest.mark.points
 TB = "transformer_block.TransformerBlock"
 LOWER = ("layer_norm", "feed_forward")
+PIECES = {"att": "MultiHeadAttention", "ff": "FeedForward", "norm1": "LayerNorm", "norm2": "LayerNorm"}
 
 
 def block_case(ref, cfg, seed):
@@ -73,12 +74,17 @@ def test_block_structure_and_attention_arguments(student, ref):
         what = f"TransformerBlock({cfg})"
         plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 770 + i},
                              {"let": "names", "grads": "blk", "return": True},
+                             *[{"let": f"kind_{piece}", "attr": f"blk.{piece}.__class__.__name__", "return": True}
+                               for piece in PIECES],
                              *named_parameters_steps("att", "blk.att")], needs=TB)
-        own = sorted(n for n in plan.values["names"] if not n.startswith("att."))
-        book = sorted(n for n in params(built(ref.transformer_block.TransformerBlock, cfg, 0)) if not n.startswith("att."))
-        if own != book:
-            raise AssertionError(f"{what} has parameters {own} besides att's; the book's are {book} "
-                                 "(ff = FeedForward(cfg), norm1 and norm2 = LayerNorm(emb_dim))")
+        kinds = {piece: plan.values[f"kind_{piece}"] for piece in PIECES}
+        if kinds != PIECES:
+            raise AssertionError(f"{what}'s pieces are {kinds}; expected {PIECES} (your own classes)")
+        # the block's own parameters: none besides its pieces' (what they hold is judged in their parts)
+        own = sorted(n for n in plan.values["names"] if not n.startswith(tuple(f"{p}." for p in PIECES)))
+        if own:
+            raise AssertionError(f"{what} has the parameters {own} besides those of att, ff, norm1 and norm2; the "
+                                 "book's block has no others")
         att = as_dict(plan.values["att"], "blk.att")
         # The block's attention against your own class built with the book's arguments: the same
         # weights, the same input (the whole context) and the same dropout draw give the same output.
@@ -98,7 +104,7 @@ def test_block_structure_and_attention_arguments(student, ref):
                                  f"{mine_failed or 'it runs'}; {theirs_failed or 'yours runs'}")
         mine, theirs = plan.values["mine"], plan.values["theirs"]
         if not (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor) and mine.shape == theirs.shape
-                and torch.allclose(mine, theirs, atol=1e-6)):
+                and torch.allclose(mine, theirs, atol=1e-6, equal_nan=True)):
             raise AssertionError(f"{what}.att in training mode differs from your MultiHeadAttention built with "
                                  "d_in=d_out=emb_dim, context_length, dropout=drop_rate, num_heads=n_heads, qkv_bias "
                                  "from cfg (same weights, same seed)")
