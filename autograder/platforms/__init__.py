@@ -6,7 +6,8 @@ submission or a class folder into those files: resumable, parallel, sharded), ``
 (slices of a class and their merge), ``gradescope`` (the autograder zip and its
 results.json), ``classroom`` (the GitHub Classroom repositories), ``nbgrade``,
 ``nbgrader_plugin`` and ``nbkernel`` (nbgrader: grade cells, the trusted autograde, the
-sandboxed kernel). ``templates/`` holds the masters of the files those platforms get
+sandboxed kernel), ``sanitize`` (a student's notebook made inert before any page shows it).
+``templates/`` holds the masters of the files those platforms get
 (setup.sh, run_autograder, workflows, schemas).
 
 May import: ``grading``, ``sandbox``, ``authoring`` (the release a platform hands out),

@@ -1,11 +1,13 @@
 """The trust boundary: the only code that starts untrusted code, and all that touches it.
 
 Owns: reading a submission from disk (``submission``: no links, every size bounded), the
-warm process that forks children (``zygote``), each child's isolation (``isolation``:
+warm process that forks children (``zygote``), each child's isolation (``isolate``:
 namespaces, private root, seccomp, limits; ``check`` and ``refusal`` before anything runs),
 what runs inside the child (``child``), the grader's handle on one child (``session``: every
 read and write with a deadline and a size bound), the wire format (``protocol``: JSON and
-safetensors, never pickle) and the notebook kernel's sandbox (``kernel_sandbox``).
+safetensors, never pickle), the notebook kernel's sandbox (``kernel_sandbox``) and, where
+there is no private root, a Python uid nobody can reach for the zygote and the kernel
+(``interpreter``).
 
 May import: the standard library, torch, safetensors, ``autograder.paths`` and
 ``autograder.support``. Never ``grading``, ``platforms``, ``authoring`` or the CLI: what
