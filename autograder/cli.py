@@ -106,7 +106,8 @@ def cmd_grade(args):
         return _fail(f"{path} is a symbolic link: give the folder itself")
     single = submission_folder(path)
     if single:
-        zygote = Zygote(isolation=isolation)  # its import of torch overlaps ours
+        # Forked from this process now, before the grader loads anything secret: torch once for both.
+        zygote = Zygote(isolation=isolation, fork=True)
         from .runner import Grader, GraderError
         with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote) as grader:
             try:
@@ -157,9 +158,11 @@ def _progress(done, total, started, name):
 _grader = None  # the grading process's own Grader (one per worker in a parallel class run)
 
 
-def _start_grader(isolation, timeout, hidden=()):
+def _start_grader(isolation, timeout, hidden=(), fork=False):
+    """``fork``: this process holds nothing secret yet, so the zygote is forked from it (see
+    Zygote); otherwise the zygote is a fresh interpreter, whose import of torch overlaps ours."""
     global _grader
-    zygote = Zygote(hidden=hidden, isolation=isolation)  # its import of torch overlaps ours
+    zygote = Zygote(hidden=hidden, isolation=isolation, fork=fork)
     from .runner import Grader
     _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden, zygote=zygote)
 
@@ -186,6 +189,25 @@ def _kept(target, folder):
         return None
 
 
+def _start_engine(isolation, args, hidden, count, fork):
+    """(jobs, None) with this process's grader started, or (jobs, a pool of worker processes).
+
+    Parallel only where it pays for the workers' start. ``fork``: this process holds nothing
+    secret yet, so it imports torch and the workers (or its zygote) are forked from it;
+    otherwise each worker is a fresh interpreter with a zygote of its own."""
+    jobs = args.jobs or min(os.cpu_count() or 1, max(1, count // 8))
+    if jobs <= 1:
+        _start_grader(isolation, args.timeout, hidden, fork=fork)
+        return 1, None
+    if fork:
+        import torch  # noqa: F401  (here, once: every worker is forked with it)
+    context = multiprocessing.get_context("fork" if fork else "spawn")
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
+                               initargs=(isolation, args.timeout, hidden, fork))
+    pool.submit(int)  # the first task forks every worker: now, before this process reads a result
+    return jobs, pool
+
+
 def grade_class(root, students, out, isolation, args):
     """Grade every subfolder; one JSON each as it finishes, then the CSV. Resumable.
 
@@ -193,6 +215,11 @@ def grade_class(root, students, out, isolation, args):
     written here, one atomic file at a time."""
     started = time.perf_counter()
     hidden = (str(root.resolve()), str(out.resolve()))  # other students and all results: never in a child
+    # Where something is to be graded for sure, the graders start now, forked from this process
+    # before it reads an earlier result (a child sees its zygote's memory): torch is imported once.
+    engine = None
+    if args.regrade or any(not (out / f"{result_stem(s.name)}.json").exists() for s in students):
+        engine = _start_engine(isolation, args, hidden, len(students), fork=True)
     outcomes, todo = {}, []
     for student in students:
         folder = student if student.is_symlink() else submission_folder(student) or student  # a link: refused
@@ -214,20 +241,17 @@ def grade_class(root, students, out, isolation, args):
         outcomes[name] = outcome
         _progress(len(outcomes), len(students), started, name)
 
-    # Parallel only where it pays for the workers' start (an interpreter and torch each).
-    jobs = args.jobs or min(os.cpu_count() or 1, max(1, len(todo) // 8))
-    if jobs <= 1:
-        if todo:
-            _start_grader(isolation, args.timeout, hidden)
-            try:
-                for name, folder in todo:
-                    finish(name, _grade_task(folder))
-            finally:
-                _grader.close()
-    else:
-        context = multiprocessing.get_context("spawn")  # workers must not inherit this process's state
-        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
-                                 initargs=(isolation, args.timeout, hidden)) as pool:
+    if engine is None and todo:  # earlier results are in memory now: fresh interpreters only
+        engine = _start_engine(isolation, args, hidden, len(todo), fork=False)
+    jobs = engine[0] if engine else 1
+    if engine and engine[1] is None:
+        try:
+            for name, folder in todo:
+                finish(name, _grade_task(folder))
+        finally:
+            _grader.close()
+    elif engine:
+        with engine[1] as pool:
             futures = {pool.submit(_grade_task, folder): name for name, folder in todo}
             for future in as_completed(futures):
                 try:

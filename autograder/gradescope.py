@@ -151,7 +151,8 @@ def main():
         gradescope = not_graded(f"No file of the assignment found in your submission: upload {', '.join(modules)} "
                                 "(at the top level or in one folder).")
     else:
-        zygote = Zygote(hidden=[str(results.parent)], isolation=isolation)
+        # Forked from this process, which holds nothing secret yet: torch is imported once for both.
+        zygote = Zygote(hidden=[str(results.parent)], isolation=isolation, fork=True)
         try:
             with Grader(config["assignment"], isolation=isolation, hidden=[str(results.parent)],
                         zygote=zygote) as grader:

@@ -3,12 +3,16 @@
 The grader starts it as a fresh interpreter (so it cannot inherit the reference, the
 suites or any result) and asks it, over a Unix socket, to fork one sandboxed child
 per submission. A fork costs milliseconds; a fresh interpreter plus ``import torch``
-costs about 1.5 s.
+costs about 1.5 s. The CLI instead forks it from itself right after ``import torch``,
+before it has loaded anything secret (``Zygote(fork=True)``): torch is then imported once
+for both, and the zygote drops what it inherited that is not its own (the grader's
+environment, its other modules and files).
 
 Control messages are one JSON object each; a spawn request carries the child's end of
 its channel as an SCM_RIGHTS file descriptor. ``Zygote`` is the grader's handle (it imports
 no torch, so the zygote's start can overlap the grader's own); ``main`` runs inside.
 """
+import gc
 import json
 import os
 import socket
@@ -16,11 +20,15 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 # The only variables the zygote (and so every child) inherits. A child can read its own
 # environment and put it in an error message the student sees, so the grader's tokens and
 # keys (CI secrets, cloud credentials) must never reach it.
 ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME")
+# The grader's modules a zygote (and so every child) keeps; a zygote forked from the grader
+# drops the others it inherited (autograder.paths, for one, names the reference's folder).
+ZYGOTE_MODULES = ("autograder", "autograder.zygote", "autograder.sandbox", "autograder.child", "autograder.protocol")
 
 
 def _not_dumpable():
@@ -34,13 +42,19 @@ def _not_dumpable():
 class Zygote:
     """A fresh interpreter that imports torch once and forks sandboxed children on request."""
 
-    def __init__(self, hidden=(), isolation="full"):
+    def __init__(self, hidden=(), isolation="full", fork=False):
+        """``fork``: fork the zygote from this process instead of starting an interpreter. Only
+        for a process that has loaded nothing secret yet (no reference, suite or result, and
+        no other student's files): the zygote starts as a copy of its memory."""
         from .paths import ROOT  # here, not at the top: the zygote process itself must not hold it
         _not_dumpable()
         self.root = ROOT
         self.hidden = sorted({os.path.realpath(p) for p in (ROOT, *hidden)})
         self.isolation = isolation
-        self._launch()
+        if fork:
+            self._fork()
+        else:
+            self._launch()
 
     def _launch(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -54,6 +68,30 @@ class Zygote:
         self.ctl = ours
         self.replies = ours.makefile("rb")
         self.ready = False
+
+    def _fork(self):
+        _warm_up()  # before the fork: imported once, for both processes
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        pid = os.fork()
+        if pid == 0:  # the zygote: it never returns into the grader's code
+            code = 1
+            try:
+                ours.close()
+                _forget_the_grader(theirs.fileno())
+                main(theirs.detach(), self.hidden, self.isolation)
+                code = 0
+            finally:
+                os._exit(code)
+        theirs.close()
+        self.process = _Forked(pid)
+        self.ctl = ours
+        self.replies = ours.makefile("rb")
+        self.ready = False
+
+    def inventory(self):
+        """What the zygote holds (see ``inventory`` below): for the tests that prove it holds
+        nothing of the grader's."""
+        return self._ask({"op": "inventory"})
 
     def _ask(self, message, fds=()):
         if not self.ready:
@@ -97,7 +135,112 @@ class Zygote:
             self.process.wait()
 
 
+class _Forked:
+    """What Zygote uses of Popen, for a zygote forked from this process."""
+
+    def __init__(self, pid):
+        self.pid, self.returncode = pid, None
+
+    def poll(self):
+        if self.returncode is None:
+            done, status = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"zygote {self.pid}", timeout)
+            time.sleep(0.005)
+        return self.returncode
+
+    def kill(self):
+        try:
+            os.kill(self.pid, 9)
+        except ProcessLookupError:
+            pass
+
+
 # -- inside the zygote process ------------------------------------------------------
+
+def _warm_up():
+    """Import what a child needs and round-trip a frame once, so that every module the
+    channel imports lazily (safetensors pulls in numpy.ctypeslib) is loaded: a child may be
+    unable to read them from disk, and each child would otherwise pay for the import again."""
+    import torch
+    import torch.nn  # noqa: F401  (everything a child needs is imported before any fork)
+    from . import child, protocol, sandbox  # noqa: F401
+
+    torch.set_num_threads(1)  # one thread: no OpenMP pool is alive at fork time, and determinism
+    frame = protocol.encode({"warm": [torch.zeros(2), torch.zeros(2, dtype=torch.float64)]})
+    json_len, _ = protocol.PREFIX.unpack(frame[:protocol.PREFIX.size])
+    protocol.decode(frame[protocol.PREFIX.size:][:json_len], frame[protocol.PREFIX.size + json_len:])
+
+
+def _forget_the_grader(ctl_fd):
+    """In a zygote just forked from the grader: keep nothing of the grader's that a child
+    could find in its own memory. The grader's other modules go (and what only they held,
+    gc.collect() frees); its files close; its environment shrinks to ZYGOTE_ENV, the values
+    it drops overwritten and the block /proc/self/environ reads zeroed."""
+    package = sys.modules.get("autograder")
+    for name in [n for n in sys.modules if n.startswith("autograder.") and n not in ZYGOTE_MODULES]:
+        del sys.modules[name]
+        if package is not None and hasattr(package, name.split(".")[1]):
+            delattr(package, name.split(".")[1])
+    gc.collect()  # before the files close: nothing collected later can close a reused descriptor
+    os.closerange(3, ctl_fd)
+    os.closerange(ctl_fd + 1, 1 << 16)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.chdir("/")
+    _scrub_environment()
+
+
+def _scrub_environment():
+    import ctypes
+
+    kept = {k: os.environ[k] for k in ZYGOTE_ENV if k in os.environ}
+    offset = bytes.__basicsize__ - 1  # where a bytes object's characters start
+    for key, value in list(os.environb.items()):
+        # Overwritten in place (1-byte values are shared singletons: nothing to hide there).
+        if key.decode(errors="replace") not in kept and len(value) > 1:
+            ctypes.memset(id(value) + offset, 0, len(value))
+    os.environ.clear()
+    libc = ctypes.CDLL(None)
+    libc.clearenv()
+    try:
+        with open("/proc/self/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start, env_end (fields 50, 51)
+    except (OSError, IndexError, ValueError):
+        start = end = 0
+    if 0 < start < end:
+        ctypes.memset(start, 0, end - start)
+    os.environ.update(kept)
+
+
+def inventory():
+    """What this process holds that could be the grader's: every module (name: file), the
+    source files of every function and code object, how many dicts look like a result, and
+    the environment's names (os.environ and /proc/self/environ)."""
+    files = set()
+    results = 0
+    for obj in gc.get_objects():
+        if type(obj) is types.FunctionType:
+            files.add(obj.__code__.co_filename)
+        elif type(obj) is types.CodeType:
+            files.add(obj.co_filename)
+        elif type(obj) is dict and "score" in obj and "tests" in obj:
+            results += 1
+    with open("/proc/self/environ", "rb") as handle:
+        block = handle.read()
+    return {"modules": {name: str(getattr(m, "__file__", None) or "") for name, m in list(sys.modules.items())},
+            "code_files": sorted(files), "results": results, "environ": sorted(os.environ),
+            "proc_environ": sorted(e.split(b"=")[0].decode(errors="replace") for e in block.split(b"\0") if e)}
+
 
 def _reply(ctl, message):
     ctl.sendall(json.dumps(message).encode() + b"\n")
@@ -120,18 +263,9 @@ def _reap(pid, wait_seconds):
 def main(ctl_fd, hidden, mode):
     _not_dumpable()
     os.environ["OMP_NUM_THREADS"] = "1"
-    import torch
-    import torch.nn  # noqa: F401  (everything a child needs is imported before any fork)
-    from . import child, sandbox  # noqa: F401
+    _warm_up()
+    from . import sandbox
 
-    torch.set_num_threads(1)  # one thread: no OpenMP pool is alive at fork time, and determinism
-    # Round-trip a frame once so that every module the channel imports lazily (safetensors
-    # pulls in numpy.ctypeslib) is loaded here: a child may be unable to read them from disk,
-    # and each child would otherwise pay for the import again.
-    from . import protocol
-    frame = protocol.encode({"warm": [torch.zeros(2), torch.zeros(2, dtype=torch.float64)]})
-    json_len, _ = protocol.PREFIX.unpack(frame[:protocol.PREFIX.size])
-    protocol.decode(frame[protocol.PREFIX.size:][:json_len], frame[protocol.PREFIX.size + json_len:])
     root = tempfile.mkdtemp(prefix="autograder-root-")  # each child mounts its own tmpfs here
     refused = sandbox.probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
     try:
@@ -165,6 +299,8 @@ def _serve(ctl, root, hidden, mode, userns_refused):
                 _reply(ctl, {"pid": pid})
             elif request["op"] == "reap":
                 _reply(ctl, {"code": _reap(request["pid"], request.get("wait", 2.0))})
+            elif request["op"] == "inventory":
+                _reply(ctl, inventory())
 
 
 if __name__ == "__main__":

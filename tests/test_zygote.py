@@ -1,0 +1,76 @@
+"""The zygote the CLI forks from itself (torch imported once) holds nothing of the grader's.
+
+Every child is a fork of the zygote and sees its memory, so after a grading (when the grader
+holds the reference, the suites and a result) the zygote must hold none of them: no module
+or function of the reference or the suites, no result, and no variable of the grader's
+environment beyond zygote.ZYGOTE_ENV (neither in os.environ nor in /proc/self/environ). The
+CLI runs as it does for a user, in a subprocess; after each grading the zygote answers a
+probe that lists what it holds (zygote.inventory).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from autograder.paths import ROOT, SOLUTIONS, SUITES
+from autograder.zygote import ZYGOTE_ENV, ZYGOTE_MODULES
+
+SECRET = "AUTOGRADER_TEST_SECRET"
+# After each grading: what the zygote holds, beside what the grader itself holds then.
+PROBE = """
+import json, os, sys
+from autograder import cli
+original, folder = cli.grade_one, sys.argv[1]
+
+def grade_one(grader, submission):
+    result = original(grader, submission)
+    record = {"zygote": grader.zygote.inventory(), "grader": sorted(sys.modules), "score": result["score"]}
+    with open(os.path.join(folder, f"{os.getpid()}-{submission.name}.json"), "w") as handle:
+        json.dump(record, handle)
+    return result
+
+cli.grade_one = grade_one
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
+def _student(folder):
+    folder.mkdir(parents=True)
+    for path in (SOLUTIONS / "ch03_attention").glob("*.py"):
+        if not path.name.startswith("test_"):
+            shutil.copy(path, folder)
+    return folder
+
+
+@pytest.mark.parametrize("mode", ["one submission", "class", "class, two jobs"])
+def test_the_zygote_holds_no_reference_suite_result_or_secret(tmp_path, mode):
+    records = tmp_path / "records"
+    records.mkdir()
+    if mode == "one submission":
+        args = ["grade", _student(tmp_path / "alice"), "--json", tmp_path / "alice.json"]
+    else:
+        for name in ("alice", "bob"):
+            _student(tmp_path / "class" / name)
+        args = ["grade", tmp_path / "class", "--out", tmp_path / "out"] + (["--jobs", "2"] if "two" in mode else [])
+    env = {**os.environ, SECRET: "do-not-leak"}
+    run = subprocess.run([sys.executable, "-c", PROBE, records, *map(str, args)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    found = [json.loads(p.read_text()) for p in records.iterdir()]
+    assert len(found) == (1 if mode == "one submission" else 2)
+    secret_files = (str(SOLUTIONS), str(SUITES))
+    for record in found:
+        assert record["score"] == 100
+        assert any(name.startswith("test_hidden_") for name in record["grader"])  # what the grader holds
+        zygote = record["zygote"]
+        modules = zygote["modules"]
+        assert not [n for n in modules if n.startswith(("test_hidden_", "conftest", "_attention", "solutions"))]
+        assert not [n for n, f in modules.items() if f.startswith(secret_files)]
+        assert {n for n in modules if n.startswith("autograder")} <= set(ZYGOTE_MODULES)
+        assert not [f for f in zygote["code_files"] if f.startswith(secret_files)]
+        assert zygote["results"] == 0
+        assert set(zygote["environ"]) <= {*ZYGOTE_ENV, "OMP_NUM_THREADS"}
+        assert SECRET not in zygote["proc_environ"]
