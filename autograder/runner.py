@@ -263,6 +263,7 @@ class Grader:
         sources, notes = read_sources(folder)
         if not sources:
             raise SubmissionError(f"{folder} holds no Python files")
+        self.zygote.prepare()  # the child sets up its sandbox while the suites are collected
         if self._suites is None:
             self._suites = _Suites(self.assignment)
         session = StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget)
@@ -278,6 +279,7 @@ class Grader:
                     pytest.main(_pytest_args(self.assignment), plugins=[collector])
         finally:
             session.close()
+            self.zygote.prepare()  # the next submission's
         if collector.grader_errors or not collector.records:
             # e.g. a suite that fails to import: pytest's own words say why
             why = collector.grader_errors or [f"the hidden suites ran no check: {printed.getvalue()[-1500:].strip()}"]

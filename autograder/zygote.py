@@ -51,6 +51,7 @@ class Zygote:
         self.root = ROOT
         self.hidden = sorted({os.path.realpath(p) for p in (ROOT, *hidden)})
         self.isolation = isolation
+        self.spare = None  # (pid, channel) of a child started ahead (see prepare)
         if fork:
             self._fork()
         else:
@@ -105,13 +106,28 @@ class Zygote:
             raise RuntimeError("the grader's zygote process died")
         return json.loads(line)
 
+    def prepare(self):
+        """Start the next child now, so that it sets up its isolation while the grader works;
+        spawn() hands it out. No student code runs in it before then."""
+        try:
+            if self.spare is None and self.process.poll() is None:
+                self.spare = self._spawn()
+        except (RuntimeError, OSError):
+            pass  # spawn() tries again, and says why
+
     def spawn(self):
-        """A new sandboxed child; returns (pid, channel socket)."""
+        """A new sandboxed child (the prepared one, if any); returns (pid, channel socket)."""
         if self.process.poll() is not None:
             # Only a child without namespaces can kill the zygote (same uid, no PID namespace);
             # a fresh one keeps the rest of the class gradable.
             self.close()
             self._launch()
+        if self.spare is not None:
+            child, self.spare = self.spare, None
+            return child
+        return self._spawn()
+
+    def _spawn(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             pid = self._ask({"op": "spawn"}, [theirs.fileno()])["pid"]
@@ -126,6 +142,15 @@ class Zygote:
             return None  # the zygote died with its child; spawn() starts a new one
 
     def close(self):
+        if self.spare is not None:  # prepared for nothing
+            (pid, sock), self.spare = self.spare, None
+            sock.close()
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, 9)
+                except OSError:
+                    pass
+            self.reap(pid, wait=1.0)
         self.ctl.close()
         self.replies.close()
         try:
@@ -246,15 +271,51 @@ def _reply(ctl, message):
     ctl.sendall(json.dumps(message).encode() + b"\n")
 
 
+_FINISHED = {}  # pid -> exit code of a child collected before the grader asked for it
+
+
+def _code(status):
+    return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def _collect_finished():
+    """Collect every child that has ended, keeping its code for a later reap: a child the
+    grader stopped without waiting (StudentSession.close) leaves no zombie."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if not pid:
+            return
+        _FINISHED[pid] = _code(status)
+        if len(_FINISHED) > 4096:
+            del _FINISHED[next(iter(_FINISHED))]
+
+
+def _collect_last(seconds=2.0):
+    """The grader is gone: wait for the children it stopped (no zombie outlives the run)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                time.sleep(0.005)
+        except ChildProcessError:
+            return
+
+
 def _reap(pid, wait_seconds):
     """Collect a finished child's exit code (keeper codes mirror the worker's)."""
     deadline = time.monotonic() + wait_seconds
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        if pid in _FINISHED:
+            return _FINISHED.pop(pid)
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # not ours, or asked for twice
+            return None
         if done:
-            if os.WIFSIGNALED(status):
-                return 128 + os.WTERMSIG(status)
-            return os.WEXITSTATUS(status)
+            return _code(status)
         if time.monotonic() > deadline:
             return None
         time.sleep(0.005)
@@ -284,11 +345,13 @@ def _serve(ctl, root, hidden, mode, userns_refused):
     while True:
         data, fds, _flags, _addr = socket.recv_fds(ctl, 65536, 4)
         if not data:
+            _collect_last()
             return
         buffer += data
         while b"\n" in buffer:
             line, buffer = buffer.split(b"\n", 1)
             request = json.loads(line)
+            _collect_finished()
             if request["op"] == "spawn":
                 channel_fd = fds.pop(0)
                 pid = os.fork()
@@ -296,6 +359,7 @@ def _serve(ctl, root, hidden, mode, userns_refused):
                     ctl.close()
                     sandbox.start_child(channel_fd, root, hidden, mode, userns_refused)
                 os.close(channel_fd)
+                _FINISHED.pop(pid, None)  # an earlier child's, whose pid this one got
                 _reply(ctl, {"pid": pid})
             elif request["op"] == "reap":
                 _reply(ctl, {"code": _reap(request["pid"], request.get("wait", 2.0))})
