@@ -109,7 +109,7 @@ def cmd_grade(args):
         # Forked from this process now, before the grader loads anything secret: torch once for both.
         zygote = Zygote(isolation=isolation, fork=True)
         from .runner import Grader, GraderError
-        with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote) as grader:
+        with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote, ahead=False) as grader:
             try:
                 result = grade_one(grader, single)
             except SubmissionError as exc:

@@ -155,7 +155,7 @@ def main():
         zygote = Zygote(hidden=[str(results.parent)], isolation=isolation, fork=True)
         try:
             with Grader(config["assignment"], isolation=isolation, hidden=[str(results.parent)],
-                        zygote=zygote) as grader:
+                        zygote=zygote, ahead=False) as grader:
                 result = grade_one(grader, folder)
             print(report.table(result, f"Submission {folder.relative_to(base)}"))
             gradescope = to_gradescope(result, config["checks"], config["stdout"])

@@ -235,15 +235,17 @@ class Grader:
     """Grades submissions of one assignment; holds one warm zygote for all of them."""
 
     def __init__(self, assignment="ch03_attention", isolation="full", hidden=(), timeout=5.0, budget=60.0,
-                 zygote=None):
+                 zygote=None, ahead=True):
         """``zygote``: one started earlier (before this process imported torch, say); the
-        grader owns it from here on."""
+        grader owns it from here on. ``ahead``: start the next submission's child as a grading
+        ends (False where only one is graded)."""
         self.assignment = assignment
         # Probes use tiny tensors: a second intra-op thread only adds contention with the child.
         torch.set_num_threads(1)
         self.zygote = zygote or Zygote(hidden=hidden, isolation=isolation)
         self.timeout, self.budget = timeout, budget
         self._suites = None  # collected at the first grading
+        self.ahead = ahead
 
     def close(self):
         self.zygote.close()
@@ -279,7 +281,8 @@ class Grader:
                     pytest.main(_pytest_args(self.assignment), plugins=[collector])
         finally:
             session.close()
-            self.zygote.prepare()  # the next submission's
+            if self.ahead:
+                self.zygote.prepare()  # the next submission's
         if collector.grader_errors or not collector.records:
             # e.g. a suite that fails to import: pytest's own words say why
             why = collector.grader_errors or [f"the hidden suites ran no check: {printed.getvalue()[-1500:].strip()}"]

@@ -51,7 +51,7 @@ class Zygote:
         self.root = ROOT
         self.hidden = sorted({os.path.realpath(p) for p in (ROOT, *hidden)})
         self.isolation = isolation
-        self.spare = None  # (pid, channel) of a child started ahead (see prepare)
+        self.spare = self.pending = None  # a child started ahead: (pid, channel); its channel until then
         if fork:
             self._fork()
         else:
@@ -95,12 +95,16 @@ class Zygote:
         return self._ask({"op": "inventory"})
 
     def _ask(self, message, fds=()):
+        self._settle()
+        socket.send_fds(self.ctl, [json.dumps(message).encode() + b"\n"], list(fds))
+        return self._answer()
+
+    def _answer(self):
         if not self.ready:
             line = self.replies.readline()
             if not line:
                 raise RuntimeError("the grader's zygote process failed to start")
             self.ready = True
-        socket.send_fds(self.ctl, [json.dumps(message).encode() + b"\n"], list(fds))
         line = self.replies.readline()
         if not line:
             raise RuntimeError("the grader's zygote process died")
@@ -108,12 +112,27 @@ class Zygote:
 
     def prepare(self):
         """Start the next child now, so that it sets up its isolation while the grader works;
-        spawn() hands it out. No student code runs in it before then."""
+        spawn() hands it out. No student code runs in it before then. Returns at once: the
+        zygote's answer is read when it is needed (a zygote still starting does not wait us)."""
+        if self.spare is not None or self.pending is not None or self.process.poll() is not None:
+            return
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            if self.spare is None and self.process.poll() is None:
-                self.spare = self._spawn()
-        except (RuntimeError, OSError):
-            pass  # spawn() tries again, and says why
+            socket.send_fds(self.ctl, [json.dumps({"op": "spawn"}).encode() + b"\n"], [theirs.fileno()])
+            self.pending = ours
+        except OSError:
+            ours.close()  # spawn() tries again, and says why
+        finally:
+            theirs.close()
+
+    def _settle(self):
+        """The answer to prepare()'s request, before any other."""
+        if self.pending is not None:
+            ours, self.pending = self.pending, None
+            try:
+                self.spare = self._answer()["pid"], ours
+            except (RuntimeError, OSError, ValueError, KeyError):
+                ours.close()
 
     def spawn(self):
         """A new sandboxed child (the prepared one, if any); returns (pid, channel socket)."""
@@ -122,6 +141,7 @@ class Zygote:
             # a fresh one keeps the rest of the class gradable.
             self.close()
             self._launch()
+        self._settle()
         if self.spare is not None:
             child, self.spare = self.spare, None
             return child
@@ -142,15 +162,15 @@ class Zygote:
             return None  # the zygote died with its child; spawn() starts a new one
 
     def close(self):
+        self._settle()
         if self.spare is not None:  # prepared for nothing
             (pid, sock), self.spare = self.spare, None
             sock.close()
-            for kill in (os.killpg, os.kill):
+            for kill in (os.killpg, os.kill):  # the zygote collects it as it ends (_collect_last)
                 try:
                     kill(pid, 9)
                 except OSError:
                     pass
-            self.reap(pid, wait=1.0)
         self.ctl.close()
         self.replies.close()
         try:
@@ -199,22 +219,43 @@ def _warm_up():
     from . import child, protocol, sandbox  # noqa: F401
 
     torch.set_num_threads(1)  # one thread: no OpenMP pool is alive at fork time, and determinism
+    _exercise_torch(torch)
     frame = protocol.encode({"warm": [torch.zeros(2), torch.zeros(2, dtype=torch.float64)]})
     json_len, _ = protocol.PREFIX.unpack(frame[:protocol.PREFIX.size])
     protocol.decode(frame[protocol.PREFIX.size:][:json_len], frame[protocol.PREFIX.size + json_len:])
 
 
+def _exercise_torch(torch):
+    """Run once the operators attention code uses (a layer, dropout, a masked softmax, a backward
+    pass): their first call sets up dispatch tables and kernels, which every child inherits
+    instead of paying for again. The random generator is left as it was."""
+    state = torch.get_rng_state()
+    x = torch.randn(2, 3, 4, requires_grad=True)
+    layer = torch.nn.Linear(4, 4)
+    scores = layer(x) @ x.transpose(1, 2) / 2.0
+    mask = torch.triu(torch.ones(3, 3, dtype=torch.bool), diagonal=1)
+    weights = torch.nn.Dropout(0.5)(torch.softmax(scores.masked_fill(mask, -torch.inf), dim=-1))
+    out = torch.cat([weights @ x, torch.tril(torch.ones(2, 3, 3)) @ x], dim=-1).contiguous().view(2, 3, 8)
+    (out * torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(0))).sum().backward()
+    with torch.no_grad():
+        torch.allclose(out, out, equal_nan=True), torch.isfinite(out).all(), (out - out).abs().max()
+    torch.set_rng_state(state)
+
+
 def _forget_the_grader(ctl_fd):
     """In a zygote just forked from the grader: keep nothing of the grader's that a child
-    could find in its own memory. The grader's other modules go (and what only they held,
-    gc.collect() frees); its files close; its environment shrinks to ZYGOTE_ENV, the values
-    it drops overwritten and the block /proc/self/environ reads zeroed."""
+    could find in its own memory. The grader's other modules go, emptied (what only they
+    held is freed); its files close; its environment shrinks to ZYGOTE_ENV, the values it
+    drops overwritten and the block /proc/self/environ reads zeroed."""
     package = sys.modules.get("autograder")
     for name in [n for n in sys.modules if n.startswith("autograder.") and n not in ZYGOTE_MODULES]:
-        del sys.modules[name]
-        if package is not None and hasattr(package, name.split(".")[1]):
+        module = sys.modules.pop(name)
+        if package is not None and getattr(package, name.split(".")[1], None) is module:
             delattr(package, name.split(".")[1])
-    gc.collect()  # before the files close: nothing collected later can close a reused descriptor
+        vars(module).clear()  # the zygote never returns into the grader's code that used it
+    # What is left is never collected: collecting it would cost ~0.1 s, and a finalizer run
+    # later could close a descriptor whose number is reused by then.
+    gc.freeze()
     os.closerange(3, ctl_fd)
     os.closerange(ctl_fd + 1, 1 << 16)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -253,7 +294,10 @@ def inventory():
     the environment's names (os.environ and /proc/self/environ)."""
     files = set()
     results = 0
-    for obj in gc.get_objects():
+    gc.unfreeze()  # get_objects() leaves out what gc.freeze() set aside
+    everything = gc.get_objects()
+    gc.freeze()
+    for obj in everything:
         if type(obj) is types.FunctionType:
             files.add(obj.__code__.co_filename)
         elif type(obj) is types.CodeType:
@@ -327,6 +371,7 @@ def main(ctl_fd, hidden, mode):
     _warm_up()
     from . import sandbox
 
+    gc.freeze()  # children share these pages: their collections need not touch them
     root = tempfile.mkdtemp(prefix="autograder-root-")  # each child mounts its own tmpfs here
     refused = sandbox.probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
     try:
