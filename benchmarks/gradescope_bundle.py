@@ -5,7 +5,8 @@ side by side in one run.
 Each round runs both commands, alternating which goes first; a sampler reads /proc every 10 ms
 and sums VmRSS and Pss over the command and all its descendants (RSS counts pages a forked
 child shares with the zygote twice; Pss splits them, which is closer to what a container's
-memory limit counts). Prints the medians.
+memory limit counts). Prints the medians, and the ratios of the bundle's to import torch's.
+The unpacked bundle is compiled first, as setup.sh does once in Gradescope's image.
 
     python benchmarks/gradescope_bundle.py [--rounds 5] [--isolation full|off]
 """
@@ -86,6 +87,7 @@ def main(argv=None):
         commands = {"python -c 'import torch'": ([sys.executable, "-c", "import torch"], None)}
         for round_ in range(args.rounds):
             autograder = gradescope.unpack(bundle, Path(tmp) / str(round_) / "autograder")
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(autograder / "source")], check=True)
             for name in student_modules("ch03_attention"):
                 shutil.copy(SOLUTIONS / "ch03_attention" / name, autograder / "submission")
             env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable,
@@ -96,9 +98,14 @@ def main(argv=None):
                 runs[name].append(measure(*commands[name]))
     print(f"{args.rounds} rounds, isolation {args.isolation}, {os.cpu_count()} cores; medians:")
     print(f"  {'':<36} {'wall s':>7} {'CPU s':>6} {'peak RSS MiB':>13} {'peak PSS MiB':>13} {'VmPeak MiB':>11}")
+    medians = {}
     for name, values in runs.items():
-        wall, cpu, rss, pss, vm = (statistics.median(v[i] for v in values) for i in range(5))
+        medians[name] = [statistics.median(v[i] for v in values) for i in range(5)]
+        wall, cpu, rss, pss, vm = medians[name]
         print(f"  {name:<36} {wall:>7.2f} {cpu:>6.2f} {rss:>13.0f} {pss:>13.0f} {vm:>11.0f}")
+    torch_only, bundle = medians["python -c 'import torch'"], medians["run_autograder, correct submission"]
+    print(f"  {'ratio run_autograder / import torch':<36} {bundle[0] / torch_only[0]:>7.2f} "
+          f"{bundle[1] / torch_only[1]:>6.2f}   (load average {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":
