@@ -200,7 +200,8 @@ def _start_engine(isolation, args, hidden, count, fork):
         _start_grader(isolation, args.timeout, hidden, fork=fork)
         return 1, None
     if fork:
-        import torch  # noqa: F401  (here, once: every worker is forked with it)
+        from .zygote import import_torch
+        import_torch()  # here, once: every worker is forked with it
     context = multiprocessing.get_context("fork" if fork else "spawn")
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
                                initargs=(isolation, args.timeout, hidden, fork))
