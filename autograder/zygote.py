@@ -40,7 +40,8 @@ def _not_dumpable():
 
 
 class Zygote:
-    """A fresh interpreter that imports torch once and forks sandboxed children on request."""
+    """A process that has imported torch (a fresh interpreter, or a fork of this one) and forks
+    sandboxed children on request."""
 
     def __init__(self, hidden=(), isolation="full", fork=False):
         """``fork``: fork the zygote from this process instead of starting an interpreter. Only
@@ -113,7 +114,7 @@ class Zygote:
     def prepare(self):
         """Start the next child now, so that it sets up its isolation while the grader works;
         spawn() hands it out. No student code runs in it before then. Returns at once: the
-        zygote's answer is read when it is needed (a zygote still starting does not wait us)."""
+        zygote's answer is read when the child is needed (a zygote still starting keeps nobody waiting)."""
         if self.spare is not None or self.pending is not None or self.process.poll() is not None:
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
