@@ -5,14 +5,17 @@ runs a probe the grader asks for and sends back plain data. It never sees the
 reference solutions or the hidden suites, and it decides nothing: every comparison
 happens in the grader.
 """
+import contextlib
 import importlib.abc
 import importlib.util
+import itertools
 import sys
 import traceback
 
 import torch
 
 from . import protocol
+from .protocol import PLAN_CALLS, PLAN_DEPTH, PLAN_ITEMS, PLAN_LIMIT, PLAN_STRING
 
 SUBMISSION_PREFIX = "/submission/"
 
@@ -199,14 +202,30 @@ def _nbytes(value):
     return value.nelement() * value.element_size() if isinstance(value, torch.Tensor) else 8
 
 
+def _plain_tensors(module, limit=64):
+    """Tensors a module (or a submodule) holds as plain attributes, not registered: {dotted name: tensor}."""
+    found = {}
+    for prefix, sub in module.named_modules():
+        for key, value in vars(sub).items():
+            if type(value) is torch.Tensor and not value.is_nested and len(found) < limit:
+                found[f"{prefix}.{key}" if prefix else key] = value
+    return found
+
+
 def _copy_parameters(module, params, what):
-    """Copy the reference's parameters in by name; a missing or extra name is the student's error."""
+    """Copy the reference's parameters in by name; a missing or extra name is the student's error.
+
+    Two mistakes are left for the checks about them, so that each costs points once: a weight
+    kept as a plain tensor attribute of the right name gets its value all the same, and a causal
+    mask registered as a parameter (the reference keeps it as a buffer) stays as the module made it."""
     own = dict(module.named_parameters())
-    missing = sorted(set(own) - set(params))
-    unexpected = sorted(set(params) - set(own))
+    plain = {k: v for k, v in _plain_tensors(module).items() if k in params}
+    missing = sorted(k for k in set(own) - set(params) if k.rsplit(".", 1)[-1] != "mask")
+    unexpected = sorted(set(params) - set(own) - set(plain))
     if missing or unexpected:
         raise ProbeError("load", f"{what} has parameters {sorted(own)}; the book's names are {sorted(params)}"
                          f" (missing {unexpected or 'none'}, extra {missing or 'none'})")
+    own.update(plain)
     with torch.no_grad():
         for name, value in params.items():
             if tuple(own[name].shape) != tuple(value.shape):
@@ -222,6 +241,7 @@ def _describe_module(module):
         "buffers": {k: [list(v.shape), str(v.dtype)] for k, v in module.named_buffers()},
         "state_keys": sorted(module.state_dict().keys()),
         "attrs": {},
+        "tensors": {k: list(v.shape) for k, v in _plain_tensors(module).items()},  # unregistered
     }
     for attr in ("num_heads", "head_dim", "d_out"):
         value = getattr(module, attr, None)
@@ -268,6 +288,20 @@ def _transpose_masks(module):
             setattr(owner, "mask", buffer.transpose(-2, -1).contiguous())
 
 
+class _CausalSDPA(torch.overrides.TorchFunctionMode):
+    """Counts the calls of F.scaled_dot_product_attention(..., is_causal=True) under it: PyTorch
+    then builds the causal mask itself, on the input's device, instead of reading a buffer."""
+
+    calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.nn.functional.scaled_dot_product_attention and kwargs.get(
+                "is_causal", len(args) > 5 and args[5]):
+            self.calls += 1
+        return func(*args, **kwargs)
+
+
 def _forward(module, what, x, seed):
     _seed(seed)
     return _run("forward", f"{what} forward on shape {tuple(x.shape)}", module, x)
@@ -281,9 +315,11 @@ def op_module(req):
     sum(output * weight); the parameters' gradients and the inputs as they are afterwards
     come back)."""
     module, what = _build(req)
-    if req.get("transpose_masks"):
-        _run("forward", f"{what}: swapping its mask buffer", _transpose_masks, module)
     reply = {"outputs": []}
+    watch = None
+    if req.get("transpose_masks"):  # and say whether forward leaves the mask to is_causal=True
+        _run("forward", f"{what}: swapping its mask buffer", _transpose_masks, module)
+        watch = _CausalSDPA()
     grad_weights = req.get("grad_weights")
     for i, x in enumerate(req.get("inputs", [])):
         if grad_weights:
@@ -293,9 +329,11 @@ def op_module(req):
                                             f"{tuple(grad_weights[i].shape)}")
             _run("backward", f"{what} backward", lambda: (out * grad_weights[i]).sum().backward())
         else:
-            with torch.no_grad():
+            with torch.no_grad(), watch or contextlib.nullcontext():
                 out = _forward(module, what, x, req.get("seed"))
         reply["outputs"].append(_as_data(out, f"{what} forward"))
+    if watch:
+        reply["causal_sdpa"] = watch.calls
     if grad_weights:
         reply["grads"] = {k: _as_data(v.grad, "gradient") for k, v in module.named_parameters()
                           if type(v.grad) is torch.Tensor}
@@ -326,16 +364,229 @@ def op_transfer(req):
     _seed(req["init_seed"])
     sa_v2 = _run("construct", f"SelfAttention_v2({d_in}, {d_out})", v2_cls, d_in, d_out)
     drawn = {k: _as_data(v, "SelfAttention_v2 parameter").clone() for k, v in sa_v2.named_parameters()}
+    inputs = req.get("inputs", [])
+    with torch.no_grad():  # asked for only where the grader judges the transfer on the student's own classes
+        v2_outputs = [_as_data(_forward(sa_v2, "SelfAttention_v2", x, None), "SelfAttention_v2 forward") for x in inputs]
     torch.default_generator.manual_seed(0)
     sa_v1 = _run("construct", f"SelfAttention_v1({d_in}, {d_out})", v1_cls, d_in, d_out)
     _run("call", "transfer_weights_v2_to_v1()", transfer, sa_v2, sa_v1)
     # Only the weights come back: the grader runs them through the reference v1, so a bug in
     # the student's own forward costs points in self_attention, not in this exercise.
-    return {"params": {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()},
-            "v2_params": drawn}
+    reply = {"params": {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()},
+             "v1_plain": {k: _as_data(v, "SelfAttention_v1 tensor") for k, v in _plain_tensors(sa_v1).items()
+                          if v.layout == torch.strided and v.device.type == "cpu" and not v.is_complex()},
+             "v2_params": drawn}
+    if inputs:
+        with torch.no_grad():
+            reply["v1_outputs"] = [_as_data(_forward(sa_v1, "SelfAttention_v1", x, None), "SelfAttention_v1 forward")
+                                   for x in inputs]
+        reply["v2_outputs"] = v2_outputs
+    return reply
 
 
-OPS = {"call": op_call, "calls": op_calls, "module": op_module, "transfer": op_transfer}
+# -- the generic plan probe (chapters after 3) -------------------------------------------
+# Bounds of what one plan may send back: protocol.PLAN_*.
+
+
+class _Budget:
+    """What a plan's reply has used so far: tensor bytes and values."""
+
+    def __init__(self):
+        self.bytes = self.items = 0
+
+
+def _plain(value, what, budget, depth=0):
+    """A value of the student's as plain channel data (a copy): tensors, None, bool, int, float,
+    str, lists (tuples and torch.Size become lists) and dicts with str keys, bounded; anything else is the
+    student's error."""
+    budget.items += 1
+    if budget.items > PLAN_ITEMS:
+        raise ProbeError("result", f"{what} holds more than {PLAN_ITEMS} values")
+    if type(value) in (torch.Tensor, torch.nn.Parameter):
+        tensor = _as_data(value, what).clone()
+        budget.bytes += _nbytes(tensor)
+        if budget.bytes > protocol.MAX_BLOB:
+            raise ProbeError("result", f"the result cannot be sent back: {what} holds more than the "
+                                       f"channel's {protocol.MAX_BLOB >> 20} MiB")
+        return tensor
+    if value is None or type(value) in (bool, float):
+        return value
+    if type(value) is int:
+        if not -(1 << 63) <= value < (1 << 63):
+            raise ProbeError("result", f"{what} holds an integer beyond 64 bits")
+        return value
+    if type(value) is str:
+        if len(value) > PLAN_STRING:
+            raise ProbeError("result", f"{what} holds a string of more than {PLAN_STRING} characters")
+        return value
+    if type(value) in (list, tuple, torch.Size, dict) and depth >= PLAN_DEPTH:
+        raise ProbeError("result", f"{what} is nested more than {PLAN_DEPTH} levels deep")
+    if type(value) in (list, tuple, torch.Size):
+        return [_plain(v, what, budget, depth + 1) for v in value]
+    if type(value) is dict:
+        if not all(type(k) is str for k in value):
+            raise ProbeError("result", f"{what} is a dict whose keys are not all str")
+        return {k: _plain(v, what, budget, depth + 1) for k, v in value.items()}
+    if isinstance(value, torch.Tensor):
+        raise ProbeError("result", f"{what} is a {type(value).__name__}, a tensor subclass; use a plain torch.Tensor")
+    raise ProbeError("result", f"{what} is a {type(value).__name__}: expected tensors, numbers, str, None, "
+                               "lists, tuples or dicts")
+
+
+class _Failed(Exception):
+    """A step that cannot run because a step it uses failed."""
+
+
+def _resolve(value, env, failed):
+    """Request data with each {"$ref": step} replaced by that step's live object (tensors copied,
+    so a call that changes its arguments cannot change a later step's)."""
+    if isinstance(value, dict):
+        if set(value) == {"$ref"}:
+            name = value["$ref"]
+            if name in failed:
+                raise _Failed(name)
+            return env[name]
+        return {k: _resolve(v, env, failed) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v, env, failed) for v in value]
+    return value.clone() if type(value) is torch.Tensor else value
+
+
+def _target(dotted, env, failed):
+    """An earlier step's object, or ``module.name``, then attributes: ``tok.encode``,
+    ``gpt_model.GPTModel``, ``m.trf_blocks.0.att`` (digits index a sequence)."""
+    head, *rest = dotted.split(".")
+    if head in failed:
+        raise _Failed(head)
+    if head in env:
+        obj, path = env[head], head
+    else:
+        if not rest:
+            raise ProbeError("lookup", f"no earlier step or module.name called {dotted!r}")
+        name, *rest = rest
+        obj, path = _lookup(head, name), f"{head}.{name}"
+    for attr in rest:
+        path = f"{path}.{attr}"
+        if attr.isdigit() and isinstance(obj, (torch.nn.Sequential, torch.nn.ModuleList, list, tuple)):
+            obj = _run("lookup", path, lambda o=obj: o[int(attr)])
+        else:
+            obj = _run("lookup", path, getattr, obj, attr)
+    return obj
+
+
+def _step(step, env, failed, budget):
+    """Run one step; returns (object, records)."""
+    name = step["let"]
+    _seed(step.get("seed"))
+    records = {}
+    if "call" in step:
+        fn = _target(step["call"], env, failed)
+        args = _resolve(step.get("args", []), env, failed)
+        kwargs = _resolve(step.get("kwargs", {}), env, failed)
+        what = f"{step['call']}()"
+        # A live module being called is prepared before the call; a constructed one after.
+        if isinstance(fn, torch.nn.Module):
+            _prepare(fn, step, step["call"])
+        handles = _hooks(step, fn, env, failed, records, budget)
+        try:
+            with torch.enable_grad() if step.get("grad") else torch.no_grad():
+                obj = _run("call", what, fn, *args, **kwargs)
+        finally:
+            for handle in handles:
+                handle.remove()
+        if not isinstance(fn, torch.nn.Module) and ("params" in step or "train" in step):
+            if not isinstance(obj, torch.nn.Module):
+                raise ProbeError("construct", f"{what} gave a {type(obj).__name__}, not an nn.Module")
+            _prepare(obj, step, what)
+    elif "iterate" in step:
+        source = _target(step["iterate"], env, failed)
+        limit = step.get("limit", PLAN_LIMIT)
+        obj = _run("iterate", f"iterating over {step['iterate']}",
+                   lambda: list(itertools.islice(iter(source), limit)))
+    elif "len" in step:
+        source = _target(step["len"], env, failed)
+        obj = _run("len", f"len({step['len']})", len, source)
+    elif "attr" in step:
+        obj = _target(step["attr"], env, failed)
+    elif "backward" in step:
+        out = _target(step["backward"], env, failed)
+        weight = _resolve(step.get("weight"), env, failed)
+        if not isinstance(out, torch.Tensor) or (weight is not None and out.shape != weight.shape):
+            raise ProbeError("backward", f"{step['backward']} is not a tensor of shape "
+                                         f"{tuple(weight.shape) if weight is not None else '(any)'}")
+        obj = _run("backward", f"{step['backward']} backward",
+                   lambda: (out if weight is None else out * weight).sum().backward())
+    elif "grads" in step:
+        module = _target(step["grads"], env, failed)
+        if not isinstance(module, torch.nn.Module):
+            raise ProbeError("grads", f"{step['grads']} is a {type(module).__name__}, not an nn.Module")
+        obj = _run("grads", f"{step['grads']}.named_parameters()",
+                   lambda: {k: v.grad for k, v in module.named_parameters()})
+    else:
+        raise ProbeError("plan", f"step {name} does nothing")
+    return obj, records
+
+
+def _prepare(module, step, what):
+    if step.get("params") is not None:
+        _copy_parameters(module, step["params"], what)
+    if "train" in step:
+        _run("train", f"{what}.train()", module.train, bool(step["train"]))
+
+
+def _hooks(step, fn, env, failed, records, budget):
+    """Forward hooks on the submodules a step records: per call, [inputs..., output]. Names are
+    relative to the module being called, or start with an earlier step's name."""
+    handles = []
+    for dotted in step.get("record", []):
+        base = fn if isinstance(fn, torch.nn.Module) else None
+        sub = (_run("lookup", f"{step['call']}.{dotted}", base.get_submodule, dotted) if base is not None
+               else _target(dotted, env, failed))
+        if not isinstance(sub, torch.nn.Module):
+            raise ProbeError("lookup", f"{dotted} is a {type(sub).__name__}, not an nn.Module")
+        calls = records[dotted] = []
+
+        def hook(module, inputs, output, calls=calls, dotted=dotted):
+            if len(calls) >= PLAN_CALLS:
+                raise ProbeError("record", f"{dotted} was called more than {PLAN_CALLS} times")
+            calls.append(_plain([*inputs, output], f"what {dotted} was given and returned", budget))
+        handles.append(sub.register_forward_hook(hook))
+    return handles
+
+
+def op_plan(req):
+    """Run the grader's steps in order; each names its result (see session.StudentSession.plan).
+
+    A step that fails gets its error; the steps that use it are not run."""
+    env, failed, budget = {}, set(), _Budget()
+    values, records, errors = {}, {}, {}
+    for step in req["steps"]:
+        name = step["let"]
+        try:
+            obj, recorded = _step(step, env, failed, budget)
+            if step.get("return"):
+                values[name] = _plain(obj, f"{name} ({_action(step)})", budget)
+            if "record" in step:
+                records[name] = recorded
+            env[name] = obj
+        except _Failed as exc:
+            failed.add(name)
+            errors[name] = f"not run: {exc.args[0]} failed"
+        except ProbeError as exc:
+            failed.add(name)
+            errors[name] = str(exc)
+        except BaseException as exc:  # a student's object misbehaving where no _run wraps it
+            failed.add(name)
+            errors[name] = f"{_action(step)} raised {_describe(exc)}"
+    return {"values": values, "records": records, "errors": errors}
+
+
+def _action(step):
+    key = next((k for k in ("call", "iterate", "len", "attr", "backward", "grads") if k in step), "step")
+    return f"{key} {step.get(key, '')}".strip()
+
+
+OPS = {"call": op_call, "calls": op_calls, "module": op_module, "transfer": op_transfer, "plan": op_plan}
 
 
 def serve(sock, hello):

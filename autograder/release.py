@@ -1,13 +1,13 @@
 """Build the student release of an assignment with nbgrader.
 
-``main_release("ch03_attention")`` assembles an nbgrader course in a temporary folder:
+``main_release(NAME)`` assembles an nbgrader course in a temporary folder:
 
     course/nbgrader_config.py           calls autograder.nbgrader_plugin.configure
-    course/source/ch03_attention/       the master notebook(s) from source/,
+    course/source/NAME/                 the master notebook(s) from source/,
                                         the generated stubs and public tests from assignments/
 
 runs ``nbgrader generate_assignment``, checks that no solution or hidden-test line made it
-into the result, and copies it to ``release/ch03_attention/``. ``build_course`` is the same
+into the result, and copies it to ``release/NAME/``. ``build_course`` is the same
 course kept on disk: the gradebook, ``submitted/`` and ``nbgrader autograde`` live there.
 """
 import json
@@ -18,7 +18,8 @@ import tempfile
 from pathlib import Path
 
 from . import stubs
-from .paths import ASSIGNMENTS, ROOT, SOLUTIONS, SOURCE
+from .course import get as get_assignment
+from .paths import ROOT
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
@@ -90,9 +91,9 @@ def build_course(assignment, course_dir):
     if problems:
         raise ReleaseError("assignments/ is out of date with solutions/ (run `python -m autograder stubs`): "
                            + "; ".join(problems))
-    notebooks = sorted((SOURCE / assignment).glob("*.ipynb"))
+    notebooks = sorted(get_assignment(assignment).source.glob("*.ipynb"))
     if not notebooks:
-        raise ReleaseError(f"no notebook in {SOURCE / assignment}")
+        raise ReleaseError(f"no notebook in {get_assignment(assignment).source}")
     course = Path(course_dir).resolve()
     source = course / "source" / assignment
     if source.exists():
@@ -100,8 +101,8 @@ def build_course(assignment, course_dir):
     source.mkdir(parents=True)
     for path in notebooks:
         shutil.copy(path, source / path.name)
-    for name in stubs.expected_files(assignment):
-        shutil.copy(ASSIGNMENTS / assignment / name, source / name)
+    for name in [*stubs.expected_files(assignment), *get_assignment(assignment).data]:
+        shutil.copy(get_assignment(assignment).stubs / name, source / name)
     write_config(course, assignment)
     run_nbgrader(course, "generate_assignment", assignment, "--force")
     return course
@@ -129,9 +130,9 @@ def secret_lines(assignment):
     (a lone ``)``) say nothing and are skipped.
     """
     inside, outside = set(), set()
-    for path in sorted((SOLUTIONS / assignment).glob("*.py")):
+    for path in sorted(get_assignment(assignment).solutions.glob("*.py")):
         _regions(path.read_text(encoding="utf-8"), inside, outside)
-    for path in sorted((SOURCE / assignment).glob("*.ipynb")):
+    for path in sorted(get_assignment(assignment).source.glob("*.ipynb")):
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
             _regions(source, inside, outside)
@@ -192,11 +193,6 @@ def main_release(assignment: str, out: Path = None, course: Path = None) -> int:
     if course:
         print(f"nbgrader course kept in {Path(course).resolve()}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main_release(sys.argv[1] if len(sys.argv) > 1 else "ch03_attention",
-                          Path(sys.argv[2]) if len(sys.argv) > 2 else None))
 
 
 def kernel_path(base):

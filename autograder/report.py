@@ -3,13 +3,24 @@ import csv
 import io
 import re
 
+from . import course
 from .submission import printable
 
-PARTS = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
+
+def assignment_of(result):
+    """The assignment a result is for: the one it names, else (a result written before results
+    named it) the one whose manifest lists its parts."""
+    name = result.get("extra_data", {}).get("assignment")
+    if name in course.names():
+        return course.get(name)
+    parts = set(result.get("extra_data", {}).get("parts", ()))
+    return next((a for a in course.assignments() if parts <= set(a.parts)), None)
 
 
-def _in_order(parts):
-    return sorted(parts, key=lambda p: (PARTS.index(p) if p in PARTS else len(PARTS), p))
+def _in_order(parts, result=None):
+    """``parts`` in the order of the result's manifest (by name where there is none)."""
+    assignment = assignment_of(result) if result is not None else None
+    return assignment.in_order(parts) if assignment else sorted(parts)
 
 
 def table(result, title):
@@ -20,7 +31,7 @@ def table(result, title):
     parts = result["extra_data"]["parts"]
     width = max(len(p) for p in parts)
     lines.append(f"  {'part':<{width}}  points")
-    for part in _in_order(parts):
+    for part in _in_order(parts, result):
         got, most = parts[part]
         lines.append(f"  {part:<{width}}  {got:>3}/{most:<3} {'ok' if got == most else ''}")
     lines.append(f"  {'total':<{width}}  {result['score']:>3}/{result['max_score']}")
@@ -31,7 +42,7 @@ def table(result, title):
                  and parts[p][0] == 0}
     if failed:
         lines.append("  failed checks:")
-        for part in _in_order(unwritten):
+        for part in _in_order(unwritten, result):
             lines.append(f"  - {part}: not written yet (the stubs still raise NotImplementedError)")
         for test in failed:
             if test["part"] not in unwritten:
@@ -52,12 +63,13 @@ def markdown(result, title):
     parts = result["extra_data"]["parts"]
     lines = [f"# Feedback: {title}", "", f"**Score: {result['score']} / {result['max_score']}**", "",
              "| part | points |", "|---|---|"]
-    lines += [f"| {part} | {parts[part][0]} / {parts[part][1]} |" for part in _in_order(parts)]
+    order = _in_order(parts, result)
+    lines += [f"| {part} | {parts[part][0]} / {parts[part][1]} |" for part in order]
     if result.get("output"):
         lines += ["", "## Notes", "", _fenced(result["output"])]
     failed = [t for t in result["tests"] if t["status"] != "passed"]
     lines += ["", "## What to fix" if failed else "## Every check passed", ""]
-    for test in sorted(failed, key=lambda t: _in_order(parts).index(t["part"]) if t["part"] in parts else 0):
+    for test in sorted(failed, key=lambda t: order.index(t["part"]) if t["part"] in parts else 0):
         lines += [f"### {test['name']} (0 / {test['max_score']})", "", _fenced(test["output"]), ""]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -71,19 +83,46 @@ def csv_cell(value):
     return value
 
 
-def class_csv(rows):
-    """rows: (student, result or None, status). One line per student, parts as columns."""
+def class_csv(rows, assignments=None):
+    """rows: (student, result or None, status[, assignment]) per submission; ``assignments``: the
+    names of the class's assignments (default: those the results name). One line per student.
+    One assignment: its parts as columns. Several: a group of columns per assignment
+    (``<assignment>:score``, ..., ``<assignment>:status``)."""
+    rows = [(*row, None) if len(row) == 3 else tuple(row) for row in rows]
+    if assignments is None:
+        assignments = sorted({a or _named_assignment(r) for _, r, _, a in rows} - {None}) or course.names()[:1]
+    groups = [course.get(name) for name in assignments]
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["student", "score", "max_score", *PARTS, "status"])
-    for student, result, status in rows:
-        if result is None:
-            writer.writerow(map(csv_cell, [student, 0, "", *[""] * len(PARTS), status]))
-            continue
-        parts = result["extra_data"]["parts"]
-        writer.writerow(map(csv_cell, [student, result["score"], result["max_score"],
-                                    *[parts.get(p, ["", ""])[0] for p in PARTS], status]))
+    if len(groups) == 1:
+        parts = groups[0].parts
+        writer.writerow(["student", "score", "max_score", *parts, "status"])
+        for student, result, status, _ in rows:
+            writer.writerow(map(csv_cell, [student, *_columns(result, status, parts)]))
+        return out.getvalue()
+    writer.writerow(["student", *(f"{a.name}:{column}" for a in groups
+                                  for column in ("score", "max_score", *a.parts, "status"))])
+    students = {}
+    for student, result, status, name in rows:
+        students.setdefault(student, {})[name or _named_assignment(result)] = (result, status)
+    for student, handed in students.items():
+        cells = [student]
+        for a in groups:  # a submission whose assignment is unknown says why in every group
+            result, status = handed.get(a.name) or handed.get(None) or (None, "not submitted")
+            cells += _columns(result, status, a.parts)
+        writer.writerow(map(csv_cell, cells))
     return out.getvalue()
+
+
+def _named_assignment(result):
+    return result["extra_data"].get("assignment") if result else None
+
+
+def _columns(result, status, parts):
+    if result is None:
+        return [0, "", *[""] * len(parts), status]
+    got = result["extra_data"]["parts"]
+    return [result["score"], result["max_score"], *[got.get(p, ["", ""])[0] for p in parts], status]
 
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

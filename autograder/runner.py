@@ -8,14 +8,17 @@ import contextlib
 import inspect
 import io
 import os
+import sys
 import time
 import warnings
 
 import pytest
 import torch
 
-from .paths import SUITES
-from .session import MESSAGE_LIMIT, GraderError, StudentFailure, StudentSession
+from . import course
+from .paths import PYTEST_INI
+from .session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
+from .shards import suites_digest
 from .submission import SubmissionError, clean_text, read_sources
 from .zygote import Zygote
 
@@ -120,7 +123,7 @@ class _Suites:
 
     def __init__(self, assignment):
         collector = _Collector(None)
-        finish = _CollectionFinish()
+        finish = _CollectionFinish(assignment.suites.parent)
         printed = io.StringIO()
         with _no_plugin_autoload(), contextlib.redirect_stdout(printed):
             pytest.main([*_pytest_args(assignment), "--collect-only"], plugins=[collector, finish])
@@ -202,10 +205,13 @@ class _CollectionFinish:
 
     items = plugins = None
 
+    def __init__(self, folder):
+        self.folder = folder  # the suites' folder: conftests from there are the suites' own
+
     def pytest_collection_finish(self, session):
         self.items = list(session.items)
         self.plugins = [p for p in session.config.pluginmanager.get_plugins()
-                        if str(getattr(p, "__file__", "")).startswith(str(SUITES))]
+                        if str(getattr(p, "__file__", "")).startswith(str(self.folder))]
 
 
 @contextlib.contextmanager
@@ -222,29 +228,62 @@ def _no_plugin_autoload():
 
 
 def _pytest_args(assignment):
-    suite = SUITES / assignment
-    return [str(suite), "-c", str(SUITES / "pytest.ini"), "--rootdir", str(SUITES),
-            "--confcutdir", str(SUITES), "-q", "--no-header",
+    suites = assignment.suites.parent
+    return [str(assignment.suites), "-c", str(PYTEST_INI), "--rootdir", str(suites),
+            "--confcutdir", str(suites), "-q", "--no-header",
             # the feedback comes from the exception itself; formatting tracebacks costs ~30 ms a failure
             "--tb=no",
             # pytest's unraisable-exception plugin runs gc.collect() five times per session (0.4 s)
             "-p", "no:cacheprovider", "-p", "no:unraisableexception", "-p", "no:threadexception"]
 
 
-class Grader:
-    """Grades submissions of one assignment; holds one warm zygote for all of them."""
+_current = None   # the assignment whose suites and reference modules sys.modules holds now
+_put_away = {}    # assignment's suites folder -> {name: module} of its suites and reference while another one runs
 
-    def __init__(self, assignment="ch03_attention", isolation="full", hidden=(), timeout=5.0, budget=60.0,
-                 zygote=None, ahead=True):
-        """``zygote``: one started earlier (before this process imported torch, say); the
-        grader owns it from here on. ``ahead``: start the next submission's child as a grading
-        ends (False where only one is graded)."""
-        self.assignment = assignment
+
+def _switch_to(assignment):
+    """Give the suites of ``assignment`` the module names to themselves.
+
+    The suites and the reference modules are imported by their plain names (two chapters
+    both have ``exercises.py`` and ``test_hidden_exercises.py``), so grading another
+    assignment in the same process first puts away the modules loaded from any course folder
+    (and their folders on sys.path, which the conftests add again); they come back, still
+    warm, when their assignment is graded again."""
+    global _current
+    if _current is None or _current.suites == assignment.suites:  # the process's first: nothing to put away
+        _current = assignment
+        return
+    roots = {assignment.root, _current.root}
+    folders = tuple(str(p) + os.sep for root in roots for p in (root / "solutions", root / "autograder" / "suites"))
+    ours = {}
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if isinstance(where, str) and os.path.realpath(where).startswith(folders):
+            ours[name] = sys.modules.pop(name)
+    _put_away[_current.suites] = ours
+    sys.path[:] = [p for p in sys.path if not (os.path.realpath(p or ".") + os.sep).startswith(folders)]
+    sys.modules.update(_put_away.pop(assignment.suites, {}))
+    _current = assignment
+
+
+class Grader:
+    """Grades submissions; holds one warm zygote for all of them."""
+
+    def __init__(self, assignment=None, isolation="full", hidden=(), timeout=5.0, budget=60.0,
+                 zygote=None, unsafe_same_uid=False, ahead=True):
+        """``assignment``: the one every submission is graded as (default: each submission's
+        own, found from its folder, see course.detect). ``zygote``: one started earlier
+        (before this process imported torch, say); the grader owns it from here on.
+        ``unsafe_same_uid``: grade even where a child would run with this process's uid
+        (trusted code only; otherwise grade() raises Refused there). ``ahead``: start the next
+        submission's child as a grading ends (False where only one is graded)."""
+        self.assignment = course.get(assignment) if assignment else None
+        self.unsafe_same_uid = unsafe_same_uid
         # Probes use tiny tensors: a second intra-op thread only adds contention with the child.
         torch.set_num_threads(1)
         self.zygote = zygote or Zygote(hidden=hidden, isolation=isolation)
         self.timeout, self.budget = timeout, budget
-        self._suites = None  # collected at the first grading
+        self._suites = {}  # assignment's suites folder -> _Suites, collected at its first grading
         self.ahead = ahead
 
     def close(self):
@@ -256,8 +295,9 @@ class Grader:
     def __exit__(self, *exc):
         self.close()
 
-    def grade(self, folder):
-        """Grade the submission in ``folder``; returns a results.json-shaped dict.
+    def grade(self, folder, assignment=None):
+        """Grade the submission in ``folder`` as ``assignment`` (default: the grader's, else the
+        one the folder holds); returns a results.json-shaped dict.
 
         Raises SubmissionError when the folder is not a submission at all.
         """
@@ -265,30 +305,43 @@ class Grader:
         sources, notes = read_sources(folder)
         if not sources:
             raise SubmissionError(f"{folder} holds no Python files")
+        try:
+            assignment = course.get(assignment) if assignment else self.assignment or course.detect(folder)
+        except course.CourseError as exc:
+            raise SubmissionError(str(exc)) from None
+        if assignment.builds_on:
+            sources, notes = course.submission_sources(folder, assignment.name)
         self.zygote.prepare()  # the child sets up its sandbox while the suites are collected
-        if self._suites is None:
-            self._suites = _Suites(self.assignment)
-        session = StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget)
+        _switch_to(assignment)
+        suites = self._suites.get(assignment.suites)
+        if suites is None:
+            suites = self._suites[assignment.suites] = _Suites(assignment)
+        session = StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget,
+                                 unsafe_same_uid=self.unsafe_same_uid)
         collector = _Collector(session)
         printed = io.StringIO()
         try:
-            if self._suites.direct:
-                collector.grader_errors += self._suites.errors
-                printed.write(self._suites.printed)
-                self._suites.run(collector)
+            if suites.direct:
+                collector.grader_errors += suites.errors
+                printed.write(suites.printed)
+                suites.run(collector)
             else:
                 with _no_plugin_autoload(), contextlib.redirect_stdout(printed):
-                    pytest.main(_pytest_args(self.assignment), plugins=[collector])
+                    pytest.main(_pytest_args(assignment), plugins=[collector])
         finally:
             session.close()
             if self.ahead:
                 self.zygote.prepare()  # the next submission's
+        if session.refused:  # once, not once per check
+            raise Refused(session.refused)
         if collector.grader_errors or not collector.records:
             # e.g. a suite that fails to import: pytest's own words say why
             why = collector.grader_errors or [f"the hidden suites ran no check: {printed.getvalue()[-1500:].strip()}"]
             raise GraderError("; ".join(why))
         result = build_result(collector.records, notes, session.isolation, time.perf_counter() - started)
         result["extra_data"]["protections"] = session.protections
+        result["extra_data"]["assignment"] = assignment.name
+        result["extra_data"]["suites"] = suites_digest(assignment.name)  # shards graded apart must agree on it
         return result
 
 

@@ -20,6 +20,11 @@ the reason. A step that fails after the point of no return (a user namespace wit
 uid map, a pivoted root whose old root cannot be dropped) stops the child and names the
 step: it never runs half set up. The grader's environment never reaches a child (see
 zygote.ZYGOTE_ENV).
+
+One rule decides whether untrusted code may run at all (``separated``): never with the
+grader's own uid, unless namespaces hide everything of the grader from it. The hello says
+whether it holds; ``check`` finds it out before any submission runs, and ``refusal`` says
+how to get it on this machine.
 """
 import ctypes
 import os
@@ -107,11 +112,22 @@ def _write(path, text):
         handle.write(text)
 
 
+def separated(other_user, user_namespace, private_root):
+    """Whether a child is kept from everything the grader trusts by more than limits: it runs as
+    another user (nobody, who owns nothing of the grader's), or in a user namespace of its own
+    behind a private root (nothing of the grader's exists there). Otherwise it runs with the
+    grader's own uid and can rewrite the reference, the suites, the grader and the results:
+    such a child must not run untrusted code (the session refuses to send it any, the CLI
+    refuses to start, see ``refusal``)."""
+    return other_user or (user_namespace and private_root)
+
+
 class Protections:
     """What held and what was unavailable (with the reason), in the order attempted."""
 
     def __init__(self):
         self.held, self.unavailable = [], {}
+        self.separated = False
 
     def attempt(self, name, step, *args):
         """Run ``step``; an OSError means the protection is unavailable, and nothing else changes."""
@@ -310,11 +326,13 @@ def _others_can_read(path):
 
 
 def _own_process_count(uid):
+    """Threads of ``uid``, the machine over: what RLIMIT_NPROC counts (a threaded kernel or
+    server of the same uid elsewhere would otherwise leave the child no fork at all)."""
     count = 0
     for entry in os.listdir("/proc"):
         try:
             if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid:
-                count += 1
+                count += len(os.listdir(f"/proc/{entry}/task"))
         except OSError:
             pass
     return count
@@ -395,12 +413,15 @@ def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused):
     # Never run student code as root (it could signal or trace the grader, or read anything),
     # unless nobody could not even read Python outside a private root.
     keep_root = is_root and not private_root and not _others_can_read(sys.prefix)
+    other_user = False
     if keep_root:
         protections.unavailable["uid nobody"] = f"uid nobody cannot read {sys.prefix}; running as root"
     elif is_root or in_user_ns:
-        protections.attempt("no capabilities" if in_user_ns else "uid nobody", _drop_privileges, in_user_ns)
+        dropped = protections.attempt("no capabilities" if in_user_ns else "uid nobody", _drop_privileges, in_user_ns)
+        other_user = dropped and not in_user_ns
     else:
         protections.unavailable["a user of its own"] = f"runs as the grader's uid {os.getuid()}"
+    protections.separated = separated(other_user, in_user_ns, private_root)
     if protections.attempt("no_new_privs", _no_new_privs):
         protections.attempt("seccomp", _seccomp)
     else:
@@ -410,6 +431,11 @@ def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused):
     # credentials change, and a worker that calls setsid() would then escape the grader's
     # killpg and outlive its keeper (found by the hostile bank: an orphaned busy loop).
     _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
+
+
+def _hello(protections):
+    return {"isolation": protections.summary(), "held": protections.held, "unavailable": protections.unavailable,
+            "separated": protections.separated, "uid": os.getuid(), "pid": os.getpid()}
 
 
 def start_child(channel_fd, root, hidden, mode, userns_refused=None, limits=Limits):
@@ -438,11 +464,125 @@ def start_child(channel_fd, root, hidden, mode, userns_refused=None, limits=Limi
         except (SetupFailed, OSError) as exc:
             protocol.send(channel, {"hello": {"failed": str(exc)}})
             raise
-        hello = {"isolation": protections.summary(), "held": protections.held,
-                 "unavailable": protections.unavailable, "uid": os.getuid(), "pid": os.getpid()}
-        child.serve(channel, hello)
+        child.serve(channel, _hello(protections))
         code = 0
     except BaseException:
         code = 1
     finally:
         os._exit(code)
+
+
+# -- before any submission runs: what a child will get here, and what to do about it ---------
+
+CHECK = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox import _dry_run; "
+         "_dry_run(sys.argv[2], __import__('json').loads(sys.argv[3]))")
+
+
+def check(mode, hidden=()):
+    """The hello a child would send here, found before any submission runs: a fresh interpreter,
+    started as the zygote is, takes every step a child takes in a throwaway process that then
+    exits (an interpreter's start and some 30 ms). ``{"failed": why}`` where a child could not
+    start at all."""
+    import json
+    import subprocess
+
+    from .paths import COURSE, ROOT
+    from .zygote import ZYGOTE_ENV
+
+    env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
+    done = subprocess.run([sys.executable, "-P", "-c", CHECK, str(ROOT), mode,   # hidden as the zygote hides them
+                           json.dumps(sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)}))],
+                          cwd="/", env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    try:
+        return json.loads(done.stdout)
+    except ValueError:
+        return {"failed": f"the isolation check exited with status {done.returncode}: {done.stderr.strip()[-500:]}"}
+
+
+def _dry_run(mode, hidden):
+    import json
+    import tempfile
+
+    refused = probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
+    root = tempfile.mkdtemp(prefix="autograder-check-")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        report = {"failed": "no report"}
+        try:
+            os.close(read)
+            protections = Protections()
+            _isolate(write, root, hidden, protections, mode == "full", refused)  # the keeper exits in there
+            report = _hello(protections)
+        except BaseException as exc:  # noqa: B036 (reported, then gone)
+            report = {"failed": str(exc)}
+        finally:
+            os.write(write, json.dumps(report).encode())
+            os._exit(0)
+    os.close(write)
+    data = b"".join(iter(lambda: os.read(read, 65536), b""))
+    os.waitpid(pid, 0)
+    os.rmdir(root)
+    sys.stdout.write(data.decode())
+
+
+def _sysctl(name):
+    try:
+        with open(f"/proc/sys/{name.replace('.', '/')}") as handle:
+            return handle.read().strip()
+    except OSError:
+        return None
+
+
+def rerun_command():
+    """This process's command line, to be run again by someone else (sudo resets PATH: the
+    interpreter goes by its full path)."""
+    import shlex
+    argv = list(sys.argv)
+    if argv and os.path.basename(argv[0]) == "__main__.py":   # python -m package
+        argv[0:1] = ["-m", os.path.basename(os.path.dirname(argv[0]))]
+    return shlex.join([sys.executable, *argv])
+
+
+def how_to_isolate(command):
+    """What to do on this machine so that children get a user of their own or user namespaces:
+    one line per way that applies here. ``command``: the grading command to rerun."""
+    python = sys.executable
+    in_container = os.path.exists("/.dockerenv") or os.path.exists("/run/.containerenv")
+    docker = ("- in Docker (or Podman): start the container with --security-opt seccomp=unconfined "
+              "--security-opt apparmor=unconfined (its default profiles refuse namespaces)")
+    ways = []
+    if "--no-isolation" in command:
+        ways.append("- grade without --no-isolation")
+    if os.geteuid() == 0:
+        # Root becomes uid nobody without namespaces too, if nobody can read the interpreter.
+        ways.append(f"- grade with a Python that other users can read (uid nobody cannot read {sys.prefix}): "
+                    "python3 -m venv /opt/autograder-venv && /opt/autograder-venv/bin/pip install -r "
+                    "requirements.txt && chmod -R a+rX /opt/autograder-venv, then "
+                    f"{command.replace(python, '/opt/autograder-venv/bin/python', 1)}")
+        ways.append(docker)
+        return "\n".join(ways)
+    ways.append(f"- run it as root with this same Python (children then run as uid nobody): sudo {command}")
+    if _sysctl("kernel.apparmor_restrict_unprivileged_userns") == "1":
+        ways.append("- allow user namespaces (Ubuntu 23.10 and later restrict them through AppArmor): "
+                    "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile "
+                    f"that allows userns for {os.path.realpath(python)}")
+    if _sysctl("kernel.unprivileged_userns_clone") == "0":
+        ways.append("- allow user namespaces: sudo sysctl -w kernel.unprivileged_userns_clone=1")
+    if _sysctl("user.max_user_namespaces") == "0":
+        ways.append("- allow user namespaces: sudo sysctl -w user.max_user_namespaces=10000")
+    if in_container or len(ways) == 1 + ("--no-isolation" in command):
+        ways.append(docker + ", or grade as root in it" if in_container else
+                    "- find what refuses user namespaces here (a seccomp filter, as in a container; a "
+                    "security module) and allow unshare(CLONE_NEWUSER) for this Python; " + docker[2:])
+    return "\n".join(ways)
+
+
+def refusal(what, isolation, command=None):
+    """Why ``what`` (untrusted code) will not run here, and how to make it run isolated.
+    ``command``: the grading command (default: this process's own)."""
+    command = command or rerun_command()
+    return (f"refusing to run {what}: it would run as your own user (uid {os.geteuid()}), with no user "
+            "namespace and no other user to switch to, so it could read the reference and the hidden suites "
+            f"and rewrite them, the grader's code and the results ({isolation}).\n"
+            f"To grade untrusted code on this machine, do one of:\n{how_to_isolate(command)}")

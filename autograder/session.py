@@ -5,13 +5,14 @@ garbage turns into a ``StudentFailure`` for the check that asked, and the next r
 starts a fresh child.
 """
 import os
+import re
 import signal
 import socket
 import time
 
 import torch
 
-from . import protocol
+from . import protocol, sandbox
 from .submission import MAX_TOTAL_SOURCE_BYTES, clean_text
 
 assert MAX_TOTAL_SOURCE_BYTES <= protocol.MAX_JSON // 2  # all sources travel in one JSON frame
@@ -29,6 +30,11 @@ class GraderError(Exception):
     """The grader itself could not work (e.g. the sandbox would not start): not the student's fault."""
 
 
+class Refused(GraderError):
+    """The child would run with the grader's own uid (see sandbox.separated): none of the
+    submission's code was sent to it. The text says how to get isolation on this machine."""
+
+
 # What each probe's answer must look like (the child's serve() and ops make exactly this).
 # A child runs student code, which can rewrite the child's ops or write frames of its own on
 # the channel, so the grader checks every answer before the suites read it: an answer of
@@ -36,15 +42,19 @@ class GraderError(Exception):
 VALUE = "value"   # a tensor, a number, or a (nested) list of them: what _as_data lets through
 INDEX = "index"   # a str of decimal digits: the position of a call in a batch
 MAYBE_VALUE = "value or None"  # None where that call failed
+PLAIN = "plain"   # a plan's value: tensors, None, bool, int, float, str, lists, dicts with str keys (bounded)
 _REPLY = {
     "call": {"value": VALUE},
     "calls": {"values": [MAYBE_VALUE], "errors": {INDEX: str}, "args_after?": [[MAYBE_VALUE]]},
     "module": {"outputs": [VALUE], "state?": {str: torch.Tensor}, "grads?": {str: torch.Tensor},
-               "inputs_after?": [VALUE], "sub_outputs?": {str: [VALUE]},
+               "inputs_after?": [VALUE], "sub_outputs?": {str: [VALUE]}, "causal_sdpa?": int,
                "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
                         "state_keys": [str], "attrs": {str: int}, "heads?": [str], "dropout?": float,
-                        "mask?": {"shape": [int], "dtype": str}}},
-    "transfer": {"params": {str: torch.Tensor}, "v2_params": {str: torch.Tensor}},
+                         "mask?": {"shape": [int], "dtype": str}, "tensors?": {str: [int]}}},
+    "transfer": {"params": {str: torch.Tensor}, "v2_params": {str: torch.Tensor}, "v1_plain?": {str: torch.Tensor},
+                 "v1_outputs?": [VALUE], "v2_outputs?": [VALUE]},
+    # per step: its value, what its recorded submodules were given and returned per call, its error
+    "plan": {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str}},
 }
 
 
@@ -61,7 +71,27 @@ def _odd_dtype(value):
     return next((d for d in map(_odd_dtype, values) if d is not None), None)
 
 
+def _plain(value, count, depth=0):
+    """Is ``value`` plain data within the plan's bounds? ``count``: [values seen so far]."""
+    count[0] += 1
+    if count[0] > protocol.PLAN_ITEMS:
+        return False
+    if value is None or type(value) in (bool, int, float) or isinstance(value, torch.Tensor):
+        return True
+    if type(value) is str:
+        return len(value) <= protocol.PLAN_STRING
+    if depth >= protocol.PLAN_DEPTH + 2:   # a record nests two levels more: [calls [inputs..., output]]
+        return False
+    if type(value) is list:
+        return all(_plain(v, count, depth + 1) for v in value)
+    if type(value) is dict:
+        return all(type(k) is str and _plain(v, count, depth + 1) for k, v in value.items())
+    return False
+
+
 def _conforms(value, spec, depth=0):
+    if spec == PLAIN:
+        return _plain(value, [0])
     if spec == MAYBE_VALUE:
         return value is None or _conforms(value, VALUE, depth)
     if spec == VALUE:
@@ -162,8 +192,11 @@ def _death_reason(code):
 class StudentSession:
     """The ``student`` fixture: runs probes on one submission in sandboxed children."""
 
-    def __init__(self, zygote, sources, *, timeout=5.0, budget=60.0, max_restarts=40):
+    def __init__(self, zygote, sources, *, timeout=5.0, budget=60.0, max_restarts=40, unsafe_same_uid=False):
+        """``unsafe_same_uid``: serve a child that runs with the grader's own uid (trusted code only)."""
         self.zygote = zygote
+        self.unsafe_same_uid = unsafe_same_uid
+        self.refused = None
         self.sources = sources
         self.timeout = timeout
         self.deadline = time.monotonic() + budget
@@ -177,6 +210,8 @@ class StudentSession:
 
     # -- child lifecycle -------------------------------------------------------------
     def _start(self):
+        if self.refused:
+            raise Refused(self.refused)
         if self.restarts_left < 0:
             raise StudentFailure("skipped: the submission's process died or hung too many times")
         self.restarts_left -= 1
@@ -188,8 +223,15 @@ class StudentSession:
             self.isolation = clean_text(hello["isolation"])
             self.protections = {"held": [clean_text(p) for p in hello["held"]],
                                 "unavailable": {clean_text(k): clean_text(v) for k, v in hello["unavailable"].items()}}
+            if hello.get("separated") is not True and not self.unsafe_same_uid:
+                # Before any of the submission reaches the child: it would share the grader's uid.
+                self.refused = sandbox.refusal("the submissions' code", self.isolation)
+                self._kill()
+                raise Refused(self.refused)
             protocol.send(self.sock, {"op": "load", "sources": self.sources, "_modules": []}, time.monotonic() + 30)
             protocol.recv(self.sock, time.monotonic() + 30)
+        except Refused:
+            raise
         except (GraderError, protocol.ChannelError, OSError, KeyError, TypeError, AttributeError) as exc:
             code = self._kill(grace=1.0)
             if isinstance(exc, protocol.ChannelError) and "closed" in str(exc):
@@ -223,8 +265,10 @@ class StudentSession:
             self._kill(wait=False)
 
     # -- requests --------------------------------------------------------------------
-    def request(self, op, *, needs, **payload):
-        """Send one probe; ``needs`` names what it exercises ("module" or "module.name")."""
+    def request(self, op, *, needs, timeout=None, **payload):
+        """Send one probe; ``needs`` names what it exercises ("module" or "module.name");
+        ``timeout``: seconds for this probe (default: the session's)."""
+        timeout = timeout or self.timeout
         module = needs.split(".")[0]
         for key in (module, needs):
             if key in self.broken:
@@ -235,12 +279,12 @@ class StudentSession:
             self._start()
         payload.update(op=op, _modules=sorted(self.sources))
         try:  # the child runs from the start of the send: one deadline for the round trip
-            deadline = time.monotonic() + self.timeout
+            deadline = time.monotonic() + timeout
             protocol.send(self.sock, payload, deadline)
             reply = protocol.recv(self.sock, deadline)
         except protocol.ChannelTimeout:
             self._kill()
-            reason = f"{needs} did not finish within {self.timeout:g} s (infinite loop?)"
+            reason = f"{needs} did not finish within {timeout:g} s (infinite loop?)"
             self._mark_broken(module, needs, reason)
             raise StudentFailure(reason) from None
         except (protocol.ChannelError, OSError) as exc:
@@ -271,7 +315,7 @@ class StudentSession:
             # channel may be out of step now, so the next check starts a fresh child.
             self._kill()
             raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
-        dtype = _odd_dtype(reply)
+        dtype = _odd_dtype(reply) if op != "plan" else None  # a plan's steps are checked one by one
         if dtype is not None:
             raise StudentFailure(f"{needs} returned a tensor of dtype {dtype}, which cannot be compared:"
                                  " return the dtype of its inputs (float32)")
@@ -318,8 +362,151 @@ class StudentSession:
                 return reply
         return self.request("module", **request, params=params, init_seed=init_seed)
 
-    def transfer(self, d_in, d_out, init_seed):
+    def transfer(self, d_in, d_out, init_seed, inputs=()):
         """Exercise 3.1 in the child: the student's v2 (built after ``init_seed``), v1 and transfer
-        function; v1's weights after the transfer and v2's as drawn come back."""
-        return self.request("transfer", needs="exercises.transfer_weights_v2_to_v1",
-                            d_in=d_in, d_out=d_out, init_seed=init_seed)
+        function; v1's weights after the transfer and v2's as drawn come back, and with ``inputs``
+        the outputs of the student's own v2 (before) and v1 (after the transfer) on each."""
+        reply = self.request("transfer", needs="exercises.transfer_weights_v2_to_v1",
+                             d_in=d_in, d_out=d_out, init_seed=init_seed, inputs=list(inputs))
+        if inputs and not all(len(reply.get(k, [])) == len(inputs) for k in ("v1_outputs", "v2_outputs")):
+            self._kill()  # our child answers every input: the channel was tampered with
+            raise StudentFailure("the submission's process sent a malformed answer while running "
+                                 "exercises.transfer_weights_v2_to_v1")
+        return reply
+
+    def plan(self, steps, *, needs=None, timeout=None):
+        """Run ``steps`` in order in the child, in one round trip; returns a ``Plan``.
+
+        Each step is a dict naming its result ``let`` and doing one thing:
+        ``call`` (``module.name``, an earlier step's name, or a dotted attribute of either) with
+        ``args``/``kwargs``, ``iterate`` (the first ``limit`` items), ``len``, ``attr`` (a dotted
+        attribute), ``backward`` (of sum(that tensor * ``weight``)) or ``grads`` (a module's
+        parameters' gradients by name, None where none). Options: ``seed`` (torch.manual_seed
+        first), ``params`` (copied into the module by name, strictly), ``train`` (its mode),
+        ``grad`` (run with autograd; default off), ``record`` (dotted submodule names whose
+        every call's [inputs..., output] comes back), ``return`` (send the value back).
+        Arguments hold plain data and ``{"$ref": step}`` for an earlier step's object; never code.
+        ``needs`` names what the plan exercises (default: its first ``module.name`` call)."""
+        steps = [dict(step) for step in steps]
+        _check_steps(steps)
+        names = [step["let"] for step in steps]
+        if needs is None:
+            needs = next((step["call"] for step in steps if "call" in step
+                          and step["call"].split(".")[0] not in names and "." in step["call"]), "plan")
+        reply = self.request("plan", needs=needs, timeout=timeout, steps=steps)
+        values, records, errors = reply["values"], reply["records"], reply["errors"]
+        returned = {step["let"] for step in steps if step.get("return")}
+        recording = {step["let"]: set(step.get("record", ())) for step in steps if "record" in step}
+        if not (set(errors) <= set(names) and set(values) <= returned and not set(values) & set(errors)
+                and returned <= set(values) | set(errors) and set(records) <= set(recording) - set(errors)
+                and all(set(records[name]) == recording[name] for name in records)
+                and set(recording) - set(errors) <= set(records)):
+            self._kill()  # our child sends exactly one answer per step: the channel was tampered with
+            raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
+        errors = {name: clean_text(why, limit=MESSAGE_LIMIT) for name, why in errors.items()}
+        for name, value in [*values.items(), *records.items()]:
+            dtype = _odd_dtype(value)
+            if dtype is not None:
+                errors[name] = (f"{name} holds a tensor of dtype {dtype}, which cannot be compared:"
+                                " return the dtype of its inputs (float32)")
+                values.pop(name, None)
+                records.pop(name, None)
+        return Plan(values, records, errors)
+
+
+_ACTIONS = ("call", "iterate", "len", "attr", "backward", "grads")
+_OPTIONS = {"let", "args", "kwargs", "seed", "params", "train", "grad", "record", "return", "limit", "weight"}
+
+
+def _check_steps(steps):
+    """The suite's plan is well formed (a mistake here is the grader's, so a ValueError)."""
+    earlier = set()
+
+    def data(value, where, depth=0):
+        if depth > protocol.PLAN_DEPTH:
+            raise ValueError(f"{where}: nested too deep")
+        if isinstance(value, dict) and set(value) == {"$ref"}:
+            if value["$ref"] not in earlier:
+                raise ValueError(f"{where}: $ref {value['$ref']!r} names no earlier step")
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise ValueError(f"{where}: dict keys must be str")
+                data(v, where, depth + 1)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                data(v, where, depth + 1)
+        elif not (value is None or type(value) in (bool, int, float, str) or isinstance(value, torch.Tensor)):
+            raise ValueError(f"{where}: a {type(value).__name__} is not plain data")
+
+    for step in steps:
+        name = step.get("let")
+        if not isinstance(name, str) or not name.isidentifier() or name in earlier:
+            raise ValueError(f"plan step {step!r}: `let` must be a new identifier")
+        actions = [key for key in _ACTIONS if key in step]
+        unknown = set(step) - _OPTIONS - set(_ACTIONS)
+        if len(actions) != 1 or unknown:
+            raise ValueError(f"plan step {name}: exactly one of {', '.join(_ACTIONS)}"
+                             + (f"; unknown keys {sorted(unknown)}" if unknown else ""))
+        if not isinstance(step[actions[0]], str) or not step[actions[0]]:
+            raise ValueError(f"plan step {name}: `{actions[0]}` must name a step or module.name")
+        for key, allowed in (("args", "call"), ("kwargs", "call"), ("record", "call"), ("params", "call"),
+                             ("train", "call"), ("grad", "call"), ("limit", "iterate"), ("weight", "backward")):
+            if key in step and allowed not in step:
+                raise ValueError(f"plan step {name}: `{key}` goes with `{allowed}`")
+        if not isinstance(step.get("args", []), (list, tuple)) or not isinstance(step.get("kwargs", {}), dict):
+            raise ValueError(f"plan step {name}: `args` must be a list, `kwargs` a dict")
+        if not all(isinstance(r, str) and r for r in step.get("record", [])):
+            raise ValueError(f"plan step {name}: `record` must list dotted submodule names")
+        if "limit" in step and not (type(step["limit"]) is int and 0 <= step["limit"] <= protocol.PLAN_LIMIT):
+            raise ValueError(f"plan step {name}: `limit` must be an int up to {protocol.PLAN_LIMIT}")
+        if step.get("seed") is not None and type(step["seed"]) is not int:
+            raise ValueError(f"plan step {name}: `seed` must be an int")
+        if step.get("params") is not None and not (isinstance(step["params"], dict) and all(
+                isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in step["params"].items())):
+            raise ValueError(f"plan step {name}: `params` must map names to tensors")
+        for key in ("args", "kwargs", "weight"):
+            data(step.get(key), f"plan step {name} {key}")
+        if "record" in step:
+            step["record"] = list(step["record"])
+        earlier.add(name)
+
+
+class _StepValues(dict):
+    """Per step: what it sent back. Reading a step that failed raises its error (the first
+    failure, where it was not run because another step failed)."""
+
+    def __init__(self, values, errors):
+        super().__init__(values)
+        self.errors = errors
+
+    def __missing__(self, name):
+        if name not in self.errors:
+            raise KeyError(f"plan step {name!r} sent nothing back (ask with return=True, record=[...])")
+        raise StudentFailure(_root_cause(name, self.errors))
+
+
+def _root_cause(name, errors):
+    seen = set()
+    while name in errors and name not in seen:
+        seen.add(name)
+        match = re.fullmatch(r"not run: (\w+) failed", errors[name])
+        if not match or match.group(1) not in errors:
+            return errors[name]
+        name = match.group(1)
+    return errors[name]
+
+
+class Plan:
+    """A plan's answer: ``values[step]`` (what a step with ``return`` gave), ``records[step]``
+    ({submodule: [[inputs..., output] per call]}), ``errors`` ({step: one line}); reading a
+    failed step's value or record raises its StudentFailure."""
+
+    def __init__(self, values, records, errors):
+        self.values = _StepValues(values, errors)
+        self.records = _StepValues(records, errors)
+        self.errors = errors
+
+    def failed(self, name):
+        """The reason ``name`` failed (the first failure it depended on), or None."""
+        return _root_cause(name, self.errors) if name in self.errors else None

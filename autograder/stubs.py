@@ -3,12 +3,12 @@
 Every region between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (nbgrader's
 markers) becomes ``raise NotImplementedError(...)`` at the marker's indentation;
 signatures, docstrings and everything else are kept. Public test files are copied
-as they are.
+as they are, and so are the manifest's data files, byte for byte.
 """
 import re
 from pathlib import Path
 
-from .paths import ASSIGNMENTS, SOLUTIONS
+from . import course
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
@@ -69,19 +69,33 @@ def solution_lines(source: str) -> set:
 
 def expected_files(assignment: str) -> dict:
     """Relative path -> text of every file that assignments/<assignment>/ must hold."""
-    master = SOLUTIONS / assignment
+    a = course.get(assignment)
     files = {}
-    for path in sorted(master.glob("*.py")):
+    for path in sorted(a.solutions.glob("*.py")):
         text = path.read_text(encoding="utf-8")
         files[path.name] = text if path.name.startswith("test_") else make_stub(text, str(path))
+    for name in a.support:  # the engine's own module, as it is
+        files[name] = (course.ENGINE / name).read_text(encoding="utf-8")
     return files
+
+
+def expected_data(assignment: str) -> dict:
+    """File name -> bytes of every data file the manifest ships beside the stubs (copied as is)."""
+    a = course.get(assignment)
+    return {name: (a.solutions / name).read_bytes() for name in a.data}
 
 
 def stale_files(assignment: str, target: Path = None) -> list:
     """Files under the stub folder that differ from what the generator would write, or are extra."""
-    target = target or ASSIGNMENTS / assignment
+    target = target or course.get(assignment).stubs
     expected = expected_files(assignment)
     problems = []
+    for name, data in expected_data(assignment).items():
+        path = target / name
+        if not path.is_file():
+            problems.append(f"{name}: missing")
+        elif path.read_bytes() != data:
+            problems.append(f"{name}: differs from solutions/ (a data file is copied byte for byte)")
     for name, text in expected.items():
         path = target / name
         if not path.is_file():
@@ -96,7 +110,7 @@ def stale_files(assignment: str, target: Path = None) -> list:
 
 def write_stubs(assignment: str, target: Path = None) -> list:
     """(Re)write assignments/<assignment>/ from the master; return the file names written."""
-    target = target or ASSIGNMENTS / assignment
+    target = target or course.get(assignment).stubs
     target.mkdir(parents=True, exist_ok=True)
     expected = expected_files(assignment)
     for path in target.glob("*.py"):
@@ -104,4 +118,7 @@ def write_stubs(assignment: str, target: Path = None) -> list:
             path.unlink()
     for name, text in expected.items():
         (target / name).write_text(text, encoding="utf-8")
-    return sorted(expected)
+    data = expected_data(assignment)
+    for name, content in data.items():
+        (target / name).write_bytes(content)
+    return sorted([*expected, *data])

@@ -25,10 +25,67 @@ import types
 # The only variables the zygote (and so every child) inherits. A child can read its own
 # environment and put it in an error message the student sees, so the grader's tokens and
 # keys (CI secrets, cloud credentials) must never reach it.
-ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME")
+# tiktoken's cache folders are paths, not secrets: the zygote loads the GPT-2 encoding from there.
+ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME",
+              "TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")
 # The grader's modules a zygote (and so every child) keeps; a zygote forked from the grader
 # drops the others it inherited (autograder.paths, for one, names the reference's folder).
-ZYGOTE_MODULES = ("autograder", "autograder.zygote", "autograder.sandbox", "autograder.child", "autograder.protocol")
+ZYGOTE_MODULES = ("autograder", "autograder.zygote", "autograder.sandbox", "autograder.child", "autograder.protocol",
+                  "autograder.tiktoken_offline")
+
+
+# A clean start (see clean_start) keeps the grader's environment here, out of its memory,
+# until its zygote is forked: the number of a memory file holding it.
+_ENVIRON_FD = "AUTOGRADER_ENVIRON_FD"
+
+
+def clean_start():
+    """Start this program again, once, as the process a zygote may be forked from: with one hash
+    seed (a set's order, and so a wrong answer's feedback, is then the same on every run, in the
+    grader and in every child) and with only ZYGOTE_ENV and the grader's own AUTOGRADER_*
+    settings in its environment. The rest waits in a memory file, never read into this
+    process's memory before its zygote is forked (restore_environment): a child sees all the
+    memory its zygote inherited, freed strings included. A no-op where it cannot be done (the
+    zygote is then a fresh interpreter, as for any other caller)."""
+    if _ENVIRON_FD in os.environ or not hasattr(os, "memfd_create") or not getattr(sys, "orig_argv", None):
+        return
+    try:
+        fd = os.memfd_create("autograder-environ", 0)  # inherited by the program started again
+        with open(fd, "wb", closefd=False) as saved:
+            saved.write(b"\0".join(k + b"=" + v for k, v in os.environb.items()))
+    except OSError:
+        return
+    kept = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV or k.startswith("AUTOGRADER_")}
+    kept.update({_ENVIRON_FD: str(fd), "PYTHONHASHSEED": "0"})
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], kept)
+
+
+def restore_environment():
+    """The environment a clean start put aside, back in os.environ (once its zygote is forked)."""
+    fd = os.environ.get(_ENVIRON_FD)
+    if fd is None:
+        return
+    try:
+        data = os.pread(int(fd), os.fstat(int(fd)).st_size, 0)
+    except (OSError, ValueError):
+        data = None  # a process that no longer holds the file keeps what it has
+    if data is not None:
+        os.environb.clear()
+        os.environb.update(dict(e.split(b"=", 1) for e in data.split(b"\0") if b"=" in e))
+    os.environ.pop(_ENVIRON_FD, None)
+
+
+def _clean(root, course):
+    """Whether this process may be forked into a zygote: started clean (clean_start), its
+    environment not yet restored, and no module of the reference or the suites loaded."""
+    if _ENVIRON_FD not in os.environ or sys.flags.hash_randomization:
+        return False
+    secret = tuple(os.path.realpath(p) + os.sep for top in {root, course}
+                   for p in (top / "solutions", top / "autograder" / "suites"))
+    return not any(isinstance(getattr(m, "__file__", None), str) and os.path.realpath(m.__file__).startswith(secret)
+                   for m in list(sys.modules.values()))
 
 
 def _not_dumpable():
@@ -47,22 +104,26 @@ class Zygote:
         """``fork``: fork the zygote from this process instead of starting an interpreter. Only
         for a process that has loaded nothing secret yet (no reference, suite or result, and
         no other student's files): the zygote starts as a copy of its memory."""
-        from .paths import ROOT  # here, not at the top: the zygote process itself must not hold it
+        from .paths import COURSE, ROOT  # here, not at the top: the zygote process itself must not hold it
         _not_dumpable()
         self.root = ROOT
-        self.hidden = sorted({os.path.realpath(p) for p in (ROOT, *hidden)})
+        self.hidden = sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)})
         self.isolation = isolation
         self.spare = self.pending = None  # a child started ahead: (pid, channel); its channel until then
-        if fork:
+        if fork and _clean(ROOT, COURSE):
             self._fork()
         else:
             self._launch()
+        restore_environment()  # a later zygote of this process is a fresh interpreter
 
     def _launch(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         code = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.zygote import main; "
                 "main(int(sys.argv[2]), __import__('json').loads(sys.argv[3]), sys.argv[4])")
         env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
+        # One hash seed for every child: a set's order (and so sorted()'s ties, a wrong answer's
+        # feedback) is the same each time a submission is graded.
+        env["PYTHONHASHSEED"] = "0"
         self.process = subprocess.Popen(
             [sys.executable, "-P", "-c", code, str(self.root), str(theirs.fileno()), json.dumps(self.hidden),
              self.isolation], pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL, env=env)
@@ -90,10 +151,11 @@ class Zygote:
         self.replies = ours.makefile("rb")
         self.ready = False
 
-    def inventory(self):
+    def inventory(self, find=b""):
         """What the zygote holds (see ``inventory`` below): for the tests that prove it holds
-        nothing of the grader's."""
-        return self._ask({"op": "inventory"})
+        nothing of the grader's. ``find``: bytes to look for in all its writable memory (sent
+        disguised, so that the request itself does not put them there)."""
+        return self._ask({"op": "inventory", "find": find.translate(_ROT1).hex()})
 
     def _ask(self, message, fds=()):
         self._settle()
@@ -260,11 +322,16 @@ def _exercise_torch(torch):
     torch.set_rng_state(state)
 
 
+_FORKED = False  # this zygote was forked from the grader (not launched)
+
+
 def _forget_the_grader(ctl_fd):
     """In a zygote just forked from the grader: keep nothing of the grader's that a child
     could find in its own memory. The grader's other modules go, emptied (what only they
     held is freed); its files close; its environment shrinks to ZYGOTE_ENV, the values it
     drops overwritten and the block /proc/self/environ reads zeroed."""
+    global _FORKED
+    _FORKED = True
     package = sys.modules.get("autograder")
     for name in [n for n in sys.modules if n.startswith("autograder.") and n not in ZYGOTE_MODULES]:
         module = sys.modules.pop(name)
@@ -304,12 +371,37 @@ def _scrub_environment():
     if 0 < start < end:
         ctypes.memset(start, 0, end - start)
     os.environ.update(kept)
+    os.environ["PYTHONHASHSEED"] = "0"  # as a launched zygote's (its value is this process's seed)
 
 
-def inventory():
+_ROT1 = bytes((b + 1) % 256 for b in range(256))  # a disguise that is not its own inverse
+
+
+def _in_memory(disguised):
+    """Whether the bytes disguised as ``disguised`` (each byte + 1) are anywhere in this process's
+    writable memory; the disguise is applied to what is read, never undone."""
+    if not disguised:
+        return False
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+        for line in maps.read().splitlines():
+            fields = line.split()
+            if fields[1][:2] != "rw":
+                continue
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            try:
+                mem.seek(start)
+                if disguised in mem.read(end - start).translate(_ROT1):
+                    return True
+            except (OSError, ValueError, OverflowError):
+                continue
+    return False
+
+
+def inventory(find=""):
     """What this process holds that could be the grader's: every module (name: file), the
-    source files of every function and code object, how many dicts look like a result, and
-    the environment's names (os.environ and /proc/self/environ)."""
+    source files of every function and code object, how many dicts look like a result, the
+    environment's names (os.environ and /proc/self/environ), whether it was forked from the
+    grader, and whether the bytes ``find`` names (hex, disguised) are in its memory."""
     files = set()
     results = 0
     gc.unfreeze()  # get_objects() leaves out what gc.freeze() set aside
@@ -326,7 +418,8 @@ def inventory():
         block = handle.read()
     return {"modules": {name: str(getattr(m, "__file__", None) or "") for name, m in list(sys.modules.items())},
             "code_files": sorted(files), "results": results, "environ": sorted(os.environ),
-            "proc_environ": sorted(e.split(b"=")[0].decode(errors="replace") for e in block.split(b"\0") if e)}
+            "proc_environ": sorted(e.split(b"=")[0].decode(errors="replace") for e in block.split(b"\0") if e),
+            "forked": _FORKED, "found": _in_memory(bytes.fromhex(find))}
 
 
 def _reply(ctl, message):
@@ -389,6 +482,7 @@ def main(ctl_fd, hidden, mode):
     _warm_up()
     from . import sandbox
 
+    _warm_tiktoken()
     gc.freeze()  # children share these pages: their collections need not touch them
     root = tempfile.mkdtemp(prefix="autograder-root-")  # each child mounts its own tmpfs here
     refused = sandbox.probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
@@ -398,6 +492,31 @@ def main(ctl_fd, hidden, mode):
         pass  # the grader is gone; so are we
     finally:
         os.rmdir(root)
+
+
+def _warm_tiktoken():
+    """Load tiktoken's GPT-2 encoding here, once, where this machine has it: a child's root
+    holds only the Python installation (not tiktoken's cache), and building the encoding costs
+    each child ~0.6 s. Offline only: every connection is refused meanwhile, so a machine
+    without the encoding loads nothing (and its children fail to load it the same way)."""
+    try:
+        import tiktoken
+    except ImportError:
+        return
+
+    def refuse(*args, **kwargs):
+        raise OSError("the grader never downloads")
+
+    saved = socket.socket.connect, socket.getaddrinfo, socket.create_connection
+    socket.socket.connect = socket.getaddrinfo = socket.create_connection = refuse
+    try:
+        from .tiktoken_offline import install
+        install()
+        tiktoken.get_encoding("gpt2")
+    except Exception:  # not on this machine: nothing to warm
+        pass
+    finally:
+        socket.socket.connect, socket.getaddrinfo, socket.create_connection = saved
 
 
 def _serve(ctl, root, hidden, mode, userns_refused):
@@ -427,7 +546,7 @@ def _serve(ctl, root, hidden, mode, userns_refused):
             elif request["op"] == "reap":
                 _reply(ctl, {"code": _reap(request["pid"], request.get("wait", 2.0))})
             elif request["op"] == "inventory":
-                _reply(ctl, inventory())
+                _reply(ctl, inventory(request.get("find", "")))
 
 
 if __name__ == "__main__":

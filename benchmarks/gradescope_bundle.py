@@ -24,8 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from autograder import gradescope  # noqa: E402
-from autograder.paths import SOLUTIONS, student_modules  # noqa: E402
+from autograder import course, gradescope  # noqa: E402
 
 
 def _tree(pid):
@@ -88,10 +87,10 @@ def main(argv=None):
         for round_ in range(args.rounds):
             autograder = gradescope.unpack(bundle, Path(tmp) / str(round_) / "autograder")
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(autograder / "source")], check=True)
-            for name in student_modules("ch03_attention"):
-                shutil.copy(SOLUTIONS / "ch03_attention" / name, autograder / "submission")
+            for name in course.get("ch03_attention").modules:
+                shutil.copy(course.get("ch03_attention").solutions / name, autograder / "submission")
             env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable,
-                   "AUTOGRADER_ISOLATION": args.isolation}
+                   "AUTOGRADER_ISOLATION": args.isolation, "AUTOGRADER_UNSAFE_SAME_UID": "1"}  # the reference: trusted
             commands["run_autograder, correct submission"] = ([str(autograder / "source" / "run_autograder")], env)
             order = list(commands) if round_ % 2 == 0 else list(reversed(commands))
             for name in order:

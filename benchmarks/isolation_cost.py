@@ -41,7 +41,8 @@ def main(argv=None):
                 "blank": _submission(ASSIGNMENTS, Path(tmp) / "blank")}
         times = {(name, mode): [] for name in subs for mode in ("full", "off")}
         ratios, held = [], {}
-        with Grader(isolation="full") as full, Grader(isolation="off") as off:
+        # Our own solutions and stubs: "off" may run them with this uid (where nobody cannot read Python).
+        with Grader(isolation="full") as full, Grader(isolation="off", unsafe_same_uid=True) as off:
             graders = {"full": full, "off": off}
             for grader in graders.values():          # warm-up: zygote ready, suites compiled
                 grader.grade(subs["blank"])
@@ -60,7 +61,7 @@ def main(argv=None):
                     ratios.append(seconds["full"] / seconds["off"])
     # The cost where it is paid: one child's start (fork, namespaces, new root) until it says hello.
     starts = {"full": [], "off": []}
-    for mode, grader in (("full", Grader(isolation="full")), ("off", Grader(isolation="off"))):
+    for mode, grader in (("full", Grader(isolation="full")), ("off", Grader(isolation="off", unsafe_same_uid=True))):
         with grader:
             for _ in range(5 + 20):
                 started = time.perf_counter()

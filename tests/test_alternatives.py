@@ -1,11 +1,11 @@
 """Fairness: every correct solution in another student's style gets full marks.
 
-``tests/alternatives.py`` holds whole correct submissions (einsum, bmm, F.linear,
-torch.where, bool or float masks of other shapes, scaled_dot_product_attention, loops
-over heads, keyword arguments, files saved with a BOM, CRLF, a coding line or tabs).
+``tests/<assignment>/alternatives.py`` holds whole correct submissions (for chapter 3: einsum,
+bmm, F.linear, torch.where, bool or float masks of other shapes, scaled_dot_product_attention,
+loops over heads, keyword arguments, files saved with a BOM, CRLF, a coding line or tabs).
 Each is written to disk byte for byte as a student's editor would save it, graded once
-by the session's warm grader, and must score full marks. Each must also really differ
-from the reference, or the bank would prove nothing.
+by the session's warm grader, and must score full marks (the reference's total). Each must
+also really differ from the reference, or the bank would prove nothing.
 """
 import ast
 import sys
@@ -19,39 +19,46 @@ for path in (str(ROOT), str(TESTS)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-from alternatives import ALTERNATIVES, MODULES  # noqa: E402
 from autograder.submission import decode_python_source  # noqa: E402
-from test_mutants import FULL_MARKS, REFERENCE, describe  # noqa: E402
+from banks import banks, describe, earlier_sources, reference_sources  # noqa: E402
+
+BANKS = banks("alternatives")
+CASES = [(assignment, alternative) for assignment, bank in BANKS for alternative in bank.ALTERNATIVES]
+IDS = [f"{assignment}: {alternative.name}" for assignment, alternative in CASES]
+MODULES = {assignment: bank.MODULES for assignment, bank in BANKS}
 
 
 @pytest.fixture(scope="module")
 def graded(grader, tmp_path_factory):
-    """graded(alternative) -> results dict; each alternative is graded once for the module."""
+    """graded(assignment, key, files) -> results dict; each is graded once for the module."""
     cache = {}
 
-    def run(alternative):
-        if alternative.name not in cache:
+    def run(assignment, key, files):
+        if (assignment, key) not in cache:
             folder = tmp_path_factory.mktemp("alternative")
-            for filename, data in alternative.files().items():
-                (folder / filename).write_bytes(data)
-            cache[alternative.name] = grader.grade(folder)
-        return cache[alternative.name]
+            for filename, data in {**earlier_sources(assignment), **files}.items():
+                (folder / filename).write_bytes(data.encode() if isinstance(data, str) else data)
+            cache[assignment, key] = grader.grade(folder, assignment)
+        return cache[assignment, key]
     return run
 
 
-def test_bank_is_well_formed():
-    names = [a.name for a in ALTERNATIVES]
-    assert len(ALTERNATIVES) >= 18
-    assert len(set(names)) == len(names), "alternative names must be unique"
-    for alternative in ALTERNATIVES:
-        assert sorted(alternative.files()) == sorted(f"{m}.py" for m in MODULES), alternative.name
+def test_every_bank_is_well_formed():
+    assert BANKS, "no assignment has an alternatives bank"
+    for assignment, bank in BANKS:
+        names = [a.name for a in bank.ALTERNATIVES]
+        assert len(bank.ALTERNATIVES) >= 15, assignment
+        assert len(set(names)) == len(names), f"{assignment}: alternative names must be unique"
+        for alternative in bank.ALTERNATIVES:
+            assert sorted(alternative.files()) == sorted(f"{m}.py" for m in bank.MODULES), alternative.name
 
 
-@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[a.name for a in ALTERNATIVES])
-def test_alternative_gets_full_marks(graded, alternative):
-    result = graded(alternative)
-    assert result["max_score"] == FULL_MARKS, describe(result)
-    assert result["score"] == FULL_MARKS, f"{alternative.name}: a correct solution lost points\n{describe(result)}"
+@pytest.mark.parametrize("assignment, alternative", CASES, ids=IDS)
+def test_alternative_gets_full_marks(graded, assignment, alternative):
+    full_marks = graded(assignment, "<the reference>", reference_sources(assignment))["score"]
+    result = graded(assignment, alternative.name, alternative.files())
+    assert result["max_score"] == full_marks, describe(result)
+    assert result["score"] == full_marks, f"{alternative.name}: a correct solution lost points\n{describe(result)}"
     notes = [line for line in result["output"].splitlines() if line.strip() and not line.startswith("WARNING")]
     assert not notes, f"{alternative.name}: notes about files that Python reads fine: {notes}"
 
@@ -72,26 +79,29 @@ def _code(text):
     return found
 
 
-REFERENCE_CODE = {m: _code(REFERENCE[f"{m}.py"]) for m in MODULES}
+REFERENCE_CODE = {assignment: {m: _code(reference_sources(assignment)[f"{m}.py"]) for m in modules}
+                  for assignment, modules in MODULES.items()}
 
 
-@pytest.mark.parametrize("alternative", ALTERNATIVES, ids=[a.name for a in ALTERNATIVES])
-def test_alternative_is_not_the_reference(alternative):
+@pytest.mark.parametrize("assignment, alternative", CASES, ids=IDS)
+def test_alternative_is_not_the_reference(assignment, alternative):
     """Every module is read as Python reads the file on disk, and its code is not the reference's."""
     for filename, data in alternative.files().items():
         module = filename[:-3]
         code = _code(decode_python_source(data))
-        assert code["<module>"] != REFERENCE_CODE[module]["<module>"], f"{alternative.name}: {filename} is the reference"
+        assert code["<module>"] != REFERENCE_CODE[assignment][module]["<module>"], \
+            f"{alternative.name}: {filename} is the reference"
 
 
-def test_bank_rewrites_every_student_function():
+@pytest.mark.parametrize("assignment", list(MODULES))
+def test_bank_rewrites_every_student_function(assignment):
     """Each function and method of the reference is written differently by some alternative."""
     rewritten = set()
-    for alternative in ALTERNATIVES:
+    reference = REFERENCE_CODE[assignment]
+    for alternative in dict(BANKS)[assignment].ALTERNATIVES:
         for module, text in alternative.sources().items():
             code = _code(text)
-            rewritten |= {(module, name) for name, dump in REFERENCE_CODE[module].items()
-                          if code.get(name) != dump}
-    same_everywhere = [f"{module}.{name}" for module in MODULES for name in REFERENCE_CODE[module]
+            rewritten |= {(module, name) for name, dump in reference[module].items() if code.get(name) != dump}
+    same_everywhere = [f"{module}.{name}" for module in MODULES[assignment] for name in reference[module]
                        if (module, name) not in rewritten]
     assert not same_everywhere, f"no alternative writes these differently from the reference: {same_everywhere}"

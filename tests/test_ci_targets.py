@@ -1,6 +1,7 @@
 """CI targets: the Gradescope zip run in a simulated /autograder, the Classroom repositories and
 their reporter JSON, and grade --junit / the job summary, each checked against its format."""
 import base64
+import csv
 import json
 import os
 import resource
@@ -15,7 +16,7 @@ import pytest
 import xmlschema
 import yaml
 
-from autograder import classroom, gradescope, report
+from autograder import classroom, gradescope, report, shards
 from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS, SUITES
 from hostile import CASES, materialize
 from test_grader import PART_POINTS, submission
@@ -58,8 +59,10 @@ def run_bundle(bundle, base, place, isolation="full"):
     os.chmod(base, 0o755)
     autograder = gradescope.unpack(bundle, base / "autograder")
     place(autograder / "submission")
+    # Without namespaces only trusted submissions are run here, where nobody may be unable to read
+    # this Python and the child would then keep our uid (on Gradescope it is nobody).
     env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable,
-           "AUTOGRADER_ISOLATION": isolation}
+           "AUTOGRADER_ISOLATION": isolation, "AUTOGRADER_UNSAFE_SAME_UID": str(int(isolation == "off"))}
     env.pop("GITHUB_STEP_SUMMARY", None)
     run = subprocess.run([str(autograder / "source" / "run_autograder")], env=env, capture_output=True, text=True,
                          timeout=300, preexec_fn=lambda: resource.setrlimit(
@@ -191,17 +194,76 @@ def test_classroom_workflows_pass_actionlint_and_report_every_part(repositories)
     assert runners == list(steps) and all(f"{r.upper()}_RESULTS: \"${{{{ steps.{r}.outputs.result }}}}\"" in text
                                           for r in runners)
     grade = workflows[1].read_text()
-    assert "python -m autograder grade submitted --out graded" in grade and "path: graded/" in grade
+    assert '-m autograder grade submitted \\\n            --shard "$SHARD" --out "$OUT"' in grade
+    assert "python -m autograder merge shards/graded-* --out graded" in grade and "path: graded/" in grade
 
 
-def workflow_steps(path):
-    (job,) = yaml.safe_load(path.read_text())["jobs"].values()
-    return job["steps"]
+def test_instructor_workflow_grades_in_full_isolation_and_keeps_no_token(repositories):
+    """GitHub's Ubuntu runners refuse the runner's user a user namespace: the class is graded as
+    root (children as nobody, in namespaces), any reduced run fails the job, and no checkout
+    leaves its token in .git/config for a submission to find."""
+    student, instructor = repositories
+    steps = workflow_steps(instructor / ".github/workflows/grade-class.yml", "grade")
+    (grade,) = [s for s in steps if "-m autograder grade" in s.get("run", "")]
+    python = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python"))
+    assert 'sudo env GITHUB_STEP_SUMMARY="$GITHUB_STEP_SUMMARY" "$PYTHON" -m autograder grade' in grade["run"]
+    assert grade["env"]["PYTHON"] == f"${{{{ steps.{python['id']}.outputs.python-path }}}}"   # not root's Python
+    assert "--require-isolation" in grade["run"] and 'sudo chown -R "$(id -u):$(id -g)" "$OUT"' in grade["run"]
+    for path in (instructor / ".github/workflows/grade-class.yml", student / ".github/workflows/classroom.yml"):
+        checkouts = [s for job in yaml.safe_load(path.read_text())["jobs"].values() for s in job["steps"]
+                     if s.get("uses", "").startswith("actions/checkout")]
+        assert checkouts and all(s["with"]["persist-credentials"] is False for s in checkouts), path
+
+
+def test_instructor_workflow_grade_step_runs(repositories, tmp_path):
+    """The grade step's own shell, in a checkout with two cloned students (sudo: already root here)."""
+    from test_unprivileged import copy_repo
+    _, instructor = repositories
+    (grade,) = [s for s in workflow_steps(instructor / ".github/workflows/grade-class.yml", "grade")
+                if "-m autograder grade" in s.get("run", "")]
+    repo = copy_repo()
+    for name, source in (("alice", SOLUTIONS), ("bob", ASSIGNMENTS)):
+        copy_modules(source / "ch03_attention", repo / "submitted" / name)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "sudo").write_text('#!/bin/bash\nexec "$@"\n')
+    (fake / "sudo").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "PYTHON": sys.executable,
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "SHARD": "1/1", "OUT": "graded"}  # the job's env
+    try:
+        done = subprocess.run(["bash", "-eo", "pipefail", "-c", grade["run"]], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr   # --require-isolation: full isolation held
+        with open(repo / "graded" / "grades.csv", newline="") as handle:
+            assert [(r["student"], r["score"]) for r in csv.DictReader(handle)] == [("alice", "100"), ("bob", "0")]
+        assert (repo / "graded" / "junit.xml").exists() and "| alice" in (tmp_path / "summary.md").read_text()
+        assert all(p.stat().st_uid == os.getuid() for p in (repo / "graded").rglob("*"))
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+
+
+def workflow_steps(path, job=None):
+    jobs = yaml.safe_load(path.read_text())["jobs"]
+    (only,) = [jobs[job]] if job else jobs.values()
+    return only["steps"]
+
+
+def test_instructor_workflow_plans_one_job_per_shard(repositories, tmp_path):
+    _, instructor = repositories
+    (plan,) = workflow_steps(instructor / ".github/workflows/grade-class.yml", "plan")
+    for i, (count, code, line) in enumerate((("3", 0, "list=[1,2,3]"), ("1", 0, "list=[1]"), ("0", 1, ""),
+                                              ("x; id", 1, ""))):
+        out = tmp_path / f"out-{i}"
+        done = subprocess.run(["bash", "-eo", "pipefail", "-c", plan["run"]], capture_output=True, text=True,
+                              env={**os.environ, "SHARDS": count, "GITHUB_OUTPUT": str(out)}, timeout=60)
+        assert done.returncode == code, done.stdout + done.stderr
+        assert (out.read_text().strip() if out.exists() else "") == line
 
 
 def test_instructor_workflow_clones_the_assignments_repositories_only(repositories, tmp_path):
     _, instructor = repositories
-    (clone,) = [s for s in workflow_steps(instructor / ".github/workflows/grade-class.yml") if "gh repo" in s.get("run", "")]
+    steps = workflow_steps(instructor / ".github/workflows/grade-class.yml", "grade")
+    (clone,) = [s for s in steps if "gh repo" in s.get("run", "")]
     fake = tmp_path / "bin"
     fake.mkdir()
     (fake / "gh").write_text('#!/bin/bash\nif [ "$1 $2" = "repo list" ]; then\n'
@@ -210,9 +272,10 @@ def test_instructor_workflow_clones_the_assignments_repositories_only(repositori
                              "else exit 2; fi\n")
     (fake / "gh").chmod(0o755)
 
-    def run(prefix):
-        env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "ORG": "course", "PREFIX": prefix}
-        work = tmp_path / prefix
+    def run(prefix, shard="1/1"):
+        env = {**os.environ, "PATH": f"{fake}:{os.environ['PATH']}", "ORG": "course", "PREFIX": prefix,
+               "SHARD": shard, "PYTHONPATH": str(ROOT)}
+        work = tmp_path / f"{prefix}-{shard.replace('/', '-')}"
         work.mkdir()
         return work, subprocess.run(["bash", "-eo", "pipefail", "-c", clone["run"]], cwd=work, env=env,
                                     capture_output=True, text=True, timeout=60)
@@ -220,6 +283,12 @@ def test_instructor_workflow_clones_the_assignments_repositories_only(repositori
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in (work / "submitted").iterdir()) == ["alice", "bob"]
     assert (work / "submitted" / "bob" / "origin").read_text() == "course/ch03_attention-bob\n"
+    # a shard clones its own slice only, by the grader's own rule
+    for k in (1, 2, 3):
+        work, done = run("ch03_attention", f"{k}/3")
+        assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in (work / "submitted").iterdir()) == \
+            [name for name in ("alice", "bob") if shards.in_shard(name, k, 3)]
     _, none = run("ch04")
     assert none.returncode == 1 and "::error::no repository named ch04-*" in none.stdout
 

@@ -2,40 +2,70 @@
 hidden check asks for would let any body through (as ``mask_future_scores`` once did: a
 body returning the scores unmasked scored full marks).
 
-The names come from the stub generator (each region's ``raise NotImplementedError("name: ...")``);
-the probes come from grading the reference with every request the suites send recorded.
-A method counts as checked when its class is built (``__init__``) or run (``forward``).
+Every assignment of the course. The names come from the stub generator (each region's
+``raise NotImplementedError("name: ...")``); the probes come from grading the reference with
+every request the suites send recorded (for a plan, every step's target: ``module.name``, and
+a method of an earlier step's object as ``module.Class.method``). A method counts as checked
+when its class is built (``__init__``) or run (``forward``).
 """
 import re
+import sys
+from pathlib import Path
 
-from autograder import stubs
-from autograder.paths import SOLUTIONS
+import pytest
+
+from autograder import course, stubs
 from autograder.session import StudentSession
 
-MODULES = sorted(p for p in (SOLUTIONS / "ch03_attention").glob("*.py") if not p.name.startswith("test_"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from banks import reference_sources  # noqa: E402
 
 
-def solution_functions():
+def solution_functions(assignment):
     """{"module.name" or "module.Class.method"} for every solution region."""
     names = set()
-    for path in MODULES:
+    a = course.get(assignment)
+    for path in (a.solutions / m for m in a.modules):
         for name in re.findall(r'raise NotImplementedError\("([\w.]+):', stubs.make_stub(path.read_text())):
             names.add(f"{path.stem}.{name}")
     return names
 
 
-def test_every_solution_function_is_asked_for_by_a_hidden_check(grader, monkeypatch):
+def plan_targets(steps):
+    """What a plan exercises, by the names the stubs use."""
+    origin, targets = {}, set()
+    for step in steps:
+        for action, suffix in (("call", ""), ("iterate", ".__iter__"), ("len", ".__len__"), ("attr", "")):
+            if action not in step:
+                continue
+            head, _, rest = step[action].partition(".")
+            if head in origin:  # an earlier step's object: its class, then the method
+                name = origin[head] + ("." + rest if rest else ".forward" if action == "call" else "")
+            else:
+                name = step[action]
+            targets.add(name + suffix)
+            origin[step["let"]] = name
+    return targets
+
+
+@pytest.mark.parametrize("assignment", course.names())
+def test_every_solution_function_is_asked_for_by_a_hidden_check(grader, monkeypatch, tmp_path, assignment):
     asked = set()
     request = StudentSession.request
 
     def recording(self, op, *, needs, **payload):
         asked.add(needs)
+        if op == "plan":
+            asked.update(plan_targets(payload["steps"]))
         return request(self, op, needs=needs, **payload)
 
     monkeypatch.setattr(StudentSession, "request", recording)
-    assert grader.grade(SOLUTIONS / "ch03_attention")["score"] == 100
-    functions = solution_functions()
-    assert len(functions) >= 25 and "causal_attention.mask_future_scores" in functions
+    for name, text in reference_sources(assignment).items():
+        (tmp_path / name).write_text(text)
+    result = grader.grade(tmp_path, assignment)
+    assert result["score"] == result["max_score"] > 0
+    functions = solution_functions(assignment)
+    assert functions
 
     def checked(name):
         if name.endswith(".__init__"):

@@ -1,5 +1,6 @@
 """The grader end to end: scores, the results.json shape, the CLI's errors and class mode."""
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -118,14 +119,16 @@ def test_class_mode_grades_everyone_and_resumes(tmp_path):
     assert run.returncode == 0
     assert json.loads((out / "alice.json").read_text()) == first  # kept, not regraded
     assert sorted(p.name for p in out.iterdir()) == ["alice.json", "alice.md", "bob.json", "bob.md",
-                                                    "dave.json", "dave.md", "eve.json", "eve.md", "grades.csv"]
+                                                    "dave.json", "dave.md", "eve.json", "eve.md", "grades.csv",
+                                                    "report.html", "summary.json"]
     assert "**Score: 100 / 100**" in (out / "alice.md").read_text()
     assert "| causal_attention | 0 / 25 |" in (out / "bob.md").read_text()
     # two worker processes give the same grades as one
     parallel = tmp_path / "parallel"
     run = cli("grade", klass, "--out", parallel, "--jobs", "2")
     assert run.returncode == 0 and "(2 jobs)" in run.stdout, run.stderr
-    assert (parallel / "grades.csv").read_text() == (out / "grades.csv").read_text()
+    for name in ("grades.csv", "summary.json"):  # the class report's numbers too
+        assert (parallel / name).read_text() == (out / name).read_text()
 
 
 def test_channel_round_trip_and_refusals():
@@ -148,13 +151,15 @@ def test_channel_round_trip_and_refusals():
 
 
 def test_a_suite_that_does_not_import_is_a_grader_error_not_a_smaller_total(tmp_path):
-    suites = tmp_path / "suites"
+    # a course of its own (AUTOGRADER_COURSE), graded in a fresh process
+    suites = tmp_path / "autograder" / "suites"
     shutil.copytree(ROOT / "autograder" / "suites", suites)
+    (tmp_path / "solutions").symlink_to(SOLUTIONS)
     (suites / "ch03_attention" / "test_hidden_exercises.py").write_text("def broken(:\n")
-    # a fresh process: this one has the real suite modules imported under the same names
-    script = (f"from autograder import runner; runner.SUITES = __import__('pathlib').Path({str(suites)!r})\n"
+    script = (f"from autograder import runner\n"
               f"with runner.Grader() as g: g.grade({str(SOLUTIONS / 'ch03_attention')!r})\n")
-    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "AUTOGRADER_COURSE": str(tmp_path)})
     assert run.returncode != 0
     assert "GraderError: ch03_attention/test_hidden_exercises.py could not be collected" in run.stderr
     assert "SyntaxError" in run.stderr

@@ -1,18 +1,18 @@
-"""Proof that the hidden suites bite, fairly: every mutant in ``tests/mutants.py`` loses
-points where it lives, only there, and is named right.
+"""Proof that the hidden suites bite, fairly: every mutant in each assignment's bank
+(``tests/<assignment>/mutants.py``) loses points where it lives, only there, and is named right.
 
-The reference (solutions/ch03_attention) must score full marks, the blank stubs
-(assignments/ch03_attention) nothing, and each mutant (one realistic mistake applied to
-the reference) must
+For each assignment with a bank, the reference (solutions/<assignment>) must score full
+marks, the blank stubs (assignments/<assignment>) nothing, and each mutant (one realistic
+mistake applied to the reference) must
 - lose points in every part it declares, with feedback text on every failed check;
 - keep full marks in every part it does not declare (one mistake, one part);
 - be named right: where the bank declares a name, the feedback names that mistake and no
   other; where it declares none, the feedback names none (a hint that the evidence does
   not show is worse than no hint).
+The points per part come from grading the reference (they live on the hidden checks).
 Every submission is graded once, by one ``Grader``; the results are cached for the module.
 Run with ``-s`` to see the summary printed by the last test.
 """
-import re
 import sys
 from pathlib import Path
 
@@ -24,37 +24,13 @@ for path in (str(ROOT), str(TESTS)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+from autograder import classreport, course  # noqa: E402
 from autograder.runner import Grader  # noqa: E402
-from mutants import MUTANTS  # noqa: E402
+from banks import banks, describe, mutated_sources, part_points, reference_sources, stub_sources  # noqa: E402
 
-SOLUTIONS = ROOT / "solutions" / "ch03_attention"
-STUBS = ROOT / "assignments" / "ch03_attention"
-PARTS = {"simple_attention": 15, "self_attention": 20, "causal_attention": 25,
-         "multihead_attention": 25, "exercises": 15}
-FULL_MARKS = sum(PARTS.values())
-NAMED = re.compile(r"This is exactly what you get with: (.*)")
-
-
-def submission_sources(folder):
-    """The student modules of a folder: every .py file except the public tests."""
-    return {p.name: p.read_text() for p in sorted(folder.glob("*.py")) if not p.name.startswith("test_")}
-
-
-REFERENCE = submission_sources(SOLUTIONS)
-
-
-def mutated_sources(mutant):
-    filename = f"{mutant.module}.py"
-    assert filename in REFERENCE, f"{mutant.name}: no module {filename} in {SOLUTIONS}"
-    source = REFERENCE[filename]
-    count = source.count(mutant.old)
-    assert count == 1, (f"{mutant.name}: its `old` snippet occurs {count} times in {filename}, expected exactly"
-                        f" once (did the solution change? update the mutant, don't drop it)\n{mutant.old!r}")
-    mutated = source.replace(mutant.old, mutant.new)
-    assert mutated != source
-    if "syntax error" not in mutant.name:  # otherwise a mistake in the maths, and it must compile
-        compile(mutated, filename, "exec")
-    return {**REFERENCE, filename: mutated}
+BANKS = banks("mutants")
+CASES = [(assignment, m) for assignment, bank in BANKS for m in bank.MUTANTS]
+IDS = [f"{assignment}: {m.name}" for assignment, m in CASES]
 
 
 @pytest.fixture(scope="module")
@@ -62,59 +38,62 @@ def grade(tmp_path_factory):
     """grade(key, sources) -> results dict; each key is graded once for the whole module."""
     cache = {}
     with Grader() as grader:
-        def run(key, sources):
-            if key not in cache:
+        def run(assignment, key, sources):
+            if (assignment, key) not in cache:
                 folder = tmp_path_factory.mktemp("submission")
                 for name, text in sources.items():
                     (folder / name).write_text(text)
-                cache[key] = grader.grade(folder)
-            return cache[key]
+                cache[assignment, key] = grader.grade(folder, assignment)
+            return cache[assignment, key]
         yield run
 
 
-def describe(result):
-    lines = [f"score {result['score']}/{result['max_score']}, parts {result['extra_data']['parts']}"]
-    for t in result["tests"]:
-        if t["status"] != "passed":
-            lines.append(f"  FAILED {t['name']} [{t['score']}/{t['max_score']}]: {t['output'][:300]}")
-    return "\n".join(lines)
+@pytest.fixture(scope="module")
+def points(grade):
+    """points[assignment] -> {part: points}, from the reference's full marks."""
+    return {assignment: part_points(grade(assignment, "reference", reference_sources(assignment)))
+            for assignment, _ in BANKS}
 
 
 def named_mistakes(result):
     """The mistake names the feedback gives ("This is exactly what you get with: <name>.")."""
-    names = []
-    for t in result["tests"]:
-        for match in NAMED.finditer(t["output"]):
-            names.append(match.group(1).strip().rstrip("."))
-    return names
+    return [name for t in result["tests"] if (name := classreport.named_mistake(t["output"]))]
 
 
-def test_bank_is_well_formed():
-    names = [m.name for m in MUTANTS]
-    assert len(MUTANTS) >= 30
-    assert len(set(names)) == len(names), "mutant names must be unique"
-    for m in MUTANTS:
-        assert m.parts and set(m.parts) <= set(PARTS), f"{m.name}: unknown part in {m.parts}"
-        assert m.old != m.new
-    assert {m.module for m in MUTANTS} == set(PARTS), "every part has mutants"
+def test_every_bank_is_well_formed():
+    assert BANKS, "no assignment has a mutant bank"
+    for assignment, bank in BANKS:
+        parts = course.get(assignment).parts
+        names = [m.name for m in bank.MUTANTS]
+        assert len(bank.MUTANTS) >= 30, assignment
+        assert len(set(names)) == len(names), f"{assignment}: mutant names must be unique"
+        for m in bank.MUTANTS:
+            assert m.parts and set(m.parts) <= set(parts), f"{assignment}: {m.name}: unknown part in {m.parts}"
+            assert m.old != m.new
+        assert {p for m in bank.MUTANTS for p in m.parts} == set(parts), f"{assignment}: every part has mutants"
 
 
-def test_reference_gets_full_marks(grade):
-    result = grade("reference", REFERENCE)
-    assert result["score"] == result["max_score"] == FULL_MARKS, describe(result)
-    assert {p: tuple(v) for p, v in result["extra_data"]["parts"].items()} == {p: (n, n) for p, n in PARTS.items()}
+@pytest.mark.parametrize("assignment", [a for a, _ in BANKS])
+def test_reference_gets_full_marks(grade, assignment):
+    result = grade(assignment, "reference", reference_sources(assignment))
+    assert result["score"] == result["max_score"] > 0, describe(result)
+    parts = result["extra_data"]["parts"]
+    assert set(parts) == set(course.get(assignment).parts), "every part of the manifest has checks"
+    assert all(got == most > 0 for got, most in parts.values()), describe(result)
 
 
-def test_blank_stubs_get_zero(grade):
-    result = grade("stubs", submission_sources(STUBS))
-    assert result["max_score"] == FULL_MARKS, describe(result)
+@pytest.mark.parametrize("assignment", [a for a, _ in BANKS])
+def test_blank_stubs_get_zero(grade, points, assignment):
+    result = grade(assignment, "stubs", stub_sources(assignment))
+    assert result["max_score"] == sum(points[assignment].values()), describe(result)
     assert result["score"] == 0, describe(result)
     assert all(t["output"].strip() for t in result["tests"]), "every failed check explains itself"
 
 
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
-def test_mutant_loses_points(grade, mutant):
-    result = grade(mutant.name, mutated_sources(mutant))
+@pytest.mark.parametrize("assignment, mutant", CASES, ids=IDS)
+def test_mutant_loses_points(grade, points, assignment, mutant):
+    result = grade(assignment, mutant.name, mutated_sources(assignment, mutant))
+    assert result["max_score"] == sum(points[assignment].values()), describe(result)
     parts = result["extra_data"]["parts"]
     for part in mutant.parts:
         assert part in parts, f"{mutant.name}: the hidden suites have no checks for {part}\n{describe(result)}"
@@ -129,9 +108,9 @@ def test_mutant_loses_points(grade, mutant):
     assert not elsewhere, f"{mutant.name}: also charged outside its part(s) {mutant.parts}: {elsewhere}\n{describe(result)}"
 
 
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
-def test_mutant_is_named_right(grade, mutant):
-    names = sorted(set(named_mistakes(grade(mutant.name, mutated_sources(mutant)))))
+@pytest.mark.parametrize("assignment, mutant", CASES, ids=IDS)
+def test_mutant_is_named_right(grade, assignment, mutant):
+    names = sorted(set(named_mistakes(grade(assignment, mutant.name, mutated_sources(assignment, mutant)))))
     if mutant.named is None:
         assert not names, f"{mutant.name}: the bank declares no known mistake, the feedback names {names}"
     else:
@@ -140,12 +119,44 @@ def test_mutant_is_named_right(grade, mutant):
         assert not wrong, f"{mutant.name}: the feedback also names {wrong}, expected only {mutant.named!r}"
 
 
+def bank_class(grade, assignment, bank):
+    """A class of the whole bank, one student per mutant: its class report's summary."""
+    students = [classreport.Student(m.name, m.name, grade(assignment, m.name, mutated_sources(assignment, m)),
+                                    "graded") for m in bank.MUTANTS]
+    return classreport.summarize(students, f"the mutant bank of {assignment}")
+
+
+@pytest.mark.parametrize("assignment, bank", BANKS, ids=[a for a, _ in BANKS])
+def test_class_report_names_the_banks_mistakes_commonest_first(grade, assignment, bank):
+    """The report's named mistakes, their counts and who made them are the bank's declared
+    names, and the commonest come first."""
+    summary = bank_class(grade, assignment, bank)
+    reported = summary["assignments"][0]["mistakes"]
+    counts = [len(m["students"]) for m in reported]
+    assert counts == sorted(counts, reverse=True)
+    declared = {}
+    for m in bank.MUTANTS:
+        if m.named:
+            declared.setdefault(m.named, set()).add(m.name)
+    for entry in reported:
+        fragments = [f for f in declared if f in entry["mistake"]]
+        assert fragments, f"the report names {entry['mistake']!r}, which the bank declares for no mutant"
+        assert set(entry["students"]) <= set().union(*(declared[f] for f in fragments)), entry
+    for fragment, mutants in declared.items():  # every declared mutant is listed under its name
+        listed = set().union(*(set(e["students"]) for e in reported if fragment in e["mistake"]))
+        assert mutants <= listed, (fragment, sorted(mutants - listed))
+    # the commonest reported mistake is one of the bank's commonest declared ones
+    top = max(len(v) for v in declared.values())
+    assert any(f in reported[0]["mistake"] and len(declared[f]) >= top - 2 for f in declared), reported[0]
+    assert classreport.e(reported[0]["mistake"]) in classreport.render(summary)
+
+
 def test_summary(grade):
     """Not a check: prints how many mutants lose points and which mistakes the feedback names."""
     caught, missed, named_right, named_other, unnamed, extra, elsewhere = [], [], [], [], [], [], []
-    for m in MUTANTS:
+    for assignment, m in CASES:
         try:
-            result = grade(m.name, mutated_sources(m))
+            result = grade(assignment, m.name, mutated_sources(assignment, m))
         except Exception as exc:  # reported by test_mutant_loses_points; keep the summary going
             missed.append(f"{m.name} (could not be graded: {exc})")
             continue
@@ -165,11 +176,11 @@ def test_summary(grade):
             named_other.append(f"{m.name} -> {sorted(set(names))}")
         else:
             unnamed.append(m.name)
-    with_hint = sum(m.named is not None for m in MUTANTS)
+    with_hint = sum(m.named is not None for _, m in CASES)
     lines = [
         "",
         "=" * 30 + " mutant summary " + "=" * 30,
-        f"bank size: {len(MUTANTS)}; lose points in their declared part(s): {len(caught)}; missed: {len(missed)}",
+        f"bank size: {len(CASES)} ({', '.join(f'{a}: {len(b.MUTANTS)}' for a, b in BANKS)}); lose points in their declared part(s): {len(caught)}; missed: {len(missed)}",
         *(f"  MISSED: {name}" for name in missed),
         f"also charged outside their declared part(s): {len(elsewhere)}",
         *(f"  {entry}" for entry in elsewhere),
@@ -180,4 +191,8 @@ def test_summary(grade):
         f"mutants declared unnamed whose feedback names a mistake (a wrong hint, or a name to declare): {len(extra)}",
         *(f"  {entry}" for entry in extra),
     ]
+    for assignment, bank in BANKS:
+        (report,) = bank_class(grade, assignment, bank)["assignments"]
+        lines.append(f"{assignment}: the class report's commonest named mistakes: "
+                     + "; ".join(f"{m['mistake']} ({len(m['students'])})" for m in report["mistakes"][:5]))
     print("\n".join(lines))

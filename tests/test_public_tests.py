@@ -4,7 +4,10 @@ import re
 import subprocess
 import sys
 
-from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS
+import pytest
+
+from autograder import course
+from autograder.paths import ROOT
 
 
 def run_pytest(folder):
@@ -18,15 +21,46 @@ def counts(output):
     return found.get("passed", 0), found.get("failed", 0)
 
 
-def test_public_tests_pass_on_the_solutions():
-    run = run_pytest(SOLUTIONS / "ch03_attention")
+@pytest.fixture(scope="module")
+def on_solutions():
+    return {}
+
+
+@pytest.mark.parametrize("assignment", course.names())
+def test_public_tests_pass_on_the_solutions(assignment, on_solutions):
+    run = run_pytest(course.get(assignment).solutions)
     assert run.returncode == 0, run.stdout[-2000:]
-    assert counts(run.stdout) == (26, 0)
+    passed, failed = on_solutions[assignment] = counts(run.stdout)
+    assert passed > 0 and failed == 0
 
 
-def test_public_tests_fail_on_the_stubs_with_not_implemented():
-    run = run_pytest(ASSIGNMENTS / "ch03_attention")
-    assert counts(run.stdout) == (0, 26), run.stdout[-2000:]
+@pytest.mark.parametrize("assignment", course.names())
+def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solutions):
+    run = run_pytest(course.get(assignment).stubs)
+    total = sum(on_solutions.get(assignment) or counts(run_pytest(course.get(assignment).solutions).stdout))
+    assert counts(run.stdout) == (0, total), run.stdout[-2000:]
     failures = re.findall(r"^FAILED .*$", run.stdout, flags=re.M)
-    assert len(failures) == 26
+    assert len(failures) == total
     assert all("NotImplementedError" in line for line in failures), failures
+
+
+def test_public_tests_agree_with_the_mask_check(tmp_path):
+    """Public green means no surprise in the mask check (the decision beside the "sdpa_causal"
+    alternative): is_causal=True passes both, a mask forward builds on the CPU fails both."""
+    from banks import load
+    from test_mutants import mutated_sources
+
+    causal = next(a for a in load("ch03_attention", "alternatives").ALTERNATIVES if "is_causal=True" in a.name)
+    cpu_mask = next(m for m in load("ch03_attention", "mutants").MUTANTS
+                    if m.name.startswith("MultiHeadAttention ignores its mask buffer"))
+    for name, sources, expected in (("causal", {f"{m}.py": s for m, s in causal.sources().items()}, (26, 0)),
+                                    ("cpu_mask", mutated_sources("ch03_attention", cpu_mask), (25, 1))):
+        folder = tmp_path / name
+        folder.mkdir()
+        for test in course.get("ch03_attention").solutions.glob("test_*.py"):
+            (folder / test.name).write_text(test.read_text())
+        for filename, text in sources.items():
+            (folder / filename).write_text(text)
+        run = run_pytest(folder)
+        assert counts(run.stdout) == expected, run.stdout[-2000:]
+        assert expected[1] == 0 or "forward must mask with self.mask" in run.stdout

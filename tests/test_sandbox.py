@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from autograder import protocol, sandbox
-from autograder.session import GraderError, StudentSession
+from autograder.session import GraderError, Refused, StudentSession
 
 
 def _in_a_child(body):
@@ -153,3 +153,55 @@ def test_large_parameters_are_drawn_in_the_child_only_where_they_are_the_referen
     finally:
         student.close()
     assert torch.allclose(same["outputs"][0], expected) and torch.allclose(other["outputs"][0], expected)
+
+
+def test_untrusted_code_runs_only_apart_from_the_graders_uid():
+    assert sandbox.separated(other_user=True, user_namespace=False, private_root=False)       # root -> nobody
+    assert sandbox.separated(other_user=False, user_namespace=True, private_root=True)        # an ordinary user
+    assert not sandbox.separated(other_user=False, user_namespace=False, private_root=False)  # namespaces refused
+    assert not sandbox.separated(other_user=False, user_namespace=True, private_root=False)  # sees our files
+
+
+class _SameUidChild(_OneChild):
+    """A zygote whose child says it runs with the grader's uid, and records what it is sent."""
+
+    spawned = 0
+
+    def spawn(self):
+        ours, self.theirs = socket.socketpair()
+        protocol.send(self.theirs, {"hello": self.hello})
+        if self.hello.get("answer load"):
+            protocol.send(self.theirs, {"ok": True})
+        self.spawned += 1
+        return os.getpid(), ours
+
+
+def test_a_child_with_the_graders_uid_gets_no_code(monkeypatch):
+    monkeypatch.setattr(os, "killpg", lambda *a: None)
+    monkeypatch.setattr(os, "kill", lambda *a: None)
+    hello = {"isolation": "limits only: user namespace unavailable (unshare: Operation not permitted)",
+             "held": ["seccomp"], "unavailable": {}, "separated": False}
+    zygote = _SameUidChild(hello)
+    session = StudentSession(zygote, {"simple_attention": "import os"})
+    with pytest.raises(Refused, match=r"refusing to run the submissions' code: it would run as your own user(.|\n)*"
+                                      r"do one of:\n- "):
+        session.call("simple_attention", "dot_product_loop")
+    zygote.theirs.settimeout(0.5)
+    assert zygote.theirs.recv(1 << 16) == b""        # hung up without sending the sources
+    with pytest.raises(Refused):
+        session.call("simple_attention", "softmax_naive")
+    assert zygote.spawned == 1                        # said once; no child is started again
+    trusted = StudentSession(_SameUidChild({**hello, "answer load": True}), {"simple_attention": "import os"},
+                             unsafe_same_uid=True)
+    trusted._start()                                  # by consent: served
+    assert protocol.recv(trusted.zygote.theirs, time.monotonic() + 5)["op"] == "load"
+
+
+def test_the_check_before_grading_says_what_a_child_gets(grader):
+    pid, sock = grader.zygote.spawn()
+    hello = protocol.recv(sock, time.monotonic() + 30)["hello"]
+    sock.close()
+    grader.zygote.reap(pid)
+    checked = sandbox.check("full")
+    assert (checked["isolation"], checked["separated"], checked["held"]) == \
+        (hello["isolation"], hello["separated"], [p for p in hello["held"] if p != "limits"])   # not tried

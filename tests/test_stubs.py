@@ -3,17 +3,19 @@ import ast
 
 import pytest
 
-from autograder import stubs
-from autograder.paths import ASSIGNMENTS, SOLUTIONS
+from autograder import course, stubs
+from autograder.paths import SOLUTIONS
 
 
-def test_assignments_are_up_to_date():
-    assert stubs.stale_files("ch03_attention") == [], "run: python -m autograder stubs"
+@pytest.mark.parametrize("assignment", course.names())
+def test_assignments_are_up_to_date(assignment):
+    assert stubs.stale_files(assignment) == [], "run: python -m autograder stubs"
 
 
-@pytest.mark.parametrize("master", sorted((SOLUTIONS / "ch03_attention").glob("[!t]*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("master", [a.solutions / m for a in course.assignments() for m in a.modules],
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_stub_holds_no_solution_line(master):
-    stub = (ASSIGNMENTS / "ch03_attention" / master.name).read_text(encoding="utf-8")
+    stub = (course.get(master.parent.name).stubs / master.name).read_text(encoding="utf-8")
     leaked = stubs.solution_lines(master.read_text(encoding="utf-8")) & {l.strip() for l in stub.splitlines()}
     assert not leaked
     assert "### BEGIN SOLUTION" not in stub

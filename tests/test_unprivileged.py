@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder import course
 from autograder.paths import ROOT
 from hostile import CASES, SIMPLE_FUNCTIONS, copy_base, materialize
 
@@ -26,30 +27,40 @@ VENV = Path(os.environ.get("AUTOGRADER_USER_VENV", "/opt/autograder-venv"))
 NOBODY = 65534
 
 
-@pytest.fixture(scope="module")
-def user():
-    """(run, repo): ``run(*args, no_userns=False)`` runs ``python -m autograder ARGS`` as an
-    ordinary user in ``repo``, a world-readable copy of the project."""
-    if os.geteuid() == 0:
-        python = VENV / "bin" / "python"
-        if not python.exists():
-            message = f"no virtual environment at {VENV} for an unprivileged user: run .ci/run (it builds it)"
-            if os.environ.get("CI"):
-                pytest.fail(message)
-            pytest.skip(message)
-        prefix = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "env", "HOME=/tmp",
-                  str(python)]
-    else:  # already an ordinary user
-        prefix = [sys.executable]
+def user_python():
+    """(prefix, python): the command that runs Python as an ordinary user (``nobody`` with the
+    world-readable virtual environment when we are root, else ourselves)."""
+    if os.geteuid() != 0:   # already an ordinary user
+        return [], sys.executable
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        message = f"no virtual environment at {VENV} for an unprivileged user: run .ci/run (it builds it)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "env", "HOME=/tmp"], str(python)
+
+
+def copy_repo():
+    """A world-readable copy of the project, as an instructor's own checkout would be."""
     repo = Path(tempfile.mkdtemp(prefix="autograder-user-"))
     for name in ("autograder", "solutions", "assignments", "tests"):
         shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run(["chmod", "-R", "a+rX", str(repo)], check=True)
+    return repo
+
+
+@pytest.fixture(scope="module")
+def user():
+    """(run, repo): ``run(*args, no_userns=False)`` runs ``python -m autograder ARGS`` as an
+    ordinary user in ``repo``, a world-readable copy of the project."""
+    prefix, python = user_python()
+    repo = copy_repo()
     os.chmod(repo, 0o777)   # results are written here by that user
 
     def run(*args, no_userns=False):
-        wrapper = [prefix[-1], "tests/no_userns.py"] if no_userns else []
-        command = [*prefix[:-1], *wrapper, prefix[-1], "-m", "autograder", *map(str, args)]
+        wrapper = [python, "tests/no_userns.py"] if no_userns else []
+        command = [*prefix, *wrapper, python, "-m", "autograder", *map(str, args)]
         return subprocess.run(command, cwd=repo, capture_output=True, text=True, timeout=600)
 
     yield run, repo
@@ -63,18 +74,26 @@ def test_an_ordinary_user_grades_the_readme_examples(user):
         assert done.returncode == 0, done.stdout + done.stderr
         assert re.search(rf"total +{score}/100\n", done.stdout), done.stdout
         assert "(isolation: namespaces)" in done.stdout and "WARNING" not in done.stdout
-        result = json.loads((repo / f"{folder}.json").read_text())
-        assert result["score"] == score and result["extra_data"]["fully_isolated"] is True
-        held = result["extra_data"]["protections"]["held"]
-        if os.geteuid() == 0:   # as nobody: every namespace from a user namespace of its own
-            assert {"user namespace", "private root", "/proc", "seccomp", "no capabilities"} <= set(held), held
+        # solutions/ and assignments/ hold every assignment: one result per assignment.
+        results = json.loads((repo / f"{folder}.json").read_text())
+        assert set(results) == set(course.names()), results.keys()
+        for result in results.values():
+            assert result["score"] == score and result["extra_data"]["fully_isolated"] is True
+            held = result["extra_data"]["protections"]["held"]
+            if os.geteuid() == 0:   # as nobody: every namespace from a user namespace of its own
+                assert {"user namespace", "private root", "/proc", "seccomp", "no capabilities"} <= set(held), held
     assert "not written yet" in done.stdout
 
 
-def test_without_user_namespaces_grading_works_and_says_what_is_missing(user):
-    """Refused the way Docker refuses them: the class is graded exactly, with limits,
-    no_new_privs and seccomp, and the report and the exit code say isolation was reduced."""
+def test_without_user_namespaces_only_trusted_code_is_graded_and_says_what_is_missing(user):
+    """Refused the way Docker refuses them, the child would run as the grader's own user: a
+    class is refused before anything runs (tests/test_isolation_modes.py), the repository's own
+    solutions/ are graded, and with --unsafe-same-uid a class is graded exactly, with limits,
+    no_new_privs and seccomp, and the report, the WARNING and the exit code say what was missing."""
     run, repo = user
+    done = run("grade", "solutions", no_userns=True)
+    assert done.returncode == 0 and re.search(r"total +100/100\n", done.stdout), done.stdout + done.stderr
+    assert "note: solutions is the repository's own, so it is graded as your own user" in done.stderr
     classdir, out = repo / "class", repo / "graded"
     for name, base in (("a_good", "good"), ("b_blank", "blank"), ("c_simple", "simple")):
         copy_base(base, classdir / name)
@@ -86,10 +105,12 @@ def test_without_user_namespaces_grading_works_and_says_what_is_missing(user):
     for case in attacks:
         materialize(case, classdir / case.name, ctx)
     subprocess.run(["chmod", "-R", "a+rwX", str(classdir)], check=True)
-    done = run("grade", classdir, "--out", out, "--timeout", "3", "--require-isolation", no_userns=True)
+    done = run("grade", classdir, "--out", out, "--timeout", "3", "--require-isolation", "--unsafe-same-uid",
+               no_userns=True)
     assert done.returncode == 3, done.stdout + done.stderr      # graded, isolation reduced
+    assert "WARNING: --unsafe-same-uid: submissions run as your own user" in done.stderr, done.stderr
     assert "WARNING: submissions ran without full isolation: limits only: user" in done.stdout, done.stdout
-    scores = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
+    scores = {p.stem: json.loads(p.read_text()) for p in out.glob("*.json") if p.name != "summary.json"}
     assert {k: v["score"] for k, v in scores.items()} == {"a_good": 100, "b_blank": 0, "c_simple": 15,
                                                           **{c.name: c.score for c in attacks}}
     good = scores["a_good"]
@@ -99,3 +120,32 @@ def test_without_user_namespaces_grading_works_and_says_what_is_missing(user):
     assert missing["user namespace"] == "unshare: Operation not permitted", missing
     assert {"mount namespace", "PID namespace", "private root", "a user of its own"} <= set(missing)
     assert {"seccomp", "no_new_privs", "limits"} <= set(good["extra_data"]["protections"]["held"])
+    isolation = json.loads((out / "summary.json").read_text())["isolation"]  # the class report says it too
+    assert isolation["reduced"] == len(scores) and isolation["fully_isolated"] == 0
+    assert "reduced isolation" in (out / "report.html").read_text()
+
+
+def test_a_notebook_kernel_that_would_run_as_the_instructor_does_not_start(user):
+    """nbgrader's sandboxed kernel follows the CLI's rule: without namespaces an ordinary user's
+    kernel would have the user's own uid, so it is not started (unless trusted by name)."""
+    from autograder.kernel_sandbox import LAUNCH
+    _, repo = user
+    prefix, python = user_python()
+    private = repo / "nbkernel-private"   # where that user may write
+    private.mkdir()
+    os.chmod(private, 0o777)
+    ran = private / "ran"
+    spec = {"private": str(private), "hidden": [str(repo)], "isolation": "off"}
+
+    def launch():
+        kernel = [python, "-c", f"open({str(ran)!r}, 'w').close()"]   # stands in for ipykernel
+        return subprocess.run([*prefix, python, "-P", "-c", LAUNCH, str(repo), json.dumps(spec), *kernel],
+                              cwd=private, capture_output=True, text=True, timeout=60)
+    done = launch()
+    assert done.returncode == 3 and "refusing to run the notebook's kernel: it would run as your own user" \
+        in done.stderr, done.stderr
+    assert "sudo " in done.stderr and not ran.exists()
+    spec["unsafe_same_uid"] = True
+    done = launch()
+    assert done.returncode == 0 and ran.exists(), done.stderr
+    assert "WARNING: the notebook's kernel runs WITHOUT namespace isolation" in done.stderr

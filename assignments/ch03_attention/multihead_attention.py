@@ -32,7 +32,8 @@ class MultiHeadAttention(nn.Module):
       other parameters;
     - an ``nn.Dropout(dropout)`` stored as ``self.dropout``, applied to the attention weights;
     - the causal mask is a buffer registered as ``mask``, as in ``CausalAttention``
-      (either shape, float or bool, persistent or not); forward masks with ``self.mask``.
+      (either shape, float or bool, persistent or not); forward masks with ``self.mask`` or
+      with ``F.scaled_dot_product_attention(..., is_causal=True)``, as there.
     """
 
     def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):

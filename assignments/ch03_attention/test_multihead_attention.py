@@ -4,6 +4,7 @@ import torch
 from causal_attention import CausalAttention
 from multihead_attention import MultiHeadAttention, MultiHeadAttentionWrapper
 from simple_attention import inputs
+from test_causal_attention import ONLY_THE_LAYERS, assert_masks_after_it_moves
 
 ATOL = 1e-4
 batch = torch.stack((inputs, inputs), dim=0)
@@ -40,17 +41,13 @@ def test_graded_structure_of_both_classes():
     assert all(isinstance(head, CausalAttention) for head in wrapper.heads)
     assert wrapper.heads[0].W_query.weight is not wrapper.heads[1].W_query.weight, "each head has its own weights"
     mha = MultiHeadAttention(3, 4, 6, 0.0, num_heads=2)
-    assert [n for n, _ in mha.named_parameters()] == [
-        "W_query.weight", "W_key.weight", "W_value.weight", "out_proj.weight", "out_proj.bias"]
+    names = [n for n, _ in mha.named_parameters()]
+    assert names == ["W_query.weight", "W_key.weight", "W_value.weight", "out_proj.weight", "out_proj.bias"], \
+        f"{names}: {ONLY_THE_LAYERS}"
     assert isinstance(mha.dropout, torch.nn.Dropout)
-    assert "mask" in dict(mha.named_buffers()), "register the causal mask with self.register_buffer('mask', ...)"
     for module in (wrapper, mha):
         x = batch.clone()
         module(x).sum().backward()
         assert torch.equal(x, batch), "forward must not change its input"
         assert all(p.grad is not None for p in module.parameters()), "every weight must get a gradient"
-    # forward masks with self.mask: with the buffer transposed, the last token sees only itself
-    mha.mask = mha.mask.transpose(-2, -1).contiguous()
-    with torch.no_grad():
-        assert torch.allclose(mha(batch)[:, -1], mha.out_proj(mha.W_value(batch[:, -1])), atol=1e-6), \
-            "forward must use self.mask"
+    assert_masks_after_it_moves(mha, batch, lambda module, token: module.out_proj(module.W_value(token)))

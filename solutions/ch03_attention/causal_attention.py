@@ -69,9 +69,12 @@ class CausalAttention(nn.Module):
     - an ``nn.Dropout(dropout)`` stored as ``self.dropout``, applied to the attention weights;
     - the causal mask is a buffer registered as ``mask`` (``register_buffer``, so it
       moves with ``.to()``), of shape (context_length, context_length) or
-      (1, 1, context_length, context_length), float or bool, persistent or not; forward
-      masks with ``self.mask`` cut to num_tokens (the grader swaps the buffer for its
-      transpose and expects forward to follow it).
+      (1, 1, context_length, context_length), float or bool, persistent or not, not an
+      ``nn.Parameter``; forward masks with ``self.mask`` cut to num_tokens (the grader swaps
+      the buffer for its transpose and expects forward to follow it), or leaves the mask to
+      ``F.scaled_dot_product_attention(..., is_causal=True)``, which builds it on the input's
+      device. Either way the module still masks after ``.to()``; a mask that forward builds
+      itself with ``torch.ones`` would stay on the CPU.
     """
 
     def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):

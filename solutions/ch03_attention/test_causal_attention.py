@@ -1,5 +1,9 @@
 """Public tests for section 3.5: masking the future, dropout, and listing 3.3."""
+import copy
+
 import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
 
 from causal_attention import (
     CausalAttention, causal_attn_weights, dropout_attn_weights, masked_renormalized_weights,
@@ -9,6 +13,7 @@ from self_attention import SelfAttention_v2
 from simple_attention import inputs
 
 ATOL = 1e-4
+ONLY_THE_LAYERS = "the book's layers only, no bias unless qkv_bias (the mask is a buffer: register_buffer)"
 # The book's causal weights for seed 789's SelfAttention_v2 (both methods give these).
 CAUSAL_WEIGHTS = torch.tensor([
     [1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
@@ -79,14 +84,39 @@ def test_graded_structure_of_causal_attention():
     """What the grader checks besides values: names and order (the seeded test above), the mask
     buffer that forward uses, trainable weights, the input left unchanged."""
     ca = CausalAttention(3, 2, 6, 0.0)
-    assert [n for n, _ in ca.named_parameters()] == ["W_query.weight", "W_key.weight", "W_value.weight"]
+    names = [n for n, _ in ca.named_parameters()]
+    assert names == ["W_query.weight", "W_key.weight", "W_value.weight"], f"{names}: {ONLY_THE_LAYERS}"
     assert isinstance(ca.dropout, torch.nn.Dropout)
-    assert "mask" in dict(ca.named_buffers()), "register the causal mask with self.register_buffer('mask', ...)"
     x = torch.stack((inputs, inputs))
     ca(x).sum().backward()
     assert torch.equal(x, torch.stack((inputs, inputs))), "forward must not change its input"
     assert all(p.grad is not None for p in ca.parameters()), "every weight must get a gradient"
-    # forward masks with self.mask: with the buffer transposed, the last token sees only itself
-    ca.mask = ca.mask.transpose(-2, -1).contiguous()
-    with torch.no_grad():
-        assert torch.allclose(ca(x)[:, -1], ca.W_value(x[:, -1]), atol=1e-6), "forward must use self.mask"
+    assert_masks_after_it_moves(ca, x, lambda module, token: module.W_value(token))
+
+
+class CausalSDPA(TorchFunctionMode):
+    """Notes whether forward leaves the mask to F.scaled_dot_product_attention(..., is_causal=True)."""
+
+    used = False
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is F.scaled_dot_product_attention and kwargs.get("is_causal", len(args) > 5 and args[5]):
+            self.used = True
+        return func(*args, **kwargs)
+
+
+def assert_masks_after_it_moves(module, x, sees_only_itself):
+    """What the grader checks of the mask, after ``.to(torch.float64)``: forward masks with
+    ``self.mask`` (with the buffer transposed, the last token sees only itself), or leaves the
+    mask to F.scaled_dot_product_attention(..., is_causal=True) (the first token sees only itself).
+    ``sees_only_itself(module, token)``: the output of a token that attends to itself alone."""
+    assert "mask" in dict(module.named_buffers()), "register the causal mask with self.register_buffer('mask', ...)"
+    module = copy.deepcopy(module).to(torch.float64)
+    x = x.to(torch.float64)
+    module.mask = module.mask.transpose(-2, -1).contiguous()
+    with torch.no_grad(), CausalSDPA() as sdpa:
+        out = module(x)
+        token = 0 if sdpa.used else -1
+        assert torch.allclose(out[:, token], sees_only_itself(module, x[:, token]), atol=1e-6), \
+            "forward must mask with self.mask (or F.scaled_dot_product_attention(..., is_causal=True)), in float64 too"

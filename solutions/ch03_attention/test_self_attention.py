@@ -53,7 +53,8 @@ def test_graded_structure_of_v1_and_v2():
     """What the grader checks besides values: names, creation order (the seeded tests above), trainable weights."""
     for sa in (SelfAttention_v1(3, 2), SelfAttention_v2(3, 2)):
         names = [name for name, _ in sa.named_parameters()]
-        assert names in (["W_query", "W_key", "W_value"], ["W_query.weight", "W_key.weight", "W_value.weight"]), names
+        assert names in (["W_query", "W_key", "W_value"], ["W_query.weight", "W_key.weight", "W_value.weight"]), \
+            f"parameters {names}: the book's W_query, W_key, W_value, each an nn.Parameter (v1) or nn.Linear (v2)"
         assert all(p.requires_grad for p in sa.parameters()), "every weight must be trainable"
         x = inputs.clone()
         sa(x).sum().backward()

@@ -193,12 +193,31 @@ def own_answer(student, own, failure, request):
             mine, theirs = reply["outputs"][0], torch.cat([reply["sub_outputs"][n][0] for n in names], dim=-1)
         else:
             mine = student.module(module, name, *args, **common, **kwargs)["outputs"][0]
-            theirs = student.module(own["module"], own["name"], *own["args"], **common, **own["kwargs"])["outputs"][0]
-    except StudentFailure as exc:  # it fails inside the lower part's own code
-        return note if in_lower.search(str(exc)) and in_lower.search(str(failure)) else None
+            try:
+                theirs = student.module(own["module"], own["name"], *own["args"], **common, **own["kwargs"])["outputs"][0]
+            except StudentFailure:
+                return None  # its own class runs where the module does not: the module is wrong
+    except StudentFailure as exc:  # it fails inside the lower part's own code, or as its own class does
+        if in_lower.search(str(exc)) and in_lower.search(str(failure)):
+            return note
+        return note if written and not own["heads"] and _fails_alike(student, own, common, exc) else None
     except (KeyError, IndexError, TypeError, RuntimeError):
         return None
     return note if written and same(mine, theirs) else None
+
+
+def _fails_alike(student, own, common, failure):
+    """Whether the student's own class, built with the right arguments, fails with the very error
+    the module built on it raised (the same exception, message and line of the submission): a
+    lower part that passes on unusable sizes (a wrapper that splits d_out between its heads gives
+    heads of size 0) fails in whatever code runs next, which need not be the lower part's file."""
+    if " raised " not in str(failure):  # only an error the student's code raised
+        return False
+    try:
+        student.module(own["module"], own["name"], *own["args"], **common, **own["kwargs"])
+    except StudentFailure as exc:
+        return " raised " in str(exc) and str(exc).split(" raised ", 1)[1] == str(failure).split(" raised ", 1)[1]
+    return False
 
 
 def compiles(source):
@@ -270,8 +289,10 @@ def check_seeded_init(student, module, name, args, ref_factory, seed, order=(), 
     label = f"{name}{args}"
     ref_module = reference(ref_factory, *args, seed=seed)
     ref_state = {k: v.detach() for k, v in ref_module.named_parameters()}
-    own = sorted(reply["info"]["params"])
+    # a mask registered as a parameter is charged by the mask check, once
+    own = sorted(k for k in reply["info"]["params"] if k.rsplit(".", 1)[-1] != "mask")
     if own != sorted(ref_state):
+        unregistered(label, [k for k in ref_state if k not in own], reply["info"])
         raise AssertionError(f"{label} has parameters {own}; the book's are {sorted(ref_state)}: "
                              "use the book's attribute names and layers")
     state = reply["state"]
@@ -291,6 +312,20 @@ def check_seeded_init(student, module, name, args, ref_factory, seed, order=(), 
             break
     raise AssertionError(f"{wrong[0]} of {label} after torch.manual_seed({seed}) differs from the book's draw "
                          f"(the book creates {', '.join(order)} in that order).{hint}")
+
+
+PLAIN_TENSORS = "the weights held as plain tensors, not nn.Parameter (wrap each in nn.Parameter(...))"
+MASK_PARAMETER = "the mask registered as an nn.Parameter instead of a buffer (use self.register_buffer('mask', ...))"
+
+
+def unregistered(label, names, info):
+    """Fail with the right words where the book's weights ``names`` are missing from the parameters
+    only because the module keeps them as plain tensors (their names are right)."""
+    plain = [n for n in names if n in info.get("tensors", {})]
+    if plain:
+        raise AssertionError(f"{label}: {', '.join(plain)} {'is a plain tensor' if len(plain) == 1 else 'are plain tensors'}"
+                             ", not registered as parameters, so the module does not train, save or move them. "
+                             f"This is exactly what you get with: {PLAIN_TENSORS}.")
 
 
 def _not_cut_error(b, n, ctx):
@@ -334,8 +369,12 @@ def _params(module):
 
 def check_mask_buffer(student, module, name, args, ref_module, x):
     """The causal mask is a buffer named ``mask`` (any dtype, (T, T) or (1, 1, T, T), persistent
-    or not; a registered buffer moves with the module) and forward uses it: one forward after
-    ``.to(torch.float64)`` with the buffer transposed, whose values the grader computes.
+    or not; a registered buffer moves with the module) and the masking moves with the module: one
+    forward after ``.to(torch.float64)`` with the buffer transposed, whose values the grader
+    computes. Forward either masks with the buffer (then it follows the transposed one) or leaves
+    the mask to F.scaled_dot_product_attention(..., is_causal=True), which builds it on the
+    input's device (then the output is the causal one). A mask forward builds on its own (on
+    the CPU, whatever the module's device) passes neither way.
 
     Not the meta device: its first use imports torch._dynamo (seconds per child), and there an
     in-place masked_fill_ with a CPU mask passes anyway; transposing the buffer shows instead
@@ -346,11 +385,17 @@ def check_mask_buffer(student, module, name, args, ref_module, x):
     expected, causal = _once(("mask", id(ref_module), x.numpy().tobytes()), lambda: _mask_answers(ref_module, x))
     label = f"{name}{args}"
     if "mask" not in reply["info"]["buffers"]:
+        if "mask" in reply["info"]["params"]:
+            raise AssertionError(f"{label}: its mask is a parameter, not a buffer (an optimiser would train it and "
+                                 f"the module counts it as a weight). This is exactly what you get with: {MASK_PARAMETER}.")
         raise AssertionError(f"{label} has no buffer named 'mask' (buffers: {sorted(reply['info']['buffers'])}): "
                              "register the causal mask with self.register_buffer('mask', ...)")
     if same_close(reply["outputs"][0], causal):
+        if reply.get("causal_sdpa"):  # PyTorch's own causal mask, made on the input's device
+            return
         raise AssertionError(f"{label} in float64 with its mask buffer transposed still masks the future: forward "
-                             "must mask with the registered self.mask (cut to num_tokens), not with a mask of its own")
+                             "must mask with the registered self.mask (cut to num_tokens), or leave the mask to "
+                             "F.scaled_dot_product_attention(..., is_causal=True), not build a mask of its own")
     expect_close(reply["outputs"][0], expected, f"{label} after .to(torch.float64), forward with its mask buffer "
                  "transposed (so each token sees the tokens after it)")
 
@@ -409,6 +454,7 @@ def _check_gradients(student, module, name, args, ref_copy, x, g, out, label):
     for key, param in ref_copy.named_parameters():
         grad = reply["grads"].get(key)
         if grad is None:
+            unregistered(label, [k for k, _ in ref_copy.named_parameters() if k not in reply["grads"]], reply["info"])
             raise AssertionError(f"{label}: parameter {key} received no gradient from backward: every weight "
                                  "must be trainable (requires_grad=True, used in forward without .detach())")
         if right:

@@ -6,20 +6,21 @@ reference solution, imported here, in the trusted grader process only.
 import importlib
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
-from autograder.paths import SOLUTIONS
+from autograder import course
 
-MODULES = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
+ASSIGNMENT = course.get(Path(__file__).parent.name)
 
 
 @pytest.fixture(scope="session")
 def ref():
-    folder = str(SOLUTIONS / "ch03_attention")
+    folder = str(ASSIGNMENT.solutions)
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    return types.SimpleNamespace(**{name: importlib.import_module(name) for name in MODULES})
+    return types.SimpleNamespace(**{name: importlib.import_module(name) for name in ASSIGNMENT.module_names})
 
 
 def pytest_collection_modifyitems(items):

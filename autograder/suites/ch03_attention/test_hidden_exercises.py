@@ -11,54 +11,100 @@ from autograder.session import StudentFailure
 points = pytest.mark.points
 
 
+BOOK_WEIGHTS = ("W_query", "W_key", "W_value")
+
+
 @points(6)
 def test_3_1_transfer_weights(student, ref):
     """3.1: v1 holds v2's weights transposed and gives v2's output, square and non-square"""
     # The child builds v2 with the student's own class after a seed: the request holds no
     # weights, so a tampered child cannot earn this by echoing them transposed.
+    # Where the student's own v1 or v2 is wrong but really written (it lost and earned points in
+    # self_attention), the transfer is judged on those classes as they are: one mistake, one part.
+    own = bool({"self_attention"} & student.failed_parts & student.passed_parts)
     # square first: an untransposed copy still fits there, so the mistake can be named
     for i, (d_in, d_out) in enumerate(((4, 4), (3, 2), (5, 3), (2, 6))):
         set_seed(100 + i)
         sa_v2 = ref.self_attention.SelfAttention_v2(d_in, d_out)
         params = {k: v.detach() for k, v in sa_v2.named_parameters()}
         x = seeded(6, d_in, seed=110 + i)
-        try:
-            reply = student.transfer(d_in, d_out, 100 + i)
-        except StudentFailure as exc:
-            if not re.match(r"transfer_weights_v2_to_v1\(\) raised .*(shape|size)", str(exc)):
-                raise
-            # a shape error in the transfer itself: say which shapes meet there
-            raise StudentFailure(f"{exc} (for d_in={d_in}, d_out={d_out}: nn.Linear stores its weight as "
-                                 "(d_out, d_in), SelfAttention_v1 as (d_in, d_out))") from None
+        reply = _transfer(student, d_in, d_out, 100 + i)
         drawn = reply["v2_params"]
         if not all(same_close(drawn.get(k), v) for k, v in params.items()):
             # The student's v2 does not draw the book's weights (charged in self_attention): judge
-            # the transfer against the weights it did draw, where that class is really written.
-            if not ({"self_attention"} & student.failed_parts & student.passed_parts
-                    and sorted(drawn) == sorted(params)
-                    and all(drawn[k].shape == v.shape for k, v in params.items())):
+            # the transfer against the weights it did draw (its other parameters, nn.Linear's
+            # default biases, left aside: v1 has none).
+            if not (own and all(isinstance(drawn.get(k), torch.Tensor) and drawn[k].shape == v.shape
+                                for k, v in params.items())):
+                if own:
+                    _judge_on_own_classes(student, d_in, d_out, 100 + i, x, None)
+                    continue
                 raise AssertionError(f"SelfAttention_v2({d_in}, {d_out}) after torch.manual_seed({100 + i}) does not draw "
                                      "the book's weights, so the transfer cannot be judged (see self_attention)")
-            params = {k: v.detach() for k, v in drawn.items()}
+            params = {k: drawn[k].detach() for k in params}
             with torch.no_grad():
-                for name in ("W_query", "W_key", "W_value"):
+                for name in BOOK_WEIGHTS:
                     getattr(sa_v2, name).weight.copy_(params[f"{name}.weight"])
             student.notes.append("3.1 judged with the weights your SelfAttention_v2 draws; the difference from "
                                  "the book's weights is charged in self_attention.")
+        held = reply["params"]
+        if own and not all(name in held for name in BOOK_WEIGHTS):
+            held = {**reply.get("v1_plain", {}), **held}
+            if not all(name in held for name in BOOK_WEIGHTS):  # other names: v1 as the student wrote it
+                with torch.no_grad():
+                    _judge_on_own_classes(student, d_in, d_out, 100 + i, x, sa_v2(x))
+                continue
+            student.notes.append("3.1 judged with the weights your SelfAttention_v1 holds as plain tensors; "
+                                 "that they are not parameters is charged in self_attention.")
         set_seed(0)  # the child builds v1 after this seed: its weights before any transfer
         untouched = dict(ref.self_attention.SelfAttention_v1(d_in, d_out).named_parameters())
-        for name in ("W_query", "W_key", "W_value"):
+        for name in BOOK_WEIGHTS:
             weight = params[f"{name}.weight"]
-            expect_close(reply["params"].get(name), weight.T, f"SelfAttention_v1.{name} after the transfer ({d_in}->{d_out})",
+            expect_close(held.get(name), weight.T, f"SelfAttention_v1.{name} after the transfer ({d_in}->{d_out})",
                          {"weights copied without transposing (nn.Linear stores (d_out, d_in))": weight,
                           f"v1's {name} left unchanged (nothing copied into the module itself)": untouched[name].detach()})
         # The output is checked with the reference v1 holding the transferred weights, so a bug in
         # the student's own SelfAttention_v1.forward costs points in self_attention only.
         sa_v1 = ref.self_attention.SelfAttention_v1(d_in, d_out)
         with torch.no_grad():
-            for name in ("W_query", "W_key", "W_value"):
-                getattr(sa_v1, name).copy_(reply["params"][name])
+            for name in BOOK_WEIGHTS:
+                getattr(sa_v1, name).copy_(held[name])
             expect_close(sa_v1(x), sa_v2(x), f"SelfAttention_v1 output after the transfer, d_in={d_in}, d_out={d_out}")
+
+
+def _transfer(student, d_in, d_out, seed, inputs=()):
+    try:
+        return student.transfer(d_in, d_out, seed, inputs=inputs)
+    except StudentFailure as exc:
+        if not re.match(r"transfer_weights_v2_to_v1\(\) raised .*(shape|size)", str(exc)):
+            raise
+        # a shape error in the transfer itself: say which shapes meet there
+        raise StudentFailure(f"{exc} (for d_in={d_in}, d_out={d_out}: nn.Linear stores its weight as "
+                             "(d_out, d_in), SelfAttention_v1 as (d_in, d_out))") from None
+
+
+def _judge_on_own_classes(student, d_in, d_out, seed, x, expected):
+    """3.1 where the student's v1 or v2 keeps its weights under other names: as the exercise says,
+    v1's three weights are v2's, transposed, one each, and the student's own v1 then gives the
+    student's own v2's output (or ``expected``, the book's v1 holding v2's weights: v2 may have
+    biases that v1 cannot hold)."""
+    reply = _transfer(student, d_in, d_out, seed, inputs=[x])
+    held = {**reply.get("v1_plain", {}), **reply["params"]}
+    weights = [w for w in reply["v2_params"].values() if tuple(w.shape) == (d_out, d_in)]
+    found = [next((j for j, w in enumerate(weights) if same_close(t, w.T)), None) for t in held.values()]
+    what = f"SelfAttention_v1 after the transfer ({d_in}->{d_out})"
+    if len(weights) != 3 or sorted(found, key=str) != [0, 1, 2]:
+        raise AssertionError(f"{what}: its weights {sorted(held)} are not SelfAttention_v2's three weights, "
+                             "transposed, one each (nn.Linear stores (d_out, d_in), v1 (d_in, d_out))")
+    try:
+        expect_close(reply["v1_outputs"][0], reply["v2_outputs"][0], f"{what}: its output against SelfAttention_v2's")
+    except AssertionError:
+        if expected is None:
+            raise
+        expect_close(reply["v1_outputs"][0], expected, f"{what}: its output against SelfAttention_v2's weights'")
+    student.notes.append(f"3.1 judged on your own SelfAttention_v1 (weights {', '.join(held)}) and SelfAttention_v2: "
+                         "after the transfer v1 holds v2's weights transposed and gives its output; what differs "
+                         "from the book's classes is charged in self_attention.")
 
 
 def _own_wrapper(d_in, ctx, dropout=0.0):

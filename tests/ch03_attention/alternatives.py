@@ -20,8 +20,9 @@ Decisions worth knowing:
 - ``F.scaled_dot_product_attention`` is used in training mode too, with
   ``dropout_p=self.dropout.p``: on the CPU (the grader's device, torch 2.13) it applies
   dropout to the softmax weights with the same draws as ``nn.Dropout`` under the same
-  seed (checked when the bank was written). It gets the mask from the registered buffer
-  (``attn_mask``), not ``is_causal=True``, so it still uses the module's own mask.
+  seed (checked when the bank was written). The "sdpa" styles pass the registered buffer as
+  ``attn_mask``; the "sdpa_causal" styles pass ``is_causal=True`` instead (the decision is
+  written next to them).
 - An additive float mask (``-inf`` above the diagonal, added to the scores) only in
   ``MultiHeadAttention``, whose docstring does not say what the mask holds;
   ``CausalAttention``'s says "ones above the diagonal".
@@ -31,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions" / "ch03_attention"
+SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions" / "ch03_attention"
 MODULES = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
 
 
@@ -500,6 +501,19 @@ CAUSAL = {
         return F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=p)
 ''', imports="import torch.nn.functional as F\n"),
 
+    # Decision (issue 15, "sdpa_causal" here and in MHA): F.scaled_dot_product_attention(...,
+    # is_causal=True) is correct and gets full marks. What the mask check protects is that the
+    # module still masks right after it moves; PyTorch builds this mask itself on the input's
+    # device, so it has that property. The check passes a forward that follows its transposed
+    # buffer, or one that calls scaled_dot_product_attention with is_causal=True (the child notes
+    # the call) and masks right after .to(torch.float64). The buffer stays registered, as the
+    # docstrings ask. A mask forward builds on its own (torch.ones/triu, on the CPU whatever the
+    # module's device) still fails: the mutant bank's "builds a CPU mask on every call".
+    "sdpa_causal": _causal(_FLOAT_MASK, '''        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        p = self.dropout.p if self.training else 0.0
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+''', imports="import torch.nn.functional as F\n"),
+
     # helper methods, math.sqrt, other names, functions written another way
     "helpers": _causal(_FLOAT_MASK, '''        q, k, v = self._project(x)
         return self._attend(q, k, v)
@@ -728,6 +742,12 @@ MHA = {
         return self.out_proj(context)
 ''', imports="import torch.nn.functional as F\n"),
 
+    # is_causal=True: PyTorch makes the mask; the buffer is kept (the decision: see CAUSAL["sdpa_causal"])
+    "sdpa_causal": _mha(_FLOAT_MASK, _MHA_SPLIT + '''        context = F.scaled_dot_product_attention(q, k, v, is_causal=True,
+                                                 dropout_p=self.dropout.p if self.training else 0.0)
+        return self.out_proj(context.transpose(1, 2).reshape(b, n, self.d_out))
+''', imports="import torch.nn.functional as F\n"),
+
     # keyword arguments, a ValueError instead of assert, out_proj's bias spelled out,
     # helper methods to split and merge the heads
     "keywords": _mha(_FLOAT_MASK, '''        b, n, _ = x.shape
@@ -940,6 +960,8 @@ ALTERNATIVES = [
     Alternative("MultiHeadAttention with an additive -inf mask", {"multihead_attention": "additive"}),
     Alternative("scaled_dot_product_attention with the registered mask, dropout_p in training",
                 _all("sdpa", "causal_attention", "multihead_attention")),
+    Alternative("scaled_dot_product_attention with is_causal=True, the mask buffer kept but unused",
+                _all("sdpa_causal", "causal_attention", "multihead_attention")),
     Alternative("MultiHeadAttention with a Python loop over the heads", {"multihead_attention": "loop"}),
     Alternative("keyword arguments everywhere, qkv_bias=False spelled out, ValueError instead of assert",
                 {"self_attention": "setattr", "multihead_attention": "keywords", "exercises": "keywords"}),

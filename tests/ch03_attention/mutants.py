@@ -16,6 +16,12 @@ so must keep their points (exercise 3.1 does not need ``CausalAttention``).
 feedback must print ("This is exactly what you get with: ..."); a mutant without ``named``
 should not be given any mistake's name.
 
+``also`` holds further (module, old, new) edits of the same submission, each held to the
+same exactly-once rule: for a mistake whose collateral cost shows only together with the
+student's own code elsewhere (a v1 with other names and the transfer that writes to them) or
+beside another correct style (a wrapper whose heads get size 0, next to a CausalAttention that
+scales by ``** -0.5``).
+
 ``tests/test_mutants.py`` grades every mutant and checks that it loses points.
 """
 from dataclasses import dataclass
@@ -30,6 +36,7 @@ class Mutant:
     parts: tuple          # exactly the parts that must lose points; every other part keeps full marks
     named: str = None     # fragment of the mistake's name the feedback must give; None: no name fits
     keeps: tuple = ()     # fragments of check names, inside ``parts``, that must still pass
+    also: tuple = ()      # further (module, old, new) edits of the same submission
 
 
 SIMPLE, SELF, CAUSAL, MHA, EX = ("simple_attention", "self_attention", "causal_attention",
@@ -43,6 +50,17 @@ I4 = "\n    "
 MHA_CLASS_CHECKS = ("multihead_attention: MultiHeadAttention in eval mode", "multihead_attention: dropout on the attention",
                     "multihead_attention: num_heads, head_dim", "multihead_attention: W_query, W_key, W_value, out_proj",
                     "multihead_attention: qkv_bias=True")
+
+# Snippets several mutants edit: SelfAttention_v1's weights and forward, the q/k/v layers of the
+# nn.Linear classes (the same three lines in self_attention, causal_attention and multihead_attention),
+# and exercise 3.1's copies.
+V1_INIT = ("self.W_query = nn.Parameter(torch.rand(d_in, d_out))" + I8 + "self.W_key = nn.Parameter(torch.rand(d_in, d_out))"
+           + I8 + "self.W_value = nn.Parameter(torch.rand(d_in, d_out))")
+V1_FORWARD = "keys = x @ self.W_key" + I8 + "queries = x @ self.W_query" + I8 + "values = x @ self.W_value"
+V2_INIT = ("self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8 + "self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)"
+           + I8 + "self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)")
+TRANSFER = ("sa_v1.W_query.copy_(sa_v2.W_query.weight.T)" + I8 + "sa_v1.W_key.copy_(sa_v2.W_key.weight.T)" + I8
+            + "sa_v1.W_value.copy_(sa_v2.W_value.weight.T)")
 
 MUTANTS = [
     # ---------------------------------------------------------------- 3.3 simplified attention
@@ -191,6 +209,26 @@ MUTANTS = [
            "values = self.W_value(x)" + I8 + "attn_scores = queries @ keys.T" + I8
            + "attn_weights = torch.softmax(attn_scores / keys.shape[-1], dim=-1)", (SELF,),
            named="divided by d_k instead of sqrt(d_k)"),
+    # Exercise 3.1 is judged on the student's own v1 and v2 where self_attention has lost points of its
+    # own: the names, the plain tensors and the biases are charged there only.
+    Mutant("SelfAttention_v1 with its own parameter names (Wq, Wk, Wv), the transfer writing to them", SELF,
+           V1_INIT, V1_INIT.replace("self.W_", "self.W").replace("Wquery", "Wq").replace("Wkey", "Wk").replace("Wvalue", "Wv"),
+           (SELF,), also=((SELF, V1_FORWARD, V1_FORWARD.replace("self.W_query", "self.Wq").replace("self.W_key", "self.Wk")
+                           .replace("self.W_value", "self.Wv")),
+                          (EX, TRANSFER, TRANSFER.replace("sa_v1.W_query", "sa_v1.Wq").replace("sa_v1.W_key", "sa_v1.Wk")
+                           .replace("sa_v1.W_value", "sa_v1.Wv")))),
+    Mutant("SelfAttention_v2 with its own layer names (query, key, value), the transfer reading them", SELF,
+           V2_INIT, V2_INIT.replace("self.W_", "self."), (SELF,),
+           also=((SELF, "keys = self.W_key(x)" + I8 + "queries = self.W_query(x)" + I8 + "values = self.W_value(x)",
+                  "keys = self.key(x)" + I8 + "queries = self.query(x)" + I8 + "values = self.value(x)"),
+                 (EX, TRANSFER, TRANSFER.replace("sa_v2.W_", "sa_v2.")))),
+    Mutant("SelfAttention_v1's weights are plain tensors (torch.rand(..., requires_grad=True)), not nn.Parameter", SELF,
+           V1_INIT, V1_INIT.replace("nn.Parameter(torch.rand(d_in, d_out))", "torch.rand(d_in, d_out, requires_grad=True)"),
+           (SELF,), named="plain tensors"),
+    Mutant("nn.Linear's default bias=True in SelfAttention_v2, CausalAttention and MultiHeadAttention", SELF,
+           V2_INIT, V2_INIT.replace(", bias=qkv_bias)", ")"), (SELF, CAUSAL, MHA),
+           also=((CAUSAL, V2_INIT, V2_INIT.replace(", bias=qkv_bias)", ")")),
+                 (MHA, V2_INIT, V2_INIT.replace(", bias=qkv_bias)", ")")))),
     # The module fails to import: its own checks fail, and exercise 3.1, which uses its classes.
     Mutant("self_attention.py without `import torch.nn as nn` (NameError on import)", SELF,
            "import torch\nimport torch.nn as nn\n", "import torch\n", (SELF, EX), keeps=("exercises: 3.2", "exercises: 3.3")),
@@ -324,12 +362,17 @@ MUTANTS = [
            "attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)",
            "attn_scores.masked_fill_(torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool(), -torch.inf)",
            (CAUSAL,)),
-    # the wrapper's heads then carry an extra parameter: charged once, here
+    # the wrapper's heads then carry an extra parameter: charged once, here, by the mask check alone
     Mutant("CausalAttention's mask is an nn.Parameter(requires_grad=False), not a buffer", CAUSAL,
            "self.register_buffer(" + I8 + '    "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)'
            + I8 + ")",
            "self.mask = nn.Parameter(torch.triu(torch.ones(context_length, context_length), diagonal=1),"
-           + I8 + "                         requires_grad=False)", (CAUSAL,)),
+           + I8 + "                         requires_grad=False)", (CAUSAL,), named="nn.Parameter instead of a buffer"),
+    Mutant("CausalAttention's mask is a trainable nn.Parameter, not a buffer", CAUSAL,
+           "self.register_buffer(" + I8 + '    "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)'
+           + I8 + ")",
+           "self.mask = nn.Parameter(torch.triu(torch.ones(context_length, context_length), diagonal=1))", (CAUSAL,),
+           named="nn.Parameter instead of a buffer"),
     # the wrapper inherits this bug; it must cost points in causal_attention only
     Mutant("CausalAttention projects the keys with W_query (copy-paste)", CAUSAL,
            "keys = self.W_key(x)", "keys = self.W_query(x)", (CAUSAL,)),
@@ -448,6 +491,8 @@ MUTANTS = [
            "attn_weights = self.dropout(attn_weights)",
            "attn_weights = torch.nn.functional.dropout(attn_weights, self.dropout.p)", (MHA,), named="eval mode"),
 
+    # Not device-safe: the mask stays on the CPU when the module moves. (is_causal=True, where PyTorch
+    # builds the mask on the input's device, is correct: see the "sdpa_causal" alternative.)
     Mutant("MultiHeadAttention ignores its mask buffer and builds a CPU mask on every call", MHA,
            "mask_bool = self.mask.bool()[:num_tokens, :num_tokens]",
            "mask_bool = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)", (MHA,)),
@@ -461,7 +506,7 @@ MUTANTS = [
            "self.register_buffer(" + I8 + '    "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)'
            + I8 + ")",
            "self.mask = nn.Parameter(torch.triu(torch.ones(context_length, context_length), diagonal=1),"
-           + I8 + "                         requires_grad=False)", (MHA,)),
+           + I8 + "                         requires_grad=False)", (MHA,), named="nn.Parameter instead of a buffer"),
     Mutant("softmax over the heads (dim=1) in MultiHeadAttention", MHA,
            "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
            "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=1)", (MHA,),
@@ -507,6 +552,13 @@ MUTANTS = [
     Mutant("MultiHeadAttentionWrapper splits d_out over the heads (d_out // num_heads each)", MHA,
            "[CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)",
            "[CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)", (MHA,)),
+    # exercise 3.2's heads then get d_out 1 // 2 = 0, and that CausalAttention fails on them (0 ** -0.5)
+    # as it does in the student's own wrapper: the exercise is right on its own terms
+    Mutant("MultiHeadAttentionWrapper splits d_out over the heads, beside a CausalAttention scaling by ** -0.5", MHA,
+           "[CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)",
+           "[CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)", (MHA,),
+           also=((CAUSAL, "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
+                  "attn_weights = torch.softmax(attn_scores * keys.shape[-1]**-0.5, dim=-1)"),)),
     Mutant("MultiHeadAttentionWrapper adds an out_proj of its own (listing 3.5 mixed in)", MHA,
            "     for _ in range(num_heads)]" + I8 + ")" + I8 + "### END SOLUTION\n\n    def forward(self, x):" + I8
            + "### BEGIN SOLUTION" + I8 + "return torch.cat([head(x) for head in self.heads], dim=-1)",

@@ -1,0 +1,225 @@
+"""The course: its assignments, each described by one manifest.
+
+``autograder/suites/<name>/manifest.toml`` is the one place that says an assignment's title,
+its graded parts in order (part P is graded by ``test_hidden_P.py`` beside it), the modules
+students write (masters in ``solutions/<name>/``), the data files beside those masters that
+ship byte for byte with the stubs, the release and the grader (``data``, e.g. a text the
+chapter reads), the engine's support modules students run too (``support``, e.g.
+tiktoken_offline.py) and the modules of earlier assignments it imports (``[builds_on]``). Points live on the hidden checks themselves. Nothing else in the
+engine names a chapter.
+
+The course lives under ``ROOT`` (the repository, or ``$AUTOGRADER_COURSE``: the tests build a
+throwaway course in a temporary folder and point the engine at it).
+"""
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import paths
+from .submission import MAX_TOTAL_SOURCE_BYTES, SubmissionError, read_sources
+
+ROOT = paths.COURSE
+MANIFEST = "manifest.toml"
+ENGINE = Path(__file__).resolve().parent   # where a manifest's support modules live
+
+
+class CourseError(ValueError):
+    """A manifest is missing, malformed or names what is not there; or an assignment is unknown."""
+
+
+@dataclass(frozen=True)
+class Assignment:
+    name: str
+    title: str
+    parts: tuple        # graded parts, in the order they run and are shown
+    modules: tuple      # file names students write and hand in
+    builds_on: dict     # {earlier assignment: (module file names it imports)}
+    root: Path
+    data: tuple = ()    # file names in solutions/<name>/ shipped byte for byte (stubs, release, grader)
+    support: tuple = () # engine modules (autograder/<file>) copied beside the stubs: set-up students run too
+
+    @property
+    def solutions(self):
+        return self.root / "solutions" / self.name
+
+    @property
+    def stubs(self):
+        return self.root / "assignments" / self.name
+
+    @property
+    def source(self):
+        return self.root / "source" / self.name
+
+    @property
+    def suites(self):
+        return self.root / "autograder" / "suites" / self.name
+
+    def suite(self, part):
+        return self.suites / f"test_hidden_{part}.py"
+
+    @property
+    def module_names(self):
+        """The modules as Python imports them (no .py)."""
+        return tuple(m.removesuffix(".py") for m in self.modules)
+
+    def in_order(self, parts):
+        """``parts`` sorted as the manifest lists them (unknown ones last, by name)."""
+        order = {p: i for i, p in enumerate(self.parts)}
+        return sorted(parts, key=lambda p: (order.get(p, len(order)), p))
+
+
+def _strings(value, what, where):
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise CourseError(f"{where}: `{what}` must be a non-empty list of strings")
+    if len(set(value)) != len(value):
+        raise CourseError(f"{where}: `{what}` lists a name twice")
+    return tuple(value)
+
+
+def load(folder, root=None):
+    """The assignment described by ``folder/manifest.toml``, checked against the files it names."""
+    folder = Path(folder)
+    where = folder / MANIFEST
+    try:
+        data = tomllib.loads(where.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CourseError(f"{where}: cannot be read ({exc.strerror})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CourseError(f"{where}: not valid TOML ({exc})") from None
+    unknown = sorted(set(data) - {"title", "parts", "modules", "builds_on", "data", "support"})
+    if unknown:
+        raise CourseError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    if not isinstance(data.get("title"), str) or not data["title"].strip():
+        raise CourseError(f"{where}: `title` must be a non-empty string")
+    parts = _strings(data.get("parts"), "parts", where)
+    modules = _strings(data.get("modules"), "modules", where)
+    files = _strings(data["data"], "data", where) if "data" in data else ()
+    support = _strings(data["support"], "support", where) if "support" in data else ()
+    builds_on = data.get("builds_on", {})
+    if not isinstance(builds_on, dict):
+        raise CourseError(f"{where}: `builds_on` must be a table of assignment = [modules]")
+    assignment = Assignment(name=folder.name, title=data["title"].strip(), parts=parts, modules=modules,
+                            builds_on={k: _strings(v, f"builds_on.{k}", where) for k, v in builds_on.items()},
+                            root=Path(root) if root else folder.parent.parent.parent, data=files,
+                            support=support)
+    for module in modules:
+        if not module.endswith(".py") or module.startswith("test_"):
+            raise CourseError(f"{where}: module {module!r} must be a .py file that is not a test")
+        if not (assignment.solutions / module).is_file():
+            raise CourseError(f"{where}: module {module} has no master {assignment.solutions / module}")
+    for name in files:
+        if "/" in name or "\\" in name or name.endswith(".py") or name.startswith("."):
+            raise CourseError(f"{where}: data file {name!r} must be a plain file name that is not a .py")
+        if not (assignment.solutions / name).is_file():
+            raise CourseError(f"{where}: data file {name} is not in {assignment.solutions}")
+    for name in support:
+        if "/" in name or not name.endswith(".py") or not (ENGINE / name).is_file():
+            raise CourseError(f"{where}: support module {name!r} is not a module of {ENGINE}")
+    for part in parts:
+        if not assignment.suite(part).is_file():
+            raise CourseError(f"{where}: part {part} has no suite {assignment.suite(part).name}")
+    strays = sorted(p.name for p in folder.glob("test_hidden_*.py")
+                    if p.name.removeprefix("test_hidden_").removesuffix(".py") not in parts)
+    if strays:
+        raise CourseError(f"{where}: {', '.join(strays)} grade(s) no part listed in `parts`")
+    return assignment
+
+
+def _check_builds_on(assignments, root):
+    for a in assignments.values():
+        for earlier, modules in a.builds_on.items():
+            if earlier not in assignments:
+                raise CourseError(f"{a.suites / MANIFEST}: builds on {earlier}, which is no assignment of the "
+                                  f"course in {root}")
+            missing = sorted(set(modules) - set(assignments[earlier].modules))
+            if missing:
+                raise CourseError(f"{a.suites / MANIFEST}: builds on {', '.join(missing)}, which {earlier} "
+                                  "does not list in its modules")
+
+
+_cache = {}
+
+
+def _course(root=None):
+    root = Path(root or ROOT).resolve()
+    if root not in _cache:
+        suites = root / "autograder" / "suites"
+        found = {p.parent.name: load(p.parent, root) for p in sorted(suites.glob(f"*/{MANIFEST}"))}
+        _check_builds_on(found, root)
+        _cache[root] = found
+    return _cache[root]
+
+
+def assignments(root=None):
+    """Every assignment of the course, sorted by name."""
+    return list(_course(root).values())
+
+
+def names(root=None):
+    return tuple(_course(root))
+
+
+def get(name, root=None):
+    """The assignment called ``name``; a clear error for a name the course does not have."""
+    if isinstance(name, Assignment):
+        return name
+    course = _course(root)
+    if name not in course:
+        known = ", ".join(course) or "none"
+        raise CourseError(f"no assignment called {name!r} in the course (its assignments: {known})")
+    return course[name]
+
+
+def detect(folder, root=None):
+    """The assignment a submission folder is for: the one it is named after, else the one
+    whose modules it holds the most of (a folder may also hold the modules of an assignment it
+    builds on, but fewer), and on a tie the one whose modules are all there (two assignments
+    may both have an exercises.py). A clear error when no assignment, or more than one, fits."""
+    folder = Path(folder)
+    course = _course(root)
+    if folder.name in course:
+        return course[folder.name]
+    try:
+        present = {p.name for p in folder.iterdir() if p.suffix == ".py"}
+    except OSError:
+        present = set()
+    counts = {a.name: len(present & set(a.modules)) for a in course.values()}
+    best = max(counts.values(), default=0)
+    fits = [name for name, count in counts.items() if count == best]
+    whole = [name for name in fits if set(course[name].modules) <= present]
+    fits = whole if len(whole) == 1 else fits
+    if best == 0:
+        raise CourseError(f"{folder} holds no module of any assignment ({', '.join(course)}): "
+                          "say which with --assignment")
+    if len(fits) > 1:
+        raise CourseError(f"{folder} holds as many modules of {' and '.join(fits)}: say which with --assignment")
+    return course[fits[0]]
+
+
+def submission_sources(folder, assignment):
+    """A submission's modules as {name: source}, and notes: the folder's own, plus each module of
+    an earlier assignment this one builds on that the folder lacks, from the student's folder of
+    that assignment beside it (``alice/<earlier>/`` for ``alice/<assignment>/``; only a folder
+    named after its assignment has such a neighbour, not a student's folder in a class)."""
+    sources, notes = read_sources(folder)
+    total = sum(len(json.dumps(text)) for text in sources.values())
+    for earlier, modules in get(assignment).builds_on.items():
+        wanted = [m.removesuffix(".py") for m in modules if m.removesuffix(".py") not in sources]
+        sibling = Path(folder).parent / earlier
+        if not wanted or Path(folder).name != assignment or not (sibling.is_dir() or sibling.is_symlink()):
+            continue
+        try:
+            theirs, _ = read_sources(sibling)
+        except SubmissionError as exc:
+            notes.append(f"{', '.join(m + '.py' for m in wanted)}: not taken from {earlier}/ ({exc})")
+            continue
+        for name in (name for name in wanted if name in theirs):
+            total += len(json.dumps(theirs[name]))
+            if total > MAX_TOTAL_SOURCE_BYTES:
+                notes.append(f"{name}.py: not taken from {earlier}/ (the Python files would exceed "
+                             f"{MAX_TOTAL_SOURCE_BYTES // 1024} KiB in all)")
+                continue
+            sources[name] = theirs[name]
+            notes.append(f"{name}.py: your own from {earlier}/ (this folder has none)")
+    return sources, notes

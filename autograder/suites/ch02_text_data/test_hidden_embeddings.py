@@ -1,0 +1,84 @@
+"""Hidden checks for sections 2.7 and 2.8: token embeddings and input embeddings (15 points)."""
+import pytest
+import torch
+
+from _text_data import expect, value
+from autograder.compare import expect_close
+
+points = pytest.mark.points
+
+
+def _ids(vocab_size, *shape, seed):
+    return torch.randint(vocab_size, shape, generator=torch.Generator().manual_seed(seed))
+
+
+@points(6)
+def test_create_embedding_layer(student, ref):
+    """create_embedding_layer: nn.Embedding(vocab_size, output_dim) after torch.manual_seed(seed); a lookup"""
+    cases = [((6, 3), {}), ((6, 3), {"seed": 123}), ((10, 4), {"seed": 7}), ((3, 5), {"seed": 0}),
+             ((1000, 8), {"seed": 123})]
+    steps = []
+    for k, (args, kwargs) in enumerate(cases):
+        steps += [{"let": f"e{k}", "call": "embeddings.create_embedding_layer", "args": list(args), "kwargs": kwargs},
+                  {"let": f"w{k}", "attr": f"e{k}.weight", "return": True},
+                  {"let": f"o{k}", "call": f"e{k}", "args": [_ids(args[0], 2, 5, seed=k)], "return": True}]
+    reply = student.plan(steps)
+    for k, (args, kwargs) in enumerate(cases):
+        what = f"create_embedding_layer{(*args, *kwargs.values())}"
+        layer = ref.embeddings.create_embedding_layer(*args, **kwargs)
+        weight = value(reply, f"w{k}", what)
+        seed = kwargs.get("seed", 123)
+        mistakes = {}
+        if seed != 123:
+            torch.manual_seed(123)
+            mistakes["the seed ignored: torch.manual_seed(123) whatever seed is given"] = \
+                torch.nn.Embedding(*args).weight.detach()
+        expect(weight.detach() if isinstance(weight, torch.Tensor) else weight, layer.weight.detach(),
+               f"{what}.weight", mistakes)
+        ids = _ids(args[0], 2, 5, seed=k)
+        expect(value(reply, f"o{k}", what), layer(ids).detach(), f"{what} called on ids of shape (2, 5)")
+
+
+def _table(reply, name, what):
+    """A table of the student's module: an nn.Embedding's weight, or the parameter itself."""
+    for step in (f"{name}_w", name):
+        if not reply.failed(step) and isinstance(reply.values[step], torch.Tensor):
+            return reply.values[step].detach()
+    raise AssertionError(f"{what}: {name.split('_')[0]}_embedding_layer is neither an nn.Embedding nor a "
+                         f"tensor ({reply.failed(name + '_w')})")
+
+
+@points(9)
+def test_input_embeddings(student, ref):
+    """InputEmbeddings: token embeddings plus the embeddings of positions 0 .. num_tokens - 1"""
+    cases = [((50, 8, 6), _ids(50, 2, 3, seed=2)), ((50, 8, 6), _ids(50, 3, 6, seed=1)),
+             ((20, 4, 4), _ids(20, 1, 1, seed=3)), ((3000, 8, 4), _ids(3000, 8, 4, seed=5)),
+             ((7, 2, 9), _ids(7, 4, 9, seed=4))]
+    steps = []
+    for k, (sizes, inputs) in enumerate(cases):
+        steps += [{"let": f"m{k}", "call": "embeddings.InputEmbeddings", "args": list(sizes), "seed": 100 + k},
+                  {"let": f"tok{k}_w", "attr": f"m{k}.token_embedding_layer.weight", "return": True},
+                  {"let": f"tok{k}", "attr": f"m{k}.token_embedding_layer", "return": True},
+                  {"let": f"pos{k}_w", "attr": f"m{k}.pos_embedding_layer.weight", "return": True},
+                  {"let": f"pos{k}", "attr": f"m{k}.pos_embedding_layer", "return": True},
+                  {"let": f"out{k}", "call": f"m{k}", "args": [inputs], "return": True}]
+    reply = student.plan(steps, needs="embeddings.InputEmbeddings")
+    for k, ((vocab_size, output_dim, context_length), inputs) in enumerate(cases):
+        what = f"InputEmbeddings({vocab_size}, {output_dim}, {context_length}) on ids of shape {tuple(inputs.shape)}"
+        if reply.failed(f"m{k}"):
+            raise AssertionError(f"{what}: {reply.failed(f'm{k}')}")
+        token, position = _table(reply, f"tok{k}", what), _table(reply, f"pos{k}", what)
+        for table, rows, name in ((token, vocab_size, "token_embedding_layer"),
+                                  (position, context_length, "pos_embedding_layer")):
+            if tuple(table.shape) != (rows, output_dim):
+                raise AssertionError(f"{what}: {name} holds a table of shape {tuple(table.shape)}, expected "
+                                     f"({rows}, {output_dim})")
+        # judged with the student's own tables: how they were drawn is not this check's business
+        n = inputs.shape[1]
+        expected = token[inputs] + position[:n]
+        out = value(reply, f"out{k}", what)
+        mistakes = {"the position embeddings not added (token embeddings only)": token[inputs],
+                    "the token embeddings not added (positions only)": position[:n].expand_as(expected)}
+        if n < context_length:
+            mistakes["positions counted from 1 (torch.arange(num_tokens) starts at 0)"] = token[inputs] + position[1:n + 1]
+        expect_close(out, expected, what, mistakes)

@@ -1,0 +1,91 @@
+"""The banks of every assignment: ``tests/<assignment>/mutants.py`` (MUTANTS: buggy variants)
+and ``tests/<assignment>/alternatives.py`` (ALTERNATIVES, MODULES: correct ones in other styles).
+
+Each bank is loaded by its path under a name of its own (``<assignment>_mutants``): two folders
+both hold a ``mutants.py``. A submission built from a bank holds the assignment's modules and
+the modules of earlier assignments it builds on (the reference's, unless the bank edits them).
+"""
+import importlib.util
+import sys
+from pathlib import Path
+
+from autograder import course
+
+TESTS = Path(__file__).resolve().parent
+
+
+def load(assignment, kind):
+    """The bank module ``tests/<assignment>/<kind>.py``, or None where the assignment has none."""
+    path = TESTS / assignment / f"{kind}.py"
+    if not path.is_file():
+        return None
+    name = f"{assignment}_{kind}"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # before running it: dataclasses look their module up
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+def banks(kind):
+    """[(assignment name, bank module)] for every assignment with a bank of this kind."""
+    return [(a.name, bank) for a in course.assignments() if (bank := load(a.name, kind)) is not None]
+
+
+def _modules(folder, names):
+    return {name: (folder / name).read_text(encoding="utf-8") for name in names}
+
+
+def earlier_sources(assignment):
+    """{file name: text} of the reference modules of the assignments ``assignment`` builds on."""
+    sources = {}
+    for earlier, modules in course.get(assignment).builds_on.items():
+        sources.update(_modules(course.get(earlier).solutions, modules))
+    return sources
+
+
+def reference_sources(assignment):
+    """A whole correct submission: the reference modules (and those it builds on)."""
+    a = course.get(assignment)
+    return {**earlier_sources(assignment), **_modules(a.solutions, a.modules)}
+
+
+def stub_sources(assignment):
+    """The blank stubs (with the reference of what it builds on: only this assignment is blank)."""
+    a = course.get(assignment)
+    return {**earlier_sources(assignment), **_modules(a.stubs, a.modules)}
+
+
+def mutated_sources(assignment, mutant):
+    """A whole submission with the mutant's edits made (each `old` snippet must occur exactly once)."""
+    reference = reference_sources(assignment)
+    sources = dict(reference)
+    # ``also``: further edits of the same mistake in other modules, where its cost shows only
+    # beside the student's other code (a bank that does not declare it has none)
+    for module, old, new in ((mutant.module, mutant.old, mutant.new), *getattr(mutant, "also", ())):
+        filename = f"{module}.py"
+        assert filename in reference, f"{mutant.name}: no module {filename} in the reference of {assignment}"
+        source = sources[filename]
+        count = source.count(old)
+        assert count == 1, (f"{mutant.name}: its `old` snippet occurs {count} times in {filename}, expected exactly"
+                            f" once (did the solution change? update the mutant, don't drop it)\n{old!r}")
+        mutated = source.replace(old, new)
+        assert mutated != source
+        if "syntax error" not in mutant.name:  # otherwise a mistake in the maths, and it must compile
+            compile(mutated, filename, "exec")
+        sources[filename] = mutated
+    return sources
+
+
+def describe(result):
+    lines = [f"score {result['score']}/{result['max_score']}, parts {result['extra_data']['parts']}"]
+    for t in result["tests"]:
+        if t["status"] != "passed":
+            lines.append(f"  FAILED {t['name']} [{t['score']}/{t['max_score']}]: {t['output'][:300]}")
+    return "\n".join(lines)
+
+
+def part_points(result):
+    """{part: points} as the suites award them (the one place points live), from a full-marks result."""
+    return {part: most for part, (_, most) in result["extra_data"]["parts"].items()}

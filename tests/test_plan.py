@@ -1,0 +1,197 @@
+"""The generic ``plan`` probe: steps run in order in the sandboxed child, plain data back.
+
+Its users are the chapters after 3; here it runs on chapter 3's reference (known answers, no
+dependence on another branch's chapter) and on small modules written for the test."""
+import textwrap
+
+import pytest
+import torch
+
+from autograder import course
+from autograder.session import StudentFailure, StudentSession
+from autograder.submission import read_sources
+from autograder.zygote import Zygote
+
+MHA = "multihead_attention.MultiHeadAttention"
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    z = Zygote()
+    yield z
+    z.close()
+
+
+def session(zygote, extra=None):
+    sources, _ = read_sources(course.get("ch03_attention").solutions)
+    sources = {k: v for k, v in sources.items() if not k.startswith("test_")}
+    sources.update({name: textwrap.dedent(text) for name, text in (extra or {}).items()})
+    return StudentSession(zygote, sources)
+
+
+@pytest.fixture(scope="module")
+def ref():
+    import sys
+    folder = str(course.get("ch03_attention").solutions)
+    sys.path.insert(0, folder)
+    try:
+        import multihead_attention
+        return multihead_attention
+    finally:
+        sys.path.remove(folder)
+
+
+def test_a_plan_builds_runs_records_and_differentiates_like_the_reference(zygote, ref):
+    x = torch.rand(2, 5, 6, generator=torch.Generator().manual_seed(0))
+    weight = torch.rand(2, 5, 4, generator=torch.Generator().manual_seed(1))
+    torch.manual_seed(123)
+    expected_module = ref.MultiHeadAttention(6, 4, 8, 0.5, 2)
+    with torch.no_grad():
+        expected_module.eval()
+        expected = expected_module(x)
+    expected_module(x).mul(weight).sum().backward()
+    s = session(zygote)
+    try:
+        plan = s.plan([
+            {"let": "m", "call": MHA, "args": [6, 4], "kwargs": {"context_length": 8, "dropout": 0.5, "num_heads": 2},
+             "seed": 123, "train": False},
+            {"let": "out", "call": "m", "args": [x], "record": ["W_query", "out_proj"], "return": True},
+            {"let": "heads", "attr": "m.num_heads", "return": True},
+            {"let": "w", "attr": "m.W_query.weight", "return": True},
+            {"let": "rows", "iterate": "w", "limit": 2, "return": True},
+            {"let": "n", "len": "w", "return": True},
+            {"let": "out2", "call": "m", "args": [x], "grad": True},
+            {"let": "back", "backward": "out2", "weight": weight},
+            {"let": "grads", "grads": "m", "return": True},
+            {"let": "shape", "call": "out.size", "return": True},
+            {"let": "plain", "call": "m.extra_repr", "return": True},
+        ], needs=MHA)
+    finally:
+        s.close()
+    assert plan.errors == {}
+    assert torch.equal(plan.values["out"], expected)   # same seed, same weights, same answer
+    assert plan.values["heads"] == 2 and plan.values["n"] == 4 and plan.values["shape"] == [2, 5, 4]
+    assert plan.values["plain"] == ""
+    assert torch.equal(plan.values["w"], expected_module.W_query.weight)
+    assert [r.tolist() for r in plan.values["rows"]] == expected_module.W_query.weight[:2].tolist()
+    calls = plan.records["out"]["W_query"]
+    assert len(calls) == 1 and torch.equal(calls[0][0], x) and calls[0][1].shape == (2, 5, 4)
+    assert torch.equal(plan.records["out"]["out_proj"][0][1], expected)
+    grads = plan.values["grads"]
+    assert set(grads) == {k for k, _ in expected_module.named_parameters()}
+    for name, p in expected_module.named_parameters():
+        assert torch.allclose(grads[name], p.grad), name
+
+
+def test_params_are_copied_in_strictly_by_name(zygote, ref):
+    torch.manual_seed(0)
+    state = {k: v.detach() for k, v in ref.MultiHeadAttention(4, 4, 3, 0.0, 2).named_parameters()}
+    x = torch.rand(1, 3, 4)
+    s = session(zygote)
+    try:
+        good = s.plan([{"let": "m", "call": MHA, "args": [4, 4, 3, 0.0, 2], "params": state, "train": False},
+                       {"let": "w", "attr": "m.out_proj.bias", "return": True}])
+        extra = s.plan([{"let": "m", "call": MHA, "args": [4, 4, 3, 0.0, 2], "params": {**state, "scale": x}},
+                        {"let": "out", "call": "m", "args": [x], "return": True}])
+    finally:
+        s.close()
+    assert torch.equal(good.values["w"], state["out_proj.bias"])
+    with pytest.raises(StudentFailure, match=r"missing \['scale'\]"):
+        extra.values["m"]
+    with pytest.raises(StudentFailure, match=r"missing \['scale'\]"):  # the cause, not "not run: m failed"
+        extra.values["out"]
+    assert extra.errors["out"] == "not run: m failed"
+
+
+def test_each_step_fails_alone_with_the_students_file_and_line(zygote):
+    s = session(zygote, {"mine": """\
+        import torch
+
+        class Box:
+            def __init__(self, n):
+                self.n = n
+
+            def items(self):
+                return list(range(self.n))
+
+            def broken(self):
+                return 1 / 0
+
+            def module(self):
+                return torch.nn.Linear(2, 2)
+
+            def complex(self):
+                return torch.zeros(2, dtype=torch.float8_e5m2)
+        """})
+    try:
+        plan = s.plan([
+            {"let": "box", "call": "mine.Box", "args": [3]},
+            {"let": "bad", "call": "box.broken", "return": True},
+            {"let": "after", "call": "bad.real", "return": True},
+            {"let": "items", "call": "box.items", "return": True},
+            {"let": "mod", "call": "box.module", "return": True},
+            {"let": "odd", "call": "box.complex", "return": True},
+            {"let": "gone", "call": "missing.thing", "return": True},
+            {"let": "nothing", "call": "mine.Nothing"},
+        ])
+    finally:
+        s.close()
+    assert plan.values["items"] == [0, 1, 2]
+    assert plan.errors["bad"] == "box.broken() raised ZeroDivisionError: division by zero (mine.py line 11)"
+    assert plan.errors["after"] == "not run: bad failed"
+    with pytest.raises(StudentFailure, match=r"division by zero \(mine.py line 11\)"):
+        plan.values["after"]
+    assert "is a Linear: expected tensors, numbers" in plan.errors["mod"]
+    assert "dtype torch.float8_e5m2, which cannot be compared" in plan.errors["odd"]
+    assert plan.errors["gone"] == "missing.py is missing from your submission"
+    assert plan.errors["nothing"] == "mine.py defines no Nothing"
+    assert plan.failed("items") is None and plan.failed("after").startswith("box.broken() raised")
+    with pytest.raises(KeyError, match="sent nothing back"):  # a suite's mistake: it never asked for it
+        plan.values["box"]
+
+
+@pytest.mark.parametrize("steps, why", [
+    ([{"let": "a", "call": "m.f", "len": "x"}], "exactly one of"),
+    ([{"let": "a", "call": "m.f", "args": [{"$ref": "b"}]}], "names no earlier step"),
+    ([{"let": "a", "call": "m.f", "args": [print]}], "not plain data"),
+    ([{"let": "a", "call": "m.f", "code": "import os"}], "unknown keys"),
+    ([{"let": "a", "call": "m.f"}, {"let": "a", "len": "a"}], "new identifier"),
+    ([{"let": "a", "iterate": "x", "limit": 10 ** 9}], "limit"),
+    ([{"let": "a", "len": "x", "record": ["y"]}], "goes with `call`"),
+])
+def test_a_malformed_plan_is_the_graders_error(zygote, steps, why):
+    s = session(zygote)
+    with pytest.raises(ValueError, match=why):
+        s.plan(steps)
+    assert s.pid is None   # refused before any child started
+
+
+FORGED = {
+    "not a dict": [1, 2],
+    "step never asked for": {"values": {"out": 1, "extra": 2}, "records": {}, "errors": {}},
+    "answer missing": {"values": {}, "records": {}, "errors": {}},
+    "value and error": {"values": {"out": 1}, "records": {}, "errors": {"out": "x"}},
+    "error not text": {"values": {}, "records": {}, "errors": {"out": 5}},
+    "too deep": {"values": {"out": [[[[[[[[[[[[1]]]]]]]]]]]]}, "records": {}, "errors": {}},
+    "string too long": {"values": {"out": "x" * 70000}, "records": {}, "errors": {}},
+    "record never asked for": {"values": {"out": 1}, "records": {"out": {"W_key": []}}, "errors": {}},
+    "dict with odd keys": {"values": {"out": {"$tensor": "99"}}, "records": {}, "errors": {}},
+}
+
+
+@pytest.mark.parametrize("reply", FORGED.values(), ids=FORGED.keys())
+def test_a_forged_reply_fails_the_check_never_the_grader(zygote, reply):
+    forger = f"""\
+        import sys
+        sys.modules["autograder.child"].OPS["plan"] = lambda request: {reply!r}
+        def ready():
+            return True
+        """
+    s = session(zygote, {"forger": forger})
+    try:
+        assert s.plan([{"let": "ok", "call": "forger.ready", "return": True}]).values["ok"] is True
+        with pytest.raises(StudentFailure, match="malformed answer|is not a mapping|sent garbage"):
+            s.plan([{"let": "m", "call": MHA, "args": [4, 4, 3, 0.0, 2]},
+                    {"let": "out", "call": "m", "args": [torch.rand(1, 3, 4)], "return": True}])
+    finally:
+        s.close()

