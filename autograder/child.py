@@ -269,10 +269,6 @@ def _build(req):
         raise ProbeError("construct", f"{what} gave a {type(module).__name__}, not an nn.Module")
     if req.get("params") is not None:
         _copy_parameters(module, req["params"], what)
-    elif req.get("params_digest") is not None:  # drawn here, after the reference's own seed
-        drawn = {k: protocol.digest(v) for k, v in module.named_parameters()}
-        if drawn != req["params_digest"]:
-            raise ProbeError("params differ", f"{what} draws other parameters than the reference's")
     if req.get("dtype"):
         _run("to", f"{what}.to({req['dtype']})", module.to, getattr(torch, req["dtype"]))
     module.train(bool(req.get("train", False)))

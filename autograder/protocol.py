@@ -5,7 +5,6 @@ header and a safetensors blob. Tensors inside the JSON are written as
 ``{"$tensor": "<key>"}`` and travel in the blob. Nothing here can execute code on
 decode (no pickle), and every length is checked before anything is read.
 """
-import hashlib
 import json
 import select
 import socket
@@ -86,12 +85,6 @@ def _load_bounded(blob):
     if len(json.loads(blob[8:8 + size])) > MAX_TENSORS + 1:   # + its "__metadata__" entry
         raise ValueError(f"more than {MAX_TENSORS} tensors")
     return _load_tensors(blob)
-
-
-def digest(tensor):
-    """[shape, dtype, sha256 of the values]: what a tensor is, without sending it."""
-    values = torch.Tensor.detach(tensor).cpu().contiguous().reshape(-1).view(torch.uint8).numpy()
-    return [list(tensor.shape), str(tensor.dtype), hashlib.sha256(values).hexdigest()]
 
 
 # safetensors' names of the dtypes _save writes itself

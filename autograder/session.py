@@ -160,23 +160,6 @@ class _Answers(list):
         return (self[i] for i in range(len(self)))
 
 
-# Parameters this large are not sent: the child draws its own after the reference's seed and
-# keeps them where their digests are the reference's (GPT-2 small's 9 MB cost ~50 ms a request).
-DRAW_IN_CHILD = 1 << 20
-_DIGESTS = {}   # (id, version) -> (the tensor, kept alive so that its id stays its own; its digest)
-
-
-def _nbytes(params):
-    return sum(v.nelement() * v.element_size() for v in params.values() if isinstance(v, torch.Tensor))
-
-
-def _digest(tensor):
-    key = (id(tensor), tensor._version)
-    if key not in _DIGESTS:
-        _DIGESTS[key] = (tensor, protocol.digest(tensor))
-    return _DIGESTS[key][1]
-
-
 def _death_reason(code):
     if code is None:
         return "stopped answering"
@@ -305,8 +288,6 @@ class StudentSession:
         if isinstance(imported, list):
             self.imported.update(n for n in imported if isinstance(n, str))
         if not reply["ok"]:
-            if reply.get("stage") == "params differ" and payload.get("params_digest") is not None:
-                return None  # see module(): the parameters must be sent after all
             raise StudentFailure(clean_text(reply.get("error", "failed"), limit=MESSAGE_LIMIT))
         expected = {"module": "inputs", "calls": "calls"}.get(op)
         if not _conforms(reply, _REPLY[op]) or (
@@ -344,23 +325,17 @@ class StudentSession:
 
     def module(self, module, name, *args, inputs=(), params=None, init_seed=None, dtype=None,
                train=False, seed=None, want_state=False, submodules=(), transpose_masks=False,
-               grad_weights=None, params_seed=None, **kwargs):
+               grad_weights=None, **kwargs):
         """Build ``module.name(*args, **kwargs)`` in the child and run it on each input.
 
         The options after ``want_state`` are op_module's (child.py): other submodules run on the
-        same inputs, the mask buffers transposed, gradients of sum(output * grad_weights[i]).
-        ``params_seed``: the seed ``params`` were drawn after (the reference built after it); where
-        they are large, the child first draws its own after that seed, kept if they are the same."""
+        same inputs, the mask buffers transposed, gradients of sum(output * grad_weights[i])."""
         needs = f"{module}.{name}" + (".forward" if inputs else "")
-        request = dict(needs=needs, module=module, name=name, args=list(args), kwargs=kwargs, inputs=list(inputs),
-                       dtype=dtype, train=train, seed=seed, want_state=want_state, submodules=list(submodules),
-                       transpose_masks=transpose_masks, grad_weights=grad_weights)
-        if params is not None and params_seed is not None and init_seed is None and _nbytes(params) >= DRAW_IN_CHILD:
-            reply = self.request("module", **request, params=None, init_seed=params_seed,
-                                 params_digest={k: _digest(v) for k, v in params.items()})
-            if reply is not None:
-                return reply
-        return self.request("module", **request, params=params, init_seed=init_seed)
+        return self.request("module", needs=needs, module=module, name=name,
+                            args=list(args), kwargs=kwargs, inputs=list(inputs), params=params,
+                            init_seed=init_seed, dtype=dtype, train=train, seed=seed,
+                            want_state=want_state, submodules=list(submodules),
+                            transpose_masks=transpose_masks, grad_weights=grad_weights)
 
     def transfer(self, d_in, d_out, init_seed, inputs=()):
         """Exercise 3.1 in the child: the student's v2 (built after ``init_seed``), v1 and transfer

@@ -115,46 +115,6 @@ def test_a_reader_that_stops_reading_cannot_stall_a_send():
     theirs.close()
 
 
-BIG = '''
-import torch
-
-class Big(torch.nn.Module):
-    """Two 512x512 layers (2 MiB of parameters), created in the order asked for."""
-
-    def __init__(self, order=("first", "second")):
-        super().__init__()
-        for name in order:
-            setattr(self, name, torch.nn.Linear(512, 512))
-
-    def forward(self, x):
-        return self.second(self.first(x))
-'''
-
-
-def test_large_parameters_are_drawn_in_the_child_only_where_they_are_the_references(grader, monkeypatch):
-    from autograder import session as session_module
-
-    torch.manual_seed(5)
-    reference = torch.nn.Module()
-    reference.first, reference.second = torch.nn.Linear(512, 512), torch.nn.Linear(512, 512)
-    params = {k: v.detach() for k, v in reference.named_parameters()}
-    x = torch.randn(2, 512)
-    expected = reference.second(reference.first(x)).detach()
-    sent = []
-    request = session_module.StudentSession.request
-    monkeypatch.setattr(session_module.StudentSession, "request",
-                        lambda self, op, **kw: sent.append(kw.get("params") is not None) or request(self, op, **kw))
-    student = StudentSession(grader.zygote, {"big": BIG})
-    try:
-        same = student.module("big", "Big", inputs=[x], params=params, params_seed=5)
-        assert sent == [False]   # drawn after seed 5 in the child: the same digests, nothing sent
-        other = student.module("big", "Big", inputs=[x], params=params, params_seed=5, order=("second", "first"))
-        assert sent == [False, False, True]   # another draw: the parameters are sent after all
-    finally:
-        student.close()
-    assert torch.allclose(same["outputs"][0], expected) and torch.allclose(other["outputs"][0], expected)
-
-
 def test_untrusted_code_runs_only_apart_from_the_graders_uid():
     assert sandbox.separated(other_user=True, user_namespace=False, private_root=False)       # root -> nobody
     assert sandbox.separated(other_user=False, user_namespace=True, private_root=True)        # an ordinary user

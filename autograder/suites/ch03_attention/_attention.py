@@ -120,7 +120,6 @@ def mistakes(x, weights, *, eval_dropout=0.0, **config):
 # once per grader process, not once per student.
 _MODULES = {}
 _ANSWERS = {}
-_SEEDS = {}   # id of a module in _MODULES -> the seed it was built after
 
 
 def reference(factory, *args, seed, **kwargs):
@@ -131,7 +130,6 @@ def reference(factory, *args, seed, **kwargs):
     if key not in _MODULES:
         set_seed(seed)
         _MODULES[key] = factory(*args, **kwargs)
-        _SEEDS[id(_MODULES[key])] = seed
     return _MODULES[key]
 
 
@@ -241,7 +239,7 @@ def check_forward(student, module, name, args, ref_module, x, what, *, train=Fal
     expected, params = _answer(ref_module, x, train, seed)
     try:
         reply = student.module(module, name, *args, inputs=[x], params=params, train=train, seed=seed,
-                               params_seed=_SEEDS.get(id(ref_module)), **(kwargs or {}))
+                               **(kwargs or {}))
         found = None
         if mistake_config is not None:
             found = mistakes(x, weights or linear_weights(ref_module), **mistake_config)
