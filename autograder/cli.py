@@ -21,7 +21,7 @@ from pathlib import Path
 from . import classreport, course, report, sandbox, shards
 from .paths import ASSIGNMENTS, SOLUTIONS
 from .submission import SubmissionError, printable, read_sources
-from .zygote import Zygote, clean_start, restore_environment
+from .zygote import Zygote, restore_environment
 
 
 def _fail(message, code=2):
@@ -529,6 +529,4 @@ def main(argv=None):
     classroom.add_argument("--out", default="classroom", help="folder to write (default classroom/)")
     classroom.set_defaults(run=cmd_classroom)
     args = parser.parse_args(argv)
-    if args.run is cmd_grade and argv is None:  # a program of its own (python -m autograder), not a caller's call
-        clean_start()  # torch is then imported once, for this process and the zygote forked from it
     return args.run(args)

@@ -22,6 +22,8 @@ SECRET = "AUTOGRADER_TEST_SECRET"
 # After each grading: what the zygote holds, beside what the grader itself holds then.
 PROBE = """
 import json, os, sys
+from autograder.zygote import clean_start
+clean_start()  # as python -m autograder grade starts
 from autograder import cli
 original, folder = cli.grade_one, sys.argv[1]
 
@@ -33,9 +35,7 @@ def grade_one(grader, submission, assignment=None):
     return result
 
 cli.grade_one = grade_one
-sys.argv[1:] = sys.argv[2:]
-sys.exit(cli.main())  # as `python -m autograder` runs it: started again clean, the zygote forked
-
+sys.exit(cli.main(sys.argv[2:]))
 """
 
 
