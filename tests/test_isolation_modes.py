@@ -8,7 +8,8 @@ grader's code, a classmate's submission, another student's result and grades.csv
 module in each of their folders and in the Python packages, and leaves behind a detached
 process that keeps doing so for a minute. Then: every file of the checkout and the class is
 what it was, byte for byte (mode and owner too); the results are one JSON and one Markdown
-per student and grades.csv, nothing else; the honest neighbours keep their exact scores.
+per student, grades.csv and the class report (report.html, summary.json), nothing else; the
+honest neighbours keep their exact scores.
 What mallory could read and write, and whether its process outlived the run, come back in
 its own feedback (the import error carries them) and are printed by ``test_summary``.
 
@@ -209,7 +210,7 @@ def test_a_submission_writes_nothing_the_grader_trusts(mode):
         out = repo / "graded"
         students = [*NEIGHBOURS, MALLORY]
         assert sorted(p.name for p in out.iterdir()) == sorted(
-            [f"{s}.{ext}" for s in students for ext in ("json", "md")] + ["grades.csv"])
+            [f"{s}.{ext}" for s in students for ext in ("json", "md")] + ["grades.csv", "report.html", "summary.json"])
         results = {s: json.loads((out / f"{s}.json").read_text()) for s in students}
         with open(out / "grades.csv", newline="") as handle:
             grades = {row["student"]: int(row["score"]) for row in csv.DictReader(handle)}
