@@ -309,7 +309,8 @@ def grade_class(root, students, out, isolation, args):
         """A result file; the suffix is appended (a folder name may hold dots: with_suffix would cut it)."""
         return (out / assignment if several and assignment else out) / (result_stem(name) + suffix)
 
-    def make_out():  # made by the grader before any child runs: a child never gets to make it (in a folder it may write)
+    def make_out():
+        """Made by the grader before any child runs: a child never gets to make it (in a folder it may write)."""
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
