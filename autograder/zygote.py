@@ -401,7 +401,8 @@ def inventory(find=""):
     """What this process holds that could be the grader's: every module (name: file), the
     source files of every function and code object, how many dicts look like a result, the
     environment's names (os.environ and /proc/self/environ), whether it was forked from the
-    grader, and whether the bytes ``find`` names (hex, disguised) are in its memory."""
+    grader, whether the bytes ``find`` names (hex, disguised) are in its memory, and whether
+    its hash seed is random (0: every child's is 0)."""
     files = set()
     results = 0
     gc.unfreeze()  # get_objects() leaves out what gc.freeze() set aside
@@ -419,7 +420,8 @@ def inventory(find=""):
     return {"modules": {name: str(getattr(m, "__file__", None) or "") for name, m in list(sys.modules.items())},
             "code_files": sorted(files), "results": results, "environ": sorted(os.environ),
             "proc_environ": sorted(e.split(b"=")[0].decode(errors="replace") for e in block.split(b"\0") if e),
-            "forked": _FORKED, "found": _in_memory(bytes.fromhex(find))}
+            "forked": _FORKED, "found": _in_memory(bytes.fromhex(find)),
+            "hash_randomization": sys.flags.hash_randomization}
 
 
 def _reply(ctl, message):

@@ -3,9 +3,10 @@
 Every child is a fork of the zygote and sees its memory, so after a grading (when the grader
 holds the reference, the suites and a result) the zygote must hold none of them: no module
 or function of the reference or the suites, no result, and no variable of the grader's
-environment beyond zygote.ZYGOTE_ENV (neither in os.environ nor in /proc/self/environ). The
-CLI runs as it does for a user, in a subprocess; after each grading the zygote answers a
-probe that lists what it holds (zygote.inventory).
+environment beyond zygote.ZYGOTE_ENV (neither in os.environ nor in /proc/self/environ, and a
+secret's value nowhere in its writable memory), and its hash seed is 0 whatever the grader's.
+The CLI runs as it does for a user, in a subprocess started clean (zygote.clean_start); after
+each grading the zygote answers a probe that lists what it holds (zygote.inventory).
 """
 import json
 import os
@@ -59,6 +60,7 @@ def test_the_zygote_holds_no_reference_suite_result_or_secret(tmp_path, mode):
         args = ["grade", tmp_path / "class", "--out", tmp_path / "out"] + (["--jobs", "2"] if "two" in mode else [])
     salt = os.urandom(8).hex()
     env = {**os.environ, SECRET: f"do-not-leak-{salt}", "SALT": salt}
+    env.pop("PYTHONHASHSEED", None)  # the grader's own seed is random: the children's must not be
     run = subprocess.run([sys.executable, "-c", PROBE, records, *map(str, args)], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
@@ -79,3 +81,4 @@ def test_the_zygote_holds_no_reference_suite_result_or_secret(tmp_path, mode):
         assert SECRET not in zygote["proc_environ"]
         assert zygote["forked"]           # torch imported once: the zygote is a fork of the grader
         assert not zygote["found"]        # the secret's value is nowhere in the zygote's memory
+        assert zygote["hash_randomization"] == 0   # one hash seed: the same feedback on every run
