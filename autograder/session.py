@@ -358,7 +358,9 @@ class StudentSession:
         attribute), ``backward`` (of sum(that tensor * ``weight``)) or ``grads`` (a module's
         parameters' gradients by name, None where none). Options: ``seed`` (torch.manual_seed
         first), ``params`` (copied into the module by name, strictly), ``train`` (its mode),
-        ``grad`` (run with autograd; default off), ``record`` (dotted submodule names whose
+        ``grad`` (run with autograd; default off), ``stand_in`` ({dotted submodule: {"weight",
+        "bias"}}: each replaced by an nn.Linear with those values, before ``params`` are copied
+        in; a stand-in's own parameters are then among the module's), ``record`` (dotted submodule names whose
         every call's [inputs..., output] comes back), ``return`` (send the value back).
         Arguments hold plain data and ``{"$ref": step}`` for an earlier step's object; never code.
         ``needs`` names what the plan exercises (default: its first ``module.name`` call)."""
@@ -390,7 +392,8 @@ class StudentSession:
 
 
 _ACTIONS = ("call", "iterate", "len", "attr", "backward", "grads")
-_OPTIONS = {"let", "args", "kwargs", "seed", "params", "train", "grad", "record", "return", "limit", "weight"}
+_OPTIONS = {"let", "args", "kwargs", "seed", "params", "train", "grad", "record", "return", "limit", "weight",
+            "stand_in"}
 
 
 def _check_steps(steps):
@@ -426,6 +429,7 @@ def _check_steps(steps):
         if not isinstance(step[actions[0]], str) or not step[actions[0]]:
             raise ValueError(f"plan step {name}: `{actions[0]}` must name a step or module.name")
         for key, allowed in (("args", "call"), ("kwargs", "call"), ("record", "call"), ("params", "call"),
+                             ("stand_in", "call"),
                              ("train", "call"), ("grad", "call"), ("limit", "iterate"), ("weight", "backward")):
             if key in step and allowed not in step:
                 raise ValueError(f"plan step {name}: `{key}` goes with `{allowed}`")
@@ -440,6 +444,13 @@ def _check_steps(steps):
         if step.get("params") is not None and not (isinstance(step["params"], dict) and all(
                 isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in step["params"].items())):
             raise ValueError(f"plan step {name}: `params` must map names to tensors")
+        if step.get("stand_in") is not None and not (isinstance(step["stand_in"], dict) and all(
+                isinstance(k, str) and k and isinstance(v, dict) and set(v) <= {"weight", "bias"}
+                and isinstance(v.get("weight"), torch.Tensor) and v["weight"].dim() == 2
+                and (v.get("bias") is None or isinstance(v["bias"], torch.Tensor))
+                for k, v in step["stand_in"].items())):
+            raise ValueError(f"plan step {name}: `stand_in` must map submodule names to "
+                             "{'weight': 2-D tensor, 'bias': tensor or None}")
         for key in ("args", "kwargs", "weight"):
             data(step.get(key), f"plan step {name} {key}")
         if "record" in step:

@@ -195,3 +195,35 @@ def test_a_forged_reply_fails_the_check_never_the_grader(zygote, reply):
                     {"let": "out", "call": "m", "args": [torch.rand(1, 3, 4)], "return": True}])
     finally:
         s.close()
+
+
+def test_stand_ins_replace_submodules_with_the_graders_linear_maps(zygote, ref):
+    """A module built on lower pieces runs with known linear maps in their place (before the
+    parameters are copied in, drawing nothing); a name that is no submodule is the student's error."""
+    x = torch.rand(2, 3, 4, generator=torch.Generator().manual_seed(2))
+    weight, bias = torch.rand(4, 4, generator=torch.Generator().manual_seed(3)), torch.rand(4)
+    torch.manual_seed(5)
+    expected_module = ref.MultiHeadAttention(4, 4, 3, 0.0, 2)
+    expected_module.out_proj = torch.nn.Linear(4, 4)
+    with torch.no_grad():
+        expected_module.out_proj.weight.copy_(weight)
+        expected_module.out_proj.bias.copy_(bias)
+        expected = expected_module.eval()(x)
+    s = session(zygote, {"rng": "import torch\n\ndef draw():\n    return torch.rand(3)\n"})
+    try:
+        plan = s.plan([
+            {"let": "m", "call": MHA, "args": [4, 4, 3, 0.0, 2], "seed": 5, "train": False,
+             "stand_in": {"out_proj": {"weight": weight, "bias": bias}}},
+            {"let": "out", "call": "m", "args": [x], "return": True},
+            {"let": "after", "call": "rng.draw", "return": True},
+            {"let": "bad", "call": MHA, "args": [4, 4, 3, 0.0, 2], "stand_in": {"nowhere": {"weight": weight}}},
+        ])
+        torch.manual_seed(5)
+        ref.MultiHeadAttention(4, 4, 3, 0.0, 2)
+        drawn = torch.rand(3)
+    finally:
+        s.close()
+    assert torch.allclose(plan.values["out"], expected, atol=1e-6)
+    assert torch.equal(plan.values["after"], drawn), "the swap draws no random numbers"
+    with pytest.raises(StudentFailure, match="nowhere"):
+        plan.values["bad"]

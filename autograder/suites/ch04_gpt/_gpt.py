@@ -1,0 +1,301 @@
+"""Chapter 4's helpers: stand-ins for lower pieces, the reference run the same way, and the
+mistakes students make, written once with switches.
+
+A TransformerBlock or a GPTModel is judged as wiring: the child swaps the student's attention,
+feed forward network and norms (or blocks and final norm) for linear maps the grader chooses
+(the plan's ``stand_in``), and the grader runs the reference with the same maps. So a mistake
+in a lower piece, chapter 3's attention included, costs nothing here: it is charged where it
+lives. What a lower piece is built with (the attention's arguments, the creation order) is
+judged against the student's own classes.
+"""
+import copy
+import re
+
+import torch
+import torch.nn.functional as F
+
+from autograder.compare import seeded, set_seed
+from autograder.session import StudentFailure
+
+# Small configurations: several vocabularies, heads, depths; qkv_bias both ways.
+CFGS = [
+    {"vocab_size": 37, "context_length": 8, "emb_dim": 12, "n_heads": 3, "n_layers": 2, "drop_rate": 0.0,
+     "qkv_bias": False},
+    {"vocab_size": 53, "context_length": 10, "emb_dim": 8, "n_heads": 2, "n_layers": 3, "drop_rate": 0.0,
+     "qkv_bias": True},
+    {"vocab_size": 29, "context_length": 6, "emb_dim": 16, "n_heads": 4, "n_layers": 1, "drop_rate": 0.0,
+     "qkv_bias": False},
+]
+BLOCK_PIECES = ("att", "ff", "norm1", "norm2")
+
+
+def params(module):
+    return {k: v.detach() for k, v in module.named_parameters()}
+
+
+def linear_map(d, seed):
+    """A stand-in: {"weight", "bias"} of a d -> d linear map that keeps values of order one."""
+    return {"weight": seeded(d, d, seed=seed) / d**0.5, "bias": seeded(d, seed=seed + 1) * 0.5}
+
+
+def stand_ins(names, d, seed):
+    return {name: linear_map(d, seed + 10 * i) for i, name in enumerate(names)}
+
+
+def block_names(cfg):
+    return [f"trf_blocks.{i}" for i in range(cfg["n_layers"])] + ["final_norm"]
+
+
+def swapped(module, spec):
+    """A private copy of a reference module with its submodules swapped for the stand-ins."""
+    module = copy.deepcopy(module)
+    for dotted, weights in spec.items():
+        owner_name, _, leaf = dotted.rpartition(".")
+        owner = module.get_submodule(owner_name) if owner_name else module
+        linear = torch.nn.Linear(weights["weight"].shape[1], weights["weight"].shape[0])
+        with torch.no_grad():
+            linear.weight.copy_(weights["weight"])
+            linear.bias.copy_(weights["bias"])
+        setattr(owner, leaf, linear)
+    return module
+
+
+_CACHE = {}
+
+
+def once(key, compute):
+    """A reference-only result, computed once per grader process (it never depends on a submission)."""
+    if key not in _CACHE:
+        _CACHE[key] = compute()
+    return _CACHE[key]
+
+
+def built(factory, cfg, seed):
+    """The reference ``factory(cfg)`` built after ``set_seed(seed)``, once per process; callers copy it."""
+    def build():
+        set_seed(seed)
+        return factory(cfg)
+    return once(("built", factory, tuple(sorted(cfg.items())), seed), build)
+
+
+def run(module, x, train=False, seed=None, grad_weight=None):
+    """The module's output (and with ``grad_weight`` its parameters' gradients after backward of
+    sum(output * grad_weight)), in train or eval mode, after ``set_seed(seed)``."""
+    module = copy.deepcopy(module).train(train)
+    if seed is not None:
+        set_seed(seed)
+    if grad_weight is None:
+        with torch.no_grad():
+            return module(x)
+    out = module(x)
+    (out * grad_weight).sum().backward()
+    return out.detach(), {k: v.grad for k, v in module.named_parameters()}
+
+
+# -- the transformer block's mistakes, on the stand-ins -------------------------------------------
+def block_forward(x, pieces, *, variant="pre", drop=0.0, seed=None, drop_on="both"):
+    """The block with ``pieces`` = {att, ff, norm1, norm2} (callables), wired as ``variant``."""
+    att, ff, n1, n2 = (pieces[k] for k in BLOCK_PIECES)
+    if seed is not None:
+        set_seed(seed)
+
+    def d(t, where):
+        return F.dropout(t, drop) if drop and drop_on in ("both", where) else t
+
+    if variant == "pre":
+        h = x + d(att(n1(x)), "att")
+        return h + d(ff(n2(h)), "ff")
+    if variant == "post":
+        h = n1(x + d(att(x), "att"))
+        return n2(h + d(ff(h), "ff"))
+    if variant == "no shortcut 1":
+        h = d(att(n1(x)), "att")
+        return h + d(ff(n2(h)), "ff")
+    if variant == "no shortcut 2":
+        h = x + d(att(n1(x)), "att")
+        return d(ff(n2(h)), "ff")
+    if variant == "parallel":
+        return x + d(att(n1(x)), "att") + d(ff(n2(x)), "ff")
+    if variant == "norm1 twice":
+        h = x + d(att(n1(x)), "att")
+        return h + d(ff(n1(h)), "ff")
+    if variant == "shortcut after norm":
+        s = n1(x)
+        h = s + d(att(s), "att")
+        s = n2(h)
+        return s + d(ff(s), "ff")
+    if variant == "no norms":
+        h = x + d(att(x), "att")
+        return h + d(ff(h), "ff")
+    if variant == "dropout after the shortcut":
+        h = d(x + att(n1(x)), "att")
+        return d(h + ff(n2(h)), "ff")
+    raise ValueError(variant)
+
+
+BLOCK_MISTAKES = {
+    "post-LayerNorm (the norms after the shortcuts; the book normalises first: x + att(norm1(x)))": "post",
+    "the first shortcut missing (x = att(norm1(x)) without + x)": "no shortcut 1",
+    "the second shortcut missing (x = ff(norm2(x)) without + x)": "no shortcut 2",
+    "both branches fed the block's input (ff(norm2(x)) with the x from before the attention)": "parallel",
+    "norm1 used twice (the feed forward branch needs norm2)": "norm1 twice",
+    "the shortcut taken after the norm (shortcut = norm1(x) instead of x)": "shortcut after norm",
+    "no layer norms in the block": "no norms",
+}
+
+
+def block_mistakes(x, pieces, *, drop=0.0, seed=None, train=False):
+    found = {name: (lambda v=v: block_forward(x, pieces, variant=v)) for name, v in BLOCK_MISTAKES.items()}
+    if train and drop:
+        found = {name: (lambda v=v: block_forward(x, pieces, variant=v, drop=drop, seed=seed))
+                 for name, v in BLOCK_MISTAKES.items()}
+        found.update({
+            "no dropout on the shortcut branches in training mode": lambda: block_forward(x, pieces),
+            "dropout after adding the shortcut (drop_shortcut(x + att(...)) instead of x + drop_shortcut(att(...)))":
+                lambda: block_forward(x, pieces, variant="dropout after the shortcut", drop=drop, seed=seed),
+            "dropout only after the attention (the feed forward branch needs it too)":
+                lambda: block_forward(x, pieces, drop=drop, seed=seed, drop_on="att"),
+            "dropout only after the feed forward network (the attention branch needs it too)":
+                lambda: block_forward(x, pieces, drop=drop, seed=seed, drop_on="ff"),
+        })
+    elif drop:  # eval mode with a dropout rate: it must be off
+        found["dropout applied in eval mode too (nn.Dropout follows .eval(); F.dropout needs "
+              "training=self.training)"] = lambda: block_forward(x, pieces, drop=drop, seed=seed)
+    return found
+
+
+def pieces_of(spec):
+    """The stand-ins as callables, for the mistake models."""
+    return {name.rpartition(".")[2]: (lambda t, w=w: F.linear(t, w["weight"], w["bias"])) for name, w in spec.items()}
+
+
+# -- the GPT model's mistakes, on the stand-ins ----------------------------------------------------
+def gpt_forward(idx, ref_model, spec, *, variant="book", drop=0.0, seed=None):
+    """The GPT with its blocks and final norm replaced by ``spec``'s maps, wired as ``variant``."""
+    tok, pos, head = (getattr(ref_model, n).weight.detach() for n in ("tok_emb", "pos_emb", "out_head"))
+    maps = pieces_of(spec)
+    blocks = [maps[str(i)] for i in range(len(spec) - 1)]
+    n = idx.shape[1]
+    if seed is not None:
+        set_seed(seed)
+    if variant == "positions of the token ids":
+        x = tok[idx] + pos[idx]
+    elif variant == "no positions":
+        x = tok[idx]
+    else:
+        x = tok[idx] + pos[:n]
+    if drop and variant != "no dropout":
+        x = F.dropout(x, drop)
+    for block in (reversed(blocks) if variant == "blocks in reverse" else blocks):
+        x = block(x)
+    if variant != "no final norm":
+        x = maps["final_norm"](x)
+    if variant == "tied":
+        return x @ tok.T
+    return x @ head.T
+
+
+TIED = "the output head tied to the token embedding (the book's GPTModel has its own out_head)"
+GPT_MISTAKES = {
+    "no position embeddings added": "no positions",
+    "position embeddings looked up with the token ids (pos_emb(in_idx) instead of pos_emb(torch.arange(num_tokens)))":
+        "positions of the token ids",
+    "no final norm (final_norm before out_head)": "no final norm",
+    "the blocks run in reverse order": "blocks in reverse",
+    TIED: "tied",
+}
+
+
+def gpt_mistakes(idx, ref_model, spec, *, drop=0.0, seed=None, train=False):
+    found = {name: (lambda v=v: gpt_forward(idx, ref_model, spec, variant=v, drop=drop if train else 0.0,
+                                             seed=seed)) for name, v in GPT_MISTAKES.items()}
+    if train and drop:
+        found["no dropout after the embeddings in training mode"] = lambda: gpt_forward(idx, ref_model, spec)
+    elif drop:
+        found["dropout applied in eval mode too"] = lambda: gpt_forward(idx, ref_model, spec, drop=drop, seed=seed)
+    return found
+
+
+# -- one mistake, one part ------------------------------------------------------------------------
+def compiles(source):
+    """Whether the student's ``source`` compiles: checked here, never trusted from the child."""
+    if source is None:
+        return False
+    try:
+        compile(source, "<submission>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def lower_charged(student, lower, failure):
+    """The lower parts in ``lower`` that explain ``failure``: it happened inside their own file
+    (the student's traceback names it) and they have lost points in this grading, while being
+    really written (they earned points too, or do not even compile: a blank or forged lower
+    part earns nothing here). Empty when the failure is the checked module's own."""
+    failed, passed = getattr(student, "failed_parts", set()), getattr(student, "passed_parts", set())
+    named = set(re.findall(r"\((\w+)\.py line \d+\)", str(failure)))
+    named |= set(re.findall(r"(\w+)\.py could not be imported", str(failure)))
+    return sorted(p for p in lower if p in named and p in failed
+                  and (p in passed or not compiles(student.sources.get(p))))
+
+
+def credit_lower(student, lower, failure, what):
+    """Pass with a note where ``failure`` comes from a lower part charged elsewhere, else re-raise."""
+    charged = lower_charged(student, lower, failure)
+    if not charged:
+        raise failure
+    student.notes.append(f"{what} could not be judged on its own: it fails inside {' and '.join(charged)}, "
+                         "which lost its points there.")
+
+
+def named_parameters_steps(let, target):
+    """Plan steps returning ``target``'s parameters as [[name, tensor], ...] (small modules only)."""
+    return [{"let": f"{let}_gen", "call": f"{target}.named_parameters"},
+            {"let": let, "iterate": f"{let}_gen", "return": True}]
+
+
+def as_dict(pairs, what):
+    if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
+                                              and isinstance(p[1], torch.Tensor) for p in pairs):
+        raise StudentFailure(f"{what}.named_parameters() did not give (name, parameter) pairs")
+    return dict(pairs)
+
+
+def expect_same_state(mine, theirs, what, why):
+    """Two {name: tensor} dicts hold the same names and values."""
+    if sorted(mine) != sorted(theirs):
+        raise AssertionError(f"{what} has parameters {sorted(mine)}; expected {sorted(theirs)}")
+    for key, value in theirs.items():
+        if mine[key].shape != value.shape or not torch.equal(mine[key], value):
+            raise AssertionError(f"{what}: {key} differs from {why}")
+
+
+def live_tensor(let, module_step, x):
+    """A plan step making ``x`` an object in the child (a copy through ``module_step``'s
+    ``weight``-like tensor), so a later step can pass it by reference and a check can read it
+    back afterwards: a forward that changes its input in place shows."""
+    return {"let": let, "call": f"{module_step}.new_tensor", "args": [x]}
+
+
+def live_ids(let, module_step, idx):
+    """``live_tensor`` for token ids (new_tensor would make them floats)."""
+    return [live_tensor(f"{let}_float", module_step, idx), {"let": let, "call": f"{let}_float.long"}]
+
+
+def gpt_case(ref, cfg, seed):
+    """The reference GPTModel built after ``seed`` with stand-ins for its blocks and final norm."""
+    spec = stand_ins(block_names(cfg), cfg["emb_dim"], seed + 1)
+    return swapped(built(ref.gpt_model.GPTModel, cfg, seed), spec), spec
+
+
+def token_ids(b, n, vocab, seed):
+    return torch.randint(0, vocab, (b, n), generator=torch.Generator().manual_seed(seed))
+
+
+def judged(student, lower, what, check):
+    """Run ``check``; a failure inside a lower part already charged there passes with a note."""
+    try:
+        check()
+    except (AssertionError, StudentFailure) as failure:
+        credit_lower(student, lower, failure, what)

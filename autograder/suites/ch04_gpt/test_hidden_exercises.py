@@ -1,0 +1,194 @@
+"""Hidden checks for exercises 4.1 to 4.3 (12 points).
+
+Each exercise is judged against the student's own classes where it builds on them (4.1 counts
+your FeedForward and MultiHeadAttention; 4.3 runs with stand-ins like TransformerBlock and
+GPTModel), so a mistake in a lower part is charged there only."""
+import pytest
+import torch
+
+from _gpt import (BLOCK_PIECES, CFGS, as_dict, block_mistakes, block_names, built, gpt_mistakes, judged,
+                  named_parameters_steps, params, pieces_of, run, stand_ins, swapped, token_ids)
+from autograder.compare import expect_close, seeded
+from autograder.session import StudentFailure
+
+points = pytest.mark.points
+EX = "exercises"
+LOWER = ("layer_norm", "feed_forward", "transformer_block", "gpt_model")
+SIZES = {"small": (768, 12, 12), "medium": (1024, 24, 16), "large": (1280, 36, 20), "xl": (1600, 48, 25)}
+
+
+def numel(pairs, what):
+    return sum(t.numel() for t in as_dict(pairs, what).values())
+
+
+@points(3)
+def test_4_1_feed_forward_and_attention_params(student):
+    """4.1: (parameters of FeedForward(cfg), of the block's MultiHeadAttention), counted on your own classes"""
+    for i, cfg in enumerate([CFGS[0], CFGS[1], {**CFGS[2], "qkv_bias": True}]):
+        emb = cfg["emb_dim"]
+        args = [emb, emb, cfg["context_length"], cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"]]
+        plan = student.plan([{"let": "answer", "call": f"{EX}.feed_forward_and_attention_params", "args": [cfg],
+                              "return": True},
+                             {"let": "ff", "call": "feed_forward.FeedForward", "args": [cfg]},
+                             *named_parameters_steps("ff_state", "ff"),
+                             {"let": "att", "call": "multihead_attention.MultiHeadAttention", "args": args},
+                             *named_parameters_steps("att_state", "att")], needs=f"{EX}.feed_forward_and_attention_params")
+        answer = plan.values["answer"]
+        expected = [numel(plan.values["ff_state"], "FeedForward"), numel(plan.values["att_state"], "MultiHeadAttention")]
+        if not (isinstance(answer, list) and [type(a) for a in answer] == [int, int] and answer == expected):
+            raise AssertionError(f"feed_forward_and_attention_params({cfg}) returned {answer!r}; your FeedForward(cfg) "
+                                 f"and MultiHeadAttention({', '.join(map(str, args))}) have {expected[0]} and "
+                                 f"{expected[1]} parameters: return both counts as ints, feed forward first")
+
+
+@points(2)
+def test_4_2_configs(student, ref):
+    """4.2: gpt2_config gives GPT-2 small, medium, large and XL; another size raises ValueError"""
+    steps = [{"let": size, "call": f"{EX}.gpt2_config", "args": [size], "return": True} for size in SIZES]
+    steps.append({"let": "huge", "call": f"{EX}.gpt2_config", "args": ["huge"], "return": True})
+    # a new dict each call: asked again after the others, "small" is still GPT-2 small
+    steps.append({"let": "small_again", "call": f"{EX}.gpt2_config", "args": ["small"], "return": True})
+    plan = student.plan(steps, needs=f"{EX}.gpt2_config")
+    for size, (emb, layers, heads) in SIZES.items():
+        expected = ref.exercises.gpt2_config(size)
+        got = plan.values[size]
+        if got != expected:
+            raise AssertionError(f"gpt2_config({size!r}) is {got!r}; expected GPT_CONFIG_124M with emb_dim={emb}, "
+                                 f"n_layers={layers}, n_heads={heads}")
+    if plan.values["small_again"] != ref.exercises.gpt2_config("small"):
+        raise AssertionError("gpt2_config('small') after the other sizes is not GPT-2 small: return a new dict each "
+                             "call and leave GPT_CONFIG_124M as it is ({**GPT_CONFIG_124M, ...} or dict(...))")
+    why = plan.failed("huge")
+    if not why or "ValueError" not in why:
+        raise AssertionError(f"gpt2_config('huge') must raise ValueError ({why or 'it returned a config'})")
+
+
+@points(3)
+def test_4_2_parameter_counts_and_sizes(student, ref):
+    """4.2: gpt_parameter_count and gpt_size_mb, as your GPTModel counts them, for GPT-2 medium, large and XL too"""
+    small = [CFGS[0], {**CFGS[1], "qkv_bias": False}, {**CFGS[2], "qkv_bias": True, "n_layers": 2}]
+    steps = []
+    for i, cfg in enumerate(small):
+        steps += [{"let": f"count{i}", "call": f"{EX}.gpt_parameter_count", "args": [cfg], "return": True},
+                  {"let": f"mb{i}", "call": f"{EX}.gpt_size_mb", "args": [cfg], "return": True},
+                  {"let": f"m{i}", "call": "gpt_model.GPTModel", "args": [cfg]},
+                  *named_parameters_steps(f"state{i}", f"m{i}")]
+    big = [ref.exercises.gpt2_config(size) for size in ("medium", "large", "xl")]
+    for i, cfg in enumerate(big):
+        steps += [{"let": f"big{i}", "call": f"{EX}.gpt_parameter_count", "args": [cfg], "return": True},
+                  {"let": f"bigmb{i}", "call": f"{EX}.gpt_size_mb", "args": [cfg], "return": True}]
+    # a count built on the meta device imports torch._dynamo in the child first (seconds)
+    plan = student.plan(steps, needs=f"{EX}.gpt_parameter_count", timeout=30)
+    book_model = True
+    for i, cfg in enumerate(small):
+        count, mb, book = plan.values[f"count{i}"], plan.values[f"mb{i}"], ref.exercises.gpt_parameter_count(cfg)
+        own = None if plan.failed(f"state{i}") else numel(plan.values[f"state{i}"], "GPTModel")
+        book_model &= own in (None, book)
+        # the book's count (a formula) or your own GPTModel's (built on the meta device): both are right
+        check_count(count, mb, own if own is not None and count == own else book,
+                    f"{cfg}" + (f" (your GPTModel has {own})" if own not in (None, book) else ""))
+    for i, cfg in enumerate(big):
+        count, mb = plan.values[f"big{i}"], plan.values[f"bigmb{i}"]
+        if count != ref.exercises.gpt_parameter_count(cfg) and not book_model:
+            student.notes.append("4.2's GPT-2 sizes judged on small models only: your GPTModel has another number "
+                                 "of parameters than the book's (see gpt_model and chapter 3).")
+            return
+        check_count(count, mb, ref.exercises.gpt_parameter_count(cfg),
+                    f"GPT-2 with emb_dim={cfg['emb_dim']}, n_layers={cfg['n_layers']}")
+
+
+def check_count(count, mb, expected, what):
+    if type(count) is not int or count != expected:
+        raise AssertionError(f"gpt_parameter_count for {what} returned {count!r}; expected {expected:,}")
+    if type(mb) not in (int, float) or abs(mb - expected * 4 / 2**20) > 1e-6 * max(1.0, mb):
+        raise AssertionError(f"gpt_size_mb for {what} returned {mb!r}; expected {expected * 4 / 2**20:.4f} "
+                             "(4 bytes a parameter, 1024 * 1024 bytes a megabyte)")
+
+
+def separate(cfg, emb, shortcut, attn):
+    cfg = {k: v for k, v in cfg.items() if k != "drop_rate"}
+    return {**cfg, "drop_rate_emb": emb, "drop_rate_shortcut": shortcut, "drop_rate_attn": attn}
+
+
+def own_block_matches(student, plan_steps, cfg, x, what):
+    """Where transformer_block has lost (and earned) points: the exercise's block gives what the
+    student's own TransformerBlock gives with the same stand-ins and seed (its wiring is charged there)."""
+    if not {"transformer_block"} & getattr(student, "failed_parts", set()) & getattr(student, "passed_parts", set()):
+        return False
+    try:
+        plan = student.plan(plan_steps, needs=f"{EX}.TransformerBlockSeparateDropout")
+        return torch.equal(plan.values["mine"], plan.values["theirs"])
+    except StudentFailure:
+        return False
+
+
+@points(4)
+def test_4_3_separate_dropout_rates(student, ref):
+    """4.3: drop_rate_shortcut on the block's shortcuts, drop_rate_emb after the embeddings, drop_rate_attn in att"""
+    cfg = separate(CFGS[0], 0.3, 0.5, 0.2)
+
+    def block():
+        ex_block = ref.exercises.TransformerBlockSeparateDropout
+        spec = stand_ins(BLOCK_PIECES, cfg["emb_dim"], 951)
+        module = swapped(built(ex_block, cfg, 950), spec)
+        x = seeded(2, 5, cfg["emb_dim"], seed=952)
+        step = {"let": "blk", "call": f"{EX}.TransformerBlockSeparateDropout", "args": [cfg], "stand_in": spec,
+                "params": params(module), "train": True}
+        plan = student.plan([step, {"let": "out", "call": "blk", "args": [x], "seed": 123, "return": True}],
+                            needs=f"{EX}.TransformerBlockSeparateDropout")
+        what = "TransformerBlockSeparateDropout(drop_rate_shortcut=0.5) in training mode (stand-ins for att, ff, norms)"
+        try:
+            expect_close(plan.values["out"], run(module, x, train=True, seed=123), what,
+                         block_mistakes(x, pieces_of(spec), drop=0.5, seed=123, train=True))
+        except AssertionError:
+            plain = {**CFGS[0], "drop_rate": 0.5}
+            own = [step, {"let": "mine", "call": "blk", "args": [x], "seed": 123, "return": True},
+                   {"let": "tb", "call": "transformer_block.TransformerBlock", "args": [plain], "stand_in": spec,
+                    "params": params(module), "train": True},
+                    {"let": "theirs", "call": "tb", "args": [x], "seed": 123, "return": True}]
+            if not own_block_matches(student, own, cfg, x, what):
+                raise
+            student.notes.append("4.3's block does what your TransformerBlock does; its wiring is charged in "
+                                 "transformer_block.")
+
+    def model():
+        spec = stand_ins(block_names(cfg), cfg["emb_dim"], 961)
+        module = swapped(built(ref.exercises.GPTModelSeparateDropout, cfg, 960), spec)
+        idx = token_ids(2, 6, cfg["vocab_size"], 962)
+        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "stand_in": spec,
+                              "params": params(module), "train": True},
+                             {"let": "out", "call": "m", "args": [idx], "seed": 123, "return": True}],
+                            needs=f"{EX}.GPTModelSeparateDropout")
+        expect_close(plan.values["out"], run(module, idx, train=True, seed=123),
+                     "GPTModelSeparateDropout(drop_rate_emb=0.3) in training mode (stand-ins for the blocks)",
+                     gpt_mistakes(idx, module, spec, drop=0.3, seed=123, train=True))
+
+    def attention():
+        emb, ctx = cfg["emb_dim"], cfg["context_length"]
+        x = seeded(2, ctx, emb, seed=970)
+        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "seed": 971},
+                             *named_parameters_steps("att", "m.trf_blocks.0.att")],
+                            needs=f"{EX}.GPTModelSeparateDropout")
+        att = as_dict(plan.values["att"], "trf_blocks[0].att")
+        args = [emb, emb, ctx, 0.2, cfg["n_heads"], cfg["qkv_bias"]]
+        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "seed": 971,
+                              "train": True},
+                             {"let": "mine", "call": "m.trf_blocks.0.att", "args": [x], "seed": 9, "return": True},
+                             {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args,
+                              "params": att, "train": True},
+                             {"let": "theirs", "call": "own", "args": [x], "seed": 9, "return": True}],
+                            needs=f"{EX}.GPTModelSeparateDropout")
+        mine_failed, theirs_failed = plan.failed("mine"), plan.failed("theirs")
+        if mine_failed or theirs_failed:
+            if mine_failed and theirs_failed and mine_failed.replace("m.trf_blocks.0.att", "own") == theirs_failed:
+                return
+            raise AssertionError(f"the blocks' attention of GPTModelSeparateDropout does not behave like your "
+                                 f"MultiHeadAttention(..., dropout=drop_rate_attn): {mine_failed or theirs_failed}")
+        mine, theirs = plan.values["mine"], plan.values["theirs"]
+        if not (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor) and mine.shape == theirs.shape
+                and torch.allclose(mine, theirs, atol=1e-6, equal_nan=True)):
+            raise AssertionError("the blocks' attention of GPTModelSeparateDropout in training mode differs from your "
+                                 "MultiHeadAttention built with dropout=drop_rate_attn (0.2 here)")
+
+    for check in (block, model, attention):
+        judged(student, LOWER, "exercise 4.3", check)

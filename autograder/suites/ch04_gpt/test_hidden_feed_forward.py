@@ -1,0 +1,110 @@
+"""Hidden checks for section 4.3, GELU and the feed forward network (12 points)."""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from _gpt import CFGS, built, live_tensor, params, run
+from autograder.compare import expect_close, seeded, set_seed
+
+points = pytest.mark.points
+FF = "feed_forward.FeedForward"
+
+
+def gelu(x, c=0.044715, k=math.sqrt(2.0 / math.pi), half=0.5, power=3):
+    return half * x * (1 + torch.tanh(k * (x + c * x**power)))
+
+
+GELU_MISTAKES = {
+    "the exact GELU (erf; the book's is the tanh approximation)": lambda x: F.gelu(x),
+    "ReLU instead of GELU": torch.relu,
+    "GELU without the factor 0.5": lambda x: gelu(x, half=1.0),
+    "GELU with 0.044715 * x instead of 0.044715 * x**3": lambda x: gelu(x, power=1),
+    "GELU with 2 / pi instead of sqrt(2 / pi)": lambda x: gelu(x, k=2.0 / math.pi),
+    "GELU's constant 0.044715 mistyped as 0.44715": lambda x: gelu(x, c=0.44715),
+    "the sigmoid approximation x * sigmoid(1.702 x)": lambda x: x * torch.sigmoid(1.702 * x),
+}
+
+
+@points(3)
+def test_gelu(student):
+    """GELU is the tanh approximation, element by element, on any shape"""
+    inputs = [torch.linspace(-6, 6, 61), seeded(2, 3, 5, seed=500, scale=2.0)]
+    steps = [{"let": "g", "call": "feed_forward.GELU"}]
+    steps += [{"let": f"y{i}", "call": "g", "args": [x], "return": True} for i, x in enumerate(inputs)]
+    plan = student.plan(steps, needs="feed_forward.GELU")
+    for i, x in enumerate(inputs):
+        expect_close(plan.values[f"y{i}"], gelu(x), f"GELU() on input {tuple(x.shape)}",
+                     {name: (lambda f=f: f(x)) for name, f in GELU_MISTAKES.items()})
+
+
+def ff_model(x, state, act):
+    h = act(F.linear(x, state["layers.0.weight"], state["layers.0.bias"]))
+    return F.linear(h, state["layers.2.weight"], state["layers.2.bias"])
+
+
+@points(4)
+def test_feed_forward_forward(student, ref):
+    """FeedForward: Linear(emb_dim, 4 emb_dim), GELU, Linear(4 emb_dim, emb_dim) on 2-D and 3-D inputs"""
+    steps, cases = [], []
+    for i, (cfg, shape) in enumerate([(CFGS[0], (2, 5, 12)), (CFGS[1], (3, 8)), (CFGS[2], (1, 4, 16))]):
+        state = params(built(ref.feed_forward.FeedForward, cfg, 510 + i))
+        x = seeded(*shape, seed=520 + i)
+        steps += [{"let": f"ff{i}", "call": FF, "args": [cfg], "params": state},
+                  {"let": f"out{i}", "call": f"ff{i}", "args": [x], "return": True}]
+        cases.append((x, state, f"FeedForward(emb_dim={cfg['emb_dim']}) on input {shape}"))
+    plan = student.plan(steps, needs=FF)
+    for i, (x, state, what) in enumerate(cases):
+        mistakes = {name.replace("GELU", "GELU in FeedForward", 1) if name.startswith("GELU") else name:
+                    (lambda f=f: ff_model(x, state, f)) for name, f in GELU_MISTAKES.items()}
+        mistakes["no activation between the two linear layers"] = lambda: ff_model(x, state, lambda t: t)
+        expect_close(plan.values[f"out{i}"], ff_model(x, state, gelu), what, mistakes)
+
+
+@points(3)
+def test_feed_forward_seeded_init(student, ref):
+    """self.layers holds the two linear layers (layers.0 and layers.2), created in order after a seed"""
+    cfg = CFGS[0]
+    plan = student.plan([{"let": "ff", "call": FF, "args": [cfg], "seed": 123},
+                         {"let": "gen", "call": "ff.named_parameters"},
+                         {"let": "state", "iterate": "gen", "return": True}], needs=FF)
+    mine = dict(plan.values["state"])
+    expected = params(built(ref.feed_forward.FeedForward, cfg, 123))
+    if sorted(mine) != sorted(expected):
+        raise AssertionError(f"FeedForward has parameters {sorted(mine)}; the book's are {sorted(expected)} "
+                             "(self.layers = nn.Sequential(nn.Linear, GELU(), nn.Linear))")
+    if all(mine[k].shape == v.shape and torch.equal(mine[k], v) for k, v in expected.items()):
+        return
+    set_seed(123)
+    second = torch.nn.Linear(4 * cfg["emb_dim"], cfg["emb_dim"])
+    first = torch.nn.Linear(cfg["emb_dim"], 4 * cfg["emb_dim"])
+    hint = ""
+    if torch.equal(mine["layers.0.weight"], first.weight) and torch.equal(mine["layers.2.weight"], second.weight):
+        hint = " This is exactly what you get with: the second linear layer created before the first."
+    raise AssertionError("FeedForward's weights after torch.manual_seed(123) differ from the book's draw (the book "
+                         f"creates Linear(emb_dim, 4 * emb_dim), then Linear(4 * emb_dim, emb_dim)).{hint}")
+
+
+@points(2)
+def test_feed_forward_trainable(student, ref):
+    """every weight gets the reference's gradient; the caller's input is left unchanged"""
+    cfg = CFGS[1]
+    module = built(ref.feed_forward.FeedForward, cfg, 530)
+    x, g = seeded(2, 4, 8, seed=531), seeded(2, 4, 8, seed=532)
+    out, grads = run(module, x, grad_weight=g)
+    plan = student.plan([{"let": "ff", "call": FF, "args": [cfg], "params": params(module)},
+                         live_tensor("x", "ff.layers.0.weight", x),
+                         {"let": "out", "call": "ff", "args": [{"$ref": "x"}], "grad": True, "return": True},
+                         {"let": "back", "backward": "out", "weight": g},
+                         {"let": "grads", "grads": "ff", "return": True},
+                         {"let": "x_after", "attr": "x", "return": True}], needs=FF)
+    if not torch.equal(plan.values["x_after"], x):
+        raise AssertionError("FeedForward changed the caller's input in place: forward must leave x as it was")
+    right = torch.allclose(plan.values["out"], out, atol=1e-5)
+    for key, expected in grads.items():
+        got = plan.values["grads"].get(key)
+        if not isinstance(got, torch.Tensor):
+            raise AssertionError(f"FeedForward: {key} received no gradient from backward")
+        if right:
+            expect_close(got, expected, f"gradient of FeedForward's {key}")

@@ -1,0 +1,105 @@
+"""Hidden checks for section 4.7, generating text (12 points).
+
+generate_text_simple runs on the student's own GPTModel (stand-ins for its blocks and final
+norm, its own seeded embeddings and head) and every call of the model is recorded: each step
+is judged against what that model answered, so a mistake in the model costs nothing here."""
+import pytest
+import torch
+
+from _gpt import CFGS, block_names, judged, live_ids, stand_ins, token_ids
+
+points = pytest.mark.points
+GEN = "generate.generate_text_simple"
+LOWER = ("layer_norm", "feed_forward", "transformer_block", "gpt_model")
+
+
+def generation(cfg, idx, max_new_tokens, context_size, seed):
+    # the student's own GPTModel as it builds itself (each step is judged on what it answered, so its
+    # weights need not be the reference's: a GPTModel of another shape still serves)
+    spec = stand_ins(block_names(cfg), cfg["emb_dim"], seed + 1)
+    return [{"let": "m", "call": "gpt_model.GPTModel", "args": [cfg], "stand_in": spec, "seed": seed,
+             "train": False},
+            *live_ids("idx", "m.tok_emb.weight", idx),
+            {"let": "out", "call": GEN, "args": [{"$ref": "m"}, {"$ref": "idx"}, max_new_tokens, context_size],
+             "record": ["m"], "return": True},
+            {"let": "idx_after", "attr": "idx", "return": True}]
+
+
+def judge_steps(idx, out, calls, max_new_tokens, context_size):
+    """Replay the generation on the model's recorded answers; fail at the first step that differs."""
+    what = f"generate_text_simple(model, idx of shape {tuple(idx.shape)}, max_new_tokens={max_new_tokens}, " \
+           f"context_size={context_size})"
+    if len(calls) != max_new_tokens:
+        raise AssertionError(f"{what} called the model {len(calls)} times; expected once per new token")
+    seq = idx
+    for step, call in enumerate(calls):
+        given, logits = call[0], call[-1]
+        want = seq[:, -context_size:]
+        if not (isinstance(given, torch.Tensor) and given.shape == want.shape and torch.equal(given, want)):
+            hint = ""
+            if isinstance(given, torch.Tensor) and given.shape == seq[:, :context_size].shape and \
+                    torch.equal(given, seq[:, :context_size]) and seq.shape[1] > context_size:
+                hint = " This is exactly what you get with: cropping the first tokens (idx[:, :context_size]; the book keeps the last ones, idx[:, -context_size:])."
+            elif isinstance(given, torch.Tensor) and given.shape == seq.shape and torch.equal(given, seq):
+                hint = " This is exactly what you get with: no cropping to the last context_size tokens."
+            raise AssertionError(f"{what}: step {step + 1} gave the model {list(getattr(given, 'shape', ()))} "
+                                 f"tokens, expected the last {want.shape[1]} of the sequence so far.{hint}")
+        if not isinstance(logits, torch.Tensor) or logits.dim() != 3 or logits.shape[:2] != given.shape:
+            raise AssertionError(f"{what}: the model's answer at step {step + 1} is not (batch, num_tokens, vocab)")
+        nxt = logits[:, -1, :].argmax(dim=-1, keepdim=True)
+        seq = torch.cat([seq, nxt], dim=1)
+        if not isinstance(out, torch.Tensor) or out.shape[0] != seq.shape[0] or out.shape[1] < seq.shape[1]:
+            continue
+        got = out[:, seq.shape[1] - 1]
+        if not torch.equal(got, nxt[:, 0]):
+            hint = ""
+            if torch.equal(got, logits[:, 0, :].argmax(dim=-1)):
+                hint = " This is exactly what you get with: the first position's logits (logits[:, -1, :] is the last)."
+            elif torch.equal(got, logits[:, -1, :].argmin(dim=-1)):
+                hint = " This is exactly what you get with: argmin instead of argmax."
+            raise AssertionError(f"{what}: new token {step + 1} is {got.tolist()}, but the most likely next token "
+                                 f"after the model's last position is {nxt[:, 0].tolist()}.{hint}")
+    if not isinstance(out, torch.Tensor) or out.shape != seq.shape or not torch.equal(out, seq):
+        raise AssertionError(f"{what} returned {list(getattr(out, 'shape', ())) or type(out).__name__}; expected the "
+                             f"prompt followed by the {max_new_tokens} new tokens, shape {list(seq.shape)}")
+
+
+def run_case(student, cfg, idx, max_new_tokens, context_size, seed):
+    plan = student.plan(generation(cfg, idx, max_new_tokens, context_size, seed), needs=GEN)
+    judge_steps(idx, plan.values["out"], plan.records["out"]["m"], max_new_tokens, context_size)
+    return plan
+
+
+@points(5)
+def test_generate_greedy(student):
+    """each new token is the argmax of the model's logits at the last position, appended to the sequence"""
+    def check():
+        for i, (cfg, b, n, new) in enumerate([(CFGS[0], 2, 3, 4), (CFGS[1], 1, 1, 3), (CFGS[2], 3, 2, 2)]):
+            run_case(student, cfg, token_ids(b, n, cfg["vocab_size"], 900 + i), new, cfg["context_length"], 910 + i)
+    judged(student, LOWER, "generate_text_simple", check)
+
+
+@points(4)
+def test_generate_crops_to_the_last_context_size_tokens(student):
+    """the model sees only the last context_size tokens, from the first step (a long prompt) and as the text grows"""
+    def check():
+        cfg = CFGS[1]  # context_length 10, larger than context_size: the model itself would take more
+        run_case(student, cfg, token_ids(2, 6, cfg["vocab_size"], 920), 3, 4, 921)
+        run_case(student, cfg, token_ids(1, 2, cfg["vocab_size"], 922), 5, 3, 923)
+    judged(student, LOWER, "generate_text_simple", check)
+
+
+@points(3)
+def test_generate_leaves_idx_and_returns_a_new_tensor(student):
+    """idx itself is left unchanged; max_new_tokens=0 gives the prompt back"""
+    def check():
+        cfg = CFGS[0]
+        idx = token_ids(2, 3, cfg["vocab_size"], 930)
+        plan = run_case(student, cfg, idx, 2, 8, 931)
+        if not torch.equal(plan.values["idx_after"], idx):
+            raise AssertionError("generate_text_simple changed the caller's idx in place: build a new tensor "
+                                 "(idx = torch.cat((idx, idx_next), dim=1))")
+        plan = student.plan(generation(cfg, idx, 0, 8, 931), needs=GEN)
+        if not torch.equal(plan.values["out"], idx):
+            raise AssertionError("generate_text_simple(model, idx, max_new_tokens=0, ...) must return idx's tokens")
+    judged(student, LOWER, "generate_text_simple", check)

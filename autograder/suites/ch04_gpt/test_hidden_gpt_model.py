@@ -1,0 +1,157 @@
+"""Hidden checks for section 4.6, the GPT model (20 points).
+
+The model runs with the grader's linear maps in place of its transformer blocks and final norm
+(the reference gets the same maps): judged here are the embeddings, the dropout, the order of
+the pieces and the output head; the blocks and norms are judged in their own parts."""
+import pytest
+import torch
+
+from _gpt import (judged, CFGS, TIED, as_dict, built, gpt_case, gpt_mistakes, live_ids, named_parameters_steps,
+                  params, run, token_ids)
+from autograder.compare import expect_close, seeded, set_seed
+
+points = pytest.mark.points
+GPT = "gpt_model.GPTModel"
+LOWER = ("layer_norm", "feed_forward", "transformer_block")
+
+
+def gpt_step(let, cfg, module, spec, train=False):
+    return {"let": let, "call": GPT, "args": [cfg], "stand_in": spec, "params": params(module), "train": train}
+
+
+@points(6)
+def test_gpt_forward(student, ref):
+    """token plus position embeddings, the blocks in order, the final norm, out_head: logits for every position"""
+    # (cfg, batch, num_tokens, ids below context_length: that case first, so that "positions from the
+    # ids" runs there and can be named)
+    cases = [(CFGS[2], 1, 6, True), (CFGS[0], 2, 5, False), (CFGS[1], 3, 10, False), ({**CFGS[0], "drop_rate": 0.3}, 2, 3, False)]
+
+    def check():
+        steps, expected = [], []
+        for i, (cfg, b, n, small_ids) in enumerate(cases):
+            module, spec = gpt_case(ref, cfg, 800 + 10 * i)
+            idx = token_ids(b, n, cfg["context_length"] if small_ids else cfg["vocab_size"], 850 + i)
+            steps += [gpt_step(f"m{i}", cfg, module, spec),
+                      {"let": f"out{i}", "call": f"m{i}", "args": [idx], "seed": 4, "return": True}]
+            expected.append((idx, module, spec, cfg))
+        plan = student.plan(steps, needs=GPT)
+        for i, (idx, module, spec, cfg) in enumerate(expected):
+            what = (f"GPTModel(vocab_size={cfg['vocab_size']}, context_length={cfg['context_length']}, emb_dim="
+                    f"{cfg['emb_dim']}, n_layers={cfg['n_layers']}, drop_rate={cfg['drop_rate']}) in eval mode on "
+                    f"{tuple(idx.shape)} token ids (blocks and final_norm replaced by the grader's linear maps)")
+            expect_close(plan.values[f"out{i}"], run(module, idx), what,
+                         gpt_mistakes(idx, module, spec, drop=cfg["drop_rate"], seed=4))
+    judged(student, LOWER, "GPTModel", check)
+
+
+@points(4)
+def test_gpt_dropout(student, ref):
+    """in training mode, dropout(drop_rate) on the sum of the embeddings (same seed, same mask)"""
+    cfg = {**CFGS[1], "drop_rate": 0.5}
+
+    def check():
+        module, spec = gpt_case(ref, cfg, 860)
+        idx = token_ids(2, 7, cfg["vocab_size"], 861)
+        plan = student.plan([gpt_step("m", cfg, module, spec, train=True),
+                             {"let": "out", "call": "m", "args": [idx], "seed": 123, "return": True}], needs=GPT)
+        expect_close(plan.values["out"], run(module, idx, train=True, seed=123),
+                     "GPTModel(drop_rate=0.5) in training mode after torch.manual_seed(123) (stand-ins for the "
+                     "blocks: only drop_emb draws)", gpt_mistakes(idx, module, spec, drop=0.5, seed=123, train=True))
+    judged(student, LOWER, "GPTModel", check)
+
+
+@points(4)
+def test_gpt_structure(student, ref):
+    """tok_emb, pos_emb, n_layers distinct TransformerBlocks in trf_blocks, final_norm, out_head without bias"""
+    for cfg in (CFGS[1], CFGS[2]):
+        n_layers = cfg["n_layers"]
+        plan = student.plan([{"let": "m", "call": GPT, "args": [cfg], "seed": 1},
+                             {"let": "names", "grads": "m", "return": True},
+                             {"let": "n", "len": "m.trf_blocks", "return": True},
+                             {"let": "norm", "attr": "m.final_norm.__class__.__name__", "return": True},
+                             *[{"let": f"kind{i}", "attr": f"m.trf_blocks.{i}.__class__.__name__", "return": True}
+                               for i in range(n_layers)]], needs=GPT)
+        what = f"GPTModel(n_layers={n_layers})"
+        names = list(plan.values["names"])
+        if plan.values["n"] != n_layers:
+            raise AssertionError(f"{what}.trf_blocks holds {plan.values['n']} blocks, expected n_layers = {n_layers}")
+        kinds = [plan.values[f"kind{i}"] for i in range(n_layers)]
+        if kinds != ["TransformerBlock"] * n_layers:
+            raise AssertionError(f"{what}.trf_blocks holds {kinds}; expected {n_layers} TransformerBlock(cfg)")
+        if plan.values["norm"] != "LayerNorm":
+            raise AssertionError(f"{what}.final_norm is a {plan.values['norm']}; expected your LayerNorm(emb_dim)")
+        # the model's own parameters; what the blocks and the norm hold is judged in their parts
+        own = sorted(n for n in names if not n.startswith(("trf_blocks.", "final_norm.")))
+        book = sorted(n for n in params(built(ref.gpt_model.GPTModel, cfg, 0))
+                      if not n.startswith(("trf_blocks.", "final_norm.")))
+        shared = [i for i in range(1, n_layers) if not any(n.startswith(f"trf_blocks.{i}.") for n in names)]
+        if shared:  # named_parameters lists a module met twice once
+            raise AssertionError(f"{what}.trf_blocks[{shared[0]}] is an earlier block again. This is exactly what you "
+                                 "get with: one block repeated ([TransformerBlock(cfg)] * n_layers shares one block's "
+                                 "weights; build a new block each time).")
+        if own == book:
+            continue
+        hint = ""
+        if "out_head.bias" in own:
+            hint = " This is exactly what you get with: out_head with a bias (the book's has bias=False)."
+        elif "out_head.weight" not in own and "tok_emb.weight" in own:
+            hint = f" This is exactly what you get with: {TIED}."
+        raise AssertionError(f"{what} has the parameters {own} besides its blocks' and final_norm's; the book's are "
+                             f"{book}.{hint}")
+
+
+@points(3)
+def test_gpt_seeded_init(student, ref):
+    """tok_emb, pos_emb, the blocks, final_norm, out_head created in that order: the book's draw after the seed"""
+    cfg = CFGS[0]
+    plan = student.plan([{"let": "m", "call": GPT, "args": [cfg], "seed": 123},
+                         *named_parameters_steps("state", "m")], needs=GPT)
+    mine = as_dict(plan.values["state"], "GPTModel")
+    book = params(built(ref.gpt_model.GPTModel, cfg, 123))
+    first = ("tok_emb.weight", "pos_emb.weight")
+    for key in first:
+        if key not in mine or mine[key].shape != book[key].shape:
+            raise AssertionError(f"GPTModel has no {key} of shape {tuple(book[key].shape)}")
+    if not all(torch.equal(mine[k], book[k]) for k in first):
+        set_seed(123)
+        pos = torch.nn.Embedding(cfg["context_length"], cfg["emb_dim"]).weight
+        tok = torch.nn.Embedding(cfg["vocab_size"], cfg["emb_dim"]).weight
+        hint = (" This is exactly what you get with: pos_emb created before tok_emb."
+                if torch.equal(mine["tok_emb.weight"], tok) and torch.equal(mine["pos_emb.weight"], pos) else "")
+        raise AssertionError("GPTModel's tok_emb and pos_emb after torch.manual_seed(123) differ from the book's "
+                             f"draw: create tok_emb, then pos_emb, before anything else random.{hint}")
+    # out_head is drawn after the blocks: judged where the blocks draw what the book's draw (what a
+    # block, its attention or its feed forward network draws is judged in their own parts)
+    blocks = {k: v for k, v in book.items() if k.startswith("trf_blocks.")}
+    if not all(k in mine and mine[k].shape == v.shape and torch.equal(mine[k], v) for k, v in blocks.items()):
+        return
+    if "out_head.weight" in mine and not torch.equal(mine["out_head.weight"], book["out_head.weight"]):
+        raise AssertionError("GPTModel's out_head.weight after torch.manual_seed(123) differs from the book's draw: "
+                             "create tok_emb, pos_emb, drop_emb, trf_blocks, final_norm, out_head in that order")
+
+
+@points(3)
+def test_gpt_trainable(student, ref):
+    """every parameter gets the reference's gradient; the caller's token ids are left unchanged"""
+    cfg = CFGS[2]
+
+    def check():
+        module, spec = gpt_case(ref, cfg, 870)
+        idx = token_ids(2, 4, cfg["vocab_size"], 871)
+        g = seeded(2, 4, cfg["vocab_size"], seed=872)
+        out, grads = run(module, idx, grad_weight=g)
+        plan = student.plan([gpt_step("m", cfg, module, spec), *live_ids("idx", "m.tok_emb.weight", idx),
+                             {"let": "out", "call": "m", "args": [{"$ref": "idx"}], "grad": True, "return": True},
+                             {"let": "back", "backward": "out", "weight": g},
+                             {"let": "grads", "grads": "m", "return": True},
+                             {"let": "idx_after", "attr": "idx", "return": True}], needs=GPT)
+        if not torch.equal(plan.values["idx_after"], idx):
+            raise AssertionError("GPTModel changed the caller's token ids in place")
+        right = torch.allclose(plan.values["out"], out, atol=1e-5)
+        for key, expected in grads.items():
+            got = plan.values["grads"].get(key)
+            if not isinstance(got, torch.Tensor):
+                raise AssertionError(f"GPTModel: {key} received no gradient from backward")
+            if right:
+                expect_close(got, expected, f"gradient of GPTModel's {key} (stand-ins for the blocks and final norm)")
+    judged(student, LOWER, "GPTModel", check)

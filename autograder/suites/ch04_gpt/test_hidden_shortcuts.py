@@ -1,0 +1,152 @@
+"""Hidden checks for section 4.4, shortcut connections (12 points).
+
+The network is judged with linear stand-ins for its GELUs (so a wrong GELU costs points in
+feed_forward only); that each layer's activation is the student's own GELU is checked apart."""
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from _gpt import credit_lower, linear_map, once, params, swapped
+from autograder.compare import expect_close, seeded, set_seed
+from autograder.session import StudentFailure
+
+points = pytest.mark.points
+NET = "shortcuts.ExampleDeepNeuralNetwork"
+SIZES = [[3, 3, 3, 3, 3, 1], [4, 4, 2, 2, 2, 3], [5, 5, 5, 5, 5, 5]]
+
+
+def activations(sizes, seed):
+    return {f"layers.{i}.1": linear_map(sizes[i + 1], seed + 10 * i) for i in range(5)}
+
+
+def reference_net(ref, sizes, use_shortcut, seed):
+    def build():
+        set_seed(seed)
+        return ref.shortcuts.ExampleDeepNeuralNetwork(sizes, use_shortcut)
+    return once(("net", tuple(sizes), use_shortcut, seed), build)
+
+
+def net_model(x, net, shortcut):
+    """The network on the stand-ins, with a shortcut wherever ``shortcut(shapes match)`` says."""
+    for layer in net.layers:
+        out = layer(x)
+        x = x + out if shortcut(x.shape == out.shape) else out
+    return x
+
+
+@points(4)
+def test_shortcut_forward(student, ref):
+    """with use_shortcut, a layer whose output keeps its input's shape adds its input; without, never"""
+    steps, cases = [], []
+    for i, sizes in enumerate(SIZES):
+        for use in (False, True):
+            k = len(cases)
+            net = swapped(reference_net(ref, sizes, use, 600 + i), activations(sizes, 610 + i))
+            x = seeded(2, sizes[0], seed=620 + k)
+            steps += [{"let": f"net{k}", "call": NET, "args": [sizes, use], "train": False,
+                       "stand_in": activations(sizes, 610 + i), "params": params(net)},
+                      {"let": f"out{k}", "call": f"net{k}", "args": [x], "return": True}]
+            cases.append((x, net, use, f"ExampleDeepNeuralNetwork({sizes}, use_shortcut={use}) on input (2, {sizes[0]})"))
+    plan = student.plan(steps, needs=NET)
+    for k, (x, net, use, what) in enumerate(cases):
+        with torch.no_grad():
+            expected = net_model(x, net, lambda same: use and same)
+            mistakes = {"shortcuts added although use_shortcut is False": lambda: net_model(x, net, lambda same: same),
+                        "no shortcuts although use_shortcut is True": lambda: net_model(x, net, lambda same: False)}
+        expect_close(plan.values[f"out{k}"], expected, what + " (its GELUs replaced by the grader's linear maps)",
+                     mistakes)
+
+
+@points(2)
+def test_each_layer_is_linear_then_your_gelu(student):
+    """self.layers is a ModuleList of five (nn.Linear, GELU) pairs: layers.i.0.weight/bias, layers.i.1 your GELU"""
+    sizes = SIZES[1]
+    steps = [{"let": "net", "call": NET, "args": [sizes, True]}, {"let": "names", "grads": "net", "return": True},
+             {"let": "g", "call": "feed_forward.GELU"}]
+    probes = {i: seeded(3, sizes[i + 1], seed=630 + i, scale=2.0) for i in range(5)}
+    for i, probe in probes.items():
+        steps += [{"let": f"act{i}", "call": f"net.layers.{i}.1", "args": [probe], "return": True},
+                  {"let": f"own{i}", "call": "g", "args": [probe], "return": True}]
+    plan = student.plan(steps, needs=NET)
+    names = list(plan.values["names"])
+    expected = [f"layers.{i}.0.{p}" for i in range(5) for p in ("weight", "bias")]
+    if names != expected:
+        raise AssertionError(f"ExampleDeepNeuralNetwork({sizes}, True) has parameters {names}; the book's are "
+                             f"{expected} (five nn.Sequential(nn.Linear(...), GELU()) in an nn.ModuleList)")
+    for i, probe in probes.items():
+        act = plan.values[f"act{i}"]
+        book = 0.5 * probe * (1 + torch.tanh((2 / torch.pi) ** 0.5 * (probe + 0.044715 * probe**3)))
+        try:
+            own = plan.values[f"own{i}"]
+        except StudentFailure:
+            own = None
+        if not any(isinstance(act, torch.Tensor) and act.shape == probe.shape and torch.allclose(act, want, atol=1e-6)
+                   for want in (own, book) if want is not None):
+            raise AssertionError(f"ExampleDeepNeuralNetwork.layers[{i}][1] is not a GELU: on a probe it gives "
+                                 "neither your GELU's values nor the tanh approximation's")
+
+
+@points(2)
+def test_shortcut_seeded_init(student, ref):
+    """the five layers created in order: the book's weights after torch.manual_seed(123)"""
+    sizes = SIZES[0]
+    plan = student.plan([{"let": "net", "call": NET, "args": [sizes, False], "seed": 123},
+                         {"let": "gen", "call": "net.named_parameters"},
+                         {"let": "state", "iterate": "gen", "return": True}], needs=NET)
+    mine = dict(plan.values["state"])
+    expected = params(reference_net(ref, sizes, False, 123))
+    if sorted(mine) != sorted(expected):
+        raise AssertionError(f"ExampleDeepNeuralNetwork has parameters {sorted(mine)}; expected {sorted(expected)}")
+    for key, value in expected.items():
+        if not torch.equal(mine[key], value):
+            raise AssertionError(f"{key} after torch.manual_seed(123) differs from the book's draw: create the five "
+                                 "layers in order, each nn.Linear before its GELU, and nothing random before them")
+
+
+def gradient_model(net, x, *, reduce="mean", absolute=True, loss="mse", which="weight"):
+    net = copy.deepcopy(net)
+    out = net(x)
+    value = F.mse_loss(out, torch.zeros_like(out)) if loss == "mse" else out.sum()
+    value.backward()
+    found = {}
+    for name, p in net.named_parameters():
+        if which in name:
+            g = p.grad.abs() if absolute else p.grad
+            found[name] = (g.mean() if reduce == "mean" else g.sum()).item()
+    return found
+
+
+@points(4)
+def test_print_gradients(student, ref):
+    """print_gradients returns {weight name: mean absolute gradient} after one MSE backward against zeros"""
+    sizes, spec = SIZES[0], activations(SIZES[0], 640)
+    net = swapped(reference_net(ref, sizes, True, 123), spec)
+    x = torch.tensor([[1.0, 0.0, -1.0]])
+    try:
+        plan = student.plan([{"let": "net", "call": NET, "args": [sizes, True], "stand_in": spec, "params": params(net)},
+                             {"let": "means", "call": "shortcuts.print_gradients", "args": [{"$ref": "net"}, x],
+                              "grad": True, "return": True}], needs="shortcuts.print_gradients")
+        means = plan.values["means"]
+    except StudentFailure as failure:
+        credit_lower(student, ("feed_forward",), failure, "print_gradients")
+        return
+    expected = gradient_model(net, x)
+    what = f"print_gradients(ExampleDeepNeuralNetwork({sizes}, use_shortcut=True), {x.tolist()}) (GELUs stood in)"
+    if not isinstance(means, dict):
+        raise AssertionError(f"{what} returned {type(means).__name__}; return a dict {{name: mean}}, as it prints")
+    if list(means) != list(expected):
+        raise AssertionError(f"{what} returned the names {list(means)}; expected the weights {list(expected)}")
+    models = {"the mean of the gradient without abs()": dict(absolute=False),
+              "the sum instead of the mean": dict(reduce="sum"),
+              "a loss of output.sum() instead of the MSE against zeros": dict(loss="sum")}
+    for name, value in expected.items():
+        got = means[name]
+        if isinstance(got, torch.Tensor) and got.numel() == 1:  # a one-element tensor says the same
+            got = got.item()
+        if type(got) not in (int, float) or abs(got - value) > 1e-5 + 1e-4 * abs(value):
+            hint = next((f" This is exactly what you get with: {model}." for model, change in models.items()
+                         if type(got) in (int, float) and
+                         abs(got - gradient_model(net, x, **change)[name]) <= 1e-5 + 1e-4 * abs(value)), "")
+            raise AssertionError(f"{what}: {name} gave {got!r}, expected {value:.6g}.{hint}")

@@ -1,0 +1,162 @@
+"""Hidden checks for section 4.5, the transformer block (20 points).
+
+The block runs with the grader's linear maps in place of att, ff, norm1 and norm2 (the plan's
+stand_in; the reference gets the same maps), so what is judged here is the block's own wiring:
+pre-LayerNorm, two shortcuts, dropout on both branches. The attention's arguments and the
+creation order are judged against the student's own classes."""
+import pytest
+import torch
+
+from _gpt import (judged, BLOCK_PIECES, CFGS, as_dict, block_mistakes, built, live_tensor,
+                  named_parameters_steps, params, pieces_of, run, stand_ins, swapped)
+from autograder.compare import expect_close, seeded
+
+points = pytest.mark.points
+TB = "transformer_block.TransformerBlock"
+LOWER = ("layer_norm", "feed_forward")
+PIECES = {"att": "MultiHeadAttention", "ff": "FeedForward", "norm1": "LayerNorm", "norm2": "LayerNorm"}
+
+
+def block_case(ref, cfg, seed):
+    """The reference block built after ``seed`` with stand-ins, and the stand-ins."""
+    spec = stand_ins(BLOCK_PIECES, cfg["emb_dim"], seed + 1)
+    return swapped(built(ref.transformer_block.TransformerBlock, cfg, seed), spec), spec
+
+
+def block_step(let, cfg, module, spec, train=False):
+    return {"let": let, "call": TB, "args": [cfg], "stand_in": spec, "params": params(module), "train": train}
+
+
+@points(6)
+def test_block_forward(student, ref):
+    """pre-LayerNorm: x + att(norm1(x)), then + ff(norm2(.)); several sizes, inputs shorter than the context"""
+    cases = [(CFGS[0], (2, 5)), (CFGS[1], (3, 10)), (CFGS[2], (1, 3)), ({**CFGS[0], "drop_rate": 0.3}, (2, 4))]
+
+    def check():
+        steps, expected = [], []
+        for i, (cfg, (b, n)) in enumerate(cases):
+            module, spec = block_case(ref, cfg, 700 + 10 * i)
+            x = seeded(b, n, cfg["emb_dim"], seed=750 + i)
+            steps += [block_step(f"blk{i}", cfg, module, spec),
+                      {"let": f"out{i}", "call": f"blk{i}", "args": [x], "seed": 3, "return": True}]
+            expected.append((x, run(module, x), spec, cfg))
+        plan = student.plan(steps, needs=TB)
+        for i, (x, want, spec, cfg) in enumerate(expected):
+            what = (f"TransformerBlock(emb_dim={cfg['emb_dim']}, drop_rate={cfg['drop_rate']}) in eval mode on input "
+                    f"{tuple(x.shape)} (att, ff, norm1, norm2 replaced by the grader's linear maps)")
+            expect_close(plan.values[f"out{i}"], want, what,
+                         block_mistakes(x, pieces_of(spec), drop=cfg["drop_rate"], seed=3))
+    judged(student, LOWER, "TransformerBlock", check)
+
+
+@points(4)
+def test_block_dropout(student, ref):
+    """in training mode, dropout(drop_rate) after the attention and after the feed forward, before each shortcut"""
+    cfg = {**CFGS[0], "drop_rate": 0.5}
+
+    def check():
+        module, spec = block_case(ref, cfg, 760)
+        x = seeded(2, 6, cfg["emb_dim"], seed=761)
+        plan = student.plan([block_step("blk", cfg, module, spec, train=True),
+                             {"let": "out", "call": "blk", "args": [x], "seed": 123, "return": True}], needs=TB)
+        expect_close(plan.values["out"], run(module, x, train=True, seed=123),
+                     "TransformerBlock(drop_rate=0.5) in training mode after torch.manual_seed(123) (stand-ins for "
+                     "att, ff and the norms: only the shortcut dropout draws)",
+                     block_mistakes(x, pieces_of(spec), drop=0.5, seed=123, train=True))
+    judged(student, LOWER, "TransformerBlock", check)
+
+
+@points(4)
+def test_block_structure_and_attention_arguments(student, ref):
+    """att is your MultiHeadAttention(emb_dim, emb_dim, context_length, drop_rate, n_heads, qkv_bias); ff, norm1, norm2"""
+    for i, cfg in enumerate([{**CFGS[1], "drop_rate": 0.2}, {**CFGS[0], "drop_rate": 0.1}]):
+        what = f"TransformerBlock({cfg})"
+        plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 770 + i},
+                             {"let": "names", "grads": "blk", "return": True},
+                             *[{"let": f"kind_{piece}", "attr": f"blk.{piece}.__class__.__name__", "return": True}
+                               for piece in PIECES],
+                             *named_parameters_steps("att", "blk.att")], needs=TB)
+        kinds = {piece: plan.values[f"kind_{piece}"] for piece in PIECES}
+        if kinds != PIECES:
+            raise AssertionError(f"{what}'s pieces are {kinds}; expected {PIECES} (your own classes)")
+        # the block's own parameters: none besides its pieces' (what they hold is judged in their parts)
+        own = sorted(n for n in plan.values["names"] if not n.startswith(tuple(f"{p}." for p in PIECES)))
+        if own:
+            raise AssertionError(f"{what} has the parameters {own} besides those of att, ff, norm1 and norm2; the "
+                                 "book's block has no others")
+        att = as_dict(plan.values["att"], "blk.att")
+        # The block's attention against your own class built with the book's arguments: the same
+        # weights, the same input (the whole context) and the same dropout draw give the same output.
+        emb, ctx = cfg["emb_dim"], cfg["context_length"]
+        x = seeded(2, ctx, emb, seed=780 + i)
+        args = [emb, emb, ctx, cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"]]
+        plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 770 + i, "train": True},
+                             {"let": "mine", "call": "blk.att", "args": [x], "seed": 9, "return": True},
+                             {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args,
+                              "params": att, "train": True},
+                             {"let": "theirs", "call": "own", "args": [x], "seed": 9, "return": True}], needs=TB)
+        mine_failed, theirs_failed = plan.failed("mine"), plan.failed("theirs")
+        if mine_failed or theirs_failed:
+            if mine_failed and theirs_failed and mine_failed.replace("blk.att", "own") == theirs_failed:
+                continue  # your attention fails the same way on its own: that is chapter 3's business
+            raise AssertionError(f"{what}.att does not behave like your MultiHeadAttention({', '.join(map(str, args))}): "
+                                 f"{mine_failed or 'it runs'}; {theirs_failed or 'yours runs'}")
+        mine, theirs = plan.values["mine"], plan.values["theirs"]
+        if not (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor) and mine.shape == theirs.shape
+                and torch.allclose(mine, theirs, atol=1e-6, equal_nan=True)):
+            raise AssertionError(f"{what}.att in training mode differs from your MultiHeadAttention built with "
+                                 "d_in=d_out=emb_dim, context_length, dropout=drop_rate, num_heads=n_heads, qkv_bias "
+                                 "from cfg (same weights, same seed)")
+
+
+@points(3)
+def test_block_seeded_init(student):
+    """att created first, then ff (FeedForward(cfg)) and the two LayerNorms: your classes' draws after the seed"""
+    cfg = CFGS[0]
+    emb = cfg["emb_dim"]
+    args = [emb, emb, cfg["context_length"], cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"]]
+    plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 123},
+                         *named_parameters_steps("state", "blk"),
+                         {"let": "att", "call": "multihead_attention.MultiHeadAttention", "args": args, "seed": 123},
+                         {"let": "ff", "call": "feed_forward.FeedForward", "args": [cfg]},
+                         *named_parameters_steps("ff_state", "ff"),
+                         {"let": "ff_first", "call": "feed_forward.FeedForward", "args": [cfg], "seed": 123},
+                         *named_parameters_steps("ff_first_state", "ff_first")], needs=TB)
+    mine = {k: v for k, v in as_dict(plan.values["state"], "TransformerBlock").items() if k.startswith("ff.")}
+    expected = {f"ff.{k}": v for k, v in as_dict(plan.values["ff_state"], "FeedForward").items()}
+    if sorted(mine) != sorted(expected):
+        raise AssertionError(f"TransformerBlock's ff has parameters {sorted(mine)}; FeedForward(cfg) has {sorted(expected)}")
+    if all(torch.equal(mine[k], v) for k, v in expected.items()):
+        return
+    first = {f"ff.{k}": v for k, v in as_dict(plan.values["ff_first_state"], "FeedForward").items()}
+    hint = (" This is exactly what you get with: ff created before att (the book creates att, ff, norm1, norm2)."
+            if all(torch.equal(mine[k], v) for k, v in first.items()) else "")
+    raise AssertionError("TransformerBlock's ff after torch.manual_seed(123) is not what your FeedForward(cfg) draws "
+                         f"right after your MultiHeadAttention: create att first, then ff.{hint}")
+
+
+@points(3)
+def test_block_trainable(student, ref):
+    """every parameter gets the reference's gradient through both branches; the caller's input is left unchanged"""
+    cfg = CFGS[1]
+
+    def check():
+        module, spec = block_case(ref, cfg, 790)
+        x, g = seeded(2, 5, 8, seed=791), seeded(2, 5, 8, seed=792)
+        out, grads = run(module, x, grad_weight=g)
+        plan = student.plan([block_step("blk", cfg, module, spec), live_tensor("x", "blk.att.weight", x),
+                             {"let": "out", "call": "blk", "args": [{"$ref": "x"}], "grad": True, "return": True},
+                             {"let": "back", "backward": "out", "weight": g},
+                             {"let": "grads", "grads": "blk", "return": True},
+                             {"let": "x_after", "attr": "x", "return": True}], needs=TB)
+        if not torch.equal(plan.values["x_after"], x):
+            raise AssertionError("TransformerBlock changed the caller's input in place: forward must leave x as it "
+                                 "was (x = x + ..., not x += ...)")
+        right = torch.allclose(plan.values["out"], out, atol=1e-5)
+        for key, expected in grads.items():
+            got = plan.values["grads"].get(key)
+            if not isinstance(got, torch.Tensor):
+                raise AssertionError(f"TransformerBlock: {key} received no gradient from backward")
+            if right:
+                expect_close(got, expected, f"gradient of TransformerBlock's {key} (stand-ins for att, ff, norms)")
+    judged(student, LOWER, "TransformerBlock", check)

@@ -1,0 +1,43 @@
+"""Set-up of the public tests of chapter 4 (pytest runs it before them).
+
+Your GPT uses your chapter-3 ``MultiHeadAttention``, imported as the book does:
+``from multihead_attention import MultiHeadAttention``. Copy your ``multihead_attention.py``
+and ``causal_attention.py`` into this folder; until you do, they are taken from the
+``ch03_attention`` folder beside this one. tiktoken gets GPT-2's tokenizer files offline.
+"""
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+try:
+    import tiktoken_offline
+except ImportError:  # the master folder (solutions/): the engine holds the module, the stubs a copy
+    sys.path.append(str(Path(__file__).resolve().parents[2] / "autograder"))
+    import tiktoken_offline
+
+chapter_3 = Path(__file__).resolve().parent.parent / "ch03_attention"
+if chapter_3.is_dir():
+    sys.path.append(str(chapter_3))  # last: modules in this folder come first
+
+tiktoken_offline.install()
+
+
+@pytest.fixture(scope="session")
+def gpt_124m():
+    """``gpt_124m()`` gives ``GPTModel(GPT_CONFIG_124M)`` built after ``torch.manual_seed(123)``, as
+    the book builds it, once for all tests (163 million parameters take seconds), with the random
+    state right after building it (the book's first forward pass draws its dropout masks from
+    there). Built on the first call, inside a test: an unwritten GPTModel fails that test with
+    its NotImplementedError instead of erroring in the set-up."""
+    built = []
+
+    def get():
+        if not built:
+            from gpt_model import GPT_CONFIG_124M, GPTModel
+            torch.manual_seed(123)
+            model = GPTModel(GPT_CONFIG_124M)
+            built.append((model, torch.get_rng_state()))
+        return built[0]
+    return get

@@ -1,0 +1,26 @@
+"""Section 4.7: generating text, one greedily chosen token at a time."""
+import torch
+
+
+def generate_text_simple(model, idx, max_new_tokens, context_size):
+    """Listing 4.8: append ``max_new_tokens`` tokens to ``idx``, each the most likely next one.
+
+    ``idx``: (batch, num_tokens) token ids. In each of ``max_new_tokens`` steps: feed the
+    model the last ``context_size`` tokens of the sequence so far (all of them if there are
+    fewer), without gradients; take the logits of the *last* position, (batch, vocab_size);
+    the next token is their argmax (softmax first, as the book does, changes nothing);
+    append it. Returns a new (batch, num_tokens + max_new_tokens) tensor of ids that starts
+    with ``idx``; ``idx`` itself is left unchanged. The model is called exactly
+    ``max_new_tokens`` times and is not switched to eval mode for you.
+    """
+    ### BEGIN SOLUTION
+    for _ in range(max_new_tokens):
+        idx_cond = idx[:, -context_size:]
+        with torch.no_grad():
+            logits = model(idx_cond)
+        logits = logits[:, -1, :]
+        probas = torch.softmax(logits, dim=-1)
+        idx_next = torch.argmax(probas, dim=-1, keepdim=True)
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx
+    ### END SOLUTION

@@ -1,0 +1,30 @@
+"""Section 4.2: layer normalization."""
+import torch
+import torch.nn as nn
+
+
+class LayerNorm(nn.Module):
+    """Listing 4.2: normalise each vector over its last dimension, then scale and shift.
+
+    Graded: ``LayerNorm(emb_dim)`` has exactly two parameters, ``scale`` (ones) and ``shift``
+    (zeros), each of shape (emb_dim,); forward subtracts the mean over the last dimension and
+    divides by sqrt(var + eps) with the *biased* variance (divide by n, ``unbiased=False``)
+    and eps = 1e-5, then returns ``scale * norm_x + shift``. Works for any number of leading
+    dimensions, keeps the input's shape and leaves the input unchanged.
+    """
+
+    def __init__(self, emb_dim):
+        super().__init__()
+        ### BEGIN SOLUTION
+        self.eps = 1e-5
+        self.scale = nn.Parameter(torch.ones(emb_dim))
+        self.shift = nn.Parameter(torch.zeros(emb_dim))
+        ### END SOLUTION
+
+    def forward(self, x):
+        ### BEGIN SOLUTION
+        mean = x.mean(dim=-1, keepdim=True)
+        var = x.var(dim=-1, keepdim=True, unbiased=False)
+        norm_x = (x - mean) / torch.sqrt(var + self.eps)
+        return self.scale * norm_x + self.shift
+        ### END SOLUTION

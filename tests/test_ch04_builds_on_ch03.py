@@ -1,0 +1,78 @@
+"""One mistake, one part, across chapters: a chapter-3 mistake costs nothing in chapter 4.
+
+Every mutant of chapter 3's bank that edits a module chapter 4 builds on (the manifest's
+builds_on: multihead_attention.py and causal_attention.py), with the student's chapter-3 files
+as that mutant leaves them, beside the chapter-4 reference, keeps every chapter-4 part at full
+marks: the blocks and the GPT are judged with stand-ins for the attention, and what the
+attention is built with is judged against the student's own class.
+
+The one exception is a multihead_attention.py that does not import at all (a typo in an
+import): then no block can even be built, so the parts that need no block keep their
+points and every check that lost its points says plainly which chapter-3 file could not be
+imported. Crediting a block that cannot run would hand out its points unseen.
+"""
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TESTS))
+from banks import describe, load, mutated_sources, reference_sources  # noqa: E402
+
+from autograder import course  # noqa: E402
+from autograder.runner import Grader  # noqa: E402
+
+CH04 = course.get("ch04_gpt")
+EARLIER = {m for modules in CH04.builds_on.values() for m in modules}  # file names
+MUTANTS = [m for m in load("ch03_attention", "mutants").MUTANTS
+           if {f"{m.module}.py", *(f"{a[0]}.py" for a in getattr(m, "also", ()))} & EARLIER]
+NEED_NO_BLOCK = ("layer_norm", "feed_forward", "shortcuts")
+
+
+@pytest.fixture(scope="module")
+def grader():
+    with Grader() as g:
+        yield g
+
+
+def submission(folder, mutant):
+    """The chapter-4 reference beside the student's chapter-3 files as ``mutant`` leaves them."""
+    chapter_3 = mutated_sources("ch03_attention", mutant)
+    sources = {**reference_sources(CH04.name), **{name: chapter_3[name] for name in EARLIER}}
+    for file, text in sources.items():
+        (folder / file).write_text(text)
+    return folder
+
+
+def does_not_import(mutant):
+    """Whether the mutant's multihead_attention.py fails to import (judged here, in the trusted
+    process). A causal_attention.py that does not compile costs chapter 4 nothing: the child
+    stands a placeholder in for it, and MultiHeadAttention never uses CausalAttention."""
+    try:
+        compile(mutated_sources("ch03_attention", mutant)["multihead_attention.py"], "multihead_attention.py", "exec")
+    except SyntaxError:
+        return True
+    return "ImportError on import" in mutant.name
+
+
+def test_the_bank_reaches_chapter_4():
+    assert len(MUTANTS) >= 30
+    assert any(does_not_import(m) for m in MUTANTS), "a multihead_attention.py that does not import is in the bank"
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_a_chapter_3_mistake_costs_nothing_in_chapter_4(grader, tmp_path, mutant):
+    result = grader.grade(submission(tmp_path, mutant), CH04.name)
+    parts = result["extra_data"]["parts"]
+    failed = [t for t in result["tests"] if t["status"] != "passed"]
+    if does_not_import(mutant):
+        assert all(parts[p][0] == parts[p][1] for p in NEED_NO_BLOCK), describe(result)
+        assert failed, describe(result)
+        # the feedback says plainly which chapter-3 file is the cause
+        assert all(any(f"{name} could not be imported" in t["output"] for name in EARLIER) for t in failed), \
+            describe(result)
+        return
+    assert result["score"] == result["max_score"], describe(result)
+    # and no check blames chapter 3 where nothing failed
+    assert not any("could not be imported" in t["output"] for t in result["tests"]), describe(result)
