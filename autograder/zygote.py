@@ -12,6 +12,7 @@ Control messages are one JSON object each; a spawn request carries the child's e
 its channel as an SCM_RIGHTS file descriptor. ``Zygote`` is the grader's handle (it imports
 no torch, so the zygote's start can overlap the grader's own); ``main`` runs inside.
 """
+import functools
 import gc
 import json
 import os
@@ -28,6 +29,9 @@ import types
 # tiktoken's cache folders are paths, not secrets: the zygote loads the GPT-2 encoding from there.
 ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME",
               "TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")
+# What the zygote's Python must hold, at the grader's versions, when it is not the grader's own.
+CHILD_NEEDS = ("torch", "safetensors", "numpy")
+
 # The grader's modules a zygote (and so every child) keeps; a zygote forked from the grader
 # drops the others it inherited (autograder.paths, for one, names the reference's folder).
 ZYGOTE_MODULES = ("autograder", "autograder.zygote", "autograder.sandbox", "autograder.child", "autograder.protocol",
@@ -37,6 +41,24 @@ ZYGOTE_MODULES = ("autograder", "autograder.zygote", "autograder.sandbox", "auto
 # A clean start (see clean_start) keeps the grader's environment here, out of its memory,
 # until its zygote is forked: the number of a memory file holding it.
 _ENVIRON_FD = "AUTOGRADER_ENVIRON_FD"
+
+
+@functools.lru_cache(maxsize=None)
+def children_python(isolation):
+    """The zygote's Python: this one, unless children run as nobody without a private root and
+    nobody cannot reach it; then one it can (see interpreter), or this one and a WARNING (once)
+    that says why. ``sandbox.check`` asks it too, so its dry run is the zygote's."""
+    from . import interpreter, sandbox
+
+    if os.geteuid() != 0 or interpreter.first_blocked(interpreter.own_paths()) is None:
+        return sys.executable
+    if isolation == "full" and sandbox.probe_namespaces():
+        return sys.executable  # each child's private root binds it where nobody reaches it
+    python, why = interpreter.python_for_others(CHILD_NEEDS)
+    if python is None:
+        print(f"WARNING: {why}", file=sys.stderr)
+        return sys.executable
+    return python
 
 
 def clean_start():
@@ -109,8 +131,10 @@ class Zygote:
         self.root = ROOT
         self.hidden = sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)})
         self.isolation = isolation
+        self.python = children_python(isolation)
         self.spare = self.pending = None  # a child started ahead: (pid, channel); its channel until then
-        if fork and _clean(ROOT, COURSE):
+        # A fork runs this Python: only where it is the one children_python chose for them.
+        if fork and self.python == sys.executable and _clean(ROOT, COURSE):
             self._fork()
         else:
             self._launch()
@@ -125,7 +149,7 @@ class Zygote:
         # feedback) is the same each time a submission is graded.
         env["PYTHONHASHSEED"] = "0"
         self.process = subprocess.Popen(
-            [sys.executable, "-P", "-c", code, str(self.root), str(theirs.fileno()), json.dumps(self.hidden),
+            [self.python, "-P", "-c", code, str(self.root), str(theirs.fileno()), json.dumps(self.hidden),
              self.isolation], pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL, env=env)
         theirs.close()
         self.ctl = ours
