@@ -82,3 +82,18 @@ def test_the_zygote_holds_no_reference_suite_result_or_secret(tmp_path, mode):
         assert zygote["forked"]           # torch imported once: the zygote is a fork of the grader
         assert not zygote["found"]        # the secret's value is nowhere in the zygote's memory
         assert zygote["hash_randomization"] == 0   # one hash seed: the same feedback on every run
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="children change to uid nobody only when the grader is root")
+def test_the_cli_forks_no_zygote_where_children_need_a_python_nobody_reaches(tmp_path):
+    """A forked zygote runs the grader's Python. Without namespaces, as root, its children are
+    nobody, who may not reach that Python (pyenv's under /root): the CLI then starts the
+    zygote from zygote.children_python instead, and an honest ``import statistics`` (a module
+    nothing loaded before) keeps every point."""
+    folder = _student(tmp_path / "honest" / "ch03_attention")
+    module = folder / "simple_attention.py"
+    module.write_text("import statistics  # loaded by no process before the child\n" + module.read_text())
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", folder, "--no-isolation",
+                          "--json", tmp_path / "r.json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads((tmp_path / "r.json").read_text())["score"] == 100
