@@ -35,7 +35,7 @@ CHILD_NEEDS = ("torch", "safetensors", "numpy")
 # The grader's modules a zygote (and so every child) keeps; a zygote forked from the grader
 # drops the others it inherited (autograder.paths, for one, names the reference's folder).
 ZYGOTE_MODULES = ("autograder", "autograder.zygote", "autograder.sandbox", "autograder.child", "autograder.protocol",
-                  "autograder.tiktoken_offline")
+                  "autograder.tiktoken_offline", "autograder.interpreter")  # sandbox asks interpreter in each child
 
 
 # A clean start (see clean_start) keeps the grader's environment here, out of its memory,
