@@ -17,9 +17,12 @@ course, whose path the kernel never learns) and the kernel's private folder
 listens on Unix sockets in its private folder, which nbgrader reaches through
 ``/proc/<worker>/root``. When the worker dies the kernel kills everything it started.
 
-Where namespaces are refused the kernel still runs, as nobody and under the limits, the
-keeper (a child subreaper) kills whatever the kernel left behind, and a WARNING goes to
-nbgrader's log. Standard library and ``sandbox`` only: this runs before every kernel.
+Where namespaces are refused the kernel still runs, as nobody and under the limits, in a
+copy of the notebook's folder inside its private folder, with a Python nobody can reach
+(``interpreter``; where there is none it is not started, and nbgrader's error says which path
+and what to do); the keeper (a child subreaper) kills whatever the kernel left behind, and a
+WARNING goes to nbgrader's log. Standard library and our stdlib-only modules: this runs
+before every kernel.
 """
 import json
 import os
@@ -27,8 +30,9 @@ import signal
 import stat
 import sys
 import time
+import traceback  # here: after the uid change the standard library may be out of reach
 
-from . import sandbox
+from . import interpreter, sandbox
 from .zygote import ZYGOTE_ENV
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -36,6 +40,9 @@ LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.kernel_sa
 # What the notebook's folder may bring into the sandbox (it lives in a 64 MiB tmpfs).
 MAX_FILES, MAX_BYTES = 512, 32 << 20
 SANDBOX_HOME = "/home/student"
+# What the kernel's Python must hold, at the grader's versions, when it is not the grader's own.
+KERNEL_NEEDS = ("ipykernel", "torch", "tiktoken")
+NOT_STARTED = "not-started"  # in the private folder: why the kernel was refused, for nbkernel's error
 
 
 class KernelLimits(sandbox.Limits):
@@ -132,6 +139,21 @@ def _keep(worker, isolation):
     os._exit(code)
 
 
+def _for_nobody(private, kernel_argv, python, why):
+    """The kernel's command with ``python`` (nbkernel chose it: see interpreter), in a folder uid
+    nobody can enter; where there is none, ``why`` goes to ``NOT_STARTED`` and the launcher exits
+    (the kernel never runs as root)."""
+    where = interpreter.blocked(private)
+    if where and not why:
+        why = (f"uid nobody cannot enter the kernel's folder {private} ({where}): "
+               "set TMPDIR to a folder every user can enter")
+    if why:
+        with open(os.path.join(private, NOT_STARTED), "w") as handle:
+            handle.write(why)
+        os._exit(1)
+    return [python if kernel_argv[0] == sys.executable else kernel_argv[0], *kernel_argv[1:]]
+
+
 def _kernel_env(private):
     env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
     env.update(PYTHONPATH=os.path.join(private, "lib"), HOME=private, TMPDIR=private, OMP_NUM_THREADS="1")
@@ -141,7 +163,8 @@ def _kernel_env(private):
 
 
 def main():
-    """Isolate, then exec the kernel. argv: ROOT SPEC KERNEL_ARGV... (SPEC: private, hidden, isolation)."""
+    """Isolate, then exec the kernel. argv: ROOT SPEC KERNEL_ARGV...
+    (SPEC: private, hidden, isolation, python_for_nobody: [python or None, why])."""
     spec, kernel_argv = json.loads(sys.argv[2]), sys.argv[3:]
     private, hidden = spec["private"], spec["hidden"]
     work = os.getcwd()  # the notebook's folder (nbclient starts the kernel there)
@@ -167,16 +190,19 @@ def main():
             isolation = f"{sandbox.REDUCED}: namespaces unavailable ({exc.strerror})"
         else:
             isolation = sandbox.FULL
-    stay_root = False
     if isolation != sandbox.FULL:
         sandbox._libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        # As the CLI's child without namespaces: not root, unless nobody cannot even read Python.
-        stay_root = is_root and not sandbox._others_can_read(sys.prefix)
-        if stay_root:
-            isolation += f"; running as root, since uid nobody cannot read {sys.prefix}"
+        if is_root:
+            kernel_argv = _for_nobody(private, kernel_argv, *spec["python_for_nobody"])
+            isolation += f"; as nobody, with {kernel_argv[0]}"
+        # The real folder may be out of the kernel's reach (a mode-700 parent) and is the
+        # course's: as in the sandbox, the kernel works in a copy, inside its private folder.
+        snapshots[private + sandbox_work] = snapshots.pop(sandbox_work)
+        sandbox_work = private + sandbox_work
     # The CLI's rule (sandbox.separated): never the instructor's own uid, unless trusted by name.
-    if not (sandbox.separated(is_root and not stay_root, isolation == sandbox.FULL and not is_root,
-                              isolation == sandbox.FULL) or spec.get("unsafe_same_uid")):
+    # (Root's kernel is always nobody now, or it was refused above.)
+    if not (sandbox.separated(is_root, isolation == sandbox.FULL and not is_root, isolation == sandbox.FULL)
+            or spec.get("unsafe_same_uid")):
         print("sandboxed kernel: " + sandbox.refusal("the notebook's kernel", isolation,
                                                      f"{sys.executable} -m nbgrader autograde ..."), file=sys.stderr)
         sys.exit(3)
@@ -195,17 +221,16 @@ def main():
             for folder, files in snapshots.items():
                 _restore(folder, files, owner)
             sandbox._drop_privileges(in_user_namespace=not is_root)
-            work = sandbox_work
         else:
-            _chown_tree(private, sandbox.NOBODY if is_root and not stay_root else None)
-            sandbox._drop_privileges(in_user_namespace=False, keep_uid=stay_root)
+            _restore(sandbox_work, snapshots[sandbox_work], None)
+            _chown_tree(private, sandbox.NOBODY if is_root else None)
+            sandbox._drop_privileges(in_user_namespace=False)
         sandbox._no_new_privs()
         # After the uid change, which clears it: the kernel dies with its keeper.
         sandbox._check(sandbox._libc.prctl(sandbox.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
-        os.chdir(work)
+        os.chdir(sandbox_work)
         env = _kernel_env(private)
     except BaseException as exc:  # noqa: B036 (report, then die: the keeper reports the code)
-        import traceback
         print(f"sandboxed kernel: could not start ({exc!r})\n{traceback.format_exc(limit=-3)}", file=sys.stderr)
         os._exit(1)
     sandbox._quiet_stdio()  # what the notebook prints goes to nbgrader as messages, not to its log

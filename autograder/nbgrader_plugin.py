@@ -13,6 +13,10 @@ in the nbgrader process itself, around the kernel's execution:
 ``SandboxedExecute`` (``autograder.nbkernel``)
     nbgrader's ``Execute`` with the kernel in the sandbox; it returns only once the kernel
     and everything it started are dead, so ``SaveAutoGrades`` writes the last word.
+``InertNotebook``, ``InertFolder`` (``autograder.sanitize``, after ``Execute``)
+    leave nothing in the notebook, or among the files beside it, that a browser would run or
+    load: ``autograded/`` is what formgrader shows and serves, and what the feedback is made of.
+    ``InertNotebook`` also runs last before every HTML page (feedback, formgrader).
 ``OverwriteGradeOutputs`` (after ``Execute``, before ``SaveAutoGrades``)
     replaces every output of every grade cell with the trusted feedback (stdout) and the
     trusted points (a single number, nbgrader's partial credit).
@@ -41,6 +45,7 @@ from traitlets import Bool, List, Unicode
 
 from . import course, nbgrade
 from .paths import ROOT
+from .sanitize import InertFolder, InertNotebook
 
 RESULT_KEY = "autograder_result"
 _graders = {}
@@ -350,6 +355,8 @@ def configure(c, assignment, course_root):
     c.Autograde.autograde_preprocessors = [
         GradeSubmission,
         execute_preprocessor(),  # the notebook's kernel in the sandbox, dead before SaveAutoGrades
+        InertNotebook,           # what the kernel produced and the student wrote, made inert
+        InertFolder,
         IgnorePattern,
         ClearMetadataPreprocessor,
         LimitOutput,
@@ -364,7 +371,9 @@ def configure(c, assignment, course_root):
     c.OverwriteCells.add_missing_cells = True
     c.Execute.timeout = 120
     _supply_before_autograde()
-    c.GenerateFeedback.preprocessors = [GetGrades, ForStudents, CSSHTMLHeaderPreprocessor]
+    c.GenerateFeedback.preprocessors = [GetGrades, ForStudents, InertNotebook, CSSHTMLHeaderPreprocessor]
+    # Every other page made from a notebook (formgrader's), also of one autograded before this rule.
+    c.HTMLExporter.preprocessors = [InertNotebook]
     c.GenerateFeedback.post_convert_hook = feedback_under_submitted_names
     c.ExportApp.plugin_class = PartsExport
     # nbgrader runs `alembic` when it creates a gradebook: the one installed beside this Python.

@@ -27,7 +27,7 @@ from jupyter_client.manager import AsyncKernelManager, KernelManager
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, CaselessStrEnum, List, Unicode
 
-from . import kernel_sandbox
+from . import interpreter, kernel_sandbox
 from .paths import COURSE, ROOT
 
 KERNEL_LIB = ROOT / "autograder"  # its top-level modules: what notebook cells import (never suites/)
@@ -69,8 +69,11 @@ class SandboxedKernelManager(AsyncKernelManager):
         shutil.copy(self.connection_file, connection)
         kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", connection, *(extra_arguments or [])]
         hidden = sorted({os.path.realpath(p) for p in (ROOT, COURSE, *self.hidden)})
+        # Where the kernel runs as nobody without a private root (the launcher decides), the
+        # interpreter it runs: chosen here, since a query run by the launcher would be its child.
+        others = interpreter.python_for_others(kernel_sandbox.KERNEL_NEEDS) if os.geteuid() == 0 else (None, None)
         spec = {"private": self._private, "hidden": hidden, "isolation": self.isolation,
-                "unsafe_same_uid": self.unsafe_same_uid}
+                "unsafe_same_uid": self.unsafe_same_uid, "python_for_nobody": others}
         return [sys.executable, "-P", "-c", kernel_sandbox.LAUNCH, str(ROOT), json.dumps(spec), *kernel]
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
@@ -79,6 +82,11 @@ class SandboxedKernelManager(AsyncKernelManager):
         deadline = time.monotonic() + self.startup_seconds
         while not (found := kernel_sandbox.children(keeper.pid)):
             if keeper.poll() is not None or time.monotonic() > deadline:
+                try:  # refused by the launcher, which says why in one line
+                    with open(os.path.join(self._private, kernel_sandbox.NOT_STARTED)) as handle:
+                        raise RuntimeError(f"the notebook's kernel was not started: {handle.read(2000)}")
+                except FileNotFoundError:
+                    pass
                 raise RuntimeError("the notebook's kernel could not be started in the sandbox (see the log above)")
             await asyncio.sleep(0.005)
         pid = found[0]

@@ -58,10 +58,17 @@ def _fenced(text):
     return f"{fence}text\n{text}\n{fence}"
 
 
+def _text(text):
+    """Untrusted text (a folder name) as Markdown that renders as exactly that text, on one line,
+    in a heading: what could start a tag, an entity, a link, emphasis, code, math or the
+    heading's end is escaped (CommonMark's backslash escapes; GitHub renders $ as math)."""
+    return re.sub(r"([\\`*_\[\]<>&#~$])", r"\\\1", " ".join(str(text).splitlines()))
+
+
 def markdown(result, title):
     """Feedback for the student: score per part, then what each failed check found."""
     parts = result["extra_data"]["parts"]
-    lines = [f"# Feedback: {title}", "", f"**Score: {result['score']} / {result['max_score']}**", "",
+    lines = [f"# Feedback: {_text(title)}", "", f"**Score: {result['score']} / {result['max_score']}**", "",
              "| part | points |", "|---|---|"]
     order = _in_order(parts, result)
     lines += [f"| {part} | {parts[part][0]} / {parts[part][1]} |" for part in order]

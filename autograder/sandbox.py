@@ -31,9 +31,10 @@ import os
 import platform
 import resource
 import signal
-import stat
 import struct
 import sys
+
+from . import interpreter
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -258,6 +259,14 @@ def probe_user_namespace():
     return why or None
 
 
+def probe_namespaces():
+    """Whether new mount and PID namespaces can be made here (as root; in a throwaway child)."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if _libc.unshare(CLONE_NEWNS | CLONE_NEWPID) == 0 else 1)
+    return os.waitpid(pid, 0)[1] == 0
+
+
 def _no_sysv_ipc():
     """Nothing of SysV shared memory, queues or semaphores in the child's own IPC namespace
     (shared memory is not counted by the address-space limit)."""
@@ -272,13 +281,13 @@ def _fresh_keyring():
         raise OSError(err, os.strerror(err))
 
 
-def _drop_privileges(in_user_namespace, keep_uid=False):
+def _drop_privileges(in_user_namespace):
     if in_user_namespace:
         # One uid is mapped, so there is nobody to become: clear every capability instead.
         header = (ctypes.c_uint32 * 2)(0x20080522, 0)
         data = (ctypes.c_uint32 * 6)()
         _syscall("capset", header, data)
-    elif os.geteuid() == 0 and not keep_uid:
+    elif os.geteuid() == 0:
         os.setgroups([])
         os.setresgid(NOBODY, NOBODY, NOBODY)
         os.setresuid(NOBODY, NOBODY, NOBODY)  # leaving uid 0 clears every capability
@@ -314,15 +323,6 @@ def install_seccomp(program):
     buffer = ctypes.create_string_buffer(filters)
     fprog = struct.pack("HxxxxxxQ", len(program), ctypes.addressof(buffer))
     _check(_libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(2), ctypes.c_char_p(fprog), 0, 0), "seccomp")
-
-
-def _others_can_read(path):
-    """Whether a user with no rights of its own can reach and read ``path``."""
-    path = os.path.realpath(path)
-    parts = [path] + [os.path.dirname(path)]
-    while parts[-1] != "/":
-        parts.append(os.path.dirname(parts[-1]))
-    return all(os.stat(p).st_mode & stat.S_IXOTH for p in parts) and bool(os.stat(path).st_mode & stat.S_IROTH)
 
 
 def _own_process_count(uid):
@@ -411,11 +411,13 @@ def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused):
     if "IPC namespace" in held and "/proc" in protections.held:
         protections.attempt("no SysV IPC", _no_sysv_ipc)
     # Never run student code as root (it could signal or trace the grader, or read anything),
-    # unless nobody could not even read Python outside a private root.
-    keep_root = is_root and not private_root and not _others_can_read(sys.prefix)
+    # unless nobody could not even reach Python outside a private root (the zygote runs one it
+    # can where there is one: see interpreter).
+    keep_root = is_root and not private_root and interpreter.first_blocked(interpreter.own_paths())
     other_user = False
     if keep_root:
-        protections.unavailable["uid nobody"] = f"uid nobody cannot read {sys.prefix}; running as root"
+        protections.unavailable["uid nobody"] = (f"uid nobody cannot reach this Python ({keep_root}); running as "
+                                                 f"root: name a Python it can reach in ${interpreter.USER_VENV}")
     elif is_root or in_user_ns:
         dropped = protections.attempt("no capabilities" if in_user_ns else "uid nobody", _drop_privileges, in_user_ns)
         other_user = dropped and not in_user_ns
@@ -487,10 +489,10 @@ def check(mode, hidden=()):
     import subprocess
 
     from .paths import COURSE, ROOT
-    from .zygote import ZYGOTE_ENV
+    from .zygote import ZYGOTE_ENV, children_python
 
     env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
-    done = subprocess.run([sys.executable, "-P", "-c", CHECK, str(ROOT), mode,   # hidden as the zygote hides them
+    done = subprocess.run([children_python(mode), "-P", "-c", CHECK, str(ROOT), mode,   # hidden as the zygote hides them
                            json.dumps(sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)}))],
                           cwd="/", env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     try:
@@ -556,7 +558,8 @@ def how_to_isolate(command):
         ways.append("- grade without --no-isolation")
     if os.geteuid() == 0:
         # Root becomes uid nobody without namespaces too, if nobody can read the interpreter.
-        ways.append(f"- grade with a Python that other users can read (uid nobody cannot read {sys.prefix}): "
+        where = interpreter.first_blocked(interpreter.own_paths()) or sys.prefix
+        ways.append(f"- grade with a Python that other users can read (uid nobody cannot reach {where}): "
                     "python3 -m venv /opt/autograder-venv && /opt/autograder-venv/bin/pip install -r "
                     "requirements.txt && chmod -R a+rX /opt/autograder-venv, then "
                     f"{command.replace(python, '/opt/autograder-venv/bin/python', 1)}")

@@ -9,6 +9,7 @@ Control messages are one JSON object each; a spawn request carries the child's e
 its channel as an SCM_RIGHTS file descriptor. ``Zygote`` is the grader's handle (it imports
 no torch, so the zygote's start can overlap the grader's own); ``main`` runs inside.
 """
+import functools
 import json
 import os
 import socket
@@ -23,6 +24,26 @@ import time
 # tiktoken's cache folders are paths, not secrets: the zygote loads the GPT-2 encoding from there.
 ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME",
               "TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")
+# What the zygote's Python must hold, at the grader's versions, when it is not the grader's own.
+CHILD_NEEDS = ("torch", "safetensors", "numpy")
+
+
+@functools.lru_cache(maxsize=None)
+def children_python(isolation):
+    """The zygote's Python: this one, unless children run as nobody without a private root and
+    nobody cannot reach it; then one it can (see interpreter), or this one and a WARNING (once)
+    that says why. ``sandbox.check`` asks it too, so its dry run is the zygote's."""
+    from . import interpreter, sandbox
+
+    if os.geteuid() != 0 or interpreter.first_blocked(interpreter.own_paths()) is None:
+        return sys.executable
+    if isolation == "full" and sandbox.probe_namespaces():
+        return sys.executable  # each child's private root binds it where nobody reaches it
+    python, why = interpreter.python_for_others(CHILD_NEEDS)
+    if python is None:
+        print(f"WARNING: {why}", file=sys.stderr)
+        return sys.executable
+    return python
 
 
 def _not_dumpable():
@@ -42,6 +63,7 @@ class Zygote:
         self.root = ROOT
         self.hidden = sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)})
         self.isolation = isolation
+        self.python = children_python(isolation)
         self._launch()
 
     def _launch(self):
@@ -53,7 +75,7 @@ class Zygote:
         # feedback) is the same each time a submission is graded.
         env["PYTHONHASHSEED"] = "0"
         self.process = subprocess.Popen(
-            [sys.executable, "-P", "-c", code, str(self.root), str(theirs.fileno()), json.dumps(self.hidden),
+            [self.python, "-P", "-c", code, str(self.root), str(theirs.fileno()), json.dumps(self.hidden),
              self.isolation], pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL, env=env)
         theirs.close()
         self.ctl = ours

@@ -1,13 +1,13 @@
 """The Gradescope bundle's cost per submission: peak memory of the whole process tree (grader,
-zygote, sandboxed child) and wall time of run_autograder, beside a bare `python -c "import torch"`,
-side by side in one run.
+zygote, sandboxed child) and wall time of run_autograder on each assignment's reference, beside a
+bare `python -c "import torch"`, side by side in one run.
 
 Each round runs both commands, alternating which goes first; a sampler reads /proc every 10 ms
 and sums VmRSS and Pss over the command and all its descendants (RSS counts pages a forked
 child shares with the zygote twice; Pss splits them, which is closer to what a container's
 memory limit counts). Prints the medians.
 
-    python benchmarks/gradescope_bundle.py [--rounds 5] [--isolation full|off]
+    python benchmarks/gradescope_bundle.py [--rounds 5] [--isolation full|off] [--assignment A ...]
 """
 import argparse
 import os
@@ -73,31 +73,46 @@ def measure(command, env=None):
     return seconds, cpu, rss / 1024, pss / 1024, vm / 1024
 
 
+def _copy_submission(assignment, folder):
+    """The reference of ``assignment`` and of the modules it builds on, as a student uploads them."""
+    a = course.get(assignment)
+    for earlier, modules in a.builds_on.items():
+        for name in modules:
+            shutil.copy(course.get(earlier).solutions / name, folder)
+    for name in a.modules:
+        shutil.copy(a.solutions / name, folder)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--isolation", default="full", choices=("full", "off"))
+    parser.add_argument("--assignment", action="append", help="one bundle per assignment (default: every one)")
     args = parser.parse_args(argv)
-    runs = {"python -c 'import torch'": [], "run_autograder, correct submission": []}
+    assignments = args.assignment or [a.name for a in course.assignments()]
+    torch_only = "python -c 'import torch'"
+    runs = {torch_only: [], **{f"run_autograder, {a} reference": [] for a in assignments}}
     with tempfile.TemporaryDirectory() as tmp:
-        bundle = Path(tmp) / "autograder.zip"
-        gradescope.build("ch03_attention", bundle)
-        commands = {"python -c 'import torch'": ([sys.executable, "-c", "import torch"], None)}
+        commands = {torch_only: ([sys.executable, "-c", "import torch"], None)}
+        bundles = {}
+        for a in assignments:
+            bundles[a] = Path(tmp) / f"{a}.zip"
+            gradescope.build(a, bundles[a])
         for round_ in range(args.rounds):
-            autograder = gradescope.unpack(bundle, Path(tmp) / str(round_) / "autograder")
-            for name in course.get("ch03_attention").modules:
-                shutil.copy(course.get("ch03_attention").solutions / name, autograder / "submission")
-            env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable,
-                   "AUTOGRADER_ISOLATION": args.isolation, "AUTOGRADER_UNSAFE_SAME_UID": "1"}  # the reference: trusted
-            commands["run_autograder, correct submission"] = ([str(autograder / "source" / "run_autograder")], env)
+            for a in assignments:
+                autograder = gradescope.unpack(bundles[a], Path(tmp) / str(round_) / a / "autograder")
+                _copy_submission(a, autograder / "submission")
+                env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable,
+                       "AUTOGRADER_ISOLATION": args.isolation, "AUTOGRADER_UNSAFE_SAME_UID": "1"}  # the reference: trusted
+                commands[f"run_autograder, {a} reference"] = ([str(autograder / "source" / "run_autograder")], env)
             order = list(commands) if round_ % 2 == 0 else list(reversed(commands))
             for name in order:
                 runs[name].append(measure(*commands[name]))
     print(f"{args.rounds} rounds, isolation {args.isolation}, {os.cpu_count()} cores; medians:")
-    print(f"  {'':<36} {'wall s':>7} {'CPU s':>6} {'peak RSS MiB':>13} {'peak PSS MiB':>13} {'VmPeak MiB':>11}")
+    print(f"  {'':<44} {'wall s':>7} {'CPU s':>6} {'peak RSS MiB':>13} {'peak PSS MiB':>13} {'VmPeak MiB':>11}")
     for name, values in runs.items():
         wall, cpu, rss, pss, vm = (statistics.median(v[i] for v in values) for i in range(5))
-        print(f"  {name:<36} {wall:>7.2f} {cpu:>6.2f} {rss:>13.0f} {pss:>13.0f} {vm:>11.0f}")
+        print(f"  {name:<44} {wall:>7.2f} {cpu:>6.2f} {rss:>13.0f} {pss:>13.0f} {vm:>11.0f}")
 
 
 if __name__ == "__main__":

@@ -1,17 +1,67 @@
 """The banks of every assignment: ``tests/<assignment>/mutants.py`` (MUTANTS: buggy variants)
-and ``tests/<assignment>/alternatives.py`` (ALTERNATIVES, MODULES: correct ones in other styles).
+and ``tests/<assignment>/alternatives.py`` (ALTERNATIVES: correct ones in other styles).
 
 Each bank is loaded by its path under a name of its own (``<assignment>_mutants``): two folders
 both hold a ``mutants.py``. A submission built from a bank holds the assignment's modules and
 the modules of earlier assignments it builds on (the reference's, unless the bank edits them).
 """
 import importlib.util
+import re
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import course
 
 TESTS = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """A plausible mistake: the reference with ``old`` replaced by ``new`` in one module."""
+    name: str             # the mistake, as a student would be told about it
+    module: str           # the module file of the assignment's solutions/ it edits (without .py)
+    old: str              # exact text in the reference, occurring exactly once
+    new: str              # what the student wrote instead
+    parts: tuple          # exactly the parts that must lose points; every other part keeps full marks
+    named: str = None     # fragment of the mistake's name the feedback must give; None: no name fits
+    keeps: tuple = ()     # fragments of check names, inside ``parts``, that must still pass
+    also: tuple = ()      # further (module, old, new) edits of the same submission
+
+
+def with_tabs(text):
+    """Indentation with tabs instead of four spaces (continuation lines keep their spaces)."""
+    return re.sub(r"(?m)^((?:    )+)(?=\S)", lambda m: "\t" * (len(m.group(1)) // 4), text)
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A correct submission in another style. A bank binds its own variants first:
+    ``Alternative = functools.partial(banks.Alternative, VARIANTS)``."""
+    variants: dict = field(repr=False)       # {module: {style: source}}: every module of the assignment
+    name: str                                # the style, as a student would describe it
+    styles: dict = field(default_factory=dict)  # module -> variant name; "plain" for the others
+    newline: str = "\n"                      # line endings the files are saved with
+    encoding: str = "utf-8"                  # "utf-8-sig" writes a byte-order mark
+    coding_line: str = None                  # a PEP 263 line put first in every file
+    tabs: bool = False                       # indented with tabs
+
+    def sources(self):
+        """{module: source text}, as Python reads it."""
+        out = {}
+        for module, styles in self.variants.items():
+            text = styles[self.styles.get(module, "plain")]
+            if self.tabs:
+                text = with_tabs(text)
+            if self.coding_line:
+                text = f"{self.coding_line}\n# Auteur : élève de l'année, café compris\n{text}"
+            out[module] = text
+        return out
+
+    def files(self):
+        """{file name: bytes on disk}."""
+        return {f"{module}.py": text.replace("\n", self.newline).encode(self.encoding)
+                for module, text in self.sources().items()}
 
 
 def load(assignment, kind):

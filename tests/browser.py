@@ -1,26 +1,42 @@
 """A real browser for the project's tests: headless Chromium (Debian's package), driven over the
-DevTools protocol on a pipe (``--remote-debugging-pipe``: no port, no extra Python package).
+DevTools protocol on a pipe (``--remote-debugging-pipe``: no port, no extra Python package), and
+offline: every host name but 127.0.0.1 resolves to nothing.
 
-    with Browser() as browser:
+    with browser_or_skip() as browser:
         page = browser.open(path)             # waits for the load event
+        page.settle()                         # lets timers, late loads and events run
         page.console, page.requests           # every console error / exception, every request made
         page.evaluate("document.title")       # a JavaScript expression's value
+        page.dom()                            # the document as scripts left it
         page.screenshot(png_path)             # the viewport, or full_page=True
 
-``find_chromium()`` says where it is, or None; tests skip with a clear message then.
+``browser_or_skip()`` skips a test with what to install where there is no Chromium, and fails it
+on CI (``.ci/run`` installs it) unless ``$AUTOGRADER_NO_CHROMIUM`` says why it could not.
+``Listener`` is an HTTP server on 127.0.0.1 that records every path asked of it, from any frame
+or process of the browser: point a hostile page's payloads at it to see what ran or loaded.
 """
 import base64
+import http.server
 import json
 import os
 import selectors
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+import pytest
+
 NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 INSTALL = "apt-get install chromium (Debian's package; .ci/run installs it on CI)"
+
+
+# Offline and quiet: no background services, no component or safe-browsing downloads, and no host
+# but 127.0.0.1 (where a test's Listener waits) resolves.
+OFFLINE = ("--disable-background-networking", "--disable-component-update", "--disable-quic",
+           "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
 
 
 def find_chromium():
@@ -28,6 +44,17 @@ def find_chromium():
         if name and shutil.which(name):
             return shutil.which(name)
     return None
+
+
+def browser_or_skip():
+    """A started Browser, or skip the test saying what to install (fail it on CI, where
+    ``.ci/run`` installs Chromium, unless it said why it could not)."""
+    if find_chromium():
+        return Browser()
+    why = os.environ.get("AUTOGRADER_NO_CHROMIUM")
+    if os.environ.get("CI") and not why:
+        pytest.fail(f"no Chromium on CI: .ci/run installs it ({INSTALL})")
+    pytest.skip(f"no Chromium here ({why or INSTALL}): the page is not checked in a browser")
 
 
 class BrowserError(Exception):
@@ -50,9 +77,8 @@ class Browser:
             os.dup2(high[1], 4)
 
         flags = ["--headless", "--remote-debugging-pipe", "--disable-gpu", "--no-first-run",
-                 "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-default-apps", "--mute-audio",
-                 "--hide-scrollbars", "--font-render-hinting=none", f"--user-data-dir={self.profile}",
+                 "--no-default-browser-check", "--disable-extensions", *OFFLINE, "--disable-sync",
+                 "--disable-default-apps", "--mute-audio", "--hide-scrollbars", "--font-render-hinting=none", f"--user-data-dir={self.profile}",
                  f"--window-size={width},{height}"]
         if os.geteuid() == 0:
             flags.append("--no-sandbox")  # Chromium's own sandbox refuses to run as root
@@ -161,6 +187,17 @@ class Page:
             raise BrowserError(f"{expression[:80]}: {reply['exceptionDetails']}")
         return reply["result"].get("value")
 
+    def settle(self, ms=1500):
+        """Let the page's timers, late loads and events (autofocus, toggle, media errors) run for
+        ``ms`` of real time."""
+        self.browser.send("Runtime.evaluate", self.session, expression=f"new Promise(r => setTimeout(r, {ms}))",
+                          awaitPromise=True)
+        return self
+
+    def dom(self):
+        """The document as the page's scripts left it (the serialized DOM)."""
+        return self.evaluate("document.documentElement.outerHTML")
+
     @property
     def console(self):
         """Console errors and warnings, uncaught exceptions and the browser's own error log
@@ -193,3 +230,32 @@ class Page:
         data = self.browser.send("Page.captureScreenshot", self.session, **params)["data"]
         Path(path).write_bytes(base64.b64decode(data))
         return Path(path)
+
+
+class Listener:
+    """``with Listener() as seen:`` an HTTP server on 127.0.0.1:``seen.port``; ``seen.paths`` lists
+    every path asked of it (any method), in order."""
+
+    def __enter__(self):
+        paths = self.paths = []
+
+        class Record(http.server.BaseHTTPRequestHandler):
+            def _record(self):
+                paths.append(self.path)
+                self.send_response(204)
+                self.send_header("Access-Control-Allow-Origin", "*")
+                self.end_headers()
+
+            do_GET = do_POST = do_HEAD = do_OPTIONS = do_PUT = _record
+
+            def log_message(self, *args):
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+        self.port = self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self._server.shutdown()
+        self._server.server_close()

@@ -556,6 +556,145 @@ _detached_editor()
 print("detached editor started")
 '''
 
+
+# --- a student's notebook in the pages people open (issue 17) ---------------------------------
+# Each payload, if it ever runs in a browser, asks http://127.0.0.1:@PORT@/ran/<name> and adds
+# "ran-<name>" to the page's title; a remote resource asks .../remote/<name>. Backquotes only, so
+# the JavaScript fits in any HTML attribute and any Python string. The honest cells must still show.
+
+def ran(name):
+    return f"fetch(`http://127.0.0.1:@PORT@/ran/{name}`);document.title+=`ran-{name}`"
+
+
+def remote(name):
+    return f"http://127.0.0.1:@PORT@/remote/{name}"
+
+
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5E"
+       "rkJggg==")
+SVG_SCRIPT = (f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+              f'width="40" height="20" onload="{ran("svg-onload")}"><script>{ran("svg-script")}</script>'
+              f'<a xlink:href="javascript:{ran("svg-link")}"><text y="15">svg</text></a>'
+              f'<image href="{remote("svg-image")}" width="1" height="1"/></svg>')
+HONEST_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20"/></svg>'
+
+
+def _code(source):
+    return {"cell_type": "code", "source": source.strip("\n")}
+
+
+def _show(data, metadata=None):
+    """A code cell that publishes ``data`` (mimetype -> value) as one display output."""
+    return _code(f"from IPython.display import publish_display_data\npublish_display_data({data!r}, "
+                 f"metadata={metadata or {}!r})")
+
+
+def _html(html):
+    return _show({"text/html": html, "text/plain": "html"})
+
+
+# The issue's own finding, as a student would write it.
+SCRIPT_IN_OUTPUT_CELLS = [
+    _code(f"""from IPython.display import HTML, display
+display(HTML('<script>{ran("html-script")}</script><img src=x onerror="{ran("html-onerror")}">'))"""),
+]
+
+HONEST_CELLS = [
+    _code('print("HONEST-PRINT", 6 * 7)'),
+    _html("<table><thead><tr><th>part</th><th>points</th></tr></thead>"
+          "<tbody><tr><td>HONEST-TABLE</td><td>15</td></tr></tbody></table>"),
+    _show({"image/png": PNG, "text/plain": "png"}),
+    _show({"image/svg+xml": HONEST_SVG, "text/plain": "svg"}),
+    _show({"text/markdown": "**HONEST-MARKDOWN-OUTPUT**", "text/plain": "md"}),
+    {"cell_type": "markdown", "source": "**HONEST-MARKDOWN** with `a < b & c` and a [link](https://example.org)\n\n"
+                                        "> HONEST-QUOTE\n\n$x^2$"},
+]
+
+ACTIVE_CONTENT_CELLS = [
+    _code(f"""from IPython.display import Javascript, display
+display(Javascript('{ran("javascript-output")}'))"""),
+    _show({"application/javascript": ran("javascript-mime"), "text/html": "<b>js</b>"}),
+    _show({"image/svg+xml": SVG_SCRIPT, "text/plain": "svg"}),
+    _html(f'<svg onload="{ran("inline-svg")}"><script>{ran("inline-svg-script")}</script></svg>'
+          f'<math><mtext><img src=x onerror="{ran("math")}"></mtext></math>'),
+    _html(f'<details open ontoggle="{ran("ontoggle")}"><summary>s</summary></details>'
+          f'<input autofocus onfocus="{ran("onfocus")}"><video src=x onerror="{ran("video")}"></video>'
+          f'<body onload="{ran("body-onload")}"><div onmouseover="{ran("onmouseover")}">hover</div>'),
+    _html(f'<iframe src="{remote("iframe")}"></iframe><iframe srcdoc="<script>{ran("srcdoc")}</script>"></iframe>'
+          f'<object data="{remote("object")}"></object><embed src="{remote("embed")}">'
+          f'<frameset><frame src="{remote("frame")}"></frameset>'),
+    _html(f'<img src="{remote("img")}"><img src="//127.0.0.1:@PORT@/remote/protocol-relative">'
+          f'<img src="x" srcset="{remote("srcset")} 1x"><link rel="stylesheet" href="{remote("link")}">'
+          f'<div style="background-image: url({remote("style-attr")})">bg</div>'
+          f'<style>@import url({remote("import")}); body {{ background: url({remote("style")}) }}</style>'
+          f'<video poster="{remote("poster")}"></video><audio src="{remote("audio")}" autoplay></audio>'
+          f'<table background="{remote("table-background")}"><tr><td>t</td></tr></table>'
+          f'<input type="image" src="{remote("input-image")}">'
+          f'<meta http-equiv="refresh" content="0; url={remote("refresh")}">'),
+    _html(f'<a href="javascript:{ran("js-link")}">a</a><a href=" JaVaScRiPt:{ran("js-link-case")}">b</a>'
+          f'<a href="&#106;avascript:{ran("js-link-entity")}">c</a><a href="vbscript:x">v</a>'
+          f'<form action="javascript:{ran("form")}"><button formaction="javascript:{ran("formaction")}">f</button>'
+          f'</form><base href="{remote("base")}/">'),
+    _html(f'<a href="data:text/html,<script>{ran("data-link")}</script>">d</a>'
+          f'<iframe src="data:text/html,<script>{ran("data-iframe")}</script>"></iframe>'
+          f'<object data="data:text/html,<script>{ran("data-object")}</script>"></object>'
+          f'<embed src="data:image/svg+xml,<svg xmlns=%22http://www.w3.org/2000/svg%22 onload=%22{ran("data-embed")}%22/>">'),
+    _show({"text/markdown": f'[md](javascript:{ran("markdown-output-link")}) '
+                            f'<img src=x onerror="{ran("markdown-output")}"> ![r]({remote("markdown-output")})',
+           "text/plain": "md"}),
+    _show({"text/latex": f'$x$ <img src=x onerror="{ran("latex")}">', "text/plain": "latex"}),
+    _show({"image/png": PNG, "text/plain": "png"},
+          {"image/png": {"width": f'1 onerror={ran("png-width")}',
+                         "height": f'1"><img src=x onerror="{ran("png-height")}">'}}),
+    _show({"text/html": f"<script>{ran('isolated')}</script>"}, {"isolated": True}),
+    _show({"application/vnd.jupyter.widget-view+json": {"model_id": "x", "version_major": 2, "version_minor": 0},
+           "text/plain": "widget"}),
+    _code(f"""dp = get_ipython().display_pub  # a stream name of the kernel's choosing
+dp.session.send(dp.pub_socket, "stream", {{"name": 'x"><img src=x onerror="{ran("stream-name")}">', "text": "s\\n"}},
+                parent=dp.parent_header, ident=dp.topic)"""),
+    _code(f"""print('<script>{ran("print")}</script>')"""),
+    {"cell_type": "markdown", "source": f'<script>{ran("md-script")}</script>\n\n<img src=x onerror="{ran("md-img")}">\n\n'
+                                        f'<svg onload="{ran("md-svg")}"></svg>\n\n'
+                                        f'<iframe srcdoc="<script>{ran("md-srcdoc")}</script>"></iframe>\n\n'
+                                        f'<details open ontoggle="{ran("md-details")}"><summary>s</summary></details>\n\n'
+                                        f'<style>@import url({remote("md-style")});</style>'},
+    {"cell_type": "markdown", "source": f'[click](javascript:{ran("md-link")}) ![remote]({remote("md-image")}) '
+                                        f'[data](data:text/html,<script>{ran("md-data")}</script>) '
+                                        f'<a href="javascript:{ran("md-a")}">a</a>'},
+    # Code spans hold text only (no backquotes inside, which would end them): it must not become a link.
+    {"cell_type": "markdown", "source": "`[x](javascript:history.back())` and `<img src=x onerror=history.back()>`"},
+    {"cell_type": "markdown", "source": "![a](attachment:evil.svg) ![b](attachment:page.html)",
+     "attachments": {"evil.svg": {"image/svg+xml": SVG_SCRIPT}, "page.html": {"text/html": f"<script>{ran('att')}</script>"}}},
+    {"cell_type": "markdown", "source": "tagged", "metadata": {"tags": [f'x" tabindex=1 autofocus onfocus="{ran("tag")}']}},
+    {"cell_type": "raw", "source": f'<script>{ran("raw")}</script><img src=x onerror="{ran("raw-img")}">',
+     "metadata": {"raw_mimetype": "text/html", "format": "text/html"}},
+    _code(f"""raise ValueError('<img src=x onerror="{ran("error")}">')"""),
+]
+NOTEBOOK_METADATA = {"title": f"</title><script>{ran('title')}</script>",
+                     "widgets": {"application/vnd.jupyter.widget-state+json": {
+                         "state": {}, "version_major": 2, "version_minor": 0,
+                         "x": f"</script><script>{ran('widget-state')}</script>"}}}
+
+
+def notebook(cells, metadata=None):
+    """The JSON text of a notebook holding ``cells`` (dicts in nbformat 4's shape)."""
+    import base64
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}, **(metadata or {})})
+    for spec in cells:
+        spec = dict(spec)
+        make = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell,
+                "raw": nbformat.v4.new_raw_cell}[spec.pop("cell_type")]
+        attachments = spec.pop("attachments", None)
+        cell = make(**spec)
+        if attachments:
+            cell.attachments = {name: {mime: base64.b64encode(data.encode()).decode() for mime, data in kinds.items()}
+                                for name, kinds in attachments.items()}
+        nb.cells.append(cell)
+    return nbformat.writes(nb)
+
 CASES = [
     # --- attacks on the sandbox: blank stubs, gated on the attack working (must stay 0) ---
     Case("01_gated_read_reference", "read the reference / suites by any path", "blank", 0,
@@ -680,6 +819,12 @@ CASES = [
     # --- the nbgrader kernel (issue 9) ---
     Case("58_detached_score_editor", "a detached process that rewrites the gradebook after the scores are saved",
          "blank", 0, {"simple_attention.py": append(DETACHED_EDITOR)}, tokens=("@TOKEN@d",)),
+    # --- HTML in the feedback and in formgrader (issue 17): the CLI grades the modules, 100 ---
+    Case("59_script_in_feedback", "display(HTML('<script>...<img onerror=...>')) in the notebook", "good", 100,
+         {"ch03_attention.ipynb": notebook(HONEST_CELLS + SCRIPT_IN_OUTPUT_CELLS)}),
+    Case("60_active_content_in_feedback", "scripts, handlers, javascript: and data: URLs, frames, remote "
+         "resources, SVG, Markdown, raw cells and metadata in the notebook", "good", 100,
+         {"ch03_attention.ipynb": notebook(HONEST_CELLS + ACTIVE_CONTENT_CELLS, NOTEBOOK_METADATA)}),
 ]
 
 

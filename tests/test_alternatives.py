@@ -19,13 +19,13 @@ for path in (str(ROOT), str(TESTS)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+from autograder import course  # noqa: E402
 from autograder.submission import decode_python_source  # noqa: E402
 from banks import banks, describe, earlier_sources, reference_sources  # noqa: E402
 
 BANKS = banks("alternatives")
 CASES = [(assignment, alternative) for assignment, bank in BANKS for alternative in bank.ALTERNATIVES]
 IDS = [f"{assignment}: {alternative.name}" for assignment, alternative in CASES]
-MODULES = {assignment: bank.MODULES for assignment, bank in BANKS}
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +50,7 @@ def test_every_bank_is_well_formed():
         assert len(bank.ALTERNATIVES) >= 15, assignment
         assert len(set(names)) == len(names), f"{assignment}: alternative names must be unique"
         for alternative in bank.ALTERNATIVES:
-            assert sorted(alternative.files()) == sorted(f"{m}.py" for m in bank.MODULES), alternative.name
+            assert sorted(alternative.files()) == sorted(course.get(assignment).modules), alternative.name
 
 
 @pytest.mark.parametrize("assignment, alternative", CASES, ids=IDS)
@@ -79,8 +79,8 @@ def _code(text):
     return found
 
 
-REFERENCE_CODE = {assignment: {m: _code(reference_sources(assignment)[f"{m}.py"]) for m in modules}
-                  for assignment, modules in MODULES.items()}
+REFERENCE_CODE = {assignment: {f[:-3]: _code(reference_sources(assignment)[f]) for f in course.get(assignment).modules}
+                  for assignment, _ in BANKS}
 
 
 @pytest.mark.parametrize("assignment, alternative", CASES, ids=IDS)
@@ -93,7 +93,7 @@ def test_alternative_is_not_the_reference(assignment, alternative):
             f"{alternative.name}: {filename} is the reference"
 
 
-@pytest.mark.parametrize("assignment", list(MODULES))
+@pytest.mark.parametrize("assignment", [assignment for assignment, _ in BANKS])
 def test_bank_rewrites_every_student_function(assignment):
     """Each function and method of the reference is written differently by some alternative."""
     rewritten = set()
@@ -102,6 +102,6 @@ def test_bank_rewrites_every_student_function(assignment):
         for module, text in alternative.sources().items():
             code = _code(text)
             rewritten |= {(module, name) for name, dump in reference[module].items() if code.get(name) != dump}
-    same_everywhere = [f"{module}.{name}" for module in MODULES[assignment] for name in reference[module]
+    same_everywhere = [f"{module}.{name}" for module in reference for name in reference[module]
                        if (module, name) not in rewritten]
     assert not same_everywhere, f"no alternative writes these differently from the reference: {same_everywhere}"

@@ -2,8 +2,10 @@
 
 One class of 12 is graded once whole and once in 3 shards that are then merged: the reference,
 the blank stubs, eight mutants of the bank (two with the same named mistake, one that does not
-compile), a student who handed in nothing, and one whose folder name and feedback are markup
-that tries to run a script. The page is opened in headless Chromium (Debian's package).
+compile), a student who handed in nothing, and one whose folder name, file name and feedback are
+markup that tries to run a script. The page, and every Markdown feedback file and the job summary
+rendered as a Markdown renderer does before GitHub's own sanitizer, are opened in headless
+Chromium (Debian's package).
 """
 import csv
 import json
@@ -19,7 +21,7 @@ import pytest
 from autograder import shards
 from autograder.paths import ROOT
 from banks import load, reference_sources, stub_sources
-from browser import INSTALL, Browser, find_chromium
+from browser import browser_or_skip
 from test_course import CH03, TINY, tiny  # noqa: F401 (tiny: a course of two assignments, a fixture)
 from test_course import cli as course_cli
 from test_mutants import mutated_sources
@@ -27,6 +29,7 @@ from test_mutants import mutated_sources
 ASSIGNMENT = "ch03_attention"  # the class hands in this chapter (its mutant bank names the mistakes)
 
 HOSTILE = "<img src=x onerror=console.error(1)>\"'&amp;<b>"
+HOSTILE_FILE = "<img src=x onerror=console.error(5)>.py"  # not a module name: a note says it was ignored
 HOSTILE_MESSAGE = ("<script>console.error(2)</script></code><img src=y onerror=console.error(3)> "
                    "This is exactly what you get with: <b onmouseover=console.error(4)>a forged name</b>.")
 CLASS_MUTANTS = ("missing 1/sqrt(d_k) in SelfAttention_v1", "missing 1/sqrt(d_k) in SelfAttention_v2",
@@ -44,6 +47,7 @@ def make_class(root):
     hostile = reference_sources(ASSIGNMENT)
     hostile["simple_attention.py"] = hostile["simple_attention.py"].replace(
         "def dot_product_loop(x, y):\n", f"def dot_product_loop(x, y):\n    raise ValueError({HOSTILE_MESSAGE!r})\n", 1)
+    hostile[HOSTILE_FILE] = ""
     students[HOSTILE] = hostile
     for name, sources in students.items():
         (root / name).mkdir(parents=True)
@@ -54,9 +58,9 @@ def make_class(root):
     return root
 
 
-def cli(*args):
+def cli(*args, env=None):
     run = subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=ROOT, capture_output=True,
-                         text=True, timeout=600)
+                         text=True, timeout=600, env={**os.environ, **(env or {})})
     return run
 
 
@@ -65,14 +69,14 @@ def graded(tmp_path_factory):
     """The class graded in one run, and in 3 shards merged."""
     tmp = tmp_path_factory.mktemp("class")
     klass = make_class(tmp / "submitted")
-    one = cli("grade", klass, "--out", tmp / "one")
+    one = cli("grade", klass, "--out", tmp / "one", env={"GITHUB_STEP_SUMMARY": str(tmp / "job-summary.md")})
     assert one.returncode == 0, one.stdout + one.stderr
     runs = [cli("grade", klass, "--shard", f"{k}/3", "--out", tmp / f"shard-{k}") for k in (1, 2, 3)]
     for run in runs:
         assert run.returncode == 0, run.stdout + run.stderr
     merged = cli("merge", *(tmp / f"shard-{k}" for k in (1, 2, 3)), "--out", tmp / "merged")
     assert merged.returncode == 0, merged.stdout + merged.stderr
-    return {"tmp": tmp, "class": klass, "one": tmp / "one", "stdout": one.stdout, "merged": tmp / "merged",
+    return {"tmp": tmp, "class": klass, "one": tmp / "one", "job_summary": tmp / "job-summary.md", "stdout": one.stdout, "merged": tmp / "merged",
             "merge_stdout": merged.stdout, "shards": [tmp / f"shard-{k}" for k in (1, 2, 3)]}
 
 
@@ -145,7 +149,7 @@ def test_summary_has_the_numbers_of_grades_csv_and_the_terminal_a_few_lines(grad
     top = a["mistakes"][0]
     assert top["mistake"].startswith("no 1/sqrt(d_k) scaling") and top["students"] == ["m0-missing", "m1-missing"]
     assert not [m for m in a["mistakes"] if "forged" in m["mistake"]]  # a student's message is not a name
-    assert [p["student"] for p in summary["problems"]] == ["m6-syntax", "zoe"]
+    assert [p["student"] for p in summary["problems"]] == [HOSTILE, "m6-syntax", "zoe"]  # HOSTILE: a note
     assert summary["isolation"]["graded"] == 11
     tail = graded["stdout"].splitlines()
     assert any(line.startswith("class report: ") for line in tail)
@@ -169,15 +173,6 @@ READ_PAGE = """(() => {
     width: document.documentElement.scrollWidth,
   };
 })()"""
-
-
-def browser_or_skip():
-    if find_chromium():
-        return Browser()
-    why = os.environ.get("AUTOGRADER_NO_CHROMIUM")
-    if os.environ.get("CI") and not why:
-        pytest.fail(f"no Chromium on CI: .ci/run installs it ({INSTALL})")
-    pytest.skip(f"no Chromium here ({why or INSTALL}): the report page is not checked in a browser")
 
 
 def keep(path):
@@ -226,6 +221,39 @@ def test_report_page_in_a_browser(graded, tmp_path):
     assert seen["buttons"] == len(seen["headers"]) and seen["width"] <= 1280  # no sideways scrolling
     # without the script: the same numbers, in name order, and no sort buttons
     assert without_script["students"] == seen["students"] and without_script["buttons"] == 0
+
+
+def markdown_page(markdown, path):
+    """``markdown`` as the HTML a Markdown renderer makes of it, raw HTML passed through (GitHub
+    sanitizes after this; Gradescope and a student's editor may not)."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+    path.write_text(f"<!DOCTYPE html><html><head><meta charset=utf-8><title>md</title></head><body>"
+                    f"{markdown2html_mistune(markdown)}</body></html>", encoding="utf-8")
+    return path
+
+
+def test_markdown_feedback_and_job_summary_show_the_students_text_as_text(graded, tmp_path):
+    """The student's folder name, file names and error messages in every Markdown file a class
+    run writes (and in Classroom's job summary) render as text: nothing runs or loads."""
+    from autograder.platforms.classroom_report import summary as classroom_summary
+    files = {p.name: p.read_text(encoding="utf-8") for p in graded["one"].glob("*.md")}
+    files["job-summary.md"] = graded["job_summary"].read_text(encoding="utf-8")
+    files["classroom.md"] = classroom_summary("simple_attention", 0, 15, 0, 1, [(HOSTILE, HOSTILE_MESSAGE)], "")
+    files["classroom-error.md"] = classroom_summary("simple_attention", 0, 15, 0, 0, [], HOSTILE_MESSAGE)
+    assert len(files) == 14
+    shown, titles = {}, {}
+    with browser_or_skip() as browser:
+        for name, text in files.items():
+            page = browser.open(markdown_page(text, tmp_path / f"{len(shown)}.html")).settle(300)
+            assert (page.console, page.requests) == ([], [page.url]), (name, page.console, page.requests)
+            # only the renderer's own elements (its heading anchors are links within the page)
+            assert page.evaluate("document.querySelectorAll('body *:not(h1,h2,h3,p,pre,code,div,span,table,thead,"
+                                 "tbody,tr,th,td,ul,li,strong,a), a:not([href^=\"#\"])').length") == 0, name
+            shown[name] = page.evaluate("document.body.innerText")
+            titles[name] = page.evaluate("(document.querySelector('h1') || {}).firstChild?.textContent")
+    hostile = [name for name, title in titles.items() if title == f"Feedback: {HOSTILE}"]  # the heading's own text
+    assert len(hostile) == 1 and HOSTILE_MESSAGE in shown[hostile[0]] and HOSTILE_FILE in shown[hostile[0]]
+    assert f"{HOSTILE}: {HOSTILE_MESSAGE}" in shown["classroom.md"] and HOSTILE_MESSAGE in shown["classroom-error.md"]
 
 
 def test_a_class_of_two_assignments_merges_into_the_one_run_too(tiny, tmp_path):

@@ -209,7 +209,7 @@ def test_a_submission_writes_nothing_the_grader_trusts(mode):
         out = repo / "graded"
         students = [*NEIGHBOURS, MALLORY]
         assert sorted(p.name for p in out.iterdir()) == sorted(
-            [f"{s}.{ext}" for s in students for ext in ("json", "md")] + ["grades.csv"])
+            [f"{s}.{ext}" for s in students for ext in ("json", "md")] + ["grades.csv", "report.html", "summary.json"])
         results = {s: json.loads((out / f"{s}.json").read_text()) for s in students}
         with open(out / "grades.csv", newline="") as handle:
             grades = {row["student"]: int(row["score"]) for row in csv.DictReader(handle)}

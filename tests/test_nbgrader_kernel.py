@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from hostile import CASES, Case, materialize  # noqa: E402
 
-from autograder import nbgrade  # noqa: E402
+from autograder import interpreter, kernel_sandbox, nbgrade  # noqa: E402
 from autograder.kernel_sandbox import children  # noqa: E402
 from autograder.nbkernel import SandboxedExecute, SandboxedKernelManager, execute_preprocessor  # noqa: E402
 from autograder.paths import SOLUTIONS  # noqa: E402
@@ -192,7 +192,7 @@ async def _reply(kc, msg_id):
 
 async def _run_kernel(folder, isolation, code, interrupt=False):
     """Start a sandboxed kernel in ``folder``, run ``code``, stop it; returns (reply, manager, pid)."""
-    # "off": the kernel may keep our uid (where nobody cannot read Python); the code is the test's own
+    # "off" as an ordinary user: the kernel keeps our uid (as root it is nobody); the code is the test's own
     km = SandboxedKernelManager(kernel_name="python3", isolation=isolation, unsafe_same_uid=isolation == "off")
     await km.start_kernel(cwd=str(folder))
     worker = km._worker[0]
@@ -218,6 +218,8 @@ async def _run_kernel(folder, isolation, code, interrupt=False):
 
 DETACH = """
 import ctypes, os, time
+assert os.getcwd().endswith("/home/student/{folder}"), os.getcwd()  # a copy of its folder
+assert {ordinary_user} or os.getuid() == 65534, os.getuid()
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
@@ -229,10 +231,21 @@ if os.fork() == 0:
 
 @pytest.mark.parametrize("isolation", ["full", "off"])
 def test_nothing_the_kernel_started_survives_it(tmp_path, capfd, isolation):
-    """Also without namespaces (where the keeper reaps the kernel's orphans), and said loudly."""
+    """Also without namespaces (where the keeper reaps the kernel's orphans), and said loudly.
+    As root the kernel is nobody in both, also where nobody cannot reach pytest's folder or this
+    Python (a virtual environment of pyenv's under /root): without a private root it works in
+    a copy of its folder, with a Python nobody can reach (.ci/run builds /opt/autograder-venv)."""
+    if isolation == "off" and os.geteuid() == 0:
+        python, why = interpreter.python_for_others(kernel_sandbox.KERNEL_NEEDS)
+        if python is None:  # the kernel is refused, and says why: see the test below
+            message = f"the kernel cannot run as nobody without namespaces here: {why}"
+            if os.environ.get("CI"):
+                pytest.fail(message)
+            pytest.skip(message)
     token = os.urandom(5).hex()
-    reply, km, worker = asyncio.run(_run_kernel(tmp_path, isolation, DETACH.format(token=token)))
-    assert reply["content"]["status"] == "ok"
+    code = DETACH.format(token=token, folder=tmp_path.name, ordinary_user=os.geteuid() != 0)
+    reply, km, worker = asyncio.run(_run_kernel(tmp_path, isolation, code))
+    assert reply["content"]["status"] == "ok", reply["content"]
     assert not os.path.exists(f"/proc/{worker}"), "the kernel's PID 1 is still alive"
     deadline = time.monotonic() + 5
     while processes_named(token) and time.monotonic() < deadline:
@@ -241,6 +254,27 @@ def test_nothing_the_kernel_started_survives_it(tmp_path, capfd, isolation):
     assert km._private is None and km._worker is None  # cleaned up
     warned = "WARNING: the notebook's kernel runs WITHOUT namespace isolation" in capfd.readouterr().err
     assert warned == (isolation == "off")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root changes the kernel's uid")
+def test_a_kernel_nobody_cannot_run_is_not_started_and_says_why_in_one_line(tmp_path, monkeypatch):
+    """Without namespaces and without a Python nobody can reach, the kernel is refused (never
+    run as root): nbgrader's error names the path and what to do."""
+    why = "uid nobody cannot reach this Python (/root (mode 700)), and there is no /x/bin/python: make one"
+    monkeypatch.setattr(interpreter, "python_for_others", lambda needs: (None, why))
+
+    async def start():
+        km = SandboxedKernelManager(kernel_name="python3", isolation="off")
+        try:
+            with pytest.raises(RuntimeError) as raised:
+                await km.start_kernel(cwd=str(tmp_path))
+        finally:
+            await km.cleanup_resources()
+        return str(raised.value), km
+
+    message, km = asyncio.run(start())
+    assert message == f"the notebook's kernel was not started: {why}"
+    assert km._private is None
 
 
 def test_an_interrupt_stops_the_cell_not_the_kernel(tmp_path):

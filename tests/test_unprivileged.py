@@ -6,7 +6,8 @@ the default interpreter here (it lives under /root, mode 700), so they use a vir
 environment made from the system's python3 in a world-readable place, which .ci/run
 prepares (AUTOGRADER_USER_VENV, default /opt/autograder-venv). Without it these tests
 skip on a developer's machine and fail in CI. The repository is copied to a
-world-readable folder first, as an instructor's own checkout would be.
+world-readable folder first, as a fresh clone would hold it (git's files only: nothing
+ignored, built or cached here), as an instructor's own checkout would be.
 """
 import json
 import os
@@ -42,10 +43,15 @@ def user_python():
 
 
 def copy_repo():
-    """A world-readable copy of the project, as an instructor's own checkout would be."""
+    """A world-readable copy of the project as a fresh clone holds it: the files git tracks (and
+    new ones it does not ignore, so a change not yet committed is tested too), nothing else."""
     repo = Path(tempfile.mkdtemp(prefix="autograder-user-"))
-    for name in ("autograder", "solutions", "assignments", "tests"):
-        shutil.copytree(ROOT / name, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():   # a file deleted but not yet committed is not listed as such
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, repo / name, follow_symlinks=False)
     subprocess.run(["chmod", "-R", "a+rX", str(repo)], check=True)
     return repo
 
@@ -83,6 +89,21 @@ def test_an_ordinary_user_grades_the_readme_examples(user):
             if os.geteuid() == 0:   # as nobody: every namespace from a user namespace of its own
                 assert {"user namespace", "private root", "/proc", "seccomp", "no capabilities"} <= set(held), held
     assert "not written yet" in done.stdout
+
+
+def test_an_ordinary_user_runs_the_readme_test_command_in_a_fresh_checkout(user):
+    """The README's test command as that user, in that checkout, on the tests a fresh machine
+    failed (issue 17): pytest's folder is that user's, the kernel's Python is the one it runs,
+    and the kernel without namespaces (``off``) keeps that user's uid."""
+    _, repo = user
+    prefix, python = user_python()
+    done = subprocess.run([*prefix, python, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "tests/test_nbgrader_kernel.py::test_nothing_the_kernel_started_survives_it",
+                           "tests/test_interpreter.py"], cwd=repo, capture_output=True, text=True, timeout=600,
+                          env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    # the kernel with and without namespaces, and every interpreter test but the one for root alone
+    assert re.search(r"\b5 passed, 1 skipped\b", done.stdout), done.stdout[-1000:]
 
 
 def test_without_user_namespaces_only_trusted_code_is_graded_and_says_what_is_missing(user):

@@ -56,12 +56,18 @@ def main(part, points, folder):
     return 0  # the points are the verdict; a failing step would hide the other parts' reports
 
 
+def code(text):
+    """The student's text (a test's name, a failure's message, pytest's output) as a Markdown code
+    span: shown as it is, never as a tag, link or image (no backquote inside can end it)."""
+    return "`" + " ".join(str(text).replace("`", "'").splitlines()) + "`"
+
+
 def summary(part, score, points, passed, cases, failed, message):
     lines = [f"### {part}: {score} / {points} points ({passed} of {cases} public tests pass)", ""]
     if failed:
-        lines += [f"- `{name}`: {text.replace('`', chr(39))}" for name, text in failed]
+        lines += [f"- {code(name)}: {code(text)}" for name, text in failed]
     elif not cases:
-        lines.append(message.replace("`", "'"))
+        lines.append(code(message))
     return "\n".join(lines) + "\n\n"
 
 

@@ -26,10 +26,18 @@ tiktoken_offline.install()
 
 @pytest.fixture(scope="session")
 def gpt_124m():
-    """``GPTModel(GPT_CONFIG_124M)`` built after ``torch.manual_seed(123)``, as the book builds it,
-    once for all tests (163 million parameters take seconds), with the random state right after
-    building it (the book's first forward pass draws its dropout masks from there)."""
-    from gpt_model import GPT_CONFIG_124M, GPTModel
-    torch.manual_seed(123)
-    model = GPTModel(GPT_CONFIG_124M)
-    return model, torch.get_rng_state()
+    """``gpt_124m()`` gives ``GPTModel(GPT_CONFIG_124M)`` built after ``torch.manual_seed(123)``, as
+    the book builds it, once for all tests (163 million parameters take seconds), with the random
+    state right after building it (the book's first forward pass draws its dropout masks from
+    there). Built on the first call, inside a test: an unwritten GPTModel fails that test with
+    its NotImplementedError instead of erroring in the set-up."""
+    built = []
+
+    def get():
+        if not built:
+            from gpt_model import GPT_CONFIG_124M, GPTModel
+            torch.manual_seed(123)
+            model = GPTModel(GPT_CONFIG_124M)
+            built.append((model, torch.get_rng_state()))
+        return built[0]
+    return get

@@ -25,7 +25,8 @@ class FeedForward(nn.Module):
     GELU (tanh approximation) and ``nn.Linear(4 * emb_dim, emb_dim)``, both linear layers with
     bias, created in that order (parameters layers.0.weight, layers.0.bias, layers.2.weight,
     layers.2.bias and no others). ``cfg`` is a dict like ``GPT_CONFIG_124M``; only
-    ``cfg["emb_dim"]`` is used. forward maps (..., emb_dim) to (..., emb_dim).
+    ``cfg["emb_dim"]`` is used. forward maps (..., emb_dim) to (..., emb_dim) and leaves the
+    caller's input unchanged.
     """
 
     def __init__(self, cfg):

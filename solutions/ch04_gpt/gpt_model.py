@@ -29,7 +29,7 @@ class GPTModel(nn.Module):
     forward(in_idx), in_idx of shape (batch, num_tokens) with num_tokens <= context_length:
     token embeddings plus the position embeddings of positions 0..num_tokens-1, dropout,
     the blocks in order, the final norm, the output head; returns logits of shape (batch,
-    num_tokens, vocab_size) for every position. The grader runs the model with stand-ins for
+    num_tokens, vocab_size) for every position, and leaves in_idx unchanged. The grader runs the model with stand-ins for
     the blocks and the final norm, so only this wiring is judged here.
     """
 

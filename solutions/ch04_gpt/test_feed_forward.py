@@ -22,8 +22,10 @@ def test_feed_forward_expands_to_4_emb_dim_and_back():
                       "layers.2.weight": (768, 3072), "layers.2.bias": (768,)}
     torch.manual_seed(123)
     x = torch.rand(2, 3, 768)
+    before = x.clone()
     out = ffn(x)
     assert out.shape == (2, 3, 768)
+    assert torch.equal(x, before), "forward must not change its input"
     first, second = ffn.layers[0], ffn.layers[2]
     hidden = F.gelu(F.linear(x, first.weight, first.bias), approximate="tanh")
     assert torch.allclose(out, F.linear(hidden, second.weight, second.bias), atol=1e-5)

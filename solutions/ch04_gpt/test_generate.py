@@ -22,7 +22,7 @@ class Recorder(torch.nn.Module):
 
 
 def test_book_hello_i_am(gpt_124m):
-    model, _ = gpt_124m
+    model, _ = gpt_124m()
     tokenizer = tiktoken.get_encoding("gpt2")
     encoded = tokenizer.encode("Hello, I am")
     assert encoded == [15496, 11, 314, 716]

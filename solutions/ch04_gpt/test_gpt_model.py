@@ -18,7 +18,7 @@ def book_batch():
 
 
 def test_book_logits(gpt_124m):
-    model, state = gpt_124m
+    model, state = gpt_124m()
     batch = book_batch()
     model.train()
     torch.set_rng_state(state)  # the book runs the batch right after building the model, with dropout on
@@ -31,7 +31,7 @@ def test_book_logits(gpt_124m):
 
 
 def test_book_parameter_count_and_size(gpt_124m):
-    model, _ = gpt_124m
+    model, _ = gpt_124m()
     total_params = sum(p.numel() for p in model.parameters())
     assert total_params == 163_009_536
     assert model.tok_emb.weight.shape == model.out_head.weight.shape == (50257, 768)
@@ -60,6 +60,7 @@ def test_forward_wiring_on_a_short_input():
     idx = torch.tensor([[3, 1, 4], [15, 9, 2]])  # 3 tokens, context_length 6
     with torch.no_grad():
         logits = model(idx)
+        assert idx.tolist() == [[3, 1, 4], [15, 9, 2]], "forward must not change in_idx"
         x = model.tok_emb(idx) + model.pos_emb(torch.arange(3))
         for block in model.trf_blocks:
             x = block(x)

@@ -13,10 +13,10 @@ full marks (``tests/test_alternatives.py``).
 Module variants are written once (``SIMPLE``, ``SPECIAL``, ... : style -> source) and combined
 into ``ALTERNATIVES``; "plain" is a straightforward student's own code.
 '''
-import re
-from dataclasses import dataclass, field
+from functools import partial
 
-MODULES = ("simple_tokenizer", "special_tokens", "bpe", "data_sampling", "embeddings", "exercises")
+import banks
+
 
 # The given part of simple_tokenizer.py, as students keep it (the stub's own lines).
 VERDICT_HELPER = '''import hashlib
@@ -544,30 +544,7 @@ VARIANTS = {"simple_tokenizer": SIMPLE, "special_tokens": SPECIAL, "bpe": BPE, "
             "embeddings": EMBED, "exercises": EXERCISES}
 
 
-def _tabs(text):
-    return re.sub(r"(?m)^((?:    )+)(?=\S)", lambda m: "\t" * (len(m.group(1)) // 4), text)
-
-
-@dataclass(frozen=True)
-class Alternative:
-    name: str                                # the style, as a student would describe it
-    styles: dict = field(default_factory=dict)  # module -> variant name; "plain" for the others
-    newline: str = "\n"                      # line endings the files are saved with
-    encoding: str = "utf-8"                  # "utf-8-sig" writes a byte-order mark
-    tabs: bool = False                       # indented with tabs
-
-    def sources(self):
-        """{module: source text}, as Python reads it."""
-        out = {}
-        for module in MODULES:
-            text = VARIANTS[module][self.styles.get(module, "plain")]
-            out[module] = _tabs(text) if self.tabs else text
-        return out
-
-    def files(self):
-        """{file name: bytes on disk}."""
-        return {f"{module}.py": text.replace("\n", self.newline).encode(self.encoding)
-                for module, text in self.sources().items()}
+Alternative = partial(banks.Alternative, VARIANTS)
 
 
 ALTERNATIVES = [

@@ -7,18 +7,7 @@ exercise 2.2 nothing, since that exercise is judged against the student's own lo
 ``named`` a fragment of the mistake's name the feedback must print, or None where no name
 fits. ``tests/test_mutants.py`` grades every mutant.
 """
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Mutant:
-    name: str             # the mistake, as a student would be told about it
-    module: str           # the module file of solutions/ch02_text_data it edits (without .py)
-    old: str              # exact text in the reference, occurring exactly once
-    new: str              # what the student wrote instead
-    parts: tuple          # exactly the parts that must lose points; every other part keeps full marks
-    named: str = None     # fragment of the mistake's name the feedback must give; None: no name fits
-    keeps: tuple = ()     # fragments of check names, inside ``parts``, that must still pass
+from banks import Mutant
 
 
 ST, SP, BPE, DS, EMB, EX = ("simple_tokenizer", "special_tokens", "bpe", "data_sampling", "embeddings", "exercises")

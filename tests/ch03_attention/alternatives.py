@@ -28,12 +28,12 @@ Decisions worth knowing:
   ``CausalAttention``'s says "ones above the diagonal".
 '''
 import ast
-import re
-from dataclasses import dataclass, field
+from functools import partial
+
+import banks
 from pathlib import Path
 
 SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions" / "ch03_attention"
-MODULES = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
 
 
 def _book_inputs():
@@ -902,36 +902,7 @@ VARIANTS = {"simple_attention": SIMPLE, "self_attention": SELF, "causal_attentio
             "multihead_attention": MHA, "exercises": EXERCISES}
 
 
-def _tabs(text):
-    """Indentation with tabs instead of four spaces (continuation lines keep their spaces)."""
-    return re.sub(r"(?m)^((?:    )+)(?=\S)", lambda m: "\t" * (len(m.group(1)) // 4), text)
-
-
-@dataclass(frozen=True)
-class Alternative:
-    name: str                                # the style, as a student would describe it
-    styles: dict = field(default_factory=dict)  # module -> variant name; "plain" for the others
-    newline: str = "\n"                      # line endings the files are saved with
-    encoding: str = "utf-8"                  # "utf-8-sig" writes a byte-order mark
-    coding_line: str = None                  # a PEP 263 line put first in every file
-    tabs: bool = False                       # indented with tabs
-
-    def sources(self):
-        """{module: source text}, as Python reads it."""
-        out = {}
-        for module in MODULES:
-            text = VARIANTS[module][self.styles.get(module, "plain")]
-            if self.tabs:
-                text = _tabs(text)
-            if self.coding_line:
-                text = f"{self.coding_line}\n# Auteur : élève de l'année, café compris\n{text}"
-            out[module] = text
-        return out
-
-    def files(self):
-        """{file name: bytes on disk}."""
-        return {f"{module}.py": text.replace("\n", self.newline).encode(self.encoding)
-                for module, text in self.sources().items()}
+Alternative = partial(banks.Alternative, VARIANTS)
 
 
 def _all(style, *modules):

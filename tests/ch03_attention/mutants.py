@@ -24,19 +24,7 @@ scales by ``** -0.5``).
 
 ``tests/test_mutants.py`` grades every mutant and checks that it loses points.
 """
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Mutant:
-    name: str             # the mistake, as a student would be told about it
-    module: str           # the module file of solutions/ch03_attention it edits (without .py)
-    old: str              # exact text in the reference, occurring exactly once
-    new: str              # what the student wrote instead
-    parts: tuple          # exactly the parts that must lose points; every other part keeps full marks
-    named: str = None     # fragment of the mistake's name the feedback must give; None: no name fits
-    keeps: tuple = ()     # fragments of check names, inside ``parts``, that must still pass
-    also: tuple = ()      # further (module, old, new) edits of the same submission
+from banks import Mutant
 
 
 SIMPLE, SELF, CAUSAL, MHA, EX = ("simple_attention", "self_attention", "causal_attention",

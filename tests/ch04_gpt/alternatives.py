@@ -16,10 +16,10 @@ Module variants are written once below (style -> source) and combined into ``ALT
 the "plain" variant of each module is a straightforward student's own code, and every other
 alternative swaps in the styles it is about, so a failure points at the style that caused it.
 '''
-import re
-from dataclasses import dataclass, field
+from functools import partial
 
-MODULES = ("layer_norm", "feed_forward", "shortcuts", "transformer_block", "gpt_model", "generate", "exercises")
+import banks
+
 
 # ------------------------------------------------------------------ 4.2 layer normalization
 LAYER_NORM = {
@@ -577,30 +577,7 @@ VARIANTS = {"layer_norm": LAYER_NORM, "feed_forward": FEED_FORWARD, "shortcuts":
             "exercises": EXERCISES}
 
 
-def _tabs(text):
-    return re.sub(r"(?m)^((?:    )+)(?=\S)", lambda m: "\t" * (len(m.group(1)) // 4), text)
-
-
-@dataclass(frozen=True)
-class Alternative:
-    name: str                                # the style, as a student would describe it
-    styles: dict = field(default_factory=dict)  # module -> variant name; "plain" for the others
-    newline: str = "\n"                      # line endings the files are saved with
-    encoding: str = "utf-8"                  # "utf-8-sig" writes a byte-order mark
-    tabs: bool = False                       # indented with tabs
-
-    def sources(self):
-        """{module: source text}, as Python reads it."""
-        out = {}
-        for module in MODULES:
-            text = VARIANTS[module][self.styles.get(module, "plain")]
-            out[module] = _tabs(text) if self.tabs else text
-        return out
-
-    def files(self):
-        """{file name: bytes on disk}."""
-        return {f"{module}.py": text.replace("\n", self.newline).encode(self.encoding)
-                for module, text in self.sources().items()}
+Alternative = partial(banks.Alternative, VARIANTS)
 
 
 ALTERNATIVES = [

@@ -12,18 +12,7 @@ Decision: GELU is the tanh approximation (the stub says so, as the book's listin
 the exact GELU (erf) differs by up to about 1e-3 and loses points in feed_forward, named.
 Softmax before argmax in generate is no mistake (it is in the alternatives bank).
 """
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Mutant:
-    name: str             # the mistake, as a student would be told about it
-    module: str           # the module file of solutions/ch04_gpt it edits (without .py)
-    old: str              # exact text in the reference, occurring exactly once
-    new: str              # what the student wrote instead
-    parts: tuple          # exactly the parts that must lose points; every other part keeps full marks
-    named: str = None     # fragment of the mistake's name the feedback must give; None: no name fits
-    keeps: tuple = ()     # fragments of check names, inside ``parts``, that must still pass
+from banks import Mutant
 
 
 LN, FF, SC, TB, GM, GEN, EX = ("layer_norm", "feed_forward", "shortcuts", "transformer_block", "gpt_model",

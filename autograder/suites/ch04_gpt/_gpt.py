@@ -14,7 +14,7 @@ import re
 import torch
 import torch.nn.functional as F
 
-from autograder.compare import expect_close, seeded, set_seed
+from autograder.compare import seeded, set_seed
 from autograder.session import StudentFailure
 
 # Small configurations: several vocabularies, heads, depths; qkv_bias both ways.

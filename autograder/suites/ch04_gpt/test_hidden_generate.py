@@ -13,7 +13,7 @@ GEN = "generate.generate_text_simple"
 LOWER = ("layer_norm", "feed_forward", "transformer_block", "gpt_model")
 
 
-def generation(ref, cfg, idx, max_new_tokens, context_size, seed):
+def generation(cfg, idx, max_new_tokens, context_size, seed):
     # the student's own GPTModel as it builds itself (each step is judged on what it answered, so its
     # weights need not be the reference's: a GPTModel of another shape still serves)
     spec = stand_ins(block_names(cfg), cfg["emb_dim"], seed + 1)
@@ -64,42 +64,42 @@ def judge_steps(idx, out, calls, max_new_tokens, context_size):
                              f"prompt followed by the {max_new_tokens} new tokens, shape {list(seq.shape)}")
 
 
-def run_case(student, ref, cfg, idx, max_new_tokens, context_size, seed):
-    plan = student.plan(generation(ref, cfg, idx, max_new_tokens, context_size, seed), needs=GEN)
+def run_case(student, cfg, idx, max_new_tokens, context_size, seed):
+    plan = student.plan(generation(cfg, idx, max_new_tokens, context_size, seed), needs=GEN)
     judge_steps(idx, plan.values["out"], plan.records["out"]["m"], max_new_tokens, context_size)
     return plan
 
 
 @points(5)
-def test_generate_greedy(student, ref):
+def test_generate_greedy(student):
     """each new token is the argmax of the model's logits at the last position, appended to the sequence"""
     def check():
         for i, (cfg, b, n, new) in enumerate([(CFGS[0], 2, 3, 4), (CFGS[1], 1, 1, 3), (CFGS[2], 3, 2, 2)]):
-            run_case(student, ref, cfg, token_ids(b, n, cfg["vocab_size"], 900 + i), new, cfg["context_length"], 910 + i)
+            run_case(student, cfg, token_ids(b, n, cfg["vocab_size"], 900 + i), new, cfg["context_length"], 910 + i)
     judged(student, LOWER, "generate_text_simple", check)
 
 
 @points(4)
-def test_generate_crops_to_the_last_context_size_tokens(student, ref):
+def test_generate_crops_to_the_last_context_size_tokens(student):
     """the model sees only the last context_size tokens, from the first step (a long prompt) and as the text grows"""
     def check():
         cfg = CFGS[1]  # context_length 10, larger than context_size: the model itself would take more
-        run_case(student, ref, cfg, token_ids(2, 6, cfg["vocab_size"], 920), 3, 4, 921)
-        run_case(student, ref, cfg, token_ids(1, 2, cfg["vocab_size"], 922), 5, 3, 923)
+        run_case(student, cfg, token_ids(2, 6, cfg["vocab_size"], 920), 3, 4, 921)
+        run_case(student, cfg, token_ids(1, 2, cfg["vocab_size"], 922), 5, 3, 923)
     judged(student, LOWER, "generate_text_simple", check)
 
 
 @points(3)
-def test_generate_leaves_idx_and_returns_a_new_tensor(student, ref):
+def test_generate_leaves_idx_and_returns_a_new_tensor(student):
     """idx itself is left unchanged; max_new_tokens=0 gives the prompt back"""
     def check():
         cfg = CFGS[0]
         idx = token_ids(2, 3, cfg["vocab_size"], 930)
-        plan = run_case(student, ref, cfg, idx, 2, 8, 931)
+        plan = run_case(student, cfg, idx, 2, 8, 931)
         if not torch.equal(plan.values["idx_after"], idx):
             raise AssertionError("generate_text_simple changed the caller's idx in place: build a new tensor "
                                  "(idx = torch.cat((idx, idx_next), dim=1))")
-        plan = student.plan(generation(ref, cfg, idx, 0, 8, 931), needs=GEN)
+        plan = student.plan(generation(cfg, idx, 0, 8, 931), needs=GEN)
         if not torch.equal(plan.values["out"], idx):
             raise AssertionError("generate_text_simple(model, idx, max_new_tokens=0, ...) must return idx's tokens")
     judged(student, LOWER, "generate_text_simple", check)

@@ -10,7 +10,6 @@ import torch
 from _gpt import (judged, BLOCK_PIECES, CFGS, as_dict, block_mistakes, built, live_tensor,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped)
 from autograder.compare import expect_close, seeded
-from autograder.session import StudentFailure
 
 points = pytest.mark.points
 TB = "transformer_block.TransformerBlock"
