@@ -27,11 +27,7 @@ from autograder.release import build_course, kernel_path, run_nbgrader  # noqa: 
 
 ASSIGNMENT = "ch03_attention"  # the deep case
 OTHERS = tuple(name for name in the_course.names() if name != ASSIGNMENT)
-# Known bugs, reported to the lead (strict: the marker goes when the bug does).
-# The course's nbgrader_config.py names one assignment (the last released): autograde copies the
-# course's stubs over the student's modules of every other one, so their notebooks run on stubs.
-STUBS_OVERWRITE = pytest.mark.xfail(strict=True, reason="release/nbgrader_plugin configure one assignment "
-                                    "per course: exclude_overwriting misses the others")
+# A known limit of a notebook, reported to the lead (strict: the marker goes when it does).
 # source/ch02_text_data: sections 2.3 and 2.4 use `preprocessed` from section 2.2.
 LEANS_ON_EARLIER_SECTIONS = {"ch02_text_data"}
 PARTS = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
@@ -336,7 +332,7 @@ def test_export_writes_a_csv_with_a_column_group_per_assignment(graded):
         assert not any(row[column] for column in groups if not column.startswith(f"{name}:")), (name, student)
 
 
-@pytest.mark.parametrize("assignment", [ASSIGNMENT, *(pytest.param(name, marks=STUBS_OVERWRITE) for name in OTHERS)])
+@pytest.mark.parametrize("assignment", [ASSIGNMENT, *OTHERS])
 def test_student_modules_are_graded_not_the_course_copies(graded, assignment):
     """Autograde must not overwrite a submission's modules with the course's stubs, in whichever
     assignment of the course."""
