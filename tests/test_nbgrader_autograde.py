@@ -30,8 +30,22 @@ OTHERS = tuple(name for name in the_course.names() if name != ASSIGNMENT)
 # A known limit of a notebook, reported to the lead (strict: the marker goes when it does).
 # source/ch02_text_data: sections 2.3 and 2.4 use `preprocessed` from section 2.2.
 LEANS_ON_EARLIER_SECTIONS = {"ch02_text_data"}
-PARTS = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
-MODULES = [f"{part}.py" for part in PARTS]
+PARTS = the_course.get(ASSIGNMENT).parts
+MODULES = list(the_course.get(ASSIGNMENT).modules)
+
+
+def is_grade_cell(cell):
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade", False)
+
+
+def notebook_points(assignment):
+    """{part: points} of the master notebook's grade cells, in the order they stand."""
+    nb = nbformat.read(the_course.get(assignment).source / f"{assignment}.ipynb", as_version=4)
+    return {nbgrade.part_of(c.metadata.nbgrader["grade_id"]): c.metadata.nbgrader["points"]
+            for c in nb.cells if is_grade_cell(c)}
+
+
+POINTS = notebook_points(ASSIGNMENT)
 SCALED = "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)"
 
 # A first notebook cell that attacks the kernel: it pretends not to be autograded, copies the
@@ -43,15 +57,10 @@ sys.path.insert(0, {str(ROOT)!r})
 for name in {MODULES!r}:
     shutil.copy(os.path.join({str(SOLUTIONS / ASSIGNMENT)!r}, name), name)
 import autograder.nbgrade
-FULL = {{"simple_attention": 15, "self_attention": 20, "causal_attention": 25,
-        "multihead_attention": 25, "exercises": 15}}
+FULL = {POINTS!r}
 autograder.nbgrade.part_score = lambda part, *args, **kwargs: FULL[part]
 print("patched")
 """
-
-
-def is_grade_cell(cell):
-    return cell.get("metadata", {}).get("nbgrader", {}).get("grade", False)
 
 
 def submit(course, student, modules_from, notebook_change=None):
@@ -230,19 +239,17 @@ def test_the_three_submissions_are_told_apart(graded):
     assert gradebook_scores(graded["course"], "blank")[1] == 0
     parts, total = gradebook_scores(graded["course"], "buggy")
     assert 0 < total < 100
-    assert parts["causal_attention"][0] < 25 and parts["simple_attention"][0] == 15
+    assert parts["causal_attention"][0] < POINTS["causal_attention"]
+    assert parts["simple_attention"][0] == POINTS["simple_attention"]
 
 
 @pytest.mark.parametrize("assignment", [ASSIGNMENT, *OTHERS])
 def test_notebook_points_are_the_suites_points(cli_results, cli_others, assignment):
     """The grade cells' points and the hidden suites' points are the same numbers."""
-    a = the_course.get(assignment)
     result = cli_results["correct"] if assignment == ASSIGNMENT else cli_others[assignment, "correct"]
-    nb = nbformat.read(a.source / f"{assignment}.ipynb", as_version=4)
-    cells = {nbgrade.part_of(c.metadata.nbgrader["grade_id"]): c.metadata.nbgrader["points"]
-             for c in nb.cells if is_grade_cell(c)}
+    cells = notebook_points(assignment)
     assert cells == {part: most for part, (_, most) in result["extra_data"]["parts"].items()}
-    assert list(cells) == list(a.parts) and sum(cells.values()) == 100
+    assert list(cells) == list(the_course.get(assignment).parts) and sum(cells.values()) == 100
 
 
 @pytest.mark.parametrize("assignment", OTHERS)
@@ -280,8 +287,7 @@ def test_trusted_feedback_replaces_the_kernel_output(graded):
 def test_tampering_gains_nothing(graded, student):
     parts, total = gradebook_scores(graded["course"], student)
     assert set(parts) == set(PARTS)  # deleted cells come back, invented ones do not count
-    assert all(score == 0 and most == points for (score, most), points in
-               zip((parts[p] for p in PARTS), (15, 20, 25, 25, 15)))
+    assert parts == {part: (0, points) for part, points in POINTS.items()}
     assert total == 0
 
 
@@ -309,7 +315,7 @@ def test_feedback_is_readable(graded):
     run_nbgrader(graded["course"], "generate_feedback", ASSIGNMENT, "--student", "buggy")
     html = (graded["course"] / "feedback" / "buggy" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     score = gradebook_scores(graded["course"], "buggy")[0]["causal_attention"][0]
-    assert f"causal_attention: {score:g} / 25 points" in html
+    assert f"causal_attention: {score:g} / {POINTS['causal_attention']} points" in html
     assert "no 1/sqrt(d_k) scaling of the scores" in html
     assert "[FAIL] CausalAttention in eval mode" in html
 
