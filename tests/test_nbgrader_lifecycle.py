@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from autograder import course as the_course  # noqa: E402
 from autograder import nbgrade  # noqa: E402
 from autograder.paths import SOLUTIONS  # noqa: E402
 from autograder.release import CONFIG, CONFIG_BEGIN, CONFIG_END, kernel_path  # noqa: E402
@@ -33,7 +34,7 @@ from test_nbgrader_autograde import make_buggy  # noqa: E402
 ASSIGNMENT = "ch03_attention"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 COURSE_ID = "attention"
-PARTS = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
+PARTS = the_course.get(ASSIGNMENT).parts
 STUDENTS = ("alice", "bob", "carol", "dave", "erin", "frank")
 INSTRUCTOR_SETTINGS = "# the instructor's own settings\nc.CourseDirectory.course_id = {course!r}\nc.Exchange.root = {root!r}\n"
 
@@ -84,7 +85,7 @@ class Site:
 def do_the_work(student, folder):
     """What each student hands in: ``folder`` is the fetched assignment."""
     if student != "carol":
-        for name in (f"{part}.py" for part in PARTS):
+        for name in the_course.get(ASSIGNMENT).modules:
             shutil.copy(SOLUTIONS / ASSIGNMENT / name, folder / name)
     if student == "bob":
         make_buggy(folder)
