@@ -216,15 +216,16 @@ def test_release_course_rewrites_only_its_block_of_the_config(tmp_path):
     replaces its own block and keeps every line of the instructor's."""
     from autograder.release import CONFIG_BEGIN, CONFIG_END, OLD_CONFIG, write_config
 
-    config = tmp_path / "nbgrader_config.py"
+    name, config = ASSIGNMENTS[0], tmp_path / "nbgrader_config.py"
     mine = 'c.Exchange.root = "/srv/exchange"\nc.CourseDirectory.course_id = "attention"\n'
     config.write_text(mine)
-    write_config(tmp_path, "ch03_attention")
+    write_config(tmp_path, name)
     first = config.read_text()
     assert first.startswith(CONFIG_BEGIN) and first.endswith("\n" + mine)
-    config.write_text(first.replace("'ch03_attention'", "'stale'"))
-    write_config(tmp_path, "ch03_attention")
+    assert repr(name) in first  # the stale copy below differs
+    config.write_text(first.replace(repr(name), "'stale'"))
+    write_config(tmp_path, name)
     assert config.read_text() == first and first.count(CONFIG_END) == 1
     config.write_text(OLD_CONFIG + "\nimport sys\nsys.path.insert(0, '/moved')\n")
-    write_config(tmp_path, "ch03_attention")
+    write_config(tmp_path, name)
     assert "/moved" not in config.read_text() and config.read_text().count(CONFIG_BEGIN) == 1
