@@ -5,7 +5,8 @@ bare `python -c "import torch"`, side by side in one run.
 Each round runs both commands, alternating which goes first; a sampler reads /proc every 10 ms
 and sums VmRSS and Pss over the command and all its descendants (RSS counts pages a forked
 child shares with the zygote twice; Pss splits them, which is closer to what a container's
-memory limit counts). Prints the medians.
+memory limit counts). Prints the medians, and the ratios of the bundle's to import torch's.
+The unpacked bundle is compiled first, as setup.sh does once in Gradescope's image.
 
     python benchmarks/gradescope_bundle.py [--rounds 5] [--isolation full|off] [--assignment A ...]
 """
@@ -102,6 +103,7 @@ def main(argv=None):
         for round_ in range(args.rounds):
             for a in assignments:
                 autograder = gradescope.unpack(bundles[a], Path(tmp) / str(round_) / a / "autograder")
+                subprocess.run([sys.executable, "-m", "compileall", "-q", str(autograder / "source")], check=True)
                 _copy_submission(a, autograder / "submission")
                 env = {**os.environ, "AUTOGRADER_ROOT": str(autograder), "PYTHON": sys.executable,
                        "AUTOGRADER_ISOLATION": args.isolation, "AUTOGRADER_UNSAFE_SAME_UID": "1"}  # the reference: trusted
@@ -111,9 +113,15 @@ def main(argv=None):
                 runs[name].append(measure(*commands[name]))
     print(f"{args.rounds} rounds, isolation {args.isolation}, {os.cpu_count()} cores; medians:")
     print(f"  {'':<44} {'wall s':>7} {'CPU s':>6} {'peak RSS MiB':>13} {'peak PSS MiB':>13} {'VmPeak MiB':>11}")
+    medians = {}
     for name, values in runs.items():
-        wall, cpu, rss, pss, vm = (statistics.median(v[i] for v in values) for i in range(5))
+        medians[name] = [statistics.median(v[i] for v in values) for i in range(5)]
+        wall, cpu, rss, pss, vm = medians[name]
         print(f"  {name:<44} {wall:>7.2f} {cpu:>6.2f} {rss:>13.0f} {pss:>13.0f} {vm:>11.0f}")
+    for name in runs:
+        if name != torch_only:
+            print(f"  {'ratio to import torch, ' + name.split(', ')[1]:<44} {medians[name][0] / medians[torch_only][0]:>7.2f} "
+                  f"{medians[name][1] / medians[torch_only][1]:>6.2f}   (load average {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ grader's code, a classmate's submission, another student's result and grades.csv
 module in each of their folders and in the Python packages, and leaves behind a detached
 process that keeps doing so for a minute. Then: every file of the checkout and the class is
 what it was, byte for byte (mode and owner too); the results are one JSON and one Markdown
-per student and grades.csv, nothing else; the honest neighbours keep their exact scores.
+per student, grades.csv and the class report (report.html, summary.json), nothing else; the
+honest neighbours keep their exact scores.
 What mallory could read and write, and whether its process outlived the run, come back in
 its own feedback (the import error carries them) and are printed by ``test_summary``.
 

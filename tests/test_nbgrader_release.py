@@ -1,6 +1,8 @@
-"""The student release built with nbgrader, and the master notebook it comes from."""
+"""The student release of every assignment of the course, built with nbgrader, and the master
+notebook it comes from (run against the solutions: the book's values, full points per part)."""
 import shutil
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -10,38 +12,59 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from autograder.platforms import nbgrade  # noqa: E402
-from autograder.authoring import stubs
-from autograder.paths import ASSIGNMENTS, SOLUTIONS, SOURCE  # noqa: E402
+from autograder.authoring import stubs  # noqa: E402
 from autograder.authoring.release import kernel_path, leaks, main_release, secret_lines  # noqa: E402
+from autograder.grading import course  # noqa: E402
+from autograder.platforms import nbgrade  # noqa: E402
 
-ASSIGNMENT = "ch03_attention"
-NOTEBOOK = SOURCE / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-PARTS = ("simple_attention", "self_attention", "causal_attention", "multihead_attention", "exercises")
+ASSIGNMENTS = course.names()
+
+
+def notebook(assignment):
+    return course.get(assignment).source / f"{assignment}.ipynb"
+
+
+def grade_points(nb):
+    """[(part, points)] of the notebook's grade cells, in the order they stand."""
+    return [(nbgrade.part_of(c.metadata.nbgrader["grade_id"]), c.metadata.nbgrader["points"])
+            for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory):
-    out = tmp_path_factory.mktemp("release") / ASSIGNMENT
-    assert main_release(ASSIGNMENT, out) == 0
-    return out
+def releases(tmp_path_factory):
+    """Every assignment's release, built at once (each one an nbgrader process of its own)."""
+    base = tmp_path_factory.mktemp("release")
+    with ThreadPoolExecutor(max_workers=len(ASSIGNMENTS)) as pool:
+        codes = dict(zip(ASSIGNMENTS, pool.map(lambda name: main_release(name, base / name), ASSIGNMENTS)))
+    assert codes == {name: 0 for name in ASSIGNMENTS}
+    return base
+
+
+@pytest.fixture(params=ASSIGNMENTS)
+def release(request, releases):
+    return course.get(request.param), releases / request.param
 
 
 def test_release_holds_the_notebook_stubs_and_public_tests(release):
-    expected = stubs.expected_files(ASSIGNMENT)
-    assert sorted(p.name for p in release.iterdir()) == sorted([*expected, NOTEBOOK.name])
+    a, out = release
+    expected = stubs.expected_files(a.name)
+    assert sorted(p.name for p in out.iterdir()) == sorted([*expected, *a.data, notebook(a.name).name])
     for name, text in expected.items():
-        assert (release / name).read_text() == text == (ASSIGNMENTS / ASSIGNMENT / name).read_text(), name
+        assert (out / name).read_text() == text == (a.stubs / name).read_text(), name
+    for name in a.data:  # shipped byte for byte
+        assert (out / name).read_bytes() == (a.solutions / name).read_bytes(), name
 
 
 def test_release_holds_no_solution_or_hidden_test_line(release):
-    assert leaks(release, ASSIGNMENT) == []
+    a, out = release
+    assert leaks(out, a.name) == []
     # Independently of the scanner: every master's solution lines, every file, every line.
     secrets = set()
-    for path in (SOLUTIONS / ASSIGNMENT).glob("*.py"):
+    for path in a.solutions.glob("*.py"):
         if not path.name.startswith("test_"):
             secrets |= {s for s in stubs.solution_lines(path.read_text()) if any(c.isalnum() for c in s)}
-    for path in release.rglob("*"):
+    assert secrets, a.name  # the check below can fail
+    for path in out.rglob("*"):
         text = path.read_text()
         assert "BEGIN SOLUTION" not in text and "HIDDEN TESTS" not in text, path.name
         assert "part_score" not in text, path.name
@@ -50,11 +73,15 @@ def test_release_holds_no_solution_or_hidden_test_line(release):
 
 
 def test_release_notebook_has_the_locked_grade_cells_without_their_hidden_part(release):
-    nb = nbformat.read(release / NOTEBOOK.name, as_version=4)
+    """One locked grade cell per part of the manifest, in its order, with the master's points
+    (test_nbgrader_autograde.py proves those are the suites' points)."""
+    a, out = release
+    nb = nbformat.read(out / notebook(a.name).name, as_version=4)
+    master = grade_points(nbformat.read(notebook(a.name), as_version=4))
+    assert grade_points(nb) == master and [part for part, _ in master] == list(a.parts)
+    assert sum(points for _, points in master) == 100
     cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
-    assert [nbgrade.part_of(c.metadata.nbgrader["grade_id"]) for c in cells] == list(PARTS)
-    assert [c.metadata.nbgrader["points"] for c in cells] == [15, 20, 25, 25, 15]
-    for cell, part in zip(cells, PARTS):
+    for cell, part in zip(cells, a.parts):
         assert cell.metadata.nbgrader["locked"] and cell.metadata.get("editable") is False
         # What validate runs: the part's public tests, nothing else.
         code = [line for line in cell.source.splitlines() if line.strip() and not line.startswith("#")]
@@ -64,66 +91,122 @@ def test_release_notebook_has_the_locked_grade_cells_without_their_hidden_part(r
 
 def test_the_scanner_finds_a_leak(release, tmp_path):
     """The leak check is not vacuous: a solution line or a hidden test in any file is found."""
-    copy = tmp_path / "leaky"
-    shutil.copytree(release, copy)
-    line = sorted(secret_lines(ASSIGNMENT))[0]
-    with (copy / "exercises.py").open("a") as handle:
+    a, out = release
+    copy, name, module = tmp_path / "leaky", notebook(a.name).name, a.modules[-1]
+    shutil.copytree(out, copy)
+    line = sorted(secret_lines(a.name))[0]
+    with (copy / module).open("a") as handle:
         handle.write(f"\n    {line}\n")
-    nb = nbformat.read(copy / NOTEBOOK.name, as_version=4)
-    nb.cells.append(nbformat.v4.new_code_cell('part_score("exercises")'))
-    nbformat.write(nb, copy / NOTEBOOK.name)
-    found = leaks(copy, ASSIGNMENT)
-    assert any(f.startswith("exercises.py:") for f in found)
-    assert any(f.startswith(NOTEBOOK.name) and "part_score" in f for f in found)
+    nb = nbformat.read(copy / name, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(f'part_score("{a.parts[-1]}")'))
+    nbformat.write(nb, copy / name)
+    found = leaks(copy, a.name)
+    assert any(f.startswith(f"{module}:") for f in found)
+    assert any(f.startswith(name) and "part_score" in f for f in found)
 
 
 def outputs_text(cell):
     return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.get("outputs", []))
 
 
-def test_master_notebook_runs_against_the_solutions_and_prints_the_books_values(tmp_path, monkeypatch):
-    """Top to bottom, with the reference modules beside it: no error, the book's numbers,
-    and every grade cell's hidden region awards the part's full points."""
+# What each chapter's notebook prints from the reference: the book's values.
+BOOK_VALUES = {
+    "ch02_text_data": [
+        "Total number of characters: 20479",
+        "Vocabulary size: 1130",
+        "[1, 56, 2, 850, 988, 602, 533, 746, 5, 1126, 596, 5, 1, 67, 7, 38, 851, 1108, 754, 793, 7]",
+        "KeyError: 'Hello'",
+        "1132",
+        "[1131, 5, 355, 1126, 628, 975, 10, 1130, 55, 988, 956, 984, 722, 988, 1131, 7]",   # <|unk|>
+        "[15496, 11, 466, 345, 588, 8887, 30, 220, 50256, 554, 262, 4252, 18250, 8812, 2114, 286, 617, "
+        "34680, 27271, 13]",                                                                    # BPE
+        "5145",
+        "x: [290, 4920, 2241, 287]",
+        "y: [4920, 2241, 287, 257]",
+        " and established himself ---->  in",
+        "[tensor([[  40,  367, 2885, 1464]]), tensor([[ 367, 2885, 1464, 1807]])]",            # stride 1
+        "[ 0.3374, -0.1778, -0.1690]",                                                          # embeddings
+        "torch.Size([8, 4, 256])",
+        "[33901, 86, 343, 86, 220, 959]",                                                      # exercise 2.1
+    ],
+    "ch03_attention": [
+            "tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])",        # scores of "journey"
+            "Attention weights: tensor([0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656])",
+            "Attention weights: tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])",
+            "tensor([0.4419, 0.6515, 0.5683])",                                  # z^(2)
+            "[0.4421, 0.5931, 0.5790]",                                          # all context vectors
+            "tensor([0.4306, 1.4551])",                                          # query_2
+            "tensor(1.8524)",
+            "tensor([0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820])",
+            "tensor([0.3061, 0.8210])",
+            "[0.2996, 0.8053]",                                                  # SelfAttention_v1
+            "[-0.0739,  0.0713]",                                                # SelfAttention_v2
+            "[0.5517, 0.4483, 0.0000, 0.0000, 0.0000, 0.0000]",                  # causal weights
+            "[0.2899,   -inf,   -inf,   -inf,   -inf,   -inf]",
+            "[2., 2., 0., 2., 2., 0.]",                                          # dropout on ones
+            "[0.7599, 0.6194, 0.6206, 0.0000, 0.0000, 0.0000]",                  # dropout on weights
+            "context_vecs.shape: torch.Size([2, 6, 2])",
+            "[-0.4519,  0.2216,  0.4772,  0.1063]",                              # the wrapper
+            "context_vecs.shape: torch.Size([2, 6, 4])",
+            "[1.3208, 1.1631, 1.2879]",
+            "[0.3190, 0.4858]",                                                  # MultiHeadAttention
+            "Same as v2: True",
+            "Parameters: 2360064",
+    ],
+    "ch04_gpt": [
+        "tensor([[6109, 3626, 6100,  345],",
+        "Variance:\n tensor([[1.0000],",                                                      # LayerNorm
+        "layers.0.0.weight has gradient mean of 0.00020173587836325169",                     # no shortcuts
+        "layers.4.0.weight has gradient mean of 1.3258544206619263",                         # shortcuts
+        "Your MultiHeadAttention comes from ../ch03_attention/multihead_attention.py",
+        "Output shape: torch.Size([2, 4, 50257])",
+        "[ 0.3613,  0.4222, -0.0711,  ...,  0.3483,  0.4661, -0.2838]",
+        "Total number of parameters: 163,009,536",
+        "Number of trainable parameters considering weight tying: 124,412,160",
+        "Total size of the model: 621.83 MB",
+        "encoded: [15496, 11, 314, 716]",
+        "Output: tensor([[15496,    11,   314,   716, 27018, 24086, 47843, 30961, 42348,  7267]])",
+        "Hello, I am Featureiman Byeswickattribute argue",
+        "Feed forward module: 4,722,432 parameters",
+        "GPT-2 xl    : 1,637,792,000 parameters (1,557,380,800 with weight tying),  6247.68 MB",
+        "Same count as your GPTModel: True",
+        "Same logits as GPTModel: True",
+    ],
+}
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_master_notebook_runs_against_the_solutions_and_prints_the_books_values(assignment, tmp_path, monkeypatch):
+    """Top to bottom, in a student's folder (the release's files, the reference modules, the
+    earlier assignments' reference modules in their own folders beside it): no error, the book's
+    numbers, and every grade cell's hidden region awards the part's full points."""
     from nbclient import NotebookClient
 
-    for path in (SOLUTIONS / ASSIGNMENT).glob("*.py"):
-        shutil.copy(path, tmp_path / path.name)
+    assert assignment in BOOK_VALUES, f"say what the notebook of {assignment} must print"
+    a = course.get(assignment)
+    folder = tmp_path / a.name
+    shutil.copytree(a.stubs, folder)
+    for name in a.modules:
+        shutil.copy(a.solutions / name, folder / name)
+    for earlier, modules in a.builds_on.items():
+        (tmp_path / earlier).mkdir()
+        for name in modules:
+            shutil.copy(course.get(earlier).solutions / name, tmp_path / earlier / name)
     monkeypatch.setenv("JUPYTER_PATH", kernel_path(tmp_path))
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))  # empty: filled offline
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nb = nbformat.read(notebook(assignment), as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(folder)}}).execute()
 
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert not [o for c in code for o in c.outputs if o.output_type == "error" or o.get("name") == "stderr"]
     text = "\n".join(outputs_text(c) for c in code)
-    for value in [
-        "tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])",        # scores of "journey"
-        "Attention weights: tensor([0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656])",
-        "Attention weights: tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])",
-        "tensor([0.4419, 0.6515, 0.5683])",                                  # z^(2)
-        "[0.4421, 0.5931, 0.5790]",                                          # all context vectors
-        "tensor([0.4306, 1.4551])",                                          # query_2
-        "tensor(1.8524)",
-        "tensor([0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820])",
-        "tensor([0.3061, 0.8210])",
-        "[0.2996, 0.8053]",                                                  # SelfAttention_v1
-        "[-0.0739,  0.0713]",                                                # SelfAttention_v2
-        "[0.5517, 0.4483, 0.0000, 0.0000, 0.0000, 0.0000]",                  # causal weights
-        "[0.2899,   -inf,   -inf,   -inf,   -inf,   -inf]",
-        "[2., 2., 0., 2., 2., 0.]",                                          # dropout on ones
-        "[0.7599, 0.6194, 0.6206, 0.0000, 0.0000, 0.0000]",                  # dropout on weights
-        "context_vecs.shape: torch.Size([2, 6, 2])",
-        "[-0.4519,  0.2216,  0.4772,  0.1063]",                              # the wrapper
-        "context_vecs.shape: torch.Size([2, 6, 4])",
-        "[1.3208, 1.1631, 1.2879]",
-        "[0.3190, 0.4858]",                                                  # MultiHeadAttention
-        "Same as v2: True",
-        "Parameters: 2360064",
-    ]:
+    for value in BOOK_VALUES[assignment]:
         assert value in text, value
     grades = {nbgrade.part_of(c.metadata.nbgrader["grade_id"]): c for c in code
               if c.metadata.get("nbgrader", {}).get("grade")}
+    assert list(grades) == list(a.parts)
     for part, cell in grades.items():
         result = [o for o in cell.outputs if o.output_type == "execute_result"]
         assert result and result[0]["data"]["text/plain"] == f"{cell.metadata.nbgrader['points']}", part
@@ -135,15 +218,16 @@ def test_release_course_rewrites_only_its_block_of_the_config(tmp_path):
     replaces its own block and keeps every line of the instructor's."""
     from autograder.authoring.release import CONFIG_BEGIN, CONFIG_END, OLD_CONFIG, write_config
 
-    config = tmp_path / "nbgrader_config.py"
+    name, config = ASSIGNMENTS[0], tmp_path / "nbgrader_config.py"
     mine = 'c.Exchange.root = "/srv/exchange"\nc.CourseDirectory.course_id = "attention"\n'
     config.write_text(mine)
-    write_config(tmp_path, ASSIGNMENT)
+    write_config(tmp_path, name)
     first = config.read_text()
     assert first.startswith(CONFIG_BEGIN) and first.endswith("\n" + mine)
-    config.write_text(first.replace("'ch03_attention'", "'stale'"))
-    write_config(tmp_path, ASSIGNMENT)
+    assert repr(name) in first  # the stale copy below differs
+    config.write_text(first.replace(repr(name), "'stale'"))
+    write_config(tmp_path, name)
     assert config.read_text() == first and first.count(CONFIG_END) == 1
     config.write_text(OLD_CONFIG + "\nimport sys\nsys.path.insert(0, '/moved')\n")
-    write_config(tmp_path, ASSIGNMENT)
+    write_config(tmp_path, name)
     assert "/moved" not in config.read_text() and config.read_text().count(CONFIG_BEGIN) == 1

@@ -6,10 +6,12 @@ each. The result is built from them once (``result.SubmissionResult``); every ou
 rendered from it.
 """
 import contextlib
+import inspect
 import io
 import os
 import sys
 import time
+import warnings
 
 import pytest
 import torch
@@ -31,6 +33,9 @@ class _Collector:
 
     @pytest.fixture
     def student(self):
+        return self.student_session()
+
+    def student_session(self):
         # notes: what a passing check has to say (a part judged right although a lower part is
         # wrong); failed_parts and passed_parts: parts that lost and earned points so far, the
         # evidence a later part needs before it credits a student's module that is wrong only
@@ -54,18 +59,18 @@ class _Collector:
             self._record(item, call, report)
 
     def _record(self, item, call, report):
-        marker = item.get_closest_marker("points")
-        points = marker.args[0] if marker else 0
-        doc = (item.function.__doc__ or item.name).strip().splitlines()[0]
-        part = item.module.__name__.rsplit(".", 1)[-1].removeprefix("test_hidden_")
-        output = " ".join(dict.fromkeys(getattr(self.session, "notes", []))) if report.passed else ""
-        if report.passed and points and hasattr(self.session, "passed_parts"):
+        self.record(_Check.of(item), report.passed, report.failed, call.excinfo.value if call.excinfo else None)
+
+    def record(self, check, passed, failed, exc):
+        """One check's outcome: ``passed``, ``failed`` (neither: skipped) with ``exc``, what it raised."""
+        points, doc, part = check.points, check.doc, check.part
+        output = " ".join(dict.fromkeys(getattr(self.session, "notes", []))) if passed else ""
+        if passed and points and hasattr(self.session, "passed_parts"):
             self.session.passed_parts.add(part)
-        if report.failed:
-            exc = call.excinfo.value if call.excinfo else None
+        if failed:
             if isinstance(exc, GraderError):  # raised from a hook it would be pytest's internal error
                 output = f"grader error: {clean_text(exc)}"
-                self.grader_errors.append(f"{item.nodeid}: {exc}")
+                self.grader_errors.append(f"{check.nodeid}: {exc}")
             elif isinstance(exc, (AssertionError, StudentFailure)):
                 # whole: a crash message keeps the student's file, line and exception
                 output = clean_text(str(exc) or "assertion failed", limit=MESSAGE_LIMIT)
@@ -73,9 +78,146 @@ class _Collector:
                     self.session.failed_parts.add(part)
             else:
                 output = f"internal grader error ({type(exc).__name__}: {clean_text(exc)})"
-                self.grader_errors.append(f"{item.nodeid}: {output}")
-        self.records.append(Check(f"{part}: {doc}", part, points if report.passed else 0, points,
-                                  "passed" if report.passed else "failed", output))
+                self.grader_errors.append(f"{check.nodeid}: {output}")
+        self.records.append(Check(f"{part}: {doc}", part, points if passed else 0, points,
+                                  "passed" if passed else "failed", output))
+
+
+class _Check:
+    """What the grader needs of one collected check: the function, its fixtures, its points."""
+
+    def __init__(self, nodeid, function, fixtures, arguments, points, doc, part):
+        self.nodeid, self.function, self.points, self.doc, self.part = nodeid, function, points, doc, part
+        self.fixtures, self.arguments = fixtures, arguments  # set up in this order; passed to the function
+
+    @classmethod
+    def of(cls, item):
+        marker = item.get_closest_marker("points")
+        return cls(item.nodeid, item.obj, tuple(item.fixturenames), tuple(item._fixtureinfo.argnames),
+                   marker.args[0] if marker else 0, (item.function.__doc__ or item.name).strip().splitlines()[0],
+                   item.module.__name__.rsplit(".", 1)[-1].removeprefix("test_hidden_"))
+
+
+# Hooks a suite's conftest may define that act at collection only; with any other, every
+# grading runs under pytest itself.
+_COLLECTION_HOOKS = {"pytest_collection_modifyitems", "pytest_configure", "pytest_generate_tests",
+                     "pytest_collect_file", "pytest_ignore_collect", "pytest_itemcollected"}
+
+
+class _Suites:
+    """The hidden suites of one assignment, collected by pytest once per grader.
+
+    pytest's configuration, plugins, collection and per-check reports cost about 0.1 s a run;
+    a class paid them per submission. Collected once, each check is a plain call with the
+    same fixtures: ``student`` (the submission) and the suites' session fixtures (``ref``),
+    evaluated once per grading as pytest's session would. Suites that need more of pytest
+    (other fixtures, marks that skip or parametrize, hooks around a check) are run by
+    pytest.main per grading, as before (``direct`` is False)."""
+
+    def __init__(self, assignment):
+        collector = _Collector(None)
+        finish = _CollectionFinish(assignment.suites.parent)
+        printed = io.StringIO()
+        with _no_plugin_autoload(), contextlib.redirect_stdout(printed):
+            pytest.main([*_pytest_args(assignment), "--collect-only"], plugins=[collector, finish])
+        self.errors, self.printed = collector.grader_errors, printed.getvalue()
+        self.checks, self.fixtures = [], {}
+        self.direct = finish.items is not None and self._plain(finish)
+        if self.direct:
+            self.checks = [_Check.of(item) for item in finish.items]
+
+    def _plain(self, finish):
+        for plugin in finish.plugins:
+            if any(name.startswith("pytest_") and name not in _COLLECTION_HOOKS for name in dir(plugin)):
+                return False
+        for item in finish.items:
+            if hasattr(item, "callspec") or any(m.name != "points" for m in item.iter_markers()):
+                return False
+            if not all(self._fixture(name, item._fixtureinfo.name2fixturedefs) for name in item.fixturenames):
+                return False
+        return True
+
+    def _fixture(self, name, definitions):
+        """Whether the fixture ``name`` can be had without pytest (and note how)."""
+        if name == "student":
+            return True
+        defs = definitions.get(name, ())
+        if len(defs) != 1:
+            return False
+        fixture = defs[0]
+        if (fixture.scope != "session" or fixture.params is not None or inspect.isgeneratorfunction(fixture.func)
+                or not all(self._fixture(arg, definitions) for arg in fixture.argnames)):
+            return False
+        self.fixtures[name] = fixture
+        return True
+
+    def run(self, collector):
+        """Every check once, in order, recorded by ``collector`` as its pytest hooks would."""
+        values, failures = {}, {}
+
+        def value(name):  # a session fixture: evaluated once, its error repeated for every check
+            if name == "student":
+                return collector.student_session()
+            if name in failures:
+                raise failures[name]
+            if name not in values:
+                fixture = self.fixtures[name]
+                try:
+                    values[name] = fixture.func(**{arg: value(arg) for arg in fixture.argnames})
+                except BaseException as exc:
+                    failures[name] = exc
+                    raise
+            return values[name]
+
+        # As pytest: a skip is neither passed nor failed; anything else raised fails the check.
+        skipped = (pytest.skip.Exception, pytest.xfail.Exception)
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            for check in self.checks:
+                try:
+                    values_now = {name: value(name) for name in check.fixtures}
+                except (KeyboardInterrupt, pytest.exit.Exception):
+                    raise
+                except BaseException as exc:  # a fixture's error: the check fails at setup
+                    collector.record(check, False, True, exc)
+                    continue
+                try:
+                    check.function(**{name: values_now[name] for name in check.arguments})
+                except skipped:
+                    collector.record(check, False, False, None)
+                except (KeyboardInterrupt, pytest.exit.Exception):
+                    raise
+                except BaseException as exc:
+                    collector.record(check, False, True, exc)
+                else:
+                    collector.record(check, True, False, None)
+
+
+class _CollectionFinish:
+    """pytest plugin: the collected checks, and the plugins (conftests) that saw them."""
+
+    items = plugins = None
+
+    def __init__(self, folder):
+        self.folder = folder  # the suites' folder: conftests from there are the suites' own
+
+    def pytest_collection_finish(self, session):
+        self.items = list(session.items)
+        self.plugins = [p for p in session.config.pluginmanager.get_plugins()
+                        if str(getattr(p, "__file__", "")).startswith(str(self.folder))]
+
+
+@contextlib.contextmanager
+def _no_plugin_autoload():
+    old = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugin and pytest's own
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        else:
+            os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = old
 
 
 def _pytest_args(assignment):
@@ -121,18 +263,21 @@ class Grader:
     """Grades submissions; holds one warm zygote for all of them."""
 
     def __init__(self, assignment=None, isolation="full", hidden=(), timeout=5.0, budget=60.0,
-                 zygote=None, unsafe_same_uid=False):
+                 zygote=None, unsafe_same_uid=False, ahead=True):
         """``assignment``: the one every submission is graded as (default: each submission's
         own, found from its folder, see course.detect). ``zygote``: one started earlier
         (before this process imported torch, say); the grader owns it from here on.
         ``unsafe_same_uid``: grade even where a child would run with this process's uid
-        (trusted code only; otherwise grade() raises Refused there)."""
+        (trusted code only; otherwise grade() raises Refused there). ``ahead``: start the next
+        submission's child as a grading ends (False where only one is graded)."""
         self.assignment = course.get(assignment) if assignment else None
         self.unsafe_same_uid = unsafe_same_uid
         # Probes use tiny tensors: a second intra-op thread only adds contention with the child.
         torch.set_num_threads(1)
         self.zygote = zygote or Zygote(hidden=hidden, isolation=isolation)
         self.timeout, self.budget = timeout, budget
+        self._suites = {}  # assignment's suites folder -> _Suites, collected at its first grading
+        self.ahead = ahead
 
     def close(self):
         self.zygote.close()
@@ -163,22 +308,27 @@ class Grader:
             raise SubmissionError(str(exc)) from None
         if assignment.builds_on:
             sources, notes = course.submission_sources(folder, assignment.name)
+        self.zygote.prepare()  # the child sets up its sandbox while the suites are collected
         _switch_to(assignment)
+        suites = self._suites.get(assignment.suites)
+        if suites is None:
+            suites = self._suites[assignment.suites] = _Suites(assignment)
         session = StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget,
                                  unsafe_same_uid=self.unsafe_same_uid)
         collector = _Collector(session)
-        old = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
-        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugin and pytest's own
         printed = io.StringIO()
         try:
-            with contextlib.redirect_stdout(printed):
-                pytest.main(_pytest_args(assignment), plugins=[collector])
+            if suites.direct:
+                collector.grader_errors += suites.errors
+                printed.write(suites.printed)
+                suites.run(collector)
+            else:
+                with _no_plugin_autoload(), contextlib.redirect_stdout(printed):
+                    pytest.main(_pytest_args(assignment), plugins=[collector])
         finally:
             session.close()
-            if old is None:
-                os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-            else:
-                os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = old
+            if self.ahead:
+                self.zygote.prepare()  # the next submission's
         if session.refused:  # once, not once per check
             raise Refused(session.refused)
         if collector.grader_errors or not collector.records:

@@ -22,7 +22,7 @@ from ..grading.result import SubmissionResult
 from ..paths import ASSIGNMENTS, SOLUTIONS
 from ..sandbox import isolate
 from ..sandbox.submission import SubmissionError, printable
-from ..sandbox.zygote import Zygote
+from ..sandbox.zygote import Zygote, restore_environment
 
 
 def _fail(message, code=2):
@@ -107,10 +107,12 @@ def grade(args):
 def grade_student(path, found, isolation, args, same_uid=False):
     """One student's submissions (several, where they hand in several assignments): a table
     each; --json and --markdown get the result, or {assignment: result} for several."""
-    zygote = Zygote(isolation=isolation)  # its import of torch overlaps ours
+    # Forked from this process now, before the grader loads anything secret: torch once for both.
+    zygote = Zygote(isolation=isolation, fork=True)
     from ..grading.runner import Grader, GraderError
     results = {}
-    with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote, unsafe_same_uid=same_uid) as grader:
+    with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote, unsafe_same_uid=same_uid,
+                ahead=len(found) > 1) as grader:
         for folder, assignment in found:
             name = str(path if len(found) == 1 else folder)
             try:
@@ -158,9 +160,11 @@ def _progress(done, total, started, name):
 _grader = None  # the grading process's own Grader (one per worker in a parallel class run)
 
 
-def _start_grader(isolation, timeout, hidden=(), unsafe_same_uid=False):
+def _start_grader(isolation, timeout, hidden=(), unsafe_same_uid=False, fork=False):
+    """``fork``: this process holds nothing secret yet, so the zygote is forked from it (see
+    Zygote); otherwise the zygote is a fresh interpreter, whose import of torch overlaps ours."""
     global _grader
-    zygote = Zygote(hidden=hidden, isolation=isolation)  # its import of torch overlaps ours
+    zygote = Zygote(hidden=hidden, isolation=isolation, fork=fork)
     from ..grading.runner import Grader
     _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden, zygote=zygote,
                      unsafe_same_uid=unsafe_same_uid)
@@ -195,6 +199,29 @@ def _kept(target, folder, assignment):
         return None
 
 
+def _start_engine(isolation, args, hidden, count, same_uid, fork):
+    """(jobs, None) with this process's grader started, or (jobs, a pool of worker processes).
+
+    Parallel only where it pays for the workers' start. ``fork``: this process holds nothing
+    secret yet, so it imports torch and the workers (or its zygote) are forked from it;
+    otherwise each worker is a fresh interpreter with a zygote of its own."""
+    jobs = args.jobs or min(os.cpu_count() or 1, max(1, count // 8))
+    if jobs <= 1:
+        _start_grader(isolation, args.timeout, hidden, same_uid, fork=fork)
+        return 1, None
+    if fork:
+        from ..sandbox.zygote import import_torch
+        import_torch()  # here, once: every worker is forked with it
+    else:
+        restore_environment()  # fresh interpreters: they inherit this process's environment
+    context = multiprocessing.get_context("fork" if fork else "spawn")
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
+                               initargs=(isolation, args.timeout, hidden, same_uid, fork))
+    pool.submit(int)  # the first task forks every worker: now, before this process reads a result
+    restore_environment()  # every worker is forked (each forks its zygote before it restores its own)
+    return jobs, pool
+
+
 def _class_submissions(students, forced):
     """[(student, folder, assignment or None)]: each student's submissions, one per assignment
     they hand in; a student folder that holds none is listed as it is (and found not gradable)."""
@@ -226,6 +253,23 @@ def grade_class(root, students, out, isolation, args):
         """A result file; the suffix is appended (a folder name may hold dots: with_suffix would cut it)."""
         return (out / assignment if several and assignment else out) / (result_stem(name) + suffix)
 
+    def make_out():
+        """Made by the grader before any child runs: a child never gets to make it (in a folder it may write)."""
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return _fail(f"{out}: the results folder cannot be made: {exc.strerror}")
+
+    # Where something is to be graded for sure, the graders start now, forked from this process
+    # before it reads an earlier result (a child sees its zygote's memory): torch is imported once.
+    engine = None
+    if args.regrade or any(not target(s.name, a, ".json").exists() for s, _, a in items):
+        same_uid = same_uid_consent(root, isolation, args, hidden)
+        if same_uid is None:
+            return 3
+        if make_out():
+            return 2
+        engine = _start_engine(isolation, args, hidden, len(items), same_uid, fork=True)
     outcomes, todo = {}, []
     for student, folder, assignment in items:
         key = (student.name, assignment)
@@ -234,13 +278,12 @@ def grade_class(root, students, out, isolation, args):
             outcomes[key] = (kept, "graded", False)
         else:
             todo.append((key, folder, assignment))
-    same_uid = same_uid_consent(root, isolation, args, hidden) if todo else False
-    if same_uid is None:
-        return 3
-    try:  # made by the grader before any child runs: a child never gets to make it (in a folder it may write)
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        return _fail(f"{out}: the results folder cannot be made: {exc.strerror}")
+    if engine is None:
+        same_uid = same_uid_consent(root, isolation, args, hidden) if todo else False
+        if same_uid is None:
+            return 3
+        if make_out():
+            return 2
 
     def finish(key, outcome):
         result = outcome[0]
@@ -253,20 +296,18 @@ def grade_class(root, students, out, isolation, args):
         outcomes[key] = outcome
         _progress(len(outcomes), len(items), started, key[0])
 
-    # Parallel only where it pays for the workers' start (an interpreter and torch each).
-    jobs = args.jobs or min(os.cpu_count() or 1, max(1, len(todo) // 8))
-    if jobs <= 1:
-        if todo:
-            _start_grader(isolation, args.timeout, hidden, same_uid)
-            try:
-                for key, folder, assignment in todo:
-                    finish(key, _grade_task(folder, assignment))
-            finally:
-                _grader.close()
-    else:
-        context = multiprocessing.get_context("spawn")  # workers must not inherit this process's state
-        with ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
-                                 initargs=(isolation, args.timeout, hidden, same_uid)) as pool:
+    if engine is None and todo:  # earlier results are in memory now: fresh interpreters only
+        engine = _start_engine(isolation, args, hidden, len(todo), same_uid, fork=False)
+    restore_environment()  # where nothing was graded
+    jobs = engine[0] if engine else 1
+    if engine and engine[1] is None:
+        try:
+            for key, folder, assignment in todo:
+                finish(key, _grade_task(folder, assignment))
+        finally:
+            _grader.close()
+    elif engine:
+        with engine[1] as pool:
             futures = {pool.submit(_grade_task, folder, assignment): key for key, folder, assignment in todo}
             for future in as_completed(futures):
                 try:

@@ -168,10 +168,11 @@ def main():
                                 + (f"and your own {', '.join(earlier)} " if earlier else "")
                                 + "(at the top level or in one folder).")
     else:
-        zygote = Zygote(hidden=[str(results.parent)], isolation=isolation)
+        # Forked from this process, which holds nothing secret yet: torch is imported once for both.
+        zygote = Zygote(hidden=[str(results.parent)], isolation=isolation, fork=True)
         try:
             with Grader(config["assignment"], isolation=isolation, hidden=[str(results.parent)], zygote=zygote,
-                        unsafe_same_uid=os.environ.get("AUTOGRADER_UNSAFE_SAME_UID") == "1") as grader:
+                        unsafe_same_uid=os.environ.get("AUTOGRADER_UNSAFE_SAME_UID") == "1", ahead=False) as grader:
                 result = grade_one(grader, folder)
             print(report.table(result, f"Submission {folder.relative_to(base)}"))
             gradescope = to_gradescope(result, config["checks"], config["stdout"])
@@ -201,5 +202,7 @@ def _hide_source():
 
 
 if __name__ == "__main__":
+    from ..sandbox.zygote import clean_start
+    clean_start()  # torch is then imported once, for this process and the zygote forked from it
     _hide_source()
     sys.exit(main())

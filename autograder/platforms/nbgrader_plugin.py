@@ -331,7 +331,10 @@ class PartsExport(CsvExportPlugin):
 
 
 def configure(c, assignment, course_root):
-    """Configure nbgrader so that autograde scores the student's modules, from the trusted process."""
+    """Configure nbgrader so that autograde scores the student's modules, from the trusted process.
+
+    Every assignment of the course is configured; ``assignment`` (the one released last) stays in
+    the signature because the nbgrader_config.py files already written pass it."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,
                                         GetGrades, IgnorePattern, LimitOutput, OverwriteCells,
@@ -342,9 +345,11 @@ def configure(c, assignment, course_root):
     course_root = os.path.abspath(course_root)
     c.CourseDirectory.root = course_root
     # Autograde copies the source folder's files over the submission; keep the student's modules
-    # (their own copies of what the assignment builds on included).
-    builds_on = [m for modules in course.get(assignment).builds_on.values() for m in modules]
-    c.Autograde.exclude_overwriting = {assignment: [*course.get(assignment).modules, *builds_on]}
+    # (their own copies of what the assignment builds on included) in every assignment of the
+    # course, not only the one released last (one course, one gradebook, several assignments).
+    c.Autograde.exclude_overwriting = {
+        a.name: [*a.modules, *(m for modules in a.builds_on.values() for m in modules)]
+        for a in course.assignments()}
     c.Autograde.sanitize_preprocessors = [
         ClearOutput,
         DeduplicateIds,

@@ -221,11 +221,12 @@ class StudentSession:
                 exc = f"it exited with status {code} before saying which step failed"
             raise GraderError(f"the sandboxed child did not start: {exc}") from None
 
-    def _kill(self, grace=0.0):
+    def _kill(self, grace=0.0, wait=True):
         """Stop the child (and everything it started) and collect its exit code.
 
         ``grace``: seconds to wait for a child that is already ending, so its own exit code
-        (not our SIGKILL) is what gets reported."""
+        (not our SIGKILL) is what gets reported. ``wait``: False where the code is not
+        wanted (the zygote collects it later)."""
         if self.pid is None:
             return None
         code = self.zygote.reap(self.pid, wait=grace) if grace else None
@@ -234,7 +235,7 @@ class StudentSession:
                 kill(self.pid, signal.SIGKILL)
             except OSError:
                 pass
-        if code is None:
+        if code is None and wait:
             code = self.zygote.reap(self.pid)
         self.sock.close()
         self.pid = self.sock = None
@@ -244,7 +245,7 @@ class StudentSession:
         if self.pid is not None:
             self.sock.close()  # a child at rest exits on hang-up; kill it anyway
             self.sock = socket.socket()
-            self._kill()
+            self._kill(wait=False)
 
     # -- requests --------------------------------------------------------------------
     def request(self, op, *, needs, timeout=None, **payload):

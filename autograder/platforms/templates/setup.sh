@@ -19,4 +19,7 @@ fi
 "$VENV/bin/python" -m pip install --no-cache-dir --index-url https://download.pytorch.org/whl/cpu \
     "$(grep '^torch==' requirements.txt)"
 "$VENV/bin/python" -m pip install --no-cache-dir -r requirements.txt
+# Compiled once here, in the image: each submission's container would otherwise compile the
+# grader and its suites again (its __pycache__ is lost with it).
+"$VENV/bin/python" -m compileall -q .
 "$VENV/bin/python" -c 'import torch; print("torch", torch.__version__, "installed")'

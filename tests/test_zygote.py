@@ -1,0 +1,100 @@
+"""The zygote the CLI forks from itself (torch imported once) holds nothing of the grader's.
+
+Every child is a fork of the zygote and sees its memory, so after a grading (when the grader
+holds the reference, the suites and a result) the zygote must hold none of them: no module
+or function of the reference or the suites, no result, and no variable of the grader's
+environment beyond zygote.ZYGOTE_ENV (neither in os.environ nor in /proc/self/environ, and a
+secret's value nowhere in its writable memory), and its hash seed is 0 whatever the grader's.
+The CLI runs as it does for a user, in a subprocess started clean (zygote.clean_start); after
+each grading the zygote answers a probe that lists what it holds (zygote.inventory).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from autograder.paths import ROOT, SOLUTIONS, SUITES
+from autograder.sandbox.zygote import ZYGOTE_ENV, ZYGOTE_MODULES
+
+SECRET = "AUTOGRADER_TEST_SECRET"
+# After each grading: what the zygote holds, beside what the grader itself holds then.
+PROBE = """
+import json, os, sys
+from autograder.sandbox.zygote import clean_start
+clean_start()  # as python -m autograder grade starts
+from autograder import cli
+from autograder.platforms import ci
+original, folder = ci.grade_one, sys.argv[1]
+
+def grade_one(grader, submission, assignment=None):
+    result = original(grader, submission, assignment)
+    record = {"zygote": grader.zygote.inventory(find=b"do-not-leak-" + os.environ["SALT"].encode()), "grader": sorted(sys.modules), "score": result.score}
+    with open(os.path.join(folder, f"{os.getpid()}-{submission.name}.json"), "w") as handle:
+        json.dump(record, handle)
+    return result
+
+ci.grade_one = grade_one
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
+def _student(folder):
+    folder.mkdir(parents=True)
+    for path in (SOLUTIONS / "ch03_attention").glob("*.py"):
+        if not path.name.startswith("test_"):
+            shutil.copy(path, folder)
+    return folder
+
+
+@pytest.mark.parametrize("mode", ["one submission", "class", "class, two jobs"])
+def test_the_zygote_holds_no_reference_suite_result_or_secret(tmp_path, mode):
+    records = tmp_path / "records"
+    records.mkdir()
+    if mode == "one submission":
+        args = ["grade", _student(tmp_path / "alice"), "--json", tmp_path / "alice.json"]
+    else:
+        for name in ("alice", "bob"):
+            _student(tmp_path / "class" / name)
+        args = ["grade", tmp_path / "class", "--out", tmp_path / "out"] + (["--jobs", "2"] if "two" in mode else [])
+    salt = os.urandom(8).hex()
+    env = {**os.environ, SECRET: f"do-not-leak-{salt}", "SALT": salt}
+    env.pop("PYTHONHASHSEED", None)  # the grader's own seed is random: the children's must not be
+    run = subprocess.run([sys.executable, "-c", PROBE, records, *map(str, args)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    found = [json.loads(p.read_text()) for p in records.iterdir()]
+    assert len(found) == (1 if mode == "one submission" else 2)
+    secret_files = (str(SOLUTIONS), str(SUITES))
+    for record in found:
+        assert record["score"] == 100
+        assert any(name.startswith("test_hidden_") for name in record["grader"])  # what the grader holds
+        zygote = record["zygote"]
+        modules = zygote["modules"]
+        assert not [n for n in modules if n.startswith(("test_hidden_", "conftest", "_attention", "solutions"))]
+        assert not [n for n, f in modules.items() if f.startswith(secret_files)]
+        assert {n for n in modules if n.startswith("autograder")} <= set(ZYGOTE_MODULES)
+        assert not [f for f in zygote["code_files"] if f.startswith(secret_files)]
+        assert zygote["results"] == 0
+        assert set(zygote["environ"]) <= {*ZYGOTE_ENV, "OMP_NUM_THREADS", "PYTHONHASHSEED"}
+        assert SECRET not in zygote["proc_environ"]
+        assert zygote["forked"]           # torch imported once: the zygote is a fork of the grader
+        assert not zygote["found"]        # the secret's value is nowhere in the zygote's memory
+        assert zygote["hash_randomization"] == 0   # one hash seed: the same feedback on every run
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="children change to uid nobody only when the grader is root")
+def test_the_cli_forks_no_zygote_where_children_need_a_python_nobody_reaches(tmp_path):
+    """A forked zygote runs the grader's Python. Without namespaces, as root, its children are
+    nobody, who may not reach that Python (pyenv's under /root): the CLI then starts the
+    zygote from zygote.children_python instead, and an honest ``import statistics`` (a module
+    nothing loaded before) keeps every point."""
+    folder = _student(tmp_path / "honest" / "ch03_attention")
+    module = folder / "simple_attention.py"
+    module.write_text("import statistics  # loaded by no process before the child\n" + module.read_text())
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", folder, "--no-isolation",
+                          "--json", tmp_path / "r.json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert json.loads((tmp_path / "r.json").read_text())["score"] == 100
