@@ -29,7 +29,6 @@ ASSIGNMENT = "ch03_attention"  # the deep case
 OTHERS = tuple(name for name in the_course.names() if name != ASSIGNMENT)
 # A known limit of a notebook, reported to the lead (strict: the marker goes when it does).
 # source/ch02_text_data: sections 2.3 and 2.4 use `preprocessed` from section 2.2.
-LEANS_ON_EARLIER_SECTIONS = {"ch02_text_data"}
 PARTS = the_course.get(ASSIGNMENT).parts
 MODULES = list(the_course.get(ASSIGNMENT).modules)
 
@@ -264,9 +263,7 @@ def test_every_assignment_in_the_same_gradebook_agrees_with_the_cli(graded, cli_
     assert total == cli["score"] == {"correct": 100, "blank": 0}[student]
 
 
-@pytest.mark.parametrize("assignment", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="a section needs an earlier section's work"))
-    if name in LEANS_ON_EARLIER_SECTIONS else name for name in (ASSIGNMENT, *OTHERS)])
+@pytest.mark.parametrize("assignment", [ASSIGNMENT, *OTHERS])
 def test_on_stubs_each_section_fails_on_its_own_functions(graded, assignment):
     """The blank submission's notebook as autograde ran it (in the sandboxed kernel)."""
     nb = nbformat.read(graded["course"] / "autograded" / "blank" / assignment / f"{assignment}.ipynb",
