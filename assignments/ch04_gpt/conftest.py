@@ -14,7 +14,7 @@ import torch
 try:
     import tiktoken_offline
 except ImportError:  # the master folder (solutions/): the engine holds the module, the stubs a copy
-    sys.path.append(str(Path(__file__).resolve().parents[2] / "autograder"))
+    sys.path.append(str(Path(__file__).resolve().parents[2] / "autograder" / "support"))
     import tiktoken_offline
 
 chapter_3 = Path(__file__).resolve().parent.parent / "ch03_attention"

@@ -11,7 +11,7 @@ import pytest
 try:
     import tiktoken_offline
 except ImportError:  # the master folder (solutions/): the engine holds the module, the stubs a copy
-    sys.path.append(str(Path(__file__).resolve().parents[2] / "autograder"))
+    sys.path.append(str(Path(__file__).resolve().parents[2] / "autograder" / "support"))
     import tiktoken_offline
 
 
