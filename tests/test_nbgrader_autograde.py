@@ -107,16 +107,16 @@ def patch_kernel(nb, _folder):
 
 
 def submit_other(course, student, assignment, solved):
-    """A submission of another assignment: its released files and the reference's modules (with
-    the modules it builds on, copied beside them as its notebook asks), or nothing but the stubs
-    (the stubs of what it builds on too: a student who has done neither)."""
+    """A submission of another assignment: its released files and the reference's modules (what
+    it builds on is not copied in: the student's submission of that assignment, beside this one,
+    holds it), or nothing but the stubs (the stubs of what it builds on copied beside them: a
+    student who has done neither)."""
     a = the_course.get(assignment)
     folder = course / "submitted" / student / a.name
     shutil.copytree(course / "release" / a.name, folder)
     for earlier, modules in a.builds_on.items():
-        source = the_course.get(earlier).solutions if solved else the_course.get(earlier).stubs
-        for name in modules:
-            shutil.copy(source / name, folder / name)
+        for name in modules if not solved else ():
+            shutil.copy(the_course.get(earlier).stubs / name, folder / name)
     for name in a.modules:
         shutil.copy((a.solutions if solved else a.stubs) / name, folder / name)
     return folder
@@ -261,6 +261,18 @@ def test_every_assignment_in_the_same_gradebook_agrees_with_the_cli(graded, cli_
     assert list(parts) == list(the_course.get(assignment).parts)
     assert parts == {part: tuple(points) for part, points in cli["extra_data"]["parts"].items()}
     assert total == cli["score"] == {"correct": 100, "blank": 0}[student]
+
+
+@pytest.mark.parametrize("assignment", [ASSIGNMENT, *OTHERS])
+def test_a_correct_notebook_runs_without_an_error(graded, assignment):
+    """The reference's notebook as autograde ran it, in a kernel that sees its own folder alone:
+    no cell fails, a chapter that imports an earlier one's modules included (the grader took the
+    student's own from their folder of that assignment, and they were copied beside the notebook)."""
+    nb = nbformat.read(graded["course"] / "autograded" / "correct" / assignment / f"{assignment}.ipynb",
+                       as_version=4)
+    errors = [f"{o.ename}: {o.evalue}" for cell in nb.cells if cell.cell_type == "code"
+              for o in cell.outputs if o.output_type == "error"]
+    assert errors == []
 
 
 @pytest.mark.parametrize("assignment", [ASSIGNMENT, *OTHERS])

@@ -8,8 +8,9 @@ in the nbgrader process itself, around the kernel's execution:
     grades the submission's ``.py`` files with ``autograder.grading.runner.Grader`` (the hidden
     suites, the student's code in a sandboxed child) before any student code has run in
     the kernel, so a notebook cell that rewrites the modules cannot change the score. It
-    reads them from ``submitted/`` with the CLI's reader (links refused), and deletes what
-    nbgrader copied into ``autograded/`` through a link.
+    reads them from ``submitted/`` with the CLI's reader (links refused), deletes what
+    nbgrader copied into ``autograded/`` through a link, and copies there the student's own
+    modules of an earlier assignment that the grader took from its folder beside this one.
 ``SandboxedExecute`` (``autograder.platforms.nbkernel``)
     nbgrader's ``Execute`` with the kernel in the sandbox; it returns only once the kernel
     and everything it started are dead, so ``SaveAutoGrades`` writes the last word.
@@ -46,6 +47,7 @@ from traitlets import Bool, List, Unicode
 from ..grading import course
 from . import nbgrade
 from ..paths import ROOT
+from ..sandbox.submission import SubmissionError, read_sources
 from .sanitize import InertFolder, InertNotebook
 
 RESULT_KEY = "autograder_result"
@@ -87,7 +89,9 @@ class GradeSubmission(Preprocessor):
         assignment = self.assignment or resources["nbgrader"]["assignment"]
         self.log.info("Grading the modules in %s with the hidden suites of %s", folder, assignment)
         resources[RESULT_KEY] = _grader(assignment, self.hidden, self.unsafe_same_uid).grade_result(folder)
-        drop_followed_links(folder, resources.get("metadata", {}).get("path") or ".", self.log)
+        autograded = resources.get("metadata", {}).get("path") or "."
+        drop_followed_links(folder, autograded, self.log)
+        bring_earlier_modules(folder, autograded, assignment, self.log)
         return nb, resources
 
 
@@ -114,6 +118,32 @@ def drop_followed_links(submitted, autograded, log):
                     shutil.rmtree(copy)
                 else:
                     os.remove(copy)
+
+
+def bring_earlier_modules(submitted, autograded, assignment, log):
+    """Copy into ``autograded`` the student's own modules of earlier assignments that the grader
+    took from their folder beside this one (``course.submission_sources``): the notebook's kernel
+    sees this folder alone, and imports what was graded instead of failing to find it."""
+    try:
+        own = set(read_sources(submitted)[0])
+        taken = set(course.submission_sources(submitted, assignment)[0]) - own
+    except SubmissionError:  # the grader said why in the result; nothing was taken
+        return
+    for earlier, modules in course.get(assignment).builds_on.items():
+        for module in (m for m in modules if m.removesuffix(".py") in taken):
+            source = os.path.join(os.path.dirname(submitted), earlier, module)
+            try:  # neither end may be a link: the copy is exactly the file the grader read
+                fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW)
+                with os.fdopen(fd, "rb") as handle:
+                    data = handle.read()
+                fd = os.open(os.path.join(autograded, module), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                             0o644)
+            except OSError as exc:
+                log.warning("%s: not copied beside the notebook (%s)", source, exc.strerror)
+                continue
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            log.info("%s: the student's own, copied beside the notebook", source)
 
 
 class OverwriteGradeOutputs(Preprocessor):
