@@ -98,3 +98,26 @@ def test_the_cli_forks_no_zygote_where_children_need_a_python_nobody_reaches(tmp
                           "--json", tmp_path / "r.json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads((tmp_path / "r.json").read_text())["score"] == 100
+
+
+@pytest.mark.parametrize("folder, loaded", [("ch03_attention", False), ("ch04_gpt", True), ("alice", True)])
+def test_the_zygote_loads_tiktoken_only_where_an_assignment_uses_it(tmp_path, folder, loaded):
+    """One submission: tiktoken's encoding (~0.3 s) is loaded for the children where the
+    folder's assignment uses it (its manifest's support), and where the assignment is not known
+    from the folder's name (found later from the modules, it might); chapter 3 does not."""
+    if folder == "ch04_gpt":  # its modules, and the two of chapter 3 it builds on
+        submission = tmp_path / folder
+        shutil.copytree(SOLUTIONS / "ch04_gpt", submission, ignore=shutil.ignore_patterns("test_*", "conftest.py"))
+        for name in ("causal_attention.py", "multihead_attention.py"):
+            shutil.copy(SOLUTIONS / "ch03_attention" / name, submission)
+    else:
+        submission = _student(tmp_path / folder)
+    records = tmp_path / "records"
+    records.mkdir()
+    env = {**os.environ, SECRET: "unused", "SALT": "0", "AUTOGRADER_UNSAFE_SAME_UID": "1"}
+    run = subprocess.run([sys.executable, "-c", PROBE, records, "grade", submission, "--json", tmp_path / "r.json"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    [record] = [json.loads(p.read_text()) for p in records.iterdir()]
+    assert record["score"] == 100
+    assert ("tiktoken" in record["zygote"]["modules"]) == loaded

@@ -40,7 +40,12 @@ class Assignment:
     builds_on: dict     # {earlier assignment: (module file names it imports)}
     root: Path
     data: tuple = ()    # file names in solutions/<name>/ shipped byte for byte (stubs, release, grader)
-    support: tuple = () # engine modules (autograder/<file>) copied beside the stubs: set-up students run too
+    support: tuple = () # engine modules (autograder/support/<file>) copied beside the stubs: set-up students run too
+
+    @property
+    def uses_tiktoken(self):
+        """Its students' code uses tiktoken's GPT-2 encoding (the grader's zygote loads it for them)."""
+        return "tiktoken_offline.py" in self.support
 
     @property
     def solutions(self):

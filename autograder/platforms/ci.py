@@ -108,7 +108,11 @@ def grade_student(path, found, isolation, args, same_uid=False):
     """One student's submissions (several, where they hand in several assignments): a table
     each; --json and --markdown get the result, or {assignment: result} for several."""
     # Forked from this process now, before the grader loads anything secret: torch once for both.
-    zygote = Zygote(isolation=isolation, fork=True)
+    # tiktoken's encoding only where an assignment uses it (one not known from its folder's name
+    # is found later from the modules, and might)
+    names = [a or folder.name for folder, a in found]
+    tiktoken = any(n not in course.names() or course.get(n).uses_tiktoken for n in names)
+    zygote = Zygote(isolation=isolation, fork=True, tiktoken=tiktoken)
     from ..grading.runner import Grader, GraderError
     results = {}
     with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote, unsafe_same_uid=same_uid,

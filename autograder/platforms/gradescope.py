@@ -169,7 +169,8 @@ def main():
                                 + "(at the top level or in one folder).")
     else:
         # Forked from this process, which holds nothing secret yet: torch is imported once for both.
-        zygote = Zygote(hidden=[str(results.parent)], isolation=isolation, fork=True)
+        zygote = Zygote(hidden=[str(results.parent)], isolation=isolation, fork=True,
+                        tiktoken=course.get(config["assignment"]).uses_tiktoken)
         try:
             with Grader(config["assignment"], isolation=isolation, hidden=[str(results.parent)], zygote=zygote,
                         unsafe_same_uid=os.environ.get("AUTOGRADER_UNSAFE_SAME_UID") == "1", ahead=False) as grader:

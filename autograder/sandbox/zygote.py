@@ -124,15 +124,18 @@ class Zygote:
     """A process that has imported torch (a fresh interpreter, or a fork of this one) and forks
     sandboxed children on request."""
 
-    def __init__(self, hidden=(), isolation="full", fork=False):
+    def __init__(self, hidden=(), isolation="full", fork=False, tiktoken=True):
         """``fork``: fork the zygote from this process instead of starting an interpreter. Only
         for a process that has loaded nothing secret yet (no reference, suite or result, and
-        no other student's files): the zygote starts as a copy of its memory."""
+        no other student's files): the zygote starts as a copy of its memory. ``tiktoken``:
+        load tiktoken's GPT-2 encoding for the children (False where no assignment graded
+        with this zygote uses it: it costs ~0.3 s of a one-submission run)."""
         from ..paths import COURSE, ROOT  # here, not at the top: the zygote process itself must not hold it
         _not_dumpable()
         self.root = ROOT
         self.hidden = sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)})
         self.isolation = isolation
+        self.tiktoken = tiktoken
         self.python = children_python(isolation)
         self.spare = self.pending = None  # a child started ahead: (pid, channel); its channel until then
         # A fork runs this Python: only where it is the one children_python chose for them.
@@ -145,14 +148,15 @@ class Zygote:
     def _launch(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         code = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.zygote import main; "
-                "main(int(sys.argv[2]), __import__('json').loads(sys.argv[3]), sys.argv[4])")
+                "main(int(sys.argv[2]), __import__('json').loads(sys.argv[3]), sys.argv[4], sys.argv[5] == 'tiktoken')")
         env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
         # One hash seed for every child: a set's order (and so sorted()'s ties, a wrong answer's
         # feedback) is the same each time a submission is graded.
         env["PYTHONHASHSEED"] = "0"
         self.process = subprocess.Popen(
             [self.python, "-P", "-c", code, str(self.root), str(theirs.fileno()), json.dumps(self.hidden),
-             self.isolation], pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL, env=env)
+             self.isolation, "tiktoken" if self.tiktoken else "-"],
+            pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL, env=env)
         theirs.close()
         self.ctl = ours
         self.replies = ours.makefile("rb")
@@ -167,7 +171,7 @@ class Zygote:
             try:
                 ours.close()
                 _forget_the_grader(theirs.fileno())
-                main(theirs.detach(), self.hidden, self.isolation)
+                main(theirs.detach(), self.hidden, self.isolation, self.tiktoken)
                 code = 0
             finally:
                 os._exit(code)
@@ -504,13 +508,14 @@ def _reap(pid, wait_seconds):
         time.sleep(0.005)
 
 
-def main(ctl_fd, hidden, mode):
+def main(ctl_fd, hidden, mode, tiktoken=True):
     _not_dumpable()
     os.environ["OMP_NUM_THREADS"] = "1"
     _warm_up()
     from . import isolate
 
-    _warm_tiktoken()
+    if tiktoken:
+        _warm_tiktoken()
     gc.freeze()  # children share these pages: their collections need not touch them
     root = tempfile.mkdtemp(prefix="autograder-root-")  # each child mounts its own tmpfs here
     refused = isolate.probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
