@@ -13,8 +13,11 @@ throwaway course in a temporary folder and point the engine at it).
 """
 import functools
 import hashlib
+import importlib
 import json
+import sys
 import tomllib
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -231,6 +234,19 @@ def submission_sources(folder, assignment):
             sources[name] = theirs[name]
             notes.append(f"{name}.py: your own from {earlier}/ (this folder has none)")
     return sources, notes
+
+
+def reference_modules(assignment):
+    """The hidden suites' ``ref``: the reference's modules, this assignment's and those it builds
+    on, as one namespace. Imported in the trusted grader process only (the suites' conftest)."""
+    # this assignment's folder first: two chapters have an exercises.py
+    folders = [str(assignment.solutions)] + [str(get(name).solutions) for name in assignment.builds_on]
+    for folder in reversed(folders):
+        if folder in sys.path:
+            sys.path.remove(folder)
+        sys.path.insert(0, folder)
+    names = assignment.module_names + tuple(m.removesuffix(".py") for ms in assignment.builds_on.values() for m in ms)
+    return types.SimpleNamespace(**{name: importlib.import_module(name) for name in names})
 
 
 @functools.lru_cache(maxsize=None)

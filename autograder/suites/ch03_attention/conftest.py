@@ -3,9 +3,6 @@
 ``student`` (the sandboxed submission) comes from the grader's plugin; ``ref`` is the
 reference solution, imported here, in the trusted grader process only.
 """
-import importlib
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -17,10 +14,7 @@ ASSIGNMENT = course.get(Path(__file__).parent.name)
 
 @pytest.fixture(scope="session")
 def ref():
-    folder = str(ASSIGNMENT.solutions)
-    if folder not in sys.path:
-        sys.path.insert(0, folder)
-    return types.SimpleNamespace(**{name: importlib.import_module(name) for name in ASSIGNMENT.module_names})
+    return course.reference_modules(ASSIGNMENT)
 
 
 def pytest_collection_modifyitems(items):

@@ -4,9 +4,6 @@
 reference solution, imported here, in the trusted grader process only: chapter 4's modules,
 and chapter 3's multi-head attention, which chapter 4 builds on (the manifest's builds_on).
 """
-import importlib
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -18,14 +15,7 @@ ASSIGNMENT = course.get(Path(__file__).parent.name)
 
 @pytest.fixture(scope="session")
 def ref():
-    # this chapter's folder first: both chapters have an exercises.py
-    folders = [str(ASSIGNMENT.solutions)] + [str(course.get(name).solutions) for name in ASSIGNMENT.builds_on]
-    for folder in reversed(folders):
-        if folder in sys.path:
-            sys.path.remove(folder)
-        sys.path.insert(0, folder)
-    names = ASSIGNMENT.module_names + tuple(m.removesuffix(".py") for ms in ASSIGNMENT.builds_on.values() for m in ms)
-    return types.SimpleNamespace(**{name: importlib.import_module(name) for name in names})
+    return course.reference_modules(ASSIGNMENT)
 
 
 def pytest_collection_modifyitems(items):
