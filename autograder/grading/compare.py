@@ -96,3 +96,15 @@ def check_calls(student, module, name, cases):
                     and bool(((now == arg) | (now.isnan() & arg.isnan())).all())):
                 raise AssertionError(f"{what}: {name} changed its argument {k + 1} in place; leave the "
                                      "caller's tensors as they were (no in-place operations on them)")
+
+
+def compiles(source):
+    """Whether ``source`` (the student's text, or None) compiles: checked here, in the grader,
+    never in the child, whose word about its own syntax errors cannot be trusted."""
+    if source is None:
+        return False
+    try:
+        compile(source, "<submission>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True

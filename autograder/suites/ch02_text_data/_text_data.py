@@ -12,6 +12,7 @@ import socket
 
 import torch
 
+from autograder.grading.compare import compiles
 from autograder.sandbox.session import GraderError, StudentFailure
 
 # The split that gives the book's numbers, and listing 2.4's as printed (fewer characters).
@@ -396,16 +397,6 @@ def as_batches(answer):
 
 
 # ------------------------------------------------------------------ lower parts
-
-def compiles(source):
-    if source is None:
-        return False
-    try:
-        compile(source, "<submission>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
 
 def lower_part_wrong(student, part):
     """Whether ``part`` lost points in this grading and is really written (it earned points of

@@ -11,7 +11,7 @@ import re
 import torch
 import torch.nn.functional as F
 
-from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.compare import compiles, expect_close, seeded, set_seed
 from autograder.sandbox.session import StudentFailure
 
 
@@ -216,18 +216,6 @@ def _fails_alike(student, own, common, failure):
     except StudentFailure as exc:
         return " raised " in str(exc) and str(exc).split(" raised ", 1)[1] == str(failure).split(" raised ", 1)[1]
     return False
-
-
-def compiles(source):
-    """Whether ``source`` (the student's text, or None) compiles: checked here, in the grader,
-    never in the child, whose word about its own syntax errors cannot be trusted."""
-    if source is None:
-        return False
-    try:
-        compile(source, "<submission>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def check_forward(student, module, name, args, ref_module, x, what, *, train=False, seed=None, kwargs=None,

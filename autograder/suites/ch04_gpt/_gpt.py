@@ -14,7 +14,7 @@ import re
 import torch
 import torch.nn.functional as F
 
-from autograder.grading.compare import seeded, set_seed
+from autograder.grading.compare import compiles, seeded, set_seed
 from autograder.sandbox.session import StudentFailure
 
 # Small configurations: several vocabularies, heads, depths; qkv_bias both ways.
@@ -217,17 +217,6 @@ def gpt_mistakes(idx, ref_model, spec, *, drop=0.0, seed=None, train=False):
 
 
 # -- one mistake, one part ------------------------------------------------------------------------
-def compiles(source):
-    """Whether the student's ``source`` compiles: checked here, never trusted from the child."""
-    if source is None:
-        return False
-    try:
-        compile(source, "<submission>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
-
-
 def lower_charged(student, lower, failure):
     """The lower parts in ``lower`` that explain ``failure``: it happened inside their own file
     (the student's traceback names it) and they have lost points in this grading, while being
