@@ -165,3 +165,53 @@ def test_the_check_before_grading_says_what_a_child_gets(grader):
     checked = isolate.check("full")
     assert (checked["isolation"], checked["separated"], checked["held"]) == \
         (hello["isolation"], hello["separated"], [p for p in hello["held"] if p != "limits"])   # not tried
+
+
+def _gpt2_small_frames(grader, monkeypatch, edit=lambda source: source):
+    """GPT-2 small's MultiHeadAttention asked of the solution (changed by ``edit``) as exercise 3.3
+    asks it, with the weights the book's code draws after seed 140: (the output, the output with
+    the weights sent as before, the sizes of the frames sent for the first)."""
+    from autograder.grading.compare import seeded
+    from autograder.paths import SOLUTIONS
+    from autograder.sandbox.submission import read_sources
+    sources, _ = read_sources(SOLUTIONS / "ch03_attention")
+    book = StudentSession(grader.zygote, dict(sources))
+    args = ("multihead_attention", "MultiHeadAttention", 768, 768, 1024, 0.0, 12)
+    try:
+        params = book.module(*args, init_seed=140, want_state=True)["state"]
+    finally:
+        book.close()
+    params = {k: v for k, v in params.items() if k != "mask"}
+    x = seeded(1, 4, 768, seed=141)
+    sources["multihead_attention"] = edit(sources["multihead_attention"])
+    sizes, send = [], protocol.send
+    monkeypatch.setattr(protocol, "send", lambda sock, message, *a: (sizes.append(len(protocol.encode(message))),
+                                                                     send(sock, message, *a))[1])
+    session = StudentSession(grader.zygote, sources)
+    try:
+        got = session.module(*args, inputs=[x], params=params, params_seed=140)["outputs"][0]
+        frames = sizes[1:]   # the first frame loads the sources
+        sent = session.module(*args, inputs=[x], params=params)["outputs"][0]
+    finally:
+        session.close()
+    return got, sent, frames
+
+
+def test_large_parameters_are_drawn_in_the_child_where_it_draws_the_references(grader, monkeypatch):
+    got, sent, sizes = _gpt2_small_frames(grader, monkeypatch)
+    assert torch.equal(got, sent)
+    assert len(sizes) == 1 and sizes[0] < 64 << 10    # digests only: not the 9 MB of weights
+
+    # Layers created in another order draw other values: the weights are sent, the answer is the same.
+    order = "        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)\n        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)\n"
+    swapped = "".join(reversed(order.splitlines(keepends=True)))
+    swap = lambda source: source.replace(order, swapped)
+    got, sent, sizes = _gpt2_small_frames(grader, monkeypatch, swap)
+    assert torch.equal(got, sent)
+    assert len(sizes) == 2 and sizes[0] < 64 << 10 and sizes[1] > 9 << 20
+
+    # A child that claims the book's draw runs its own weights, and its answer shows it: the
+    # grader never takes the child's word for the values.
+    lie = lambda source: swap(source) + "\nimport autograder.sandbox.child as _c\n_c._drew = lambda *a: True\n"
+    got, sent, sizes = _gpt2_small_frames(grader, monkeypatch, lie)
+    assert len(sizes) == 1 and not torch.allclose(got, sent)

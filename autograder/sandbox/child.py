@@ -269,10 +269,21 @@ def _build(req):
         raise ProbeError("construct", f"{what} gave a {type(module).__name__}, not an nn.Module")
     if req.get("params") is not None:
         _copy_parameters(module, req["params"], what)
+    elif req.get("params_digest") is not None and not _drew(module, req["params_digest"]):
+        raise ProbeError(protocol.PARAMS_DIFFER, f"{what} draws other parameters than the reference's")
     if req.get("dtype"):
         _run("to", f"{what}.to({req['dtype']})", module.to, getattr(torch, req["dtype"]))
     module.train(bool(req.get("train", False)))
     return module, what
+
+
+def _drew(module, digests):
+    """Whether the module, built after the reference's seed, holds exactly the reference's
+    parameters (the same names, shapes, dtypes and bytes): then it runs with its own draw."""
+    try:
+        return {k: protocol.digest(v) for k, v in module.named_parameters()} == digests
+    except Exception:  # whatever the module's parameters are, the grader can send its own
+        return False
 
 
 def _transpose_masks(module):

@@ -160,6 +160,23 @@ class _Answers(list):
         return (self[i] for i in range(len(self)))
 
 
+# Parameters this large are not sent where the child can draw them itself: it builds the module
+# after the seed the reference was built after and keeps its own draw where the digests are the
+# reference's (GPT-2 small's attention, 9 MB, cost ~25 ms a request to encode, send and load).
+DRAW_IN_CHILD = 1 << 20
+_DIGESTS = {}   # (id, version) -> (the tensor, kept alive so that its id stays its own; its digest)
+
+
+def _digests(params):
+    found = {}
+    for name, tensor in params.items():
+        key = (id(tensor), tensor._version)
+        if key not in _DIGESTS:
+            _DIGESTS[key] = (tensor, protocol.digest(tensor))
+        found[name] = _DIGESTS[key][1]
+    return found
+
+
 def _death_reason(code):
     if code is None:
         return "stopped answering"
@@ -288,6 +305,8 @@ class StudentSession:
         if isinstance(imported, list):
             self.imported.update(n for n in imported if isinstance(n, str))
         if not reply["ok"]:
+            if reply.get("stage") == protocol.PARAMS_DIFFER and payload.get("params_digest") is not None:
+                return None  # see module(): the parameters are sent after all
             raise StudentFailure(clean_text(reply.get("error", "failed"), limit=MESSAGE_LIMIT))
         expected = {"module": "inputs", "calls": "calls"}.get(op)
         if not _conforms(reply, _REPLY[op]) or (
@@ -325,17 +344,24 @@ class StudentSession:
 
     def module(self, module, name, *args, inputs=(), params=None, init_seed=None, dtype=None,
                train=False, seed=None, want_state=False, submodules=(), transpose_masks=False,
-               grad_weights=None, **kwargs):
+               grad_weights=None, params_seed=None, **kwargs):
         """Build ``module.name(*args, **kwargs)`` in the child and run it on each input.
 
         The options after ``want_state`` are op_module's (child.py): other submodules run on the
-        same inputs, the mask buffers transposed, gradients of sum(output * grad_weights[i])."""
-        needs = f"{module}.{name}" + (".forward" if inputs else "")
-        return self.request("module", needs=needs, module=module, name=name,
-                            args=list(args), kwargs=kwargs, inputs=list(inputs), params=params,
-                            init_seed=init_seed, dtype=dtype, train=train, seed=seed,
-                            want_state=want_state, submodules=list(submodules),
-                            transpose_masks=transpose_masks, grad_weights=grad_weights)
+        same inputs, the mask buffers transposed, gradients of sum(output * grad_weights[i]).
+        ``params_seed``: the seed the reference was built after, where ``params`` are its; large
+        ones are then drawn in the child after that seed, and sent only where its draw differs."""
+        request = dict(needs=f"{module}.{name}" + (".forward" if inputs else ""), module=module, name=name,
+                       args=list(args), kwargs=kwargs, inputs=list(inputs), dtype=dtype, train=train, seed=seed,
+                       want_state=want_state, submodules=list(submodules), transpose_masks=transpose_masks,
+                       grad_weights=grad_weights)
+        if (params is not None and params_seed is not None and init_seed is None
+                and sum(v.nbytes for v in params.values()) >= DRAW_IN_CHILD):
+            reply = self.request("module", **request, params=None, init_seed=params_seed,
+                                 params_digest=_digests(params))
+            if reply is not None:
+                return reply
+        return self.request("module", **request, params=params, init_seed=init_seed)
 
     def transfer(self, d_in, d_out, init_seed, inputs=()):
         """Exercise 3.1 in the child: the student's v2 (built after ``init_seed``), v1 and transfer

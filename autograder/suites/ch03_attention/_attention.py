@@ -120,6 +120,7 @@ def mistakes(x, weights, *, eval_dropout=0.0, **config):
 # once per grader process, not once per student.
 _MODULES = {}
 _ANSWERS = {}
+_SEEDS = {}   # id of a module in _MODULES -> the seed it was built after (the child can draw the same)
 
 
 def reference(factory, *args, seed, **kwargs):
@@ -130,6 +131,7 @@ def reference(factory, *args, seed, **kwargs):
     if key not in _MODULES:
         set_seed(seed)
         _MODULES[key] = factory(*args, **kwargs)
+        _SEEDS[id(_MODULES[key])] = seed
     return _MODULES[key]
 
 
@@ -227,7 +229,7 @@ def check_forward(student, module, name, args, ref_module, x, what, *, train=Fal
     expected, params = _answer(ref_module, x, train, seed)
     try:
         reply = student.module(module, name, *args, inputs=[x], params=params, train=train, seed=seed,
-                               **(kwargs or {}))
+                               params_seed=_SEEDS.get(id(ref_module)), **(kwargs or {}))
         found = None
         if mistake_config is not None:
             found = mistakes(x, weights or linear_weights(ref_module), **mistake_config)
