@@ -164,6 +164,8 @@ class Zygote:
 
     def _fork(self):
         _warm_up()  # before the fork: imported once, for both processes
+        if self.tiktoken:  # public data, read by the suites too: loaded once for both
+            _warm_tiktoken()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pid = os.fork()
         if pid == 0:  # the zygote: it never returns into the grader's code
