@@ -529,15 +529,10 @@ def main(ctl_fd, hidden, mode, tiktoken=True):
         os.rmdir(root)
 
 
-def _warm_tiktoken():
-    """Load tiktoken's GPT-2 encoding here, once, where this machine has it: a child's root
-    holds only the Python installation (not tiktoken's cache), and building the encoding costs
-    each child ~0.6 s. Offline only: every connection is refused meanwhile, so a machine
-    without the encoding loads nothing (and its children fail to load it the same way)."""
-    try:
-        import tiktoken
-    except ImportError:
-        return
+def gpt2_offline():
+    """tiktoken's GPT-2 encoding, from this machine only: every connection is refused while it
+    loads (the grader never downloads). Raises where tiktoken or the encoding is missing."""
+    import tiktoken
 
     def refuse(*args, **kwargs):
         raise OSError("the grader never downloads")
@@ -547,11 +542,20 @@ def _warm_tiktoken():
     try:
         from ..support.tiktoken_offline import install
         install()
-        tiktoken.get_encoding("gpt2")
-    except Exception:  # not on this machine: nothing to warm
-        pass
+        return tiktoken.get_encoding("gpt2")
     finally:
         socket.socket.connect, socket.getaddrinfo, socket.create_connection = saved
+
+
+def _warm_tiktoken():
+    """Load tiktoken's GPT-2 encoding here, once, where this machine has it: a child's root
+    holds only the Python installation (not tiktoken's cache), and building the encoding costs
+    each child ~0.6 s. A machine without it loads nothing (and its children fail to load it
+    the same way, offline)."""
+    try:
+        gpt2_offline()
+    except Exception:  # not on this machine: nothing to warm
+        pass
 
 
 def _serve(ctl, root, hidden, mode, userns_refused):

@@ -8,12 +8,12 @@ wrong way, ...): a wrong answer that equals one of them gets that mistake's name
 import functools
 import json
 import re
-import socket
 
 import torch
 
 from autograder.grading.compare import compiles
 from autograder.sandbox.session import GraderError, StudentFailure
+from autograder.sandbox.zygote import gpt2_offline
 
 # The split that gives the book's numbers, and listing 2.4's as printed (fewer characters).
 SPLIT = r'([,.:;?_!"()\']|--|\s)'
@@ -41,31 +41,15 @@ STORY = ('The lighthouse keeper\'s daughter said: "Come in -- quick!" The storm 
 
 # ------------------------------------------------------------------ the grader's own copies
 
-def _offline():
-    """Refuse every connection while tiktoken loads: the grader never downloads."""
-    def refuse(*args, **kwargs):
-        raise OSError("the grader never downloads")
-    saved = socket.socket.connect, socket.getaddrinfo, socket.create_connection
-    socket.socket.connect = socket.getaddrinfo = socket.create_connection = refuse
-    return saved
-
-
 @functools.cache
 def gpt2():
-    """tiktoken's GPT-2 encoding in the grader; a grader error (not the student's) where this
-    machine does not have it."""
-    import tiktoken
-
-    from autograder.support import tiktoken_offline
-    saved = _offline()
+    """tiktoken's GPT-2 encoding in the grader (the zygote's, where it was loaded before the
+    fork); a grader error (not the student's) where this machine does not have it."""
     try:
-        tiktoken_offline.install()
-        return tiktoken.get_encoding("gpt2")
+        return gpt2_offline()
     except Exception as exc:
         raise GraderError(f"tiktoken's GPT-2 encoding is not installed on the grading machine ({type(exc).__name__}):"
                           " run the README's set-up command there (the grader never downloads it)") from None
-    finally:
-        socket.socket.connect, socket.getaddrinfo, socket.create_connection = saved
 
 
 @functools.cache
