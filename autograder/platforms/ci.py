@@ -22,7 +22,7 @@ from ..grading.result import SubmissionResult
 from ..paths import ASSIGNMENTS, SOLUTIONS
 from ..sandbox import isolate
 from ..sandbox.submission import SubmissionError, printable
-from ..sandbox.zygote import Zygote, restore_environment
+from ..sandbox.zygote import Zygote, import_torch, restore_environment
 
 
 def _fail(message, code=2):
@@ -55,12 +55,13 @@ def trusted(path):
     return any(real == top or top in real.parents for top in (SOLUTIONS.resolve(), ASSIGNMENTS.resolve()))
 
 
-def same_uid_consent(path, isolation, args, hidden=()):
+def same_uid_consent(path, isolation, args, hidden=(), checking=None):
     """Asked of the sandbox before the first submission runs. False: a child here is kept apart
     from the grader (and the session refuses any child that is not). True: it would run with
     the grader's own uid, and may (the repository's own code, or --unsafe-same-uid, said
-    loudly). None: it may not; the message saying how to get isolation here has been printed."""
-    hello = isolate.check(isolation, hidden)
+    loudly). None: it may not; the message saying how to get isolation here has been printed.
+    ``checking``: the check, started earlier (isolate.start_check) with the same ``hidden``."""
+    hello = (checking or isolate.start_check(isolation, hidden))()
     if "failed" in hello or hello["separated"]:  # a child that cannot start says why when it is asked to
         return False
     if args.unsafe_same_uid:
@@ -90,10 +91,7 @@ def grade(args):
         return _fail(f"{path} is a symbolic link: give the folder itself")
     found = submissions(path, args.assignment)
     if found:
-        same_uid = same_uid_consent(path, isolation, args)
-        if same_uid is None:
-            return 3
-        return grade_student(path, found, isolation, args, same_uid)
+        return grade_student(path, found, isolation, args)
     # A linked student folder could point anywhere (solutions/ included): listed, and refused.
     students = sorted(p for p in path.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if not students:
@@ -104,15 +102,20 @@ def grade(args):
     return grade_class(path, students, out, isolation, args)
 
 
-def grade_student(path, found, isolation, args, same_uid=False):
+def grade_student(path, found, isolation, args):
     """One student's submissions (several, where they hand in several assignments): a table
     each; --json and --markdown get the result, or {assignment: result} for several."""
+    checking = isolate.start_check(isolation)  # its interpreter starts beside our import of torch
     # Forked from this process now, before the grader loads anything secret: torch once for both.
     # tiktoken's encoding only where an assignment uses it (one not known from its folder's name
-    # is found later from the modules, and might)
+    # is found later from the modules, and might). No child is started before the consent.
     names = [a or folder.name for folder, a in found]
     tiktoken = any(n not in course.names() or course.get(n).uses_tiktoken for n in names)
     zygote = Zygote(isolation=isolation, fork=True, tiktoken=tiktoken)
+    same_uid = same_uid_consent(path, isolation, args, checking=checking)
+    if same_uid is None:
+        zygote.close()
+        return 3
     from ..grading.runner import Grader, GraderError
     results = {}
     with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote, unsafe_same_uid=same_uid,
@@ -207,16 +210,13 @@ def _start_engine(isolation, args, hidden, count, same_uid, fork):
     """(jobs, None) with this process's grader started, or (jobs, a pool of worker processes).
 
     Parallel only where it pays for the workers' start. ``fork``: this process holds nothing
-    secret yet, so it imports torch and the workers (or its zygote) are forked from it;
+    secret yet and has imported torch, so the workers (or its zygote) are forked from it;
     otherwise each worker is a fresh interpreter with a zygote of its own."""
     jobs = args.jobs or min(os.cpu_count() or 1, max(1, count // 8))
     if jobs <= 1:
         _start_grader(isolation, args.timeout, hidden, same_uid, fork=fork)
         return 1, None
-    if fork:
-        from ..sandbox.zygote import import_torch
-        import_torch()  # here, once: every worker is forked with it
-    else:
+    if not fork:
         restore_environment()  # fresh interpreters: they inherit this process's environment
     context = multiprocessing.get_context("fork" if fork else "spawn")
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
@@ -268,7 +268,9 @@ def grade_class(root, students, out, isolation, args):
     # before it reads an earlier result (a child sees its zygote's memory): torch is imported once.
     engine = None
     if args.regrade or any(not target(s.name, a, ".json").exists() for s, _, a in items):
-        same_uid = same_uid_consent(root, isolation, args, hidden)
+        checking = isolate.start_check(isolation, hidden)  # its interpreter starts beside our import of torch
+        import_torch()  # once, here: the graders are forked with it
+        same_uid = same_uid_consent(root, isolation, args, hidden, checking)
         if same_uid is None:
             return 3
         if make_out():

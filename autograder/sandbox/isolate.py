@@ -485,6 +485,12 @@ def check(mode, hidden=()):
     started as the zygote is, takes every step a child takes in a throwaway process that then
     exits (an interpreter's start and some 30 ms). ``{"failed": why}`` where a child could not
     start at all."""
+    return start_check(mode, hidden)()
+
+
+def start_check(mode, hidden=()):
+    """``check`` begun: its interpreter runs beside this process (while it imports torch, say);
+    the function returned waits for it and gives the hello."""
     import json
     import subprocess
 
@@ -492,13 +498,22 @@ def check(mode, hidden=()):
     from .zygote import ZYGOTE_ENV, children_python
 
     env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
-    done = subprocess.run([children_python(mode), "-P", "-c", CHECK, str(ROOT), mode,   # hidden as the zygote hides them
-                           json.dumps(sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)}))],
-                          cwd="/", env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
-    try:
-        return json.loads(done.stdout)
-    except ValueError:
-        return {"failed": f"the isolation check exited with status {done.returncode}: {done.stderr.strip()[-500:]}"}
+    process = subprocess.Popen([children_python(mode), "-P", "-c", CHECK, str(ROOT), mode,   # hidden as the zygote hides them
+                                json.dumps(sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)}))],
+                               cwd="/", env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+
+    def hello():
+        try:
+            out, err = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, err = process.communicate()
+        try:
+            return json.loads(out)
+        except ValueError:
+            return {"failed": f"the isolation check exited with status {process.returncode}: {err.strip()[-500:]}"}
+    return hello
 
 
 def _dry_run(mode, hidden):
