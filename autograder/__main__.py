@@ -14,4 +14,6 @@ if __name__ == "__main__" and sys.argv[1:2] == ["grade"]:
 from .cli import main  # noqa: E402
 
 if __name__ == "__main__":  # not when a parallel worker re-imports this module
-    sys.exit(main())
+    from .sandbox.zygote import exit_now
+
+    exit_now(main())

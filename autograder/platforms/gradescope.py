@@ -203,7 +203,7 @@ def _hide_source():
 
 
 if __name__ == "__main__":
-    from ..sandbox.zygote import clean_start
+    from ..sandbox.zygote import clean_start, exit_now
     clean_start()  # torch is then imported once, for this process and the zygote forked from it
     _hide_source()
-    sys.exit(main())
+    exit_now(main())

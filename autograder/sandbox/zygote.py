@@ -63,6 +63,15 @@ def children_python(isolation):
     return python
 
 
+def exit_now(code):
+    """``sys.exit(code)`` for a command that has written and closed all its files: the
+    interpreter's last garbage collections would walk every object torch made (~0.3 s, a fifth of
+    a one-submission run); frozen, they are skipped. Objects are still freed as the modules go;
+    only reference cycles among them are left to the ending process."""
+    gc.freeze()
+    sys.exit(code)
+
+
 def clean_start():
     """Start this program again, once, as the process a zygote may be forked from: with one hash
     seed (a set's order, and so a wrong answer's feedback, is then the same on every run, in the
