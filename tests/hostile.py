@@ -494,6 +494,14 @@ def _stalling_recv(sock, deadline=None):
     return _recv(sock, deadline)
 _protocol.recv = _stalling_recv
 '''
+# GPT-2 small's module drawn after one more random number: its weights are not the reference's
+# draw, so the grader sends the reference's 9 MB (the large request the child stops reading at).
+OTHER_DRAW = r'''
+_book_gpt2_small_mha = build_gpt2_small_mha
+def build_gpt2_small_mha(dropout=0.0):
+    torch.rand(1)
+    return _book_gpt2_small_mha(dropout)
+'''
 
 # Answers the child makes up without the student's code: the weight transfer (v2's weights,
 # transposed, are in the request) and a module description that claims the book's structure.
@@ -795,7 +803,7 @@ CASES = [
     Case("44_forged_replies", "the child answers the transfer and structure probes without the student's code",
          "blank", 0, everywhere(FORGED_REPLIES)),
     Case("45_stop_reading", "stops reading the channel when a large request comes, sleeping", "good", 95,
-         {"exercises.py": prepend(STOP_READING)}, note="did not finish within"),
+         {"exercises.py": lambda text: append(OTHER_DRAW)(prepend(STOP_READING)(text))}, note="did not finish within"),
     Case("46_gated_sysv_shm", "4 GiB of SysV shared memory, outside the memory limit", "blank", 0,
          {"simple_attention.py": gated(SYSV_SHM)}),
     Case("47_gated_keyring", "read the session keyring, write nobody's user keyring", "blank", 0,
