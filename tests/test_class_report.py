@@ -290,3 +290,18 @@ def test_a_class_of_two_assignments_merges_into_the_one_run_too(tiny, tmp_path):
     assert [(a["graded"], a["median"]) for a in summary["assignments"]] == [(2, 100), (2, 2.5)]
     page = one["report.html"].decode()
     assert f'href="{CH03}/alice.md"' in page and f'href="{TINY}/alice.md"' in page
+
+
+def test_the_charts_are_the_same_from_the_painter_and_a_failed_painter_loses_nothing(graded):
+    """A class run draws its charts in a helper process started with the run (its import of
+    matplotlib overlaps the grader's of torch); what it draws is what this process draws, and
+    where it fails the page is drawn here, the same."""
+    from autograder.platforms import classreport
+    summary = json.loads((graded["one"] / "summary.json").read_text())
+    page = (graded["one"] / "report.html").read_text()
+    assert classreport.render(summary) == page
+    assert classreport.Painter().draw(summary["assignments"]) == classreport.charts(summary["assignments"])
+    dead = classreport.Painter()
+    dead.close()                                       # killed before its request comes
+    assert dead.draw(summary["assignments"]) is None
+    assert classreport.render(summary, dead.draw(summary["assignments"])) == page

@@ -247,6 +247,14 @@ def grade_class(root, students, out, isolation, args):
 
     With several jobs, each worker process has its own grader and zygote; results are still
     written here, one atomic file at a time."""
+    painter = classreport.Painter()  # the report's charts: its import of matplotlib runs beside ours of torch
+    try:
+        return _grade_class(root, students, out, isolation, args, painter)
+    finally:
+        painter.close()
+
+
+def _grade_class(root, students, out, isolation, args, painter):
     started = time.perf_counter()
     hidden = (str(root.resolve()), str(out.resolve()))  # other students and all results: never in a child
     items = _class_submissions(students, args.assignment)
@@ -333,7 +341,7 @@ def grade_class(root, students, out, isolation, args):
     report_started = time.perf_counter()
     summary = class_report(out, [(student.name, a, *outcomes[student.name, a][:2],
                                   target(student.name, a, "").relative_to(out)) for student, _, a in items],
-                           root.resolve().name, args.shard)
+                           root.resolve().name, args.shard, painter)
     report_seconds = time.perf_counter() - report_started
     graded = sum(1 for _, result, _ in rows if result)
     kept = len(items) - len(todo)
@@ -358,10 +366,11 @@ def grade_class(root, students, out, isolation, args):
     return 3 if args.require_isolation and reduced else 0
 
 
-def class_report(out, entries, title, shard=None):
+def class_report(out, entries, title, shard=None, painter=None):
     """report.html and summary.json for a class; entries: (folder name, assignment or None,
     result or None, status, the stem of its result files relative to ``out``). Returns the
-    summary, or None when they could not be written (the grades are saved already)."""
+    summary, or None when they could not be written (the grades are saved already).
+    ``painter``: the classreport.Painter started with the run, if any."""
     students = []
     for name, assignment, result, status, stem in entries:
         saved = result is not None and status == "graded"  # the JSON and the Markdown are on disk
@@ -369,7 +378,7 @@ def class_report(out, entries, title, shard=None):
                                             f"{stem.as_posix()}.md" if saved else None,
                                             f"{stem.as_posix()}.json" if saved else None, assignment))
     try:
-        return classreport.write(out, students, display_name(title), shard)
+        return classreport.write(out, students, display_name(title), shard, painter)
     except Exception as exc:  # the grades are on disk: a report that fails must not lose them
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
         print(printable(f"error: the class report was not written in {out}: {why}"), file=sys.stderr)

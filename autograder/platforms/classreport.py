@@ -17,6 +17,8 @@ import io
 import json
 import re
 import statistics
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import NamedTuple, Optional
@@ -226,6 +228,60 @@ def _svg(figure, name, label):
     return text.replace("<svg ", f'<svg role="img" aria-label="{html.escape(label)}" ', 1).strip()
 
 
+def charts(assignments):
+    """Every chart of the page: {its id: its <svg>}, drawn from the summary's assignments."""
+    drawn = {}
+    for i, a in enumerate(assignments):
+        drawn[f"a{i}-hist"] = _histogram_svg(a, f"a{i}-hist")
+        drawn[f"a{i}-parts"] = _parts_svg(a, f"a{i}-parts")
+    return drawn
+
+
+class Painter:
+    """Draws the charts in a helper interpreter started when a class run starts: its import of
+    matplotlib (~0.3 s) then runs beside the grader's import of torch, on a core that would sit
+    idle, instead of after the last submission. Where it fails, ``write`` draws them itself.
+
+    The request is one line, not "all of stdin": a process forked later (a parallel worker)
+    holds a copy of the pipe, so an end of file might never come."""
+
+    def __init__(self):
+        from ..paths import ROOT
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-P", "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                 "from autograder.platforms.classreport import _paint; _paint()", str(ROOT)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, encoding="utf-8")
+        except OSError:
+            self.process = None
+
+    def draw(self, assignments):
+        """The charts as ``charts`` draws them, or None where the helper could not."""
+        try:
+            out, _ = self.process.communicate(json.dumps(assignments) + "\n", timeout=60)
+            drawn = json.loads(out)
+        except (AttributeError, OSError, ValueError, subprocess.TimeoutExpired):  # none started, or it failed
+            self.close()
+            return None
+        names = {f"a{i}-{kind}" for i in range(len(assignments)) for kind in ("hist", "parts")}
+        ok = isinstance(drawn, dict) and set(drawn) == names and all(isinstance(v, str) for v in drawn.values())
+        return drawn if ok else None
+
+    def close(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def _paint():
+    """The Painter's side: import, then draw the one request's charts."""
+    _matplotlib()  # imported before the request comes: the point of the helper
+    import matplotlib.backends.backend_svg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+    import matplotlib.ticker  # noqa: F401
+    print(json.dumps(charts(json.loads(sys.stdin.readline()))))
+
+
 def _figure(width, height):
     from matplotlib.figure import Figure
     figure = Figure(figsize=(width, height), layout="constrained")
@@ -271,11 +327,15 @@ def _parts_svg(a, name):
                                 f"{p['zero']}" for p in stats))
 
 
-def _style():
+def _matplotlib():
     import matplotlib
     matplotlib.use("Agg", force=False)  # no display, ever (a class run may have none)
-    return matplotlib.rc_context({"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8.5,
-                                  "xtick.labelsize": 8.5, "ytick.labelsize": 8.5, "axes.edgecolor": "#555555"})
+    return matplotlib
+
+
+def _style():
+    return _matplotlib().rc_context({"font.size": 9, "axes.titlesize": 9, "axes.labelsize": 9, "legend.fontsize": 8.5,
+                                     "xtick.labelsize": 8.5, "ytick.labelsize": 8.5, "axes.edgecolor": "#555555"})
 
 
 def e(text):
@@ -314,7 +374,7 @@ def _td(value, sort=None, cls=""):
     return f"<td{attrs}>{value}</td>"
 
 
-def _assignment_html(a, index, rows, links):
+def _assignment_html(a, index, rows, links, drawn):
     key = f"a{index}"
     label = e(a["title"] or "Assignment") + (f' <span class="small">{e(a["assignment"])}</span>'
                                              if a["assignment"] and a["assignment"] != a["title"] else "")
@@ -324,9 +384,9 @@ def _assignment_html(a, index, rows, links):
     out = [f'<section id="{key}" data-assignment="{e(a["assignment"])}"><h2>{label}</h2>',
            '<div class="stats">' + "".join(f'<div class="stat"><span class="value" data-stat="{k}">{v}</span>'
                                            f'<span class="label">{e(t)}</span></div>' for k, t, v in stats) + "</div>",
-           '<div class="charts"><figure>' + _histogram_svg(a, f"{key}-hist")
+           '<div class="charts"><figure>' + drawn[f"{key}-hist"]
            + "<figcaption>Scores: how the class did.</figcaption></figure>"
-           + '<figure>' + _parts_svg(a, f"{key}-parts")
+           + '<figure>' + drawn[f"{key}-parts"]
            + "<figcaption>Parts, the least often at full marks on top.</figcaption></figure></div>"]
     out.append(f'<h3 id="{key}-mistakes">Named mistakes, commonest first</h3>')
     if a["mistakes"]:
@@ -425,8 +485,9 @@ summary { cursor: pointer; color: #0645ad; }
 """
 
 
-def render(summary):
-    """The page, from the summary alone."""
+def render(summary, drawn=None):
+    """The page, from the summary alone (``drawn``: its charts, drawn already)."""
+    drawn = drawn or charts(summary["assignments"])
     links, anywhere = {}, {}  # per assignment, {student: their feedback}; and the first one of each student
     for r in summary["rows"]:
         if r.get("feedback"):
@@ -454,7 +515,7 @@ def render(summary):
            "<nav>" + "".join(f'<a href="#{k}">{e(t)}</a>' for k, t in nav) + "</nav></header>"]
     for i, a in enumerate(summary["assignments"]):
         rows = [r for r in summary["rows"] if r["assignment"] == a["assignment"] and "score" in r]
-        out.append(_assignment_html(a, i, rows, links.get(a["assignment"], {})))
+        out.append(_assignment_html(a, i, rows, links.get(a["assignment"], {}), drawn))
     out.append('<section id="problems"><h2>Not graded, or graded with notes</h2>')
     not_graded = [p for p in problems if p["score"] is None]
     several = len(summary["assignments"]) > 1  # then each row says which assignment
@@ -490,13 +551,14 @@ def render(summary):
     return "\n".join(out) + "\n"
 
 
-def write(out, students, title, shard=None):
+def write(out, students, title, shard=None, painter=None):
     """Write ``out``/summary.json and ``out``/report.html for a class; returns the summary.
-    ``shard``: (K, N) when these students are the K-th of N slices of a class (merge checks it)."""
+    ``shard``: (K, N) when these students are the K-th of N slices of a class (merge checks it).
+    ``painter``: a Painter to draw the charts (else they are drawn here)."""
     out = Path(out)
     summary = summarize(students, title)
     if shard:
         summary["shard"] = list(shard)
     write_atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")
-    write_atomic(out / "report.html", render(summary))
+    write_atomic(out / "report.html", render(summary, painter and painter.draw(summary["assignments"])))
     return summary
