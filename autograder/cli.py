@@ -73,6 +73,11 @@ def main(argv=None):
     grade.add_argument("--assignment", choices=course.names(),
                        help="grade every submission as this assignment (default: each submission's own, found "
                             "from its folder's name or the modules it holds)")
+    grade.add_argument("--earlier-reference", action="store_true",
+                       help="where a submission lacks a module of an earlier assignment it builds on (chapter 4: "
+                            "chapter 3's causal_attention.py and multihead_attention.py), grade it on the course's "
+                            "reference of that module, and say so in its result. The submission's code then reads "
+                            "that reference: use it only after the earlier assignment's deadline")
     grade.add_argument("--timeout", type=float, default=5.0, help="seconds one check may run (default 5)")
     grade.add_argument("--no-isolation", action="store_true",
                        help="run submissions without namespaces (trusted code only; for measurements)")

@@ -125,8 +125,8 @@ def _named_assignment(result):
 
 
 def _columns(result, status, parts):
-    if result is None:
-        return [0, "", *[""] * len(parts), status]
+    if result is None:  # not graded: an empty score, which no importer reads as a zero
+        return ["", "", *[""] * len(parts), status]
     scores = [result.part(p).score if result.part(p) else "" for p in parts]
     return [result.score, result.max_score, *scores, status]
 
