@@ -47,15 +47,24 @@ def cmd_release(args):
 def cmd_gradescope(args):
     from .platforms import gradescope
     out = Path(args.out)
-    names = gradescope.build(args.assignment, out, checks=args.checks, stdout=args.stdout)
+    names = gradescope.build(args.assignment, out, checks=args.checks, stdout=args.stdout,
+                             earlier_reference=args.earlier_reference)
     print(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder on Gradescope "
-          f"(checks: {args.checks}, stdout: {args.stdout})")
+          f"(checks: {args.checks}, stdout: {args.stdout}"
+          f"{', earlier assignments reference where missing' if args.earlier_reference else ''})")
+    print(f"tell students to upload: {course.get(args.assignment).hand_in_text()}")
     return 0
 
 
 def cmd_classroom(args):
     from .platforms import classroom
     return classroom.main(args.assignment, Path(args.out))
+
+
+EARLIER_REFERENCE = ("where a submission lacks a module of an earlier assignment it builds on (chapter 4: chapter "
+                     "3's causal_attention.py and multihead_attention.py), grade it on the course's reference of "
+                     "that module, and say so in its result. The submission's code then reads that reference: "
+                     "use it only after the earlier assignment's deadline")
 
 
 def main(argv=None):
@@ -73,11 +82,7 @@ def main(argv=None):
     grade.add_argument("--assignment", choices=course.names(),
                        help="grade every submission as this assignment (default: each submission's own, found "
                             "from its folder's name or the modules it holds)")
-    grade.add_argument("--earlier-reference", action="store_true",
-                       help="where a submission lacks a module of an earlier assignment it builds on (chapter 4: "
-                            "chapter 3's causal_attention.py and multihead_attention.py), grade it on the course's "
-                            "reference of that module, and say so in its result. The submission's code then reads "
-                            "that reference: use it only after the earlier assignment's deadline")
+    grade.add_argument("--earlier-reference", action="store_true", help=EARLIER_REFERENCE)
     grade.add_argument("--timeout", type=float, default=5.0, help="seconds one check may run (default 5)")
     grade.add_argument("--no-isolation", action="store_true",
                        help="run submissions without namespaces (trusted code only; for measurements)")
@@ -116,6 +121,7 @@ def main(argv=None):
     gradescope.add_argument("--stdout", choices=VISIBILITY, default="hidden",
                             help="when students see the grader's log (which protections held, every "
                                  "check's feedback); default hidden: only instructors")
+    gradescope.add_argument("--earlier-reference", action="store_true", help=EARLIER_REFERENCE)
     gradescope.set_defaults(run=cmd_gradescope)
     classroom = commands.add_parser("classroom", help="write the GitHub Classroom template repository and "
                                                       "the instructor's class-grading workflow")

@@ -67,13 +67,18 @@ def solution_lines(source: str) -> set:
     return inside - outside
 
 
+HAND_IN = "HAND_IN = ()\n"  # a master's line where the stub gets the assignment's hand-in (course.Assignment.hand_in)
+
+
 def expected_files(assignment: str) -> dict:
     """Relative path -> text of every file that assignments/<assignment>/ must hold."""
     a = course.get(assignment)
     files = {}
+    hand_in = "HAND_IN = (\n" + "".join(f'    ("{f.file}", "{f.assignment}"),\n' for f in a.hand_in) + ")\n"
     for path in sorted(a.solutions.glob("*.py")):
         text = path.read_text(encoding="utf-8")
-        files[path.name] = text if path.name.startswith("test_") else make_stub(text, str(path))
+        files[path.name] = text if path.name.startswith("test_") else make_stub(text, str(path)).replace(HAND_IN,
+                                                                                                          hand_in)
     for name in a.support:  # the engine's own module, as it is
         files[name] = (course.ENGINE / name).read_text(encoding="utf-8")
     return files
