@@ -253,7 +253,8 @@ def _entries(folder):
 
 def _best(present, course, forced=None):
     """(the assignment whose modules ``present`` holds the most of, "") (see detect), or (None,
-    why). ``forced``: that one, unless another assignment's modules are more of what is there."""
+    why): "" when it holds none. ``forced``: that one, unless another assignment's modules are
+    more of what is there."""
     counts = {a.name: len(present & set(a.modules)) for a in course.values()}
     best = max(counts.values(), default=0)
     fits = [name for name, count in counts.items() if count == best]
@@ -264,9 +265,9 @@ def _best(present, course, forced=None):
             theirs = sorted(present & set(course[fits[0]].modules))
             return None, (f"holds {fits[0]}'s files ({', '.join(theirs)}), not {forced}'s "
                           f"({', '.join(course[forced].modules)})")
-        return None, f"holds none of {forced}'s modules ({', '.join(course[forced].modules)})"
+        return None, ""  # find says what the folder holds instead
     if best == 0:
-        return None, f"holds no module of any assignment ({', '.join(course)})"
+        return None, ""
     whole = [name for name in fits if set(course[name].modules) <= present]
     fits = whole if len(whole) == 1 else fits
     if len(fits) > 1:
@@ -307,13 +308,14 @@ def find(folder, assignment=None, root=None):
     ignored = tuple(sorted(n + "/" if entries[n] else n for n in set(entries) - used))
     if found:
         return Found(tuple(found), ignored)
-    if assignment and not why:
-        others = [name for name in course if entries.get(name)]
-        why = (f"holds {others[0]}/, not {assignment}/" if others else
-               f"holds no {assignment}/ and none of its modules ({', '.join(course[assignment].modules)})")
-    elif not why:
-        why = f"holds no module of any assignment ({', '.join(course)}) and no folder named after one"
-    listed = "" if "'s files (" in why else Found((), ignored).note.split(": belong")[0]  # not listed twice
+    others = [name for name in course if entries.get(name)]
+    if why:  # another assignment's files, or as many of two
+        return Found((), ignored, f"{folder.name}/ {why}")
+    if assignment and others:
+        return Found((), ignored, f"{folder.name}/ holds {others[0]}/, not {assignment}/")
+    why = (f"holds no {assignment}/ and none of its modules ({', '.join(course[assignment].modules)})" if assignment
+           else f"holds no module of any assignment ({', '.join(course)}) and no folder named after one")
+    listed = Found((), ignored).note.split(": belong")[0]
     return Found((), ignored, f"{folder.name}/ {why}" + (f" (it holds {listed})" if listed else ""))
 
 
@@ -329,7 +331,8 @@ def detect(folder, root=None):
     entries = _entries(folder) or {}
     name, why = _best({n for n, is_folder in entries.items() if not is_folder and n.endswith(".py")}, course)
     if name is None:
-        raise CourseError(f"{folder.name}/ {why}" + ("" if "--assignment" in why else ": say which with --assignment"))
+        why = why or f"holds no module of any assignment ({', '.join(course)}): say which with --assignment"
+        raise CourseError(f"{folder.name}/ {why}")
     return course[name]
 
 

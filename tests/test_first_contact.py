@@ -1,0 +1,168 @@
+"""First contact (issue 24): what a student's folder holds beside their work never costs them
+their grade, chapter 4's hand-in names the chapter-3 files it imports wherever a student is told
+what to hand in, and a student who could not be graded has an empty score, with the reason."""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from autograder.authoring import stubs
+from autograder.grading import course
+from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS
+
+CH02, CH03, CH04 = "ch02_text_data", "ch03_attention", "ch04_gpt"
+STRAYS = {"scratch.py": "print('trying things')\n", "conftest.py": "raise SystemExit(1)\n",
+          "sitecustomize.py": "raise SystemExit(1)\n", "README.md": "# my work\n"}
+
+
+def modules(assignment, folder, leave_out=()):
+    """The reference's modules of ``assignment`` in ``folder`` (but ``leave_out``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in course.get(assignment).modules:
+        if name not in leave_out:
+            shutil.copy(SOLUTIONS / assignment / name, folder / name)
+    return folder
+
+
+def strays(folder, names=tuple(STRAYS)):
+    for name in names:
+        (folder / name).write_text(STRAYS[name])
+    return folder
+
+
+def test_every_assignment_a_folder_holds_is_found_and_what_belongs_to_none_is_listed(tmp_path):
+    alice = strays(modules(CH03, tmp_path / "alice" / CH03).parent)
+    found = course.find(alice)
+    assert found.submissions == ((alice / CH03, CH03),) and not found.problem
+    assert found.ignored == ("README.md", "conftest.py", "scratch.py", "sitecustomize.py")
+    assert found.note == "README.md, conftest.py, scratch.py, sitecustomize.py: belong to no assignment, ignored"
+    # Modules at the top: that assignment's, with its other files (a helper it imports travels too).
+    erin = strays(modules(CH03, tmp_path / "erin"), ["scratch.py"])
+    assert course.find(erin) == course.Found(((erin, CH03),))
+    # Both layouts at once: each assignment found is graded.
+    both = modules(CH03, modules(CH04, tmp_path / "both") / CH03).parent
+    assert set(course.find(both).submissions) == {(both / CH03, CH03), (both, CH04)}
+    assert course.find(both, CH04).submissions == ((both, CH04),)
+
+
+@pytest.mark.parametrize("make, assignment, problem", [
+    (lambda tmp: tmp, None, "carol/ is empty"),
+    (lambda tmp: strays(tmp, ["scratch.py"]), None,
+     f"carol/ holds no module of any assignment ({', '.join(course.names())}) and no folder named after one "
+     "(it holds scratch.py)"),
+    (lambda tmp: modules(CH02, tmp), CH03, f"carol/ holds {CH02}'s files ("),
+    (lambda tmp: modules(CH02, tmp / CH02).parent, CH03, f"carol/ holds {CH02}/, not {CH03}/"),
+    (lambda tmp: strays(tmp, ["scratch.py"]), CH03, f"carol/ holds no {CH03}/ and none of its modules"),
+])
+def test_a_folder_with_nothing_to_grade_says_why_without_the_instructors_path(tmp_path, make, assignment, problem):
+    folder = tmp_path / "class" / "carol"
+    folder.mkdir(parents=True)
+    found = course.find(make(folder), assignment)
+    assert found.submissions == () and found.problem.startswith(problem), found.problem
+    assert str(tmp_path) not in found.problem
+    if assignment == CH03 and "files (" in problem:  # the other assignment's files named, and this one's
+        assert f"not {CH03}'s (simple_attention.py" in found.problem and "exercises.py" in found.problem
+
+
+def test_chapter_4_hands_in_the_chapter_3_files_it_imports_and_every_place_says_so():
+    ch04 = course.get(CH04)
+    assert [(f.file, f.assignment) for f in ch04.hand_in] == [
+        *((m, CH04) for m in ch04.modules), ("causal_attention.py", CH03), ("multihead_attention.py", CH03)]
+    assert [f.file for f in course.get(CH03).hand_in] == list(course.get(CH03).modules)
+    text = ch04.hand_in_text()
+    assert text.startswith("layer_norm.py, ") and text.endswith(
+        f"and your own causal_attention.py, multihead_attention.py from {CH03} (this assignment imports them)")
+    # the public tests' set-up, as the stub generator writes it, and the stub checked in
+    conftest = stubs.expected_files(CH04)["conftest.py"]
+    assert "".join(f'    ("{f.file}", "{f.assignment}"),\n' for f in ch04.hand_in) in conftest
+    assert (ASSIGNMENTS / CH04 / "conftest.py").read_text() == conftest
+
+
+def test_a_missing_chapter_3_file_is_one_note_or_the_reference_when_the_instructor_says(tmp_path):
+    folder = modules(CH04, tmp_path / "bob" / CH04)
+    shutil.copy(SOLUTIONS / CH03 / "causal_attention.py", folder)
+    sources, notes = course.submission_sources(folder, CH04)
+    assert "multihead_attention" not in sources and "causal_attention" in sources
+    assert notes == [f"missing: multihead_attention.py (your own from {CH03}: {CH04} imports it): "
+                     f"hand them in beside {CH04}'s modules"]
+    sources, notes = course.submission_sources(folder, CH04, earlier_reference=True)
+    assert sources["multihead_attention"] == (SOLUTIONS / CH03 / "multihead_attention.py").read_text()
+    assert notes == [f"multihead_attention.py: the course's reference from {CH03} (yours is missing; your "
+                     "instructor grades this assignment on the reference after that one's deadline)"]
+    (folder / "causal_attention.py").write_text("# mine\n")  # the student's own is never replaced
+    assert course.submission_sources(folder, CH04, earlier_reference=True)[0]["causal_attention"] == "# mine\n"
+    own = modules(CH03, tmp_path / "bob" / CH03)  # their own chapter 3 beside it: taken from there
+    sources, notes = course.submission_sources(folder, CH04, earlier_reference=True)
+    assert sources["multihead_attention"] == (own / "multihead_attention.py").read_text()
+    assert notes == [f"multihead_attention.py: your own from {CH03}/ (this folder has none)"]
+
+
+def test_chapter_4s_public_tests_name_the_missing_chapter_3_files_in_one_line(tmp_path):
+    release = tmp_path / CH04  # the student's folder, no chapter 3 beside it
+    shutil.copytree(ASSIGNMENTS / CH04, release)
+    shutil.copy(SOLUTIONS / CH04 / "layer_norm.py", release)
+
+    def public_tests():
+        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_layer_norm.py"],
+                             cwd=release, capture_output=True, text=True, timeout=300,
+                             env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+        return run.stdout
+    line = (f"missing: causal_attention.py (your own from {CH03}), multihead_attention.py (your own from {CH03}): "
+            "copy them into this folder; the tests that import them fail until you do")
+    assert public_tests().count(line) == 1
+    shutil.copy(SOLUTIONS / CH03 / "causal_attention.py", release)
+    shutil.copy(SOLUTIONS / CH03 / "multihead_attention.py", release)
+    assert "missing:" not in public_tests()
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_a_class_with_stray_files_gaps_and_the_wrong_files_grades_everyone_it_can(tmp_path):
+    """alice: chapter 3 in its folder, with stray files beside it; bob: chapter 4 without his
+    multihead_attention.py; carol: nothing; dave: chapter 2's files; frank: a scratch file."""
+    klass = tmp_path / "class"
+    strays(modules(CH03, klass / "alice" / CH03).parent)
+    bob = modules(CH04, klass / "bob" / CH04)
+    shutil.copy(SOLUTIONS / CH03 / "causal_attention.py", bob)
+    (klass / "carol").mkdir()
+    modules(CH02, klass / "dave")
+    (klass / "frank").mkdir()
+    strays(klass / "frank", ["scratch.py"])
+    run = cli("grade", klass, "--out", tmp_path / "all")
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = {r["student"]: r for r in csv.DictReader((tmp_path / "all" / "grades.csv").open())}
+    assert rows["alice"][f"{CH03}:score"] == "100" and rows["dave"][f"{CH02}:score"] == "100"
+    assert rows["bob"][f"{CH04}:status"] == "graded" and int(rows["bob"][f"{CH04}:score"]) < 100
+    for name, why in (("carol", "carol/ is empty"), ("frank", "frank/ holds no module of any assignment")):
+        for a in (CH02, CH03, CH04):  # no score, and why, in every group: never a zero
+            assert rows[name][f"{a}:score"] == "" and rows[name][f"{a}:status"].startswith(f"not graded: {why}")
+        assert f"  {name}: not graded: {why}" in run.stdout
+    assert "(it holds scratch.py)" in rows["frank"][f"{CH03}:status"]
+    assert str(tmp_path) not in (tmp_path / "all" / "grades.csv").read_text()
+    alice = json.loads((tmp_path / "all" / CH03 / "alice.json").read_text())
+    assert alice["output"] == "README.md, conftest.py, scratch.py, sitecustomize.py: belong to no assignment, ignored"
+    bob = json.loads((tmp_path / "all" / CH04 / "bob.json").read_text())
+    assert bob["output"].splitlines()[0].startswith("missing: multihead_attention.py (your own from ch03_attention")
+    summary = json.loads((tmp_path / "all" / "summary.json").read_text())
+    assert {p["student"]: p["score"] for p in summary["problems"] if p["score"] is None} == {"carol": None,
+                                                                                             "frank": None}
+    # Graded as chapter 3: the folders of another assignment say so.
+    run = cli("grade", klass, "--assignment", CH03, "--out", tmp_path / "ch03")
+    assert run.returncode == 0, run.stdout + run.stderr
+    rows = {r["student"]: r for r in csv.DictReader((tmp_path / "ch03" / "grades.csv").open())}
+    assert rows["alice"]["score"] == "100"
+    assert rows["dave"]["status"].startswith(f"not graded: dave/ holds {CH02}'s files (") and rows["dave"]["score"] == ""
+    assert rows["bob"]["status"] == f"not graded: bob/ holds {CH04}/, not {CH03}/" and rows["bob"]["score"] == ""
+    # After chapter 3's deadline: bob is graded on the course's chapter-3 attention, and told so.
+    run = cli("grade", klass / "bob", "--earlier-reference", "--json", tmp_path / "bob.json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    bob = json.loads((tmp_path / "bob.json").read_text())
+    assert bob["score"] == 100 and bob["output"].startswith("multihead_attention.py: the course's reference from")
