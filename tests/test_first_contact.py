@@ -4,6 +4,7 @@ what to hand in, and a student who could not be graded has an empty score, with 
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 from autograder.authoring import stubs
 from autograder.grading import course
 from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS
+from test_unprivileged import copy_repo
 
 CH02, CH03, CH04 = "ch02_text_data", "ch03_attention", "ch04_gpt"
 STRAYS = {"scratch.py": "print('trying things')\n", "conftest.py": "raise SystemExit(1)\n",
@@ -159,10 +161,55 @@ def test_a_class_with_stray_files_gaps_and_the_wrong_files_grades_everyone_it_ca
     assert run.returncode == 0, run.stdout + run.stderr
     rows = {r["student"]: r for r in csv.DictReader((tmp_path / "ch03" / "grades.csv").open())}
     assert rows["alice"]["score"] == "100"
-    assert rows["dave"]["status"].startswith(f"not graded: dave/ holds {CH02}'s files (") and rows["dave"]["score"] == ""
+    assert rows["dave"]["status"].startswith(f"not graded: dave/ holds {CH02}'s files (")
+    assert rows["dave"]["score"] == ""
     assert rows["bob"]["status"] == f"not graded: bob/ holds {CH04}/, not {CH03}/" and rows["bob"]["score"] == ""
     # After chapter 3's deadline: bob is graded on the course's chapter-3 attention, and told so.
     run = cli("grade", klass / "bob", "--earlier-reference", "--json", tmp_path / "bob.json")
     assert run.returncode == 0, run.stdout + run.stderr
     bob = json.loads((tmp_path / "bob.json").read_text())
     assert bob["score"] == 100 and bob["output"].startswith("multihead_attention.py: the course's reference from")
+
+
+# The tests that need a Python uid nobody can run (tests/nobody.py), and one that does not.
+NEEDS_NOBODY = ["tests/test_zygote.py::test_the_cli_forks_no_zygote_where_children_need_a_python_nobody_reaches",
+                "tests/test_interpreter.py", "tests/test_unprivileged.py",
+                "tests/test_nbgrader_kernel.py::test_nothing_the_kernel_started_survives_it",
+                "tests/test_first_contact.py::test_every_assignment_a_folder_holds_is_found_and_what_belongs_to_none_is_listed"]
+
+
+def readme_test_command():
+    """The README's test command, as its quick start writes it."""
+    found = re.search(r"Set up and run the project's tests:\n\n```bash\n(.+?)\n```", (ROOT / "README.md").read_text())
+    assert found, "the README's quick start has no test command"
+    return found.group(1)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the machine this is about is a root one")
+def test_the_readmes_test_command_passes_as_root_where_no_python_for_nobody_was_built():
+    """A fresh clone on a fresh root machine: this Python out of nobody's reach (as here, pyenv's
+    under /root) and no /opt/autograder-venv (AUTOGRADER_USER_VENV names none). The README's
+    command line as written, pip kept offline (everything is installed here already), its
+    pytest given the tests that need such a Python: they skip, saying why, and nothing fails.
+    A selection, not the whole suite (11 minutes): it holds every test with that precondition."""
+    from autograder.sandbox import interpreter
+    if interpreter.first_blocked(interpreter.own_paths()) is None:
+        pytest.skip("uid nobody reaches this Python: the machine this is about has it under a mode-700 home")
+    command = readme_test_command()
+    assert command == "pip install -r requirements.txt && python -m pytest", command
+    repo = copy_repo()
+    try:
+        env = {k: v for k, v in os.environ.items() if k not in ("CI", "PYTEST_ADDOPTS")}
+        env.update(AUTOGRADER_USER_VENV="/nonexistent", PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1",
+                   PATH=os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")]))
+        run = subprocess.run(["bash", "-c", f"{command} -p no:cacheprovider -rs {' '.join(NEEDS_NOBODY)}"],
+                             cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-4000:]
+    summary = out.strip().splitlines()[-1]
+    assert "failed" not in summary and "error" not in summary and re.search(r"\b\d+ passed\b", summary), summary
+    reason = "uid nobody cannot reach this Python (/root (mode 700)), and there is no /nonexistent/bin/python"
+    assert f"the zygote's children as nobody without namespaces: {reason}" in out, out[-4000:]
+    assert "tests/test_zygote.py s" in out  # that test, the one that failed here (issue 24), skipped

@@ -17,7 +17,9 @@ import sys
 import pytest
 
 from autograder.paths import ROOT, SOLUTIONS, SUITES
+from autograder.sandbox import zygote
 from autograder.sandbox.zygote import ZYGOTE_ENV, ZYGOTE_MODULES
+from nobody import python_nobody_runs
 
 SECRET = "AUTOGRADER_TEST_SECRET"
 # After each grading: what the zygote holds, beside what the grader itself holds then.
@@ -91,6 +93,7 @@ def test_the_cli_forks_no_zygote_where_children_need_a_python_nobody_reaches(tmp
     nobody, who may not reach that Python (pyenv's under /root): the CLI then starts the
     zygote from zygote.children_python instead, and an honest ``import statistics`` (a module
     nothing loaded before) keeps every point."""
+    python_nobody_runs(zygote.CHILD_NEEDS, "the zygote's children as nobody without namespaces")
     folder = _student(tmp_path / "honest" / "ch03_attention")
     module = folder / "simple_attention.py"
     module.write_text("import statistics  # loaded by no process before the child\n" + module.read_text())
