@@ -1,6 +1,7 @@
 """First contact (issue 24): what a student's folder holds beside their work never costs them
 their grade, chapter 4's hand-in names the chapter-3 files it imports wherever a student is told
 what to hand in, and a student who could not be graded has an empty score, with the reason."""
+import argparse
 import csv
 import json
 import os
@@ -11,6 +12,7 @@ import sys
 
 import pytest
 
+from autograder import cli as autograder_cli
 from autograder.authoring import stubs
 from autograder.grading import course
 from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS
@@ -213,3 +215,55 @@ def test_the_readmes_test_command_passes_as_root_where_no_python_for_nobody_was_
     reason = "uid nobody cannot reach this Python (/root (mode 700)), and there is no /nonexistent/bin/python"
     assert f"the zygote's children as nobody without namespaces: {reason}" in out, out[-4000:]
     assert "tests/test_zygote.py s" in out  # that test, the one that failed here (issue 24), skipped
+
+
+def subcommands():
+    parser = autograder_cli.build_parser()
+    [group] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return parser, group.choices
+
+
+def test_the_help_is_plain_text_with_a_line_for_every_argument_and_an_example_per_command(capsys):
+    parser, commands = subcommands()
+    top = " ".join(parser.format_help().split())
+    assert "``" not in top and "Run it from the repository's root folder" in top and "exit codes:" in top
+    assert set(commands) == {"grade", "merge", "stubs", "release", "gradescope", "classroom"}
+    for name, command in commands.items():
+        text = command.format_help()
+        assert "``" not in text and f"python -m autograder {name} " in text.split("example")[-1], name
+        for action in command._actions:  # every argument, positionals included, says what it is
+            assert action.help, (name, action.dest)
+
+
+def test_the_command_says_where_to_run_it_from_and_runs_from_there_with_pythonpath(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    elsewhere = subprocess.run([sys.executable, "-m", "autograder", "stubs", "--check"], cwd=tmp_path, env=env,
+                               capture_output=True, text=True, timeout=120)
+    assert elsewhere.returncode == 1 and "No module named autograder" in elsewhere.stderr
+    assert "repository's root folder" in autograder_cli.DESCRIPTION and "PYTHONPATH" in autograder_cli.DESCRIPTION
+    there = subprocess.run([sys.executable, "-m", "autograder", "stubs", "--check"], cwd=tmp_path,
+                           env={**env, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=120)
+    assert there.returncode == 0, there.stderr
+    assert there.stdout == f"assignments/ is up to date with solutions/ ({', '.join(course.names())})\n"
+
+
+def test_stubs_writes_only_what_changed_and_says_so(tmp_path):
+    written = stubs.write_stubs(CH03, tmp_path)
+    assert written == sorted(stubs.expected_files(CH03))
+    assert stubs.write_stubs(CH03, tmp_path) == []  # up to date: nothing written
+    (tmp_path / "simple_attention.py").write_text("# edited by hand\n")
+    (tmp_path / "extra.py").write_text("")
+    assert stubs.write_stubs(CH03, tmp_path) == ["extra.py", "simple_attention.py"]  # rewritten, and deleted
+    assert not (tmp_path / "extra.py").exists() and stubs.stale_files(CH03, tmp_path) == []
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="a copy of the files, not a git checkout")
+def test_what_the_commands_write_by_default_is_ignored_by_git():
+    defaults = ["autograder.zip", "classroom/student/README.md", "graded/class/grades.csv",
+                f"release/{CH03}/{CH03}.ipynb", "course/gradebook.db"]
+    _, commands = subcommands()
+    outs = {name: next(a.default for a in commands[name]._actions if a.dest == "out")
+            for name in ("gradescope", "classroom")}
+    assert outs == {"gradescope": "autograder.zip", "classroom": "classroom"}  # the two listed first
+    run = subprocess.run(["git", "check-ignore", "--no-index", *defaults], cwd=ROOT, capture_output=True, text=True)
+    assert run.stdout.split() == defaults, run.stdout + run.stderr

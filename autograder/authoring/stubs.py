@@ -114,16 +114,20 @@ def stale_files(assignment: str, target: Path = None) -> list:
 
 
 def write_stubs(assignment: str, target: Path = None) -> list:
-    """(Re)write assignments/<assignment>/ from the master; return the file names written."""
+    """(Re)write assignments/<assignment>/ from the master; return the names of the files that
+    changed (written, or deleted as no longer generated): none when it was up to date."""
     target = target or course.get(assignment).stubs
     target.mkdir(parents=True, exist_ok=True)
-    expected = expected_files(assignment)
+    expected = {name: text.encode("utf-8") for name, text in expected_files(assignment).items()}
+    expected.update(expected_data(assignment))
+    changed = []
     for path in target.glob("*.py"):
         if path.name not in expected:
             path.unlink()
-    for name, text in expected.items():
-        (target / name).write_text(text, encoding="utf-8")
-    data = expected_data(assignment)
-    for name, content in data.items():
-        (target / name).write_bytes(content)
-    return sorted([*expected, *data])
+            changed.append(path.name)
+    for name, content in expected.items():
+        path = target / name
+        if not path.is_file() or path.read_bytes() != content:
+            path.write_bytes(content)
+            changed.append(name)
+    return sorted(changed)

@@ -109,10 +109,12 @@ class Assignment:
         where = {}
         for f in missing:
             where.setdefault(f.assignment, []).append(f.file)
-        return "missing: " + "; ".join(
-            f"{', '.join(files)} (" + ("this assignment's" if name == self.name else
-                                       f"your own from {name}: {self.name} imports {'it' if len(files) == 1 else 'them'}")
-            + ")" for name, files in where.items()) + f": hand them in beside {self.name}'s modules"
+        def whence(name, files):
+            if name == self.name:
+                return "this assignment's"
+            return f"your own from {name}: {self.name} imports {'it' if len(files) == 1 else 'them'}"
+        return ("missing: " + "; ".join(f"{', '.join(files)} ({whence(name, files)})" for name, files in where.items())
+                + f": hand them in beside {self.name}'s modules")
 
     def in_order(self, parts):
         """``parts`` sorted as the manifest lists them (unknown ones last, by name)."""
