@@ -26,9 +26,10 @@ def pytest_fixture_setup(fixturedef, request):
         return
     where = request.node.nodeid.split("::")[0] if fixturedef.scope == "module" else "the session"
     with capture.global_and_fixture_disabled():  # the terminal itself, whatever -s says
-        terminal.ensure_newline()
+        if getattr(terminal._tw, "width_of_current_line", 0):  # after a test's dot: a line of its own
+            terminal.write("\n")
         terminal.write(f"[set-up] {fixturedef.argname} for {where} ... ", flush=True)
     started = time.perf_counter()
     yield
     with capture.global_and_fixture_disabled():
-        terminal.write_line(f"{time.perf_counter() - started:.1f} s")
+        terminal.write(f"{time.perf_counter() - started:.1f} s\n", flush=True)
