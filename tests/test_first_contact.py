@@ -92,7 +92,7 @@ def test_a_missing_chapter_3_file_is_one_note_or_the_reference_when_the_instruct
     sources, notes = course.submission_sources(folder, CH04)
     assert "multihead_attention" not in sources and "causal_attention" in sources
     assert notes == [f"missing: multihead_attention.py (your own from {CH03}: {CH04} imports it): "
-                     f"hand them in beside {CH04}'s modules"]
+                     f"hand it in beside {CH04}'s modules"]
     sources, notes = course.submission_sources(folder, CH04, earlier_reference=True)
     assert sources["multihead_attention"] == (SOLUTIONS / CH03 / "multihead_attention.py").read_text()
     assert notes == [f"multihead_attention.py: the course's reference from {CH03} (yours is missing; your "
@@ -267,3 +267,20 @@ def test_what_the_commands_write_by_default_is_ignored_by_git():
     assert outs == {"gradescope": "autograder.zip", "classroom": "classroom"}  # the two listed first
     run = subprocess.run(["git", "check-ignore", "--no-index", *defaults], cwd=ROOT, capture_output=True, text=True)
     assert run.stdout.split() == defaults, run.stdout + run.stderr
+
+
+def test_a_cause_several_checks_share_is_said_once_with_the_checks_it_failed():
+    from autograder.grading.result import SubmissionResult
+    from autograder.platforms import report
+    why = "transformer_block.py could not be imported: ModuleNotFoundError: No module named 'multihead_attention'"
+    tests = [{"name": f"transformer_block: check {i}", "part": "transformer_block", "score": 0, "max_score": 2,
+              "status": "failed", "output": why} for i in range(3)]
+    tests.append({"name": "transformer_block: the mask", "part": "transformer_block", "score": 0, "max_score": 4,
+                  "status": "failed", "output": "a mistake of its own"})
+    result = SubmissionResult.from_json({"score": 0, "max_score": 10, "execution_time": 1.0, "output": "", "tests": tests,
+                                         "extra_data": {"assignment": CH04, "parts": {"transformer_block": [0, 10]}}})
+    table, feedback = report.table(result, "bob"), report.markdown(result, "bob")
+    assert table.count(why) == feedback.count(why) == 1
+    assert "  - transformer_block: 3 checks (0/6)" in table and "  - transformer_block: the mask (0/4)" in table
+    assert "### transformer_block: 3 checks (0 / 6)\n\n- check 0\n- check 1\n- check 2\n" in feedback
+    assert "### transformer_block: the mask (0 / 4)" in feedback and "a mistake of its own" in feedback

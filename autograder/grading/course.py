@@ -114,7 +114,7 @@ class Assignment:
                 return "this assignment's"
             return f"your own from {name}: {self.name} imports {'it' if len(files) == 1 else 'them'}"
         return ("missing: " + "; ".join(f"{', '.join(files)} ({whence(name, files)})" for name, files in where.items())
-                + f": hand them in beside {self.name}'s modules")
+                + f": hand {'it' if len(missing) == 1 else 'them'} in beside {self.name}'s modules")
 
     def in_order(self, parts):
         """``parts`` sorted as the manifest lists them (unknown ones last, by name)."""

@@ -30,10 +30,6 @@ def _fail(message, code=2):
     return code
 
 
-def _holds_python(folder):
-    return folder.is_dir() and not folder.is_symlink() and any(p.suffix == ".py" for p in folder.iterdir())
-
-
 def _relative(text, root):
     """A status without the instructor's own path: folders named relative to the class folder."""
     for prefix in sorted({str(root.resolve()), str(root.absolute())}, key=len, reverse=True):
@@ -99,10 +95,8 @@ def grade_student(path, found, isolation, args):
     each; --json and --markdown get the result, or {assignment: result} for several."""
     checking = isolate.start_check(isolation)  # its interpreter starts beside our import of torch
     # Forked from this process now, before the grader loads anything secret: torch once for both.
-    # tiktoken's encoding only where an assignment uses it (one not known from its folder's name
-    # is found later from the modules, and might). No child is started before the consent.
-    names = [a for _, a in found.submissions]
-    tiktoken = any(n not in course.names() or course.get(n).uses_tiktoken for n in names)
+    # tiktoken's encoding only where an assignment uses it. No child is started before the consent.
+    tiktoken = any(course.get(a).uses_tiktoken for _, a in found.submissions)
     zygote = Zygote(isolation=isolation, fork=True, tiktoken=tiktoken)
     same_uid = same_uid_consent(path, isolation, args, checking=checking)
     if same_uid is None:
