@@ -284,3 +284,20 @@ def test_a_cause_several_checks_share_is_said_once_with_the_checks_it_failed():
     assert "  - transformer_block: 3 checks (0/6)" in table and "  - transformer_block: the mask (0/4)" in table
     assert "### transformer_block: 3 checks (0 / 6)\n\n- check 0\n- check 1\n- check 2\n" in feedback
     assert "### transformer_block: the mask (0 / 4)" in feedback and "a mistake of its own" in feedback
+
+
+def test_every_platform_has_the_instructors_setting_for_a_missing_chapter_3_file(tmp_path):
+    import zipfile
+
+    from autograder.platforms import gradescope
+    from autograder.platforms.nbgrader_plugin import GradeSubmission
+    for setting in (False, True):
+        gradescope.build(CH04, tmp_path / f"{setting}.zip", earlier_reference=setting)
+        with zipfile.ZipFile(tmp_path / f"{setting}.zip") as bundle:
+            assert json.loads(bundle.read("config.json"))["earlier_reference"] is setting
+            # the reference it would lend is in the bundle (the hidden suites' reference reads it too)
+            assert {f"solutions/{CH03}/{f.file}" for f in course.get(CH04).hand_in if f.assignment == CH03} \
+                <= set(bundle.namelist())
+    assert GradeSubmission().earlier_reference is False and GradeSubmission(earlier_reference=True).earlier_reference
+    grade = subcommands()[1]["grade"]
+    assert next(a for a in grade._actions if a.dest == "earlier_reference").default is False
