@@ -104,6 +104,19 @@ def test_an_ordinary_user_runs_the_readme_test_command_in_a_fresh_checkout(user)
     assert re.search(r"\b5 passed, 1 skipped\b", done.stdout), done.stdout[-1000:]
 
 
+def test_an_ordinary_user_runs_the_first_contact_tests_in_a_fresh_checkout(user):
+    """tests/test_first_contact.py as that user: a class with stray files, a gap, nothing and
+    another assignment's files graded by that user, the public tests' line, the help. Skipped
+    there: the README's command as root, and git's ignore rules (the copy is no checkout)."""
+    _, repo = user
+    prefix, python = user_python()
+    done = subprocess.run([*prefix, python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+                           "tests/test_first_contact.py"], cwd=repo, capture_output=True, text=True, timeout=900,
+                          env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert re.search(r"\b\d+ passed, 2 skipped\b", done.stdout), done.stdout[-1500:]
+
+
 def test_without_user_namespaces_only_trusted_code_is_graded_and_says_what_is_missing(user):
     """Refused the way Docker refuses them, the child would run as the grader's own user: a
     class is refused before anything runs (tests/test_isolation_modes.py), the repository's own
