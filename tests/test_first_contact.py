@@ -119,6 +119,15 @@ def test_chapter_4s_public_tests_name_the_missing_chapter_3_files_in_one_line(tm
     line = (f"missing: causal_attention.py (your own from {CH03}), multihead_attention.py (your own from {CH03}): "
             "copy them into this folder; the tests that import them fail until you do")
     assert public_tests().count(line) == 1
+    # the notebook's public_tests (what `nbgrader validate` runs) prints that line once too
+    notebook = json.loads((ROOT / "source" / CH04 / f"{CH04}.ipynb").read_text())
+    [cell] = ["".join(c["source"]) for c in notebook["cells"] if "def public_tests" in "".join(c["source"])]
+    code = "\n".join(line for line in cell.splitlines() if not line.startswith("%"))  # IPython's magics
+    run = subprocess.run([sys.executable, "-c", code + '\npublic_tests("layer_norm")'], cwd=release,
+                         capture_output=True, text=True, timeout=300,
+                         env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
+    assert run.returncode == 0 and run.stdout.splitlines()[0] == line, run.stdout + run.stderr[-2000:]
+    assert re.match(r"layer_norm: (\d+) of \1 public tests pass", run.stdout.splitlines()[1]), run.stdout
     shutil.copy(SOLUTIONS / CH03 / "causal_attention.py", release)
     shutil.copy(SOLUTIONS / CH03 / "multihead_attention.py", release)
     assert "missing:" not in public_tests()
