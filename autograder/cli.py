@@ -1,18 +1,41 @@
-"""``python -m autograder``: grade one submission or a whole class, regenerate stubs, release.
-
-Exit codes: 0 grading ran (whatever the scores), 1 the grader failed on some submission (or
-could not save its result), 2 bad usage or input (a missing path, an empty folder), 3 isolation:
-nothing was graded because a submission would run with the grader's own uid (the message says
-how to get isolation here; ``--unsafe-same-uid`` grades anyway, for trusted code), or, with
-``--require-isolation``, grading ran but some submission ran without full isolation (the
-result JSON's ``extra_data.fully_isolated`` says which; the report names what was missing).
-"""
+"""``python -m autograder``: the command line (DESCRIPTION and EXIT_CODES below, as --help shows them)."""
 import argparse
 import sys
 from pathlib import Path
 
 from .grading import course
 from .platforms import ci, shards
+
+
+DESCRIPTION = """\
+Grade one submission or a whole class; regenerate the student stubs; build the nbgrader
+release, the Gradescope autograder and the GitHub Classroom repositories. Run it from the
+repository's root folder (where README.md is), or with PYTHONPATH naming that folder:
+elsewhere Python answers "No module named autograder"."""
+EXIT_CODES = """\
+exit codes:
+  0  grading ran (whatever the scores)
+  1  the grader failed on some submission (or could not save its result)
+  2  bad usage or input (a missing path, a folder with nothing to grade)
+  3  isolation: nothing was graded because a submission would run with the grader's own uid (the
+     message says how to get isolation here; --unsafe-same-uid grades anyway, for trusted code),
+     or, with --require-isolation, some submission ran without full isolation (the result JSON's
+     extra_data.fully_isolated says which; the report names what was missing)
+
+example: python -m autograder grade solutions      (then: python -m autograder grade --help)"""
+ASSIGNMENT = f"the assignment: {', '.join(course.names())}"
+EXAMPLES = {
+    "grade": "examples:\n"
+             "  python -m autograder grade solutions/ch03_attention            one submission: a table\n"
+             "  python -m autograder grade submitted --out graded/week3        a class: a folder per student\n"
+             "  python -m autograder grade alice --json alice.json             one student's folder, as JSON",
+    "merge": "example:\n  python -m autograder merge graded/shard-1 graded/shard-2 --out graded/all",
+    "stubs": "examples:\n  python -m autograder stubs            rewrite what changed in assignments/\n"
+             "  python -m autograder stubs --check    say what is stale (exit 1), change nothing",
+    "release": "example (writes release/ch03_attention):\n  python -m autograder release ch03_attention --course course",
+    "gradescope": "example:\n  python -m autograder gradescope ch03_attention --checks after_due_date",
+    "classroom": "example:\n  python -m autograder classroom ch03_attention --out classroom",
+}
 
 
 def cmd_grade(args):
@@ -30,11 +53,14 @@ def cmd_stubs(args):
     for assignment in course.names():
         if args.check:
             problems += [f"assignments/{assignment}/{p}" for p in stubs.stale_files(assignment)]
-        else:
-            names = stubs.write_stubs(assignment)
-            print(f"assignments/{assignment}: wrote {len(names)} files")
+            continue
+        names = stubs.write_stubs(assignment)
+        print(f"assignments/{assignment}: " + (f"wrote {len(names)} file{'s' if len(names) > 1 else ''} "
+                                                f"({', '.join(names)})" if names else "up to date, nothing written"))
     for problem in problems:
         print(problem, file=sys.stderr)
+    if args.check and not problems:
+        print(f"assignments/ is up to date with solutions/ ({', '.join(course.names())})")
     return 1 if problems else 0
 
 
@@ -47,9 +73,12 @@ def cmd_release(args):
 def cmd_gradescope(args):
     from .platforms import gradescope
     out = Path(args.out)
-    names = gradescope.build(args.assignment, out, checks=args.checks, stdout=args.stdout)
+    names = gradescope.build(args.assignment, out, checks=args.checks, stdout=args.stdout,
+                             earlier_reference=args.earlier_reference)
     print(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder on Gradescope "
-          f"(checks: {args.checks}, stdout: {args.stdout})")
+          f"(checks: {args.checks}, stdout: {args.stdout}"
+          f"{', earlier assignments reference where missing' if args.earlier_reference else ''})")
+    print(f"tell students to upload: {course.get(args.assignment).hand_in_text()}")
     return 0
 
 
@@ -58,11 +87,20 @@ def cmd_classroom(args):
     return classroom.main(args.assignment, Path(args.out))
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0])
+EARLIER_REFERENCE = ("where a submission lacks a module of an earlier assignment it builds on (chapter 4: chapter "
+                     "3's causal_attention.py and multihead_attention.py), grade it on the course's reference of "
+                     "that module, and say so in its result. The submission's code then reads that reference: "
+                     "use it only after the earlier assignment's deadline")
+
+
+def build_parser():
+    """The command line's parser: every subcommand, its arguments, its help and an example."""
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=DESCRIPTION, epilog=EXIT_CODES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     grade = commands.add_parser("grade", help="grade a submission folder, or a folder of submission folders")
-    grade.add_argument("path")
+    grade.add_argument("path", help="a submission folder (the .py modules, or a folder per assignment), or a "
+                                    "folder of them, one per student")
     grade.add_argument("--json", help="write the result (Gradescope results.json shape) to this file")
     grade.add_argument("--markdown", help="write the student's feedback as Markdown to this file")
     grade.add_argument("--out", help="class mode: folder for grades.csv and each student's JSON and Markdown "
@@ -73,6 +111,7 @@ def main(argv=None):
     grade.add_argument("--assignment", choices=course.names(),
                        help="grade every submission as this assignment (default: each submission's own, found "
                             "from its folder's name or the modules it holds)")
+    grade.add_argument("--earlier-reference", action="store_true", help=EARLIER_REFERENCE)
     grade.add_argument("--timeout", type=float, default=5.0, help="seconds one check may run (default 5)")
     grade.add_argument("--no-isolation", action="store_true",
                        help="run submissions without namespaces (trusted code only; for measurements)")
@@ -97,13 +136,13 @@ def main(argv=None):
     stubs.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     stubs.set_defaults(run=cmd_stubs)
     release = commands.add_parser("release", help="build the student release with nbgrader")
-    release.add_argument("assignment", choices=course.names())
+    release.add_argument("assignment", choices=course.names(), help=ASSIGNMENT)
     release.add_argument("--out", help="folder for the release (default release/ASSIGNMENT)")
     release.add_argument("--course", help="also keep the nbgrader course (gradebook, submitted/) in this folder")
     release.set_defaults(run=cmd_release)
     from .platforms.gradescope import VISIBILITY
     gradescope = commands.add_parser("gradescope", help="build the Gradescope autograder zip")
-    gradescope.add_argument("assignment", choices=course.names())
+    gradescope.add_argument("assignment", choices=course.names(), help=ASSIGNMENT)
     gradescope.add_argument("--out", default="autograder.zip", help="the zip to write (default autograder.zip)")
     gradescope.add_argument("--checks", choices=VISIBILITY, default="visible",
                             help="when students see each check and its feedback: visible (default), "
@@ -111,11 +150,18 @@ def main(argv=None):
     gradescope.add_argument("--stdout", choices=VISIBILITY, default="hidden",
                             help="when students see the grader's log (which protections held, every "
                                  "check's feedback); default hidden: only instructors")
+    gradescope.add_argument("--earlier-reference", action="store_true", help=EARLIER_REFERENCE)
     gradescope.set_defaults(run=cmd_gradescope)
     classroom = commands.add_parser("classroom", help="write the GitHub Classroom template repository and "
                                                       "the instructor's class-grading workflow")
-    classroom.add_argument("assignment", choices=course.names())
+    classroom.add_argument("assignment", choices=course.names(), help=ASSIGNMENT)
     classroom.add_argument("--out", default="classroom", help="folder to write (default classroom/)")
     classroom.set_defaults(run=cmd_classroom)
-    args = parser.parse_args(argv)
+    for name, command in commands.choices.items():  # an example under every subcommand's --help
+        command.epilog, command.formatter_class = EXAMPLES[name], argparse.RawDescriptionHelpFormatter
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     return args.run(args)

@@ -213,7 +213,7 @@ def test_report_page_in_a_browser(graded, tmp_path):
     assert float(seen["stats"]["median"]) == statistics.median(scores)
     assert float(seen["stats"]["mean"]) == round(statistics.fmean(scores), 2)
     assert (seen["stats"]["at_zero"], seen["stats"]["at_full_marks"]) == (str(scores.count(0)), str(scores.count(100)))
-    assert seen["notGraded"] == [[r["student"], r["status"]] for r in rows if r["score"] == "0" and not r["max_score"]]
+    assert seen["notGraded"] == [[r["student"], r["status"]] for r in rows if r["score"] == "" and not r["max_score"]]  # no score: not a zero
     assert seen["mistakes"][0][0].startswith("no 1/sqrt(d_k) scaling") and seen["mistakes"][0][1] == "2"
     # the hostile name and feedback are text, not markup
     assert HOSTILE in [row[0] for row in seen["students"]]

@@ -110,9 +110,9 @@ def test_class_mode_grades_everyone_and_resumes(tmp_path):
     assert run.returncode == 0, run.stderr
     rows = (out / "grades.csv").read_text().splitlines()
     assert rows[0].startswith("student,score,max_score,simple_attention")
-    assert [r.split(",")[:2] for r in rows[1:]] == [["alice", "100"], ["bob", "0"], ["carol", "0"], ["dave", "100"],
+    assert [r.split(",")[:2] for r in rows[1:]] == [["alice", "100"], ["bob", "0"], ["carol", ""], ["dave", "100"],
                                                    ["eve", "85"]]
-    assert "carol: not graded" in run.stdout
+    assert "carol: not graded: carol/ is empty" in run.stdout  # no score: not a zero
     assert "simple_attention.py cannot be compiled: MemoryError" in (out / "eve.md").read_text()
     first = json.loads((out / "alice.json").read_text())
     run = cli("grade", klass, "--out", out)

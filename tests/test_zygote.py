@@ -17,7 +17,9 @@ import sys
 import pytest
 
 from autograder.paths import ROOT, SOLUTIONS, SUITES
+from autograder.sandbox import zygote
 from autograder.sandbox.zygote import ZYGOTE_ENV, ZYGOTE_MODULES
+from nobody import python_nobody_runs
 
 SECRET = "AUTOGRADER_TEST_SECRET"
 # After each grading: what the zygote holds, beside what the grader itself holds then.
@@ -91,6 +93,7 @@ def test_the_cli_forks_no_zygote_where_children_need_a_python_nobody_reaches(tmp
     nobody, who may not reach that Python (pyenv's under /root): the CLI then starts the
     zygote from zygote.children_python instead, and an honest ``import statistics`` (a module
     nothing loaded before) keeps every point."""
+    python_nobody_runs(zygote.CHILD_NEEDS, "the zygote's children as nobody without namespaces")
     folder = _student(tmp_path / "honest" / "ch03_attention")
     module = folder / "simple_attention.py"
     module.write_text("import statistics  # loaded by no process before the child\n" + module.read_text())
@@ -100,11 +103,11 @@ def test_the_cli_forks_no_zygote_where_children_need_a_python_nobody_reaches(tmp
     assert json.loads((tmp_path / "r.json").read_text())["score"] == 100
 
 
-@pytest.mark.parametrize("folder, loaded", [("ch03_attention", False), ("ch04_gpt", True), ("alice", True)])
+@pytest.mark.parametrize("folder, loaded", [("ch03_attention", False), ("ch04_gpt", True), ("alice", False)])
 def test_the_zygote_loads_tiktoken_only_where_an_assignment_uses_it(tmp_path, folder, loaded):
     """One submission: tiktoken's encoding (~0.3 s) is loaded for the children where the
-    folder's assignment uses it (its manifest's support), and where the assignment is not known
-    from the folder's name (found later from the modules, it might); chapter 3 does not."""
+    folder's assignment uses it (its manifest's support); chapter 3 does not, also where its
+    folder is not named after it (alice/: found from the modules before the zygote starts)."""
     if folder == "ch04_gpt":  # its modules, and the two of chapter 3 it builds on
         submission = tmp_path / folder
         shutil.copytree(SOLUTIONS / "ch04_gpt", submission, ignore=shutil.ignore_patterns("test_*", "conftest.py"))

@@ -12,11 +12,11 @@ from . import course
 from ..sandbox.submission import read_sources
 
 
-def fingerprint(folder, assignment=None):
+def fingerprint(folder, assignment=None, earlier_reference=False):
     """Hash of the submission's Python sources (with those it takes from an earlier assignment's
-    folder): a finished result is reused only if they are unchanged."""
+    folder, or its reference): a finished result is reused only if they are unchanged."""
     if assignment and course.get(assignment).builds_on:
-        sources, _ = course.submission_sources(folder, assignment)
+        sources, _ = course.submission_sources(folder, assignment, earlier_reference)
     else:
         sources, _ = read_sources(folder)
     digest = hashlib.sha256()
@@ -42,4 +42,4 @@ def grade_one(grader, folder, assignment=None):
     """The SubmissionResult of ``folder`` graded by ``grader`` (a runner.Grader), with the syntax
     errors its files hold up front and its fingerprint; raises as Grader.grade_result does."""
     result = grader.grade_result(folder, assignment).with_notes(syntax_notes(folder))
-    return replace(result, fingerprint=fingerprint(folder, result.assignment))
+    return replace(result, fingerprint=fingerprint(folder, result.assignment, grader.earlier_reference))

@@ -263,13 +263,15 @@ class Grader:
     """Grades submissions; holds one warm zygote for all of them."""
 
     def __init__(self, assignment=None, isolation="full", hidden=(), timeout=5.0, budget=60.0,
-                 zygote=None, unsafe_same_uid=False, ahead=True):
+                 zygote=None, unsafe_same_uid=False, ahead=True, earlier_reference=False):
         """``assignment``: the one every submission is graded as (default: each submission's
         own, found from its folder, see course.detect). ``zygote``: one started earlier
         (before this process imported torch, say); the grader owns it from here on.
         ``unsafe_same_uid``: grade even where a child would run with this process's uid
         (trusted code only; otherwise grade() raises Refused there). ``ahead``: start the next
-        submission's child as a grading ends (False where only one is graded)."""
+        submission's child as a grading ends (False where only one is graded).
+        ``earlier_reference``: a module of an earlier assignment this one builds on that the
+        submission lacks is the course's reference (see course.submission_sources)."""
         self.assignment = course.get(assignment) if assignment else None
         self.unsafe_same_uid = unsafe_same_uid
         # Probes use tiny tensors: a second intra-op thread only adds contention with the child.
@@ -278,6 +280,7 @@ class Grader:
         self.timeout, self.budget = timeout, budget
         self._suites = {}  # assignment's suites folder -> _Suites, collected at its first grading
         self.ahead = ahead
+        self.earlier_reference = earlier_reference
 
     def close(self):
         self.zygote.close()
@@ -307,7 +310,7 @@ class Grader:
         except course.CourseError as exc:
             raise SubmissionError(str(exc)) from None
         if assignment.builds_on:
-            sources, notes = course.submission_sources(folder, assignment.name)
+            sources, notes = course.submission_sources(folder, assignment.name, self.earlier_reference)
         self.zygote.prepare()  # the child sets up its sandbox while the suites are collected
         _switch_to(assignment)
         suites = self._suites.get(assignment.suites)

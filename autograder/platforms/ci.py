@@ -30,23 +30,11 @@ def _fail(message, code=2):
     return code
 
 
-def submissions(folder, assignment=None):
-    """The submissions in ``folder`` as [(folder holding the modules, assignment or None)]:
-    ``folder`` itself when it holds Python files (its assignment is found from it unless
-    ``assignment`` says), else each ``folder/<assignment>`` laid out like assignments/ (one
-    student may hand in several). Empty when it holds neither."""
-    if _holds_python(folder):
-        return [(folder, assignment)]
-    found = []
-    for name in [assignment] if assignment else course.names():
-        candidate = folder / name
-        if candidate.is_symlink() or _holds_python(candidate):  # a link: read_sources refuses it, and says so
-            found.append((candidate, name))
-    return found
-
-
-def _holds_python(folder):
-    return folder.is_dir() and not folder.is_symlink() and any(p.suffix == ".py" for p in folder.iterdir())
+def _relative(text, root):
+    """A status without the instructor's own path: folders named relative to the class folder."""
+    for prefix in sorted({str(root.resolve()), str(root.absolute())}, key=len, reverse=True):
+        text = text.replace(prefix + os.sep, "")
+    return text
 
 
 def trusted(path):
@@ -89,13 +77,13 @@ def grade(args):
     isolation = "off" if args.no_isolation else "full"
     if path.is_symlink():
         return _fail(f"{path} is a symbolic link: give the folder itself")
-    found = submissions(path, args.assignment)
-    if found:
+    found = course.find(path, args.assignment)
+    if found.submissions:
         return grade_student(path, found, isolation, args)
     # A linked student folder could point anywhere (solutions/ included): listed, and refused.
     students = sorted(p for p in path.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if not students:
-        return _fail(f"{path} holds no submission: no .py files and no subfolders")
+        return _fail(f"{path} holds no submission: it {found.problem.split('/ ', 1)[-1]}")
     if args.shard:  # an empty slice is no error: its (empty) outputs still go to the merge
         students = [s for s in students if shards.in_shard(s.name, *args.shard)]
     out = Path(args.out or Path("graded") / path.resolve().name)
@@ -107,10 +95,8 @@ def grade_student(path, found, isolation, args):
     each; --json and --markdown get the result, or {assignment: result} for several."""
     checking = isolate.start_check(isolation)  # its interpreter starts beside our import of torch
     # Forked from this process now, before the grader loads anything secret: torch once for both.
-    # tiktoken's encoding only where an assignment uses it (one not known from its folder's name
-    # is found later from the modules, and might). No child is started before the consent.
-    names = [a or folder.name for folder, a in found]
-    tiktoken = any(n not in course.names() or course.get(n).uses_tiktoken for n in names)
+    # tiktoken's encoding only where an assignment uses it. No child is started before the consent.
+    tiktoken = any(course.get(a).uses_tiktoken for _, a in found.submissions)
     zygote = Zygote(isolation=isolation, fork=True, tiktoken=tiktoken)
     same_uid = same_uid_consent(path, isolation, args, checking=checking)
     if same_uid is None:
@@ -119,11 +105,11 @@ def grade_student(path, found, isolation, args):
     from ..grading.runner import Grader, GraderError
     results = {}
     with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote, unsafe_same_uid=same_uid,
-                ahead=len(found) > 1) as grader:
-        for folder, assignment in found:
-            name = str(path if len(found) == 1 else folder)
+                ahead=len(found.submissions) > 1, earlier_reference=args.earlier_reference) as grader:
+        for folder, assignment in found.submissions:
+            name = str(path if len(found.submissions) == 1 else folder)
             try:
-                result = grade_one(grader, folder, assignment)
+                result = grade_one(grader, folder, assignment).with_notes([found.note])
             except SubmissionError as exc:
                 return _fail(str(exc))
             except GraderError as exc:
@@ -167,14 +153,14 @@ def _progress(done, total, started, name):
 _grader = None  # the grading process's own Grader (one per worker in a parallel class run)
 
 
-def _start_grader(isolation, timeout, hidden=(), unsafe_same_uid=False, fork=False):
+def _start_grader(isolation, timeout, hidden=(), unsafe_same_uid=False, fork=False, earlier_reference=False):
     """``fork``: this process holds nothing secret yet, so the zygote is forked from it (see
     Zygote); otherwise the zygote is a fresh interpreter, whose import of torch overlaps ours."""
     global _grader
     zygote = Zygote(hidden=hidden, isolation=isolation, fork=fork)
     from ..grading.runner import Grader
     _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden, zygote=zygote,
-                     unsafe_same_uid=unsafe_same_uid)
+                     unsafe_same_uid=unsafe_same_uid, earlier_reference=earlier_reference)
 
 
 def _grade_task(folder, assignment=None):
@@ -190,7 +176,7 @@ def _grade_task(folder, assignment=None):
         return None, f"grader failed: {type(exc).__name__}: {exc}", True
 
 
-def _kept(target, folder, assignment):
+def _kept(target, folder, assignment, earlier_reference=False):
     """An earlier run's result, if it exists and the submission's sources are unchanged."""
     try:
         previous = json.loads(target.read_text(encoding="utf-8"))
@@ -199,7 +185,7 @@ def _kept(target, folder, assignment):
             return None
         if extra["suites"] != course.suites_digest(extra.get("assignment") or assignment):
             return None  # graded by other suites (or another reference): grade it again
-        if extra["fingerprint"] == fingerprint(folder, assignment):
+        if extra["fingerprint"] == fingerprint(folder, assignment, earlier_reference):
             return SubmissionResult.from_json(previous)
         return None
     except (OSError, ValueError, KeyError, TypeError, SubmissionError):
@@ -214,32 +200,30 @@ def _start_engine(isolation, args, hidden, count, same_uid, fork):
     otherwise each worker is a fresh interpreter with a zygote of its own."""
     jobs = args.jobs or min(os.cpu_count() or 1, max(1, count // 8))
     if jobs <= 1:
-        _start_grader(isolation, args.timeout, hidden, same_uid, fork=fork)
+        _start_grader(isolation, args.timeout, hidden, same_uid, fork, args.earlier_reference)
         return 1, None
     if not fork:
         restore_environment()  # fresh interpreters: they inherit this process's environment
     context = multiprocessing.get_context("fork" if fork else "spawn")
     pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
-                               initargs=(isolation, args.timeout, hidden, same_uid, fork))
+                               initargs=(isolation, args.timeout, hidden, same_uid, fork, args.earlier_reference))
     pool.submit(int)  # the first task forks every worker: now, before this process reads a result
     restore_environment()  # every worker is forked (each forks its zygote before it restores its own)
     return jobs, pool
 
 
 def _class_submissions(students, forced):
-    """[(student, folder, assignment or None)]: each student's submissions, one per assignment
-    they hand in; a student folder that holds none is listed as it is (and found not gradable)."""
-    items = []
+    """([(student, folder, assignment or None)], {(student's name, assignment): (note, problem)}):
+    each student's submissions, one per assignment they hand in (course.find), with the note on
+    what their folder holds that belongs to none; a student with none is listed once, with why."""
+    items, found = [], {}
     for student in students:
-        found = [] if student.is_symlink() else submissions(student, forced)  # a link: refused
-        for folder, assignment in found or [(student, forced)]:
-            if assignment is None and _holds_python(folder):
-                try:
-                    assignment = course.detect(folder).name
-                except course.CourseError:
-                    pass  # the grader says why
+        holds = (course.Found((), problem=f"{student.name} is a symbolic link: not followed") if student.is_symlink()
+                 else course.find(student, forced))
+        for folder, assignment in holds.submissions or [(student, forced if holds.submissions else None)]:
             items.append((student, folder, assignment))
-    return items
+            found[student.name, assignment] = (holds.note, holds.problem)
+    return items, found
 
 
 def grade_class(root, students, out, isolation, args):
@@ -257,7 +241,7 @@ def grade_class(root, students, out, isolation, args):
 def _grade_class(root, students, out, isolation, args, painter):
     started = time.perf_counter()
     hidden = (str(root.resolve()), str(out.resolve()))  # other students and all results: never in a child
-    items = _class_submissions(students, args.assignment)
+    items, found = _class_submissions(students, args.assignment)
     assignments = sorted({a for _, _, a in items if a})
     several = len(assignments) > 1  # then a folder of results per assignment, a column group each
 
@@ -275,7 +259,7 @@ def _grade_class(root, students, out, isolation, args, painter):
     # Where something is to be graded for sure, the graders start now, forked from this process
     # before it reads an earlier result (a child sees its zygote's memory): torch is imported once.
     engine = None
-    if args.regrade or any(not target(s.name, a, ".json").exists() for s, _, a in items):
+    if args.regrade or any(not target(s.name, a, ".json").exists() for s, _, a in items if not found[s.name, a][1]):
         checking = isolate.start_check(isolation, hidden)  # its interpreter starts beside our import of torch
         import_torch()  # once, here: the graders are forked with it
         same_uid = same_uid_consent(root, isolation, args, hidden, checking)
@@ -287,7 +271,11 @@ def _grade_class(root, students, out, isolation, args, painter):
     outcomes, todo = {}, []
     for student, folder, assignment in items:
         key = (student.name, assignment)
-        kept = None if args.regrade else _kept(target(student.name, assignment, ".json"), folder, assignment)
+        if found[key][1]:
+            outcomes[key] = (None, f"not graded: {found[key][1]}", False)
+            continue
+        kept = None if args.regrade else _kept(target(student.name, assignment, ".json"), folder, assignment,
+                                                   args.earlier_reference)
         if kept:
             outcomes[key] = (kept, "graded", False)
         else:
@@ -300,7 +288,8 @@ def _grade_class(root, students, out, isolation, args, painter):
             return 2
 
     def finish(key, outcome):
-        result = outcome[0]
+        result = outcome[0] and outcome[0].with_notes([found[key][0]])
+        outcome = (result, _relative(outcome[1], root), outcome[2])
         if result is not None:
             try:
                 write_atomic(target(*key, ".md"), report.markdown(result, feedback_title(*key, several)))
@@ -344,7 +333,7 @@ def _grade_class(root, students, out, isolation, args, painter):
                            root.resolve().name, args.shard, painter)
     report_seconds = time.perf_counter() - report_started
     graded = sum(1 for _, result, _ in rows if result)
-    kept = len(items) - len(todo)
+    kept = len(items) - len(todo) - sum(1 for s, _, a in items if found[s.name, a][1])  # not gradable: not kept
     print(printable(f"graded {graded} of {len(rows)} submissions ({kept} unchanged since an earlier run, kept) in "
                     f"{report_started - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
                     f"results in {out}/ (grades.csv, and a JSON and a Markdown feedback file per student"

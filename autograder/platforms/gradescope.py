@@ -66,11 +66,13 @@ def bundle_files(assignment):
     return files
 
 
-def build(assignment, out, checks="visible", stdout="hidden"):
-    """Write the Gradescope autograder zip for ``assignment`` to ``out``; returns its names."""
+def build(assignment, out, checks="visible", stdout="hidden", earlier_reference=False):
+    """Write the Gradescope autograder zip for ``assignment`` to ``out``; returns its names.
+    ``earlier_reference``: grade a module of an earlier assignment that a submission lacks on the
+    course's reference (see course.submission_sources; only after that assignment's deadline)."""
     if checks not in VISIBILITY or stdout not in VISIBILITY:
         raise ValueError(f"visibility must be one of {', '.join(VISIBILITY)}")
-    config = {"assignment": assignment, "checks": checks, "stdout": stdout}
+    config = {"assignment": assignment, "checks": checks, "stdout": stdout, "earlier_reference": earlier_reference}
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bundle:
@@ -159,21 +161,20 @@ def main():
     results.parent.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:  # the child is nobody, and what it leaves running must not replace results.json
         os.chmod(results.parent, stat.S_IMODE(results.parent.stat().st_mode) & ~0o022)
-    modules = course.get(config["assignment"]).modules
-    folder = locate(base / "submission", modules)
+    assignment = course.get(config["assignment"])
+    folder = locate(base / "submission", assignment.modules)
     code = 0
     if folder is None:
-        earlier = [m for ms in course.get(config["assignment"]).builds_on.values() for m in ms]
-        gradescope = not_graded(f"No file of the assignment found in your submission: upload {', '.join(modules)} "
-                                + (f"and your own {', '.join(earlier)} " if earlier else "")
-                                + "(at the top level or in one folder).")
+        gradescope = not_graded(f"No file of the assignment found in your submission: upload "
+                                f"{assignment.hand_in_text()} (at the top level or in one folder).")
     else:
         # Forked from this process, which holds nothing secret yet: torch is imported once for both.
         zygote = Zygote(hidden=[str(results.parent)], isolation=isolation, fork=True,
                         tiktoken=course.get(config["assignment"]).uses_tiktoken)
         try:
             with Grader(config["assignment"], isolation=isolation, hidden=[str(results.parent)], zygote=zygote,
-                        unsafe_same_uid=os.environ.get("AUTOGRADER_UNSAFE_SAME_UID") == "1", ahead=False) as grader:
+                        unsafe_same_uid=os.environ.get("AUTOGRADER_UNSAFE_SAME_UID") == "1", ahead=False,
+                        earlier_reference=config.get("earlier_reference", False)) as grader:
                 result = grade_one(grader, folder)
             print(report.table(result, f"Submission {folder.relative_to(base)}"))
             gradescope = to_gradescope(result, config["checks"], config["stdout"])

@@ -54,13 +54,14 @@ RESULT_KEY = "autograder_result"
 _graders = {}
 
 
-def _grader(assignment, hidden, unsafe_same_uid=False):
-    """One warm Grader per (assignment, hidden paths) for the whole nbgrader run."""
+def _grader(assignment, hidden, unsafe_same_uid=False, earlier_reference=False):
+    """One warm Grader per (assignment, hidden paths, settings) for the whole nbgrader run."""
     from ..grading.runner import Grader
 
-    key = (assignment, tuple(hidden), unsafe_same_uid)
+    key = (assignment, tuple(hidden), unsafe_same_uid, earlier_reference)
     if key not in _graders:
-        _graders[key] = Grader(assignment=assignment, hidden=hidden, unsafe_same_uid=unsafe_same_uid)
+        _graders[key] = Grader(assignment=assignment, hidden=hidden, unsafe_same_uid=unsafe_same_uid,
+                               earlier_reference=earlier_reference)
         if len(_graders) == 1:
             atexit.register(close_graders)
     return _graders[key]
@@ -83,12 +84,17 @@ class GradeSubmission(Preprocessor):
     unsafe_same_uid = Bool(False, help="Grade even where the child would run as this user, able to rewrite "
                                        "the course and the gradebook (trusted code only)."
                            ).tag(config=True)
+    earlier_reference = Bool(False, help="Where a submission lacks a module of an earlier assignment it builds "
+                                         "on, grade it on the course's reference of that module (the child then "
+                                         "reads it: only after that assignment's deadline); the result says so."
+                             ).tag(config=True)
 
     def preprocess(self, nb, resources):
         folder = submitted_folder(self.config, resources)
         assignment = self.assignment or resources["nbgrader"]["assignment"]
         self.log.info("Grading the modules in %s with the hidden suites of %s", folder, assignment)
-        resources[RESULT_KEY] = _grader(assignment, self.hidden, self.unsafe_same_uid).grade_result(folder)
+        grader = _grader(assignment, self.hidden, self.unsafe_same_uid, self.earlier_reference)
+        resources[RESULT_KEY] = grader.grade_result(folder)
         autograded = resources.get("metadata", {}).get("path") or "."
         drop_followed_links(folder, autograded, self.log)
         bring_earlier_modules(folder, autograded, assignment, self.log)
@@ -378,8 +384,7 @@ def configure(c, assignment, course_root):
     # (their own copies of what the assignment builds on included) in every assignment of the
     # course, not only the one released last (one course, one gradebook, several assignments).
     c.Autograde.exclude_overwriting = {
-        a.name: [*a.modules, *(m for modules in a.builds_on.values() for m in modules)]
-        for a in course.assignments()}
+        a.name: [f.file for f in a.hand_in] for a in course.assignments()}
     c.Autograde.sanitize_preprocessors = [
         ClearOutput,
         DeduplicateIds,

@@ -23,6 +23,15 @@ def in_order(parts, result=None):
     return assignment.in_order(parts) if assignment else sorted(parts)
 
 
+def same_cause(checks):
+    """Failed checks grouped by part and feedback, in order: a cause several checks share (a
+    module that does not import, say) is said once, with the checks it failed."""
+    groups = {}
+    for check in checks:
+        groups.setdefault((check.part, check.output), []).append(check)
+    return list(groups.values())
+
+
 def table(result, title):
     """The per-part table with one line of feedback for each failed check."""
     lines = [f"{title}  (isolation: {result.isolation})"]
@@ -43,10 +52,11 @@ def table(result, title):
         lines.append("  failed checks:")
         for part in in_order(unwritten, result):
             lines.append(f"  - {part}: not written yet (the stubs still raise NotImplementedError)")
-        for check in failed:
-            if check.part not in unwritten:
-                lines.append(f"  - {check.name} (0/{check.max_score})")
-                lines.append(f"      {check.output}")
+        for group in same_cause(c for c in failed if c.part not in unwritten):
+            check = group[0]
+            lines.append(f"  - {check.name} (0/{check.max_score})" if len(group) == 1 else
+                         f"  - {check.part}: {len(group)} checks (0/{sum(c.max_score for c in group)})")
+            lines.append(f"      {check.output}")
     return printable("\n".join(lines))  # folder and file names can carry terminal escapes
 
 
@@ -75,8 +85,14 @@ def markdown(result, title):
         lines += ["", "## Notes", "", _fenced(result.output)]
     failed = result.failed
     lines += ["", "## What to fix" if failed else "## Every check passed", ""]
-    for check in sorted(failed, key=lambda c: order.index(c.part) if c.part in parts else 0):
-        lines += [f"### {check.name} (0 / {check.max_score})", "", _fenced(check.output), ""]
+    for group in same_cause(sorted(failed, key=lambda c: order.index(c.part) if c.part in parts else 0)):
+        check = group[0]
+        if len(group) == 1:
+            lines += [f"### {check.name} (0 / {check.max_score})", ""]
+        else:
+            lines += [f"### {check.part}: {len(group)} checks (0 / {sum(c.max_score for c in group)})", "",
+                      *(f"- {c.description}" for c in group), ""]
+        lines += [_fenced(check.output), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -125,8 +141,8 @@ def _named_assignment(result):
 
 
 def _columns(result, status, parts):
-    if result is None:
-        return [0, "", *[""] * len(parts), status]
+    if result is None:  # not graded: an empty score, which no importer reads as a zero
+        return ["", "", *[""] * len(parts), status]
     scores = [result.part(p).score if result.part(p) else "" for p in parts]
     return [result.score, result.max_score, *scores, status]
 
