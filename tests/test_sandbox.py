@@ -64,6 +64,92 @@ def test_the_seccomp_filter_refuses_what_a_shared_uid_would_allow():
                                  "kill all=EPERM self=ok")
 
 
+def test_the_seccomp_filter_refuses_memory_no_limit_counts_and_new_namespaces():
+    """memfd pages and a tmpfs mounted in a user namespace of the child's own escape RLIMIT_AS:
+    memfd_create, unshare, setns, clone with a CLONE_NEW* flag and every mount call are refused,
+    while fork and threads (clone3 falls back to clone) still work."""
+    def body():
+        import ctypes
+        import errno
+        import signal
+        import threading
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        isolate._no_new_privs()
+        isolate._seccomp()
+        numbers = isolate.ARCH["x86_64"]["deny"]
+        outcomes = []
+        for name, call in (
+                ("memfd_create", lambda: libc.syscall(numbers["memfd_create"], b"held", 0)),
+                ("unshare", lambda: libc.unshare(isolate.CLONE_NEWUSER | isolate.CLONE_NEWNS)),
+                ("setns", lambda: libc.syscall(numbers["setns"], os.open("/proc/self/ns/net", os.O_RDONLY), 0)),
+                ("mount", lambda: libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)),
+                ("fsopen", lambda: libc.syscall(numbers["fsopen"], b"tmpfs", 0)),
+                ("clone", lambda: libc.syscall(isolate.ARCH["x86_64"]["clone"],
+                                               isolate.CLONE_NEWUSER | signal.SIGCHLD, 0, 0, 0, 0))):
+            result = call()
+            if result == 0 and name == "clone":   # the filter failed: this is the new process
+                os._exit(0)
+            outcomes.append(f"{name}={'EPERM' if result == -1 and ctypes.get_errno() == errno.EPERM else result}")
+        pid = os.fork()                  # an ordinary fork and thread still work
+        if pid == 0:
+            os._exit(7)
+        outcomes.append(f"fork={os.WEXITSTATUS(os.waitpid(pid, 0)[1])}")
+        ran = []
+        thread = threading.Thread(target=lambda: ran.append(torch.ones(64, 64) @ torch.ones(64, 64)))
+        thread.start()
+        thread.join()
+        outcomes.append(f"thread={int(ran[0][0, 0])}")
+        return " ".join(outcomes)
+
+    if os.uname().machine != "x86_64":
+        pytest.skip("the test names x86_64 syscall numbers")
+    assert _in_a_child(body) == ("memfd_create=EPERM unshare=EPERM setns=EPERM mount=EPERM fsopen=EPERM "
+                                 "clone=EPERM fork=7 thread=64")
+
+
+def _cgroup2_memory():
+    """Why a memory cgroup cannot be had here, or None where it can."""
+    try:
+        home = isolate._cgroup_home()
+        with open(os.path.join(home, "cgroup.subtree_control")) as handle:
+            if "memory" in handle.read().split() and os.access(home, os.W_OK):
+                return None       # delegated to us, with the controller handed on
+        with open(os.path.join(home, "cgroup.controllers")) as handle, \
+                open(os.path.join(home, "cgroup.procs")) as procs:
+            # root may hand the controller on where its cgroup holds no process of its own
+            if "memory" in handle.read().split() and os.geteuid() == 0 and not procs.read().strip():
+                return None
+        return "no memory controller to hand on"
+    except OSError as exc:
+        return str(exc)
+
+
+def test_a_child_is_charged_in_a_memory_cgroup_or_says_why_not(grader):
+    """Where a cgroup v2 hierarchy can be written, the child and all it starts are charged in a
+    cgroup of their own (memory.max, no swap: tmpfs and shared memory count); where not, the
+    hello says why, and the isolation is not called reduced for it alone."""
+    pid, sock = grader.zygote.spawn()
+    hello = protocol.recv(sock, time.monotonic() + 30)["hello"]
+    try:
+        if "memory cgroup" in hello["held"]:
+            group = os.path.join(isolate._cgroup_home(), f"{isolate.CGROUP_PREFIX}{pid}")
+            with open(os.path.join(group, "memory.max")) as handle:
+                assert int(handle.read()) == isolate.Limits.charged_bytes
+            with open(os.path.join(group, "cgroup.procs")) as handle:
+                assert str(pid) in handle.read().split() or hello["pid"] != pid   # the keeper, or the worker
+        else:
+            assert hello["unavailable"]["memory cgroup"], "the reason is given"
+            assert "memory cgroup" not in hello["isolation"]
+            if _cgroup2_memory() is None:
+                pytest.fail(f"a memory cgroup could be had here: {hello['unavailable']['memory cgroup']}")
+    finally:
+        sock.close()
+        grader.zygote.reap(pid)
+    if _cgroup2_memory() is None:   # removed with its child
+        assert not os.path.exists(os.path.join(isolate._cgroup_home(), f"{isolate.CGROUP_PREFIX}{pid}"))
+
+
 def test_the_summary_names_each_missing_protection_once_with_its_reason():
     protections = isolate.Protections()
     protections.attempt("limits", lambda: None)

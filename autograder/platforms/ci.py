@@ -137,8 +137,17 @@ def grade_student(path, found, isolation, args):
     if args.markdown:
         write_atomic(Path(args.markdown), "\n".join(report.markdown(r, name) for name, r in results.items()))
     ci_outputs(args, [(name, result, "graded") for name, result in results.items()])
+    _warn_uncounted_memory(results.values())
     isolated = all(r.fully_isolated for r in results.values())
     return 3 if args.require_isolation and not isolated else 0
+
+
+def _warn_uncounted_memory(results):
+    """Where no memory cgroup held, memory was limited per process (address space) only."""
+    for why in sorted({(r.protections or {}).get("unavailable", {}).get("memory cgroup") for r in results} - {None}):
+        print(printable(f"WARNING: submissions' memory was limited per process only, not where it is charged "
+                        f"(memory cgroup unavailable: {why}): files they left in a shared tmpfs (/dev/shm) "
+                        "were not counted"))
 
 
 def ci_outputs(args, rows):
@@ -352,6 +361,7 @@ def _grade_class(root, students, out, isolation, args, painter):
     reduced = sorted({r.isolation for _, r, _ in rows if r and r.isolation != "namespaces"})
     for isolation in reduced:
         print(printable(f"WARNING: submissions ran without full isolation: {isolation}"))
+    _warn_uncounted_memory(result for _, result, _ in rows if result)
     for name, _, status in rows:
         if status != "graded":
             print(printable(f"  {name}: {status}"))
