@@ -108,6 +108,36 @@ def test_the_seccomp_filter_refuses_memory_no_limit_counts_and_new_namespaces():
                                  "clone=EPERM fork=7 thread=64")
 
 
+def test_the_memory_cgroup_steps_on_a_stand_in_hierarchy(tmp_path, monkeypatch):
+    """The steps of ``_memory_cgroup`` where no writable cgroup2 memory controller is at hand
+    (this project's own test machine has none): a folder stands in for the child's cgroup, the
+    kernel's part (a new cgroup lists the controllers its parent hands on) done by the test."""
+    home = tmp_path / "grader.scope"
+    home.mkdir()
+    (home / "cgroup.controllers").write_text("cpu memory pids\n")
+    (home / "cgroup.subtree_control").write_text("")
+    real_mkdir = os.mkdir
+
+    def kernel_mkdir(path, mode=0o777):
+        real_mkdir(path, mode)
+        handed = (home / "cgroup.subtree_control").read_text().replace("+", "").split()
+        with open(os.path.join(path, "cgroup.controllers"), "w") as handle:
+            handle.write(" ".join(handed))
+    monkeypatch.setattr(isolate, "_cgroup_home", lambda: str(home))
+    monkeypatch.setattr(isolate.os, "mkdir", kernel_mkdir)
+    protections = isolate.Protections()
+    assert protections.attempt("memory cgroup", isolate._memory_cgroup, isolate.Limits, 4242)
+    group = home / f"{isolate.CGROUP_PREFIX}4242"
+    assert (home / "cgroup.subtree_control").read_text() == "+memory"        # handed on to the child's cgroup
+    assert [(group / f).read_text() for f in ("memory.max", "memory.swap.max", "cgroup.procs")] == \
+        [str(isolate.Limits.charged_bytes), "0", "0"]                         # "0": the process that writes joins
+    (home / "cgroup.controllers").write_text("cpu pids\n")                  # memory is cgroup v1's here
+    refused = isolate.Protections()
+    assert not refused.attempt("memory cgroup", isolate._memory_cgroup, isolate.Limits, 4343)
+    assert "no memory controller" in refused.unavailable["memory cgroup"]
+    assert refused.summary() == isolate.FULL and not (home / f"{isolate.CGROUP_PREFIX}4343").exists()
+
+
 def _cgroup2_memory():
     """Why a memory cgroup cannot be had here, or None where it can."""
     try:

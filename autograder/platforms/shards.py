@@ -145,9 +145,6 @@ def merge(folders, out):
     ((klass, assignment, engine),) = identities
     if None in (klass, engine):
         raise MergeError(f"{folders[0]} does not say which class and engine graded it: regrade it with this version")
-    if identity(where, assignment)["class"] != klass:
-        raise MergeError("the shards' students are not the class they were cut from: a student was dropped "
-                         "or added (regrade the shards)")
     if () not in shards:  # slices of one class: each exactly once, none missing
         sizes = {n for _, n in shards}
         if len(sizes) > 1:
@@ -156,6 +153,9 @@ def merge(folders, out):
         missing = [f"{k}/{n}" for k in range(1, n + 1) if (k, n) not in shards]
         if missing:
             raise MergeError(f"shard {', '.join(missing)} missing: every slice of the class must be given")
+    if identity(where, assignment)["class"] != klass:
+        raise MergeError("the shards' students are not the class they were cut from: a student was dropped "
+                         "or added (regrade the shards)")
     digests = {}
     for student, folder in everyone:
         if student.result is not None:
