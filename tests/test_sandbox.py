@@ -123,7 +123,7 @@ def test_the_memory_cgroup_steps_on_a_stand_in_hierarchy(tmp_path, monkeypatch):
         handed = (home / "cgroup.subtree_control").read_text().replace("+", "").split()
         with open(os.path.join(path, "cgroup.controllers"), "w") as handle:
             handle.write(" ".join(handed))
-    monkeypatch.setattr(isolate, "_cgroup_home", lambda: str(home))
+    monkeypatch.setattr(isolate, "_cgroup_bases", lambda: [str(home)])
     monkeypatch.setattr(isolate.os, "mkdir", kernel_mkdir)
     protections = isolate.Protections()
     assert protections.attempt("memory cgroup", isolate._memory_cgroup, isolate.Limits, 4242)
@@ -139,18 +139,14 @@ def test_the_memory_cgroup_steps_on_a_stand_in_hierarchy(tmp_path, monkeypatch):
 
 
 def _cgroup2_memory():
-    """Why a memory cgroup cannot be had here, or None where it can."""
+    """Why a memory cgroup cannot be had here, or None where it can: root needs the memory
+    controller at the top of the cgroup2 hierarchy; another user, a subtree of its own that
+    hands the controller on."""
     try:
-        home = isolate._cgroup_home()
-        with open(os.path.join(home, "cgroup.subtree_control")) as handle:
-            if "memory" in handle.read().split() and os.access(home, os.W_OK):
-                return None       # delegated to us, with the controller handed on
-        with open(os.path.join(home, "cgroup.controllers")) as handle, \
-                open(os.path.join(home, "cgroup.procs")) as procs:
-            # root may hand the controller on where its cgroup holds no process of its own
-            if "memory" in handle.read().split() and os.geteuid() == 0 and not procs.read().strip():
-                return None
-        return "no memory controller to hand on"
+        base = isolate._cgroup_bases()[-1]
+        wanted = "cgroup.controllers" if os.geteuid() == 0 else "cgroup.subtree_control"
+        with open(os.path.join(base, wanted)) as handle:
+            return None if "memory" in handle.read().split() and os.access(base, os.W_OK) else "no memory controller"
     except OSError as exc:
         return str(exc)
 
@@ -163,7 +159,8 @@ def test_a_child_is_charged_in_a_memory_cgroup_or_says_why_not(grader):
     hello = protocol.recv(sock, time.monotonic() + 30)["hello"]
     try:
         if "memory cgroup" in hello["held"]:
-            group = os.path.join(isolate._cgroup_home(), f"{isolate.CGROUP_PREFIX}{pid}")
+            group = next(g for g in (os.path.join(b, f"{isolate.CGROUP_PREFIX}{pid}") for b in isolate._cgroup_bases())
+                         if os.path.isdir(g))
             with open(os.path.join(group, "memory.max")) as handle:
                 assert int(handle.read()) == isolate.Limits.charged_bytes
             with open(os.path.join(group, "cgroup.procs")) as handle:
@@ -177,7 +174,7 @@ def test_a_child_is_charged_in_a_memory_cgroup_or_says_why_not(grader):
         sock.close()
         grader.zygote.reap(pid)
     if _cgroup2_memory() is None:   # removed with its child
-        assert not os.path.exists(os.path.join(isolate._cgroup_home(), f"{isolate.CGROUP_PREFIX}{pid}"))
+        assert not any(os.path.exists(os.path.join(b, f"{isolate.CGROUP_PREFIX}{pid}")) for b in isolate._cgroup_bases())
 
 
 def test_the_summary_names_each_missing_protection_once_with_its_reason():

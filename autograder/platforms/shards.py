@@ -7,9 +7,13 @@ results), and N jobs get about equal slices of a large class.
 
 ``python -m autograder merge graded-1 ... graded-N --out graded`` joins the shards' results into
 one grades.csv, summary.json and report.html, byte for byte what one run over the whole class
-writes. It refuses a student found in two shards, a shard missing or given twice, and results
-graded with another version of the suites (every result records ``extra_data.suites``, a
-digest of the suite files and the reference solution: ``course.suites_digest``).
+writes, or refuses (exit 2) with the reason: a student found in two shards or in the wrong one,
+a shard missing or given twice, results graded with another version of the suites (every result
+records ``extra_data.suites``, a digest of the suite files and the reference solution:
+``course.suites_digest``), shards of another engine, class or assignment (each summary.json
+records ``identity``), a row dropped or added, a result path that is not where a class run
+writes it, or a link on the way. Nothing in a shard is taken on trust that can be recomputed:
+each score is added up again from its checks, each file name again from its folder's name.
 """
 import hashlib
 import json
@@ -19,10 +23,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
-from . import classreport, report
-from .files import display_name, feedback_title, own_folder, result_stem, write_atomic
 from ..grading import course
 from ..grading.result import Part, SubmissionResult
+from ..sandbox.submission import printable
+from . import classreport, report
+from .files import display_name, feedback_title, own_folder, result_stem, write_atomic
 
 
 def parse(text):
@@ -110,8 +115,8 @@ def _load_shard(folder):
                                      f"{row['result']!r}")
                 where = f"{folder}/{row['result']}"
                 result = _recounted(SubmissionResult.from_json(json.loads(_read(folder, row["result"]))), where)
-            students.append(classreport.Student(name, row["student"], result, row["status"], row["feedback"],
-                                                row["result"], assignment))
+            students.append(classreport.Student(name, printable(display_name(name)), result, row["status"],
+                                                row["feedback"], row["result"], assignment))
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise MergeError(f"{folder}: a row of summary.json cannot be read: {exc!r}") from None
     return summary, students

@@ -176,37 +176,49 @@ class Protections:
 CGROUP_PREFIX = "autograder-"   # a child's memory cgroup, under the zygote's own: this prefix and its pid
 
 
-def _cgroup_home():
-    """The folder of this process's own cgroup in the cgroup v2 hierarchy (its "0::" line, under
-    where cgroup2 is mounted). OSError where there is none."""
+def _cgroup_bases():
+    """Where a child's cgroup may go in the cgroup v2 hierarchy: under this process's own cgroup
+    (its "0::" line; a subtree delegated to this user), then, for root, at the top of the
+    hierarchy (a cgroup that holds processes, as a login's or a service's does, cannot hand its
+    controllers on; the top can). OSError where there is no cgroup2 hierarchy."""
     with open("/proc/self/mounts") as mounts:
         mount = next((line.split()[1] for line in mounts if line.split()[2:3] == ["cgroup2"]), None)
     with open("/proc/self/cgroup") as groups:
         own = next((line[3:].strip() for line in groups if line.startswith("0::")), None)
     if mount is None or own is None:
         raise OSError(0, "no cgroup v2 hierarchy")
-    return os.path.join(mount, own.strip("/")).rstrip("/")
+    home = os.path.join(mount, own.strip("/")).rstrip("/")
+    return [home] + ([mount] if os.geteuid() == 0 and mount != home else [])
 
 
 def _memory_cgroup(limits, pid=None):
-    """Move this process into a cgroup of its own under its current one, with memory.max and no
-    swap: what the child and everything it starts hold is counted there, tmpfs pages and shared
-    memory included. Needs a cgroup2 hierarchy this process may write (root, or a subtree
-    delegated to this user) whose memory controller reaches the new cgroup."""
-    home = _cgroup_home()
-    with open(os.path.join(home, "cgroup.controllers")) as handle:
+    """Move this process into a cgroup of its own, with memory.max and no swap: what the child
+    and everything it starts hold is counted there, tmpfs pages and shared memory included.
+    Needs a cgroup2 hierarchy this process may write (root, or a subtree delegated to this user)
+    whose memory controller reaches the new cgroup; the first base that has one is used."""
+    pid = pid or os.getpid()
+    why = None
+    for base in _cgroup_bases():
+        try:
+            return _join_memory_cgroup(base, os.path.join(base, f"{CGROUP_PREFIX}{pid}"), limits)
+        except OSError as exc:
+            why = why or exc   # the first reason: the own cgroup's is the one to fix
+    raise why
+
+
+def _join_memory_cgroup(base, group, limits):
+    with open(os.path.join(base, "cgroup.controllers")) as handle:
         if "memory" not in handle.read().split():
-            raise OSError(0, f"the cgroup v2 hierarchy has no memory controller at {home}")
-    group = os.path.join(home, f"{CGROUP_PREFIX}{pid or os.getpid()}")
-    release_cgroup(pid or os.getpid(), home)  # a pid reused: an earlier child of that pid left it
+            raise OSError(0, f"the cgroup v2 hierarchy has no memory controller at {base}")
+    _remove_cgroup(group)  # a pid reused: an earlier child of that pid left it
     os.mkdir(group, 0o755)
     try:
         with open(os.path.join(group, "cgroup.controllers")) as handle:
             if "memory" not in handle.read().split():
                 try:
-                    _write(os.path.join(home, "cgroup.subtree_control"), "+memory")
+                    _write(os.path.join(base, "cgroup.subtree_control"), "+memory")
                 except OSError as exc:  # a cgroup that holds processes cannot hand its controllers on
-                    raise OSError(exc.errno, f"no memory controller for a cgroup under {home} "
+                    raise OSError(exc.errno, f"no memory controller for a cgroup under {base} "
                                              f"({exc.strerror})") from None
         _write(os.path.join(group, "memory.max"), str(limits.charged_bytes))
         try:
@@ -215,17 +227,22 @@ def _memory_cgroup(limits, pid=None):
             pass
         _write(os.path.join(group, "cgroup.procs"), "0")  # "0": the process that writes
     except OSError:
-        release_cgroup(pid or os.getpid(), home)
+        _remove_cgroup(group)
         raise
 
 
-def release_cgroup(pid, home=None):
-    """Remove the memory cgroup of the child ``pid`` once it is gone (an empty cgroup is removed by
-    rmdir, after cgroup.kill ends what is left of it; one not made stays as it is)."""
+def release_cgroup(pid):
+    """Remove the memory cgroup of the child ``pid`` once it is gone."""
     try:
-        group = os.path.join(home or _cgroup_home(), f"{CGROUP_PREFIX}{pid}")
+        bases = _cgroup_bases()
     except OSError:
         return
+    for base in bases:
+        _remove_cgroup(os.path.join(base, f"{CGROUP_PREFIX}{pid}"))
+
+
+def _remove_cgroup(group):
+    """rmdir an empty cgroup, after cgroup.kill ends what is left in it; one not there stays so."""
     for _ in range(20):  # its last processes may still be dying (their keeper is gone)
         try:
             os.rmdir(group)
