@@ -147,8 +147,8 @@ def _warn_uncounted_memory(results):
     """Where no memory cgroup held, memory was limited per process (address space) only."""
     for why in sorted({(r.protections or {}).get("unavailable", {}).get("memory cgroup") for r in results} - {None}):
         print(printable(f"WARNING: submissions' memory was limited per process only, not where it is charged "
-                        f"(memory cgroup unavailable: {why}): files they left in a shared tmpfs (/dev/shm) "
-                        "were not counted"))
+                        f"(memory cgroup unavailable: {why}): without a private root, files a submission leaves "
+                        "in a shared tmpfs such as /dev/shm are not counted"))
 
 
 def ci_outputs(args, rows):
