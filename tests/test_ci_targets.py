@@ -354,4 +354,4 @@ def test_grade_junit_and_job_summary_for_ci(buggy_by_cli, tmp_path):
     schema.validate(tmp_path / "class.xml")
     suites = schema.to_dict(tmp_path / "class.xml")["testsuite"]
     assert [s["@errors"] for s in suites] == [0, 1] and suites[1]["@name"] == "bob?<&>"
-    assert "| bob" in report.summary(rows) and f"{result['score']} / 100" in report.summary(rows)
+    assert "| `bob" in report.summary(rows) and f"{result['score']} / 100" in report.summary(rows)   # code: no link

@@ -21,7 +21,7 @@ import time
 import pytest
 
 from autograder.grading.grade import fingerprint
-from autograder.platforms.files import result_stem
+from autograder.platforms.files import display_name, result_stem
 from autograder.platforms.report import csv_cell
 from autograder.paths import ROOT, SOLUTIONS
 from hostile import CASES, SIMPLE_FUNCTIONS, copy_base, hardcoded_book_module, materialize
@@ -113,7 +113,7 @@ def bank(tmp_path_factory):
 
 def _row(bank, case):
     """The case's line in grades.csv (its name as the CSV writes it)."""
-    return bank["grades"][csv_cell(case.folder or case.name)]
+    return bank["grades"][csv_cell(display_name(case.folder or case.name))]
 
 
 def test_the_class_run_completes_with_a_result_for_every_student(bank):
@@ -260,7 +260,7 @@ def test_a_class_of_random_hostile_and_honest_students_is_graded_to_the_end(tmp_
     for name, base in honest.items():
         assert int(grades[name]["score"]) == expected[base], (name, grades[name], [c.name for c in hostile])
     for case in hostile:
-        assert int(grades[csv_cell(case.folder or case.name)]["score"]) <= case.score, (case.name, grades)
+        assert int(grades[csv_cell(display_name(case.folder or case.name))]["score"]) <= case.score, (case.name, grades)
     assert not list(markers.iterdir())
 
 

@@ -231,6 +231,31 @@ if os.fork() == 0:
 """
 
 
+HIDDEN_MEMORY = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+held = []
+try:
+    os.memfd_create("held")
+    held.append("memfd")
+except OSError:
+    pass
+if libc.unshare(0x10000000 | 0x00020000) == 0:     # CLONE_NEWUSER | CLONE_NEWNS: a tmpfs of its own next
+    held.append("namespace")
+assert not held, held
+"""
+
+
+@pytest.mark.parametrize("isolation", ["full", "off"])
+def test_the_kernel_holds_no_memory_its_limits_do_not_count(tmp_path, isolation):
+    """As the CLI's child: memfd pages and a user namespace of the kernel's own (where it could
+    mount a tmpfs) are refused, with namespaces and without."""
+    if isolation == "off" and os.geteuid() == 0 and interpreter.python_for_others(kernel_sandbox.KERNEL_NEEDS)[0] is None:
+        pytest.skip("the kernel cannot run as nobody without namespaces here")
+    reply, _, _ = asyncio.run(_run_kernel(tmp_path, isolation, HIDDEN_MEMORY))
+    assert reply["content"]["status"] == "ok", reply["content"]
+
+
 @pytest.mark.parametrize("isolation", ["full", "off"])
 def test_nothing_the_kernel_started_survives_it(tmp_path, capfd, isolation):
     """Also without namespaces (where the keeper reaps the kernel's orphans), and said loudly.

@@ -405,3 +405,16 @@ def suites_digest(assignment):
                 name = f"{folder.parent.name}/{folder.name}/{path.relative_to(folder).as_posix()}"
                 digest.update(f"{name}\0".encode() + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=None)
+def engine_digest():
+    """The grading engine's version: every file of ``autograder/`` but the suites (which
+    ``suites_digest`` covers). Shards graded by two versions of the grader are not one run."""
+    engine = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(engine.rglob("*")):
+        relative = path.relative_to(engine)
+        if path.is_file() and "__pycache__" not in relative.parts and relative.parts[0] != "suites":
+            digest.update(f"{relative.as_posix()}\0".encode() + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]

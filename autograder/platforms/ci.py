@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from . import classreport, report, shards
-from .files import display_name, feedback_title, result_stem, write_atomic
+from .files import display_name, feedback_title, own_folder, result_stem, write_atomic
 from ..grading import course
 from ..grading.grade import fingerprint, grade_one
 from ..grading.result import SubmissionResult
@@ -84,10 +84,11 @@ def grade(args):
     students = sorted(p for p in path.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if not students:
         return _fail(f"{path} holds no submission: it {found.problem.split('/ ', 1)[-1]}")
+    identity = shards.identity([s.name for s in students], args.assignment)  # of the whole class, for merge
     if args.shard:  # an empty slice is no error: its (empty) outputs still go to the merge
         students = [s for s in students if shards.in_shard(s.name, *args.shard)]
     out = Path(args.out or Path("graded") / path.resolve().name)
-    return grade_class(path, students, out, isolation, args)
+    return grade_class(path, students, out, isolation, args, identity)
 
 
 def grade_student(path, found, isolation, args):
@@ -123,8 +124,17 @@ def grade_student(path, found, isolation, args):
     if args.markdown:
         write_atomic(Path(args.markdown), "\n".join(report.markdown(r, name) for name, r in results.items()))
     ci_outputs(args, [(name, result, "graded") for name, result in results.items()])
+    _warn_uncounted_memory(results.values())
     isolated = all(r.fully_isolated for r in results.values())
     return 3 if args.require_isolation and not isolated else 0
+
+
+def _warn_uncounted_memory(results):
+    """Where no memory cgroup held, memory was limited per process (address space) only."""
+    for why in sorted({(r.protections or {}).get("unavailable", {}).get("memory cgroup") for r in results} - {None}):
+        print(printable(f"WARNING: submissions' memory was limited per process only, not where it is charged "
+                        f"(memory cgroup unavailable: {why}): without a private root, files a submission leaves "
+                        "in a shared tmpfs such as /dev/shm are not counted"))
 
 
 def ci_outputs(args, rows):
@@ -226,19 +236,19 @@ def _class_submissions(students, forced):
     return items, found
 
 
-def grade_class(root, students, out, isolation, args):
+def grade_class(root, students, out, isolation, args, identity=None):
     """Grade every subfolder; one JSON each as it finishes, then the CSV. Resumable.
 
     With several jobs, each worker process has its own grader and zygote; results are still
     written here, one atomic file at a time."""
     painter = classreport.Painter()  # the report's charts: its import of matplotlib runs beside ours of torch
     try:
-        return _grade_class(root, students, out, isolation, args, painter)
+        return _grade_class(root, students, out, isolation, args, painter, identity)
     finally:
         painter.close()
 
 
-def _grade_class(root, students, out, isolation, args, painter):
+def _grade_class(root, students, out, isolation, args, painter, identity):
     started = time.perf_counter()
     hidden = (str(root.resolve()), str(out.resolve()))  # other students and all results: never in a child
     items, found = _class_submissions(students, args.assignment)
@@ -252,10 +262,21 @@ def _grade_class(root, students, out, isolation, args, painter):
     def make_out():
         """Made by the grader before any child runs: a child never gets to make it (in a folder it may write)."""
         try:
-            out.mkdir(parents=True, exist_ok=True)
+            own_folder(out)
         except OSError as exc:
-            return _fail(f"{out}: the results folder cannot be made: {exc.strerror}")
+            return _fail(f"{out}: the results folder cannot be used: {exc.strerror}")
 
+    if out.exists() or out.is_symlink():  # before any earlier result in it is read
+        try:
+            own_folder(out)
+        except OSError as exc:
+            return _fail(f"{out}: the results folder cannot be used: {exc.strerror}")
+    taken = {}
+    for student, _, assignment in items:  # unique by construction (result_stem); refused loudly if not
+        other = taken.setdefault(target(student.name, assignment, ""), student.name)
+        if other != student.name:
+            return _fail(printable(f"{display_name(other)!r} and {display_name(student.name)!r} would share the "
+                                   "result files: rename one of the folders"))
     # Where something is to be graded for sure, the graders start now, forked from this process
     # before it reads an earlier result (a child sees its zygote's memory): torch is imported once.
     engine = None
@@ -330,7 +351,7 @@ def _grade_class(root, students, out, isolation, args, painter):
     report_started = time.perf_counter()
     summary = class_report(out, [(student.name, a, *outcomes[student.name, a][:2],
                                   target(student.name, a, "").relative_to(out)) for student, _, a in items],
-                           root.resolve().name, args.shard, painter)
+                           root.resolve().name, args.shard, painter, identity)
     report_seconds = time.perf_counter() - report_started
     graded = sum(1 for _, result, _ in rows if result)
     kept = len(items) - len(todo) - sum(1 for s, _, a in items if found[s.name, a][1])  # not gradable: not kept
@@ -341,6 +362,7 @@ def _grade_class(root, students, out, isolation, args, painter):
     reduced = sorted({r.isolation for _, r, _ in rows if r and r.isolation != "namespaces"})
     for isolation in reduced:
         print(printable(f"WARNING: submissions ran without full isolation: {isolation}"))
+    _warn_uncounted_memory(result for _, result, _ in rows if result)
     for name, _, status in rows:
         if status != "graded":
             print(printable(f"  {name}: {status}"))
@@ -355,7 +377,7 @@ def _grade_class(root, students, out, isolation, args, painter):
     return 3 if args.require_isolation and reduced else 0
 
 
-def class_report(out, entries, title, shard=None, painter=None):
+def class_report(out, entries, title, shard=None, painter=None, identity=None):
     """report.html and summary.json for a class; entries: (folder name, assignment or None,
     result or None, status, the stem of its result files relative to ``out``). Returns the
     summary, or None when they could not be written (the grades are saved already).
@@ -367,7 +389,7 @@ def class_report(out, entries, title, shard=None, painter=None):
                                             f"{stem.as_posix()}.md" if saved else None,
                                             f"{stem.as_posix()}.json" if saved else None, assignment))
     try:
-        return classreport.write(out, students, display_name(title), shard, painter)
+        return classreport.write(out, students, display_name(title), shard, painter, identity)
     except Exception as exc:  # the grades are on disk: a report that fails must not lose them
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
         print(printable(f"error: the class report was not written in {out}: {why}"), file=sys.stderr)

@@ -551,12 +551,14 @@ def render(summary, drawn=None):
     return "\n".join(out) + "\n"
 
 
-def write(out, students, title, shard=None, painter=None):
+def write(out, students, title, shard=None, painter=None, identity=None):
     """Write ``out``/summary.json and ``out``/report.html for a class; returns the summary.
     ``shard``: (K, N) when these students are the K-th of N slices of a class (merge checks it).
-    ``painter``: a Painter to draw the charts (else they are drawn here)."""
+    ``painter``: a Painter to draw the charts (else they are drawn here).
+    ``identity``: the class and engine the run graded (shards.identity; merge checks it)."""
     out = Path(out)
     summary = summarize(students, title)
+    summary.update(identity or {})
     if shard:
         summary["shard"] = list(shard)
     write_atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")

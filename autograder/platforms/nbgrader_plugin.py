@@ -37,6 +37,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 
 import nbformat
 from nbconvert.preprocessors import Preprocessor
@@ -325,8 +326,15 @@ def feedback_under_submitted_names(notebooks, **_):
     html = os.path.join(root, "feedback", student, assignment, os.path.splitext(name)[0] + ".html")
     for submitted in glob.glob(os.path.join(root, "submitted", student, assignment, "*.ipynb")):
         if os.path.basename(submitted) != name and os.path.isfile(html):
-            shutil.copy(html, os.path.join(os.path.dirname(html),
-                                           os.path.splitext(os.path.basename(submitted))[0] + ".html"))
+            # the student named the copy: read and written without following a link at either end
+            with os.fdopen(os.open(html, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+                page, mode = handle.read(), os.fstat(handle.fileno()).st_mode & 0o777
+            fd, partial = tempfile.mkstemp(dir=os.path.dirname(html), prefix=".feedback-")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(page)
+            os.chmod(partial, mode)
+            os.replace(partial, os.path.join(os.path.dirname(html),
+                                             os.path.splitext(os.path.basename(submitted))[0] + ".html"))
 
 
 class PartsExport(CsvExportPlugin):

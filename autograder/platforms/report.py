@@ -67,17 +67,21 @@ def _fenced(text):
     return f"{fence}text\n{text}\n{fence}"
 
 
-def _text(text):
-    """Untrusted text (a folder name) as Markdown that renders as exactly that text, on one line,
-    in a heading: what could start a tag, an entity, a link, emphasis, code, math or the
-    heading's end is escaped (CommonMark's backslash escapes; GitHub renders $ as math)."""
-    return re.sub(r"([\\`*_\[\]<>&#~$])", r"\\\1", " ".join(str(text).splitlines()))
+def _code(text):
+    """Untrusted text (a folder name) as a Markdown code span, on one line: it renders as exactly
+    that text, with nothing a tag, an entity, emphasis, math or a link (GitHub autolinks a
+    domain or an address in text, never in code). The fence is longer than any run of backticks
+    inside; a space pads a text that starts or ends with one (CommonMark strips it again)."""
+    text = " ".join(str(text).splitlines())
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    pad = " " if text[:1] == "`" or text[-1:] == "`" or (text[:1] == text[-1:] == " " and text.strip()) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def markdown(result, title):
     """Feedback for the student: score per part, then what each failed check found."""
     parts = {p.name: p for p in result.parts}
-    lines = [f"# Feedback: {_text(title)}", "", f"**Score: {result.score} / {result.max_score}**", "",
+    lines = [f"# Feedback: {_code(title)}", "", f"**Score: {result.score} / {result.max_score}**", "",
              "| part | points |", "|---|---|"]
     order = in_order(parts, result)
     lines += [f"| {name} | {parts[name].score} / {parts[name].max_score} |" for name in order]
@@ -193,7 +197,7 @@ def summary(rows):
     lines = ["| student | score | status |", "|---|---|---|"]
     for name, result, status in rows:
         score = f"{result.score} / {result.max_score}" if result else "–"
-        lines.append(f"| {_cell(name)} | {score} | {_cell(status)} |")
+        lines.append(f"| {_code(_cell(name))} | {score} | {_cell(status)} |")
     return "\n".join(lines) + "\n"
 
 

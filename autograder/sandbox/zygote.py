@@ -472,7 +472,10 @@ def _reply(ctl, message):
 _FINISHED = {}  # pid -> exit code of a child collected before the grader asked for it
 
 
-def _code(status):
+def _code(status, pid):
+    """A collected child's exit code; its memory cgroup (isolate._memory_cgroup) goes with it."""
+    from .isolate import release_cgroup
+    release_cgroup(pid)
     return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
@@ -486,7 +489,7 @@ def _collect_finished():
             return
         if not pid:
             return
-        _FINISHED[pid] = _code(status)
+        _FINISHED[pid] = _code(status, pid)
         if len(_FINISHED) > 4096:
             del _FINISHED[next(iter(_FINISHED))]
 
@@ -496,7 +499,10 @@ def _collect_last(seconds=2.0):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid:
+                _code(status, pid)
+            else:
                 time.sleep(0.005)
         except ChildProcessError:
             return
@@ -513,7 +519,7 @@ def _reap(pid, wait_seconds):
         except ChildProcessError:  # not ours, or asked for twice
             return None
         if done:
-            return _code(status)
+            return _code(status, pid)
         if time.monotonic() > deadline:
             return None
         time.sleep(0.005)
