@@ -234,12 +234,17 @@ class Found:
     problem: str = ""
 
     @property
+    def listed(self):
+        """The ignored names, the first eight of them, in one line."""
+        more = len(self.ignored) - 8
+        return ", ".join(self.ignored[:8]) + (f" and {more} more" if more > 0 else "")
+
+    @property
     def note(self):
         """The one line a result carries about what was ignored ("" when nothing was)."""
         if not self.ignored:
             return ""
-        shown = ", ".join(self.ignored[:8]) + (f" and {len(self.ignored) - 8} more" if len(self.ignored) > 8 else "")
-        return f"{shown}: belong{'s' if len(self.ignored) == 1 else ''} to no assignment, ignored"
+        return f"{self.listed}: belong{'s' if len(self.ignored) == 1 else ''} to no assignment, ignored"
 
 
 def _entries(folder):
@@ -317,7 +322,7 @@ def find(folder, assignment=None, root=None):
         return Found((), ignored, f"{folder.name}/ holds {others[0]}/, not {assignment}/")
     why = (f"holds no {assignment}/ and none of its modules ({', '.join(course[assignment].modules)})" if assignment
            else f"holds no module of any assignment ({', '.join(course)}) and no folder named after one")
-    listed = Found((), ignored).note.split(": belong")[0]
+    listed = Found((), ignored).listed
     return Found((), ignored, f"{folder.name}/ {why}" + (f" (it holds {listed})" if listed else ""))
 
 
