@@ -60,7 +60,7 @@ def user():
     ordinary user in ``repo``, a world-readable copy of the project."""
     prefix, python = user_python()
     repo = copy_repo()
-    os.chmod(repo, 0o777)   # results are written here by that user
+    os.chmod(repo, 0o1777)   # results are written here by that user (sticky: no one else may swap its folders)
 
     def run(*args, no_userns=False):
         wrapper = [python, "tests/no_userns.py"] if no_userns else []

@@ -130,11 +130,18 @@ def grade_student(path, found, isolation, args):
 
 
 def _warn_uncounted_memory(results):
-    """Where no memory cgroup held, memory was limited per process (address space) only."""
-    for why in sorted({(r.protections or {}).get("unavailable", {}).get("memory cgroup") for r in results} - {None}):
+    """Where neither a memory cgroup nor a private root held, memory was limited per process
+    (address space) only, and files left in a shared tmpfs count nowhere. (In a private root
+    the only tmpfs is the child's own, capped; the result records the missing cgroup anyway.)"""
+    missing = set()
+    for result in results:
+        protections = result.protections or {}
+        if "private root" not in protections.get("held", []):
+            missing.add(protections.get("unavailable", {}).get("memory cgroup"))
+    for why in sorted(missing - {None}):
         print(printable(f"WARNING: submissions' memory was limited per process only, not where it is charged "
-                        f"(memory cgroup unavailable: {why}): without a private root, files a submission leaves "
-                        "in a shared tmpfs such as /dev/shm are not counted"))
+                        f"(memory cgroup unavailable: {why}): files a submission leaves in a shared tmpfs such "
+                        "as /dev/shm are not counted"))
 
 
 def ci_outputs(args, rows):
