@@ -6,6 +6,8 @@ much it was off, and, when the answer equals a known mistake, the mistake's name
 """
 import torch
 
+from .result import failure
+
 ATOL, RTOL = 1e-5, 1e-4
 
 
@@ -66,19 +68,18 @@ def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
     if _close(actual, expected, atol, rtol):
         return
     name = known_mistake(actual, mistakes, atol, rtol) if isinstance(actual, torch.Tensor) else None
-    hint = f" This is exactly what you get with: {name}." if name else ""
     if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:
-        raise AssertionError(f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}.{hint}")
+        raise failure(f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}.", name)
     try:
         expect_tensor(actual, expected, what)
     except AssertionError as exc:
-        raise AssertionError(f"{exc}.{hint}") from None
+        raise failure(f"{exc}.", name) from None
     if not torch.allclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True):
         diff = (actual - expected).abs().nan_to_num(nan=float("inf"))
         where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape)) if diff.dim() else ()
         got, want = actual[where].item(), expected[where].item()
-        raise AssertionError(f"{what}: wrong values, largest difference {diff.max().item():.4g} at index "
-                             f"{list(where)} (got {got:.4f}, expected {want:.4f}).{hint}")
+        raise failure(f"{what}: wrong values, largest difference {diff.max().item():.4g} at index "
+                      f"{list(where)} (got {got:.4f}, expected {want:.4f}).", name)
 
 
 def check_calls(student, module, name, cases):

@@ -208,12 +208,14 @@ def detect(folder, root=None):
     return course[fits[0]]
 
 
-def submission_sources(folder, assignment):
+def submission_sources(folder, assignment, own=None):
     """A submission's modules as {name: source}, and notes: the folder's own, plus each module of
     an earlier assignment this one builds on that the folder lacks, from the student's folder of
     that assignment beside it (``alice/<earlier>/`` for ``alice/<assignment>/``; only a folder
-    named after its assignment has such a neighbour, not a student's folder in a class)."""
-    sources, notes = read_sources(folder)
+    named after its assignment has such a neighbour, not a student's folder in a class).
+    ``own``: what read_sources(folder) gave, where it was read already."""
+    sources, notes = own if own is not None else read_sources(folder)
+    sources, notes = dict(sources), list(notes)
     total = sum(len(json.dumps(text)) for text in sources.values())
     for earlier, modules in get(assignment).builds_on.items():
         wanted = [m.removesuffix(".py") for m in modules if m.removesuffix(".py") not in sources]

@@ -56,11 +56,11 @@ _graders = {}
 
 def _grader(assignment, hidden, unsafe_same_uid=False):
     """One warm Grader per (assignment, hidden paths) for the whole nbgrader run."""
-    from ..grading.runner import Grader
+    from ..grading.engine import Options, start_grader
 
     key = (assignment, tuple(hidden), unsafe_same_uid)
     if key not in _graders:
-        _graders[key] = Grader(assignment=assignment, hidden=hidden, unsafe_same_uid=unsafe_same_uid)
+        _graders[key] = start_grader(Options(assignment, hidden=tuple(hidden), same_uid=unsafe_same_uid))
         if len(_graders) == 1:
             atexit.register(close_graders)
     return _graders[key]

@@ -12,8 +12,9 @@ import re
 import torch
 
 from autograder.grading.compare import compiles
+from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import GraderError, StudentFailure
-from autograder.sandbox.zygote import gpt2_offline
+from autograder.support.gpt2_offline import gpt2_offline
 
 # The split that gives the book's numbers, and listing 2.4's as printed (fewer characters).
 SPLIT = r'([,.:;?_!"()\']|--|\s)'
@@ -185,9 +186,7 @@ def expect(actual, expected, what, mistakes=None, accepted=()):
     gives full marks); name a known mistake where one fits, else say where the answer is off."""
     if same(actual, expected) or any(same(actual, a) for a in accepted):
         return
-    name = mistake_names(actual, mistakes)
-    hint = f" This is exactly what you get with: {name}." if name else ""
-    raise AssertionError(f"{what}: {difference(actual, expected)}.{hint}")
+    raise failure(f"{what}: {difference(actual, expected)}.", mistake_names(actual, mistakes))
 
 
 def value(reply, step, what, mistakes_on_error=()):
@@ -201,7 +200,7 @@ def value(reply, step, what, mistakes_on_error=()):
             match = re.search(pattern, str(exc))
             if match:
                 name = name(match) if callable(name) else name
-                raise AssertionError(f"{what}: {exc}. This is exactly what you get with: {name}.") from None
+                raise KnownMistake(f"{what}: {exc}.", name) from None
         raise
 
 
@@ -298,7 +297,7 @@ def check_decode(answer, tokens, ids, vocab, what):
     if all(0 <= i < len(by_position) for i in ids):
         looked_up = [by_position[i] for i in ids]
         if any(same(answer, join_tokens(looked_up, marks)) for marks in DECODE_MARKS.values()):
-            raise AssertionError(f"{what}: got {short(answer)}. This is exactly what you get with: {BY_POSITION}.")
+            raise KnownMistake(f"{what}: got {short(answer)}.", BY_POSITION)
     expect(answer, accepted[0], what, decode_mistakes(tokens))
 
 
@@ -386,6 +385,6 @@ def lower_part_wrong(student, part):
     """Whether ``part`` lost points in this grading and is really written (it earned points of
     its own, or its file does not compile): the evidence a later part needs before it credits
     an answer that is right with the student's own wrong piece from below."""
-    lost = part in getattr(student, "failed_parts", set())
-    written = part in getattr(student, "passed_parts", set()) or not compiles(student.sources.get(part))
+    lost = part in student.failed_parts
+    written = part in student.passed_parts or not compiles(student.sources.get(part))
     return lost and written

@@ -222,7 +222,7 @@ def lower_charged(student, lower, failure):
     (the student's traceback names it) and they have lost points in this grading, while being
     really written (they earned points too, or do not even compile: a blank or forged lower
     part earns nothing here). Empty when the failure is the checked module's own."""
-    failed, passed = getattr(student, "failed_parts", set()), getattr(student, "passed_parts", set())
+    failed, passed = student.failed_parts, student.passed_parts
     named = set(re.findall(r"\((\w+)\.py line \d+\)", str(failure)))
     named |= set(re.findall(r"(\w+)\.py could not be imported", str(failure)))
     return sorted(p for p in lower if p in named and p in failed
