@@ -184,6 +184,7 @@ def keep(path):
         shutil.copy(path, Path(folder) / path.name)
 
 
+@pytest.mark.browser
 def test_report_page_in_a_browser(graded, tmp_path):
     page_path = graded["one"] / "report.html"
     rows = read_csv(graded["one"] / "grades.csv")
@@ -233,6 +234,7 @@ def markdown_page(markdown, path):
     return path
 
 
+@pytest.mark.browser
 def test_markdown_feedback_and_job_summary_show_the_students_text_as_text(graded, tmp_path):
     """The student's folder name, file names and error messages in every Markdown file a class
     run writes (and in Classroom's job summary) render as text: nothing runs or loads."""
@@ -257,7 +259,7 @@ def test_markdown_feedback_and_job_summary_show_the_students_text_as_text(graded
     assert f"{HOSTILE}: {HOSTILE_MESSAGE}" in shown["classroom.md"] and HOSTILE_MESSAGE in shown["classroom-error.md"]
 
 
-def test_a_class_of_two_assignments_merges_into_the_one_run_too(tiny, tmp_path):
+def test_a_class_of_two_assignments_merges_into_the_one_run_too(tiny, tmp_path):  # noqa: F811 (a fixture)
     """Several assignments: a results folder and a report section per assignment; the merged
     shards give the one run's files, every feedback file included, byte for byte."""
     assert course_cli(tiny, "stubs").returncode == 0  # the throwaway assignment's stubs

@@ -10,18 +10,17 @@ what they were, and the next submission is graded as before.
 import hashlib
 import os
 import socket
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS))
-from banks import reference_sources, stub_sources  # noqa: E402
+from banks import reference_sources, stub_sources
 
-from autograder.grading import course  # noqa: E402
-from autograder.paths import ROOT  # noqa: E402
+from autograder.grading import course
+from autograder.paths import ROOT
+
+TESTS = Path(__file__).resolve().parents[1]
 
 A = "ch02_text_data"
 PROTECTED = [course.get(A).solutions / "the-verdict.txt", course.get(A).stubs / "the-verdict.txt",
