@@ -11,7 +11,7 @@ import re
 
 import torch
 
-from autograder.grading.compare import compiles
+from autograder.grading.kit import known_mistake
 from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import GraderError, StudentFailure
 from autograder.support.gpt2_offline import gpt2_offline
@@ -170,15 +170,7 @@ def difference(actual, expected):
 def mistake_names(actual, mistakes):
     """The names of the mistakes whose answer ``actual`` is; ``mistakes`` (or a function that
     makes them, called only for a wrong answer) maps each name to its answer or a function."""
-    names = []
-    for name, model in ((mistakes() if callable(mistakes) else mistakes) or {}).items():
-        try:
-            value = model() if callable(model) else model
-        except Exception:  # a mistake that cannot happen on this input is not this one
-            continue
-        if same(actual, value):
-            names.append(name)
-    return " or ".join(names) or None
+    return known_mistake(actual, mistakes, lambda a, value: 0 if same(a, value) else None)
 
 
 def expect(actual, expected, what, mistakes=None, accepted=()):
@@ -381,10 +373,3 @@ def as_batches(answer):
 
 # ------------------------------------------------------------------ lower parts
 
-def lower_part_wrong(student, part):
-    """Whether ``part`` lost points in this grading and is really written (it earned points of
-    its own, or its file does not compile): the evidence a later part needs before it credits
-    an answer that is right with the student's own wrong piece from below."""
-    lost = part in student.failed_parts
-    written = part in student.passed_parts or not compiles(student.sources.get(part))
-    return lost and written

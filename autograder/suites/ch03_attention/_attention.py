@@ -11,7 +11,8 @@ import re
 import torch
 import torch.nn.functional as F
 
-from autograder.grading.compare import compiles, expect_close, seeded, set_seed
+from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.kit import lower_part_wrong
 from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import StudentFailure
 
@@ -177,11 +178,10 @@ def own_answer(student, own, failure, request):
     twice; so the lower part must also be shown to be really written: it earned points of its
     own in this grading, or (for a failure inside its file) the grader's own compile() of its
     source fails. Blank or forged lower parts earn nothing, and so nothing here."""
+    if not any(lower_part_wrong(student, p) for p in own["parts"]):
+        return None
     lost = sorted(set(own["parts"]) & student.failed_parts)
     written = [p for p in lost if p in student.passed_parts]
-    broken = [p for p in lost if not compiles(student.sources.get(p))]
-    if not written and not broken:
-        return None
     note = (f"{own['what']} itself is right: the difference from the reference comes from "
             f"{' and '.join(lost)}, charged there.")
     in_lower = re.compile(rf"\(({'|'.join(map(re.escape, lost))})\.py line \d+\)$")
