@@ -221,3 +221,16 @@ def test_the_private_rule_allows_a_package_its_own_names():
     planted = {**BASE, "autograder.sandbox.child": "from .protocol import _frame\nfrom . import protocol\n"
                                                    "protocol._frame()\n"}
     assert violations(planted) == []
+
+
+def test_every_platform_starts_its_grader_one_way():
+    """Only grading.engine.start_grader constructs a runner.Grader (and no platform starts a Zygote of
+    its own): every platform's results then come from the same options, notes and fingerprint."""
+    sources = engine_sources()
+    for module, source in sources.items():
+        calls = {node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+                 for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)}
+        if module not in ("autograder.grading.engine", "autograder.grading.runner"):
+            assert "Grader" not in calls, f"{module} builds a Grader: use grading.engine.start_grader"
+        if trade(module) in ("platforms", "commands", "authoring"):
+            assert "Zygote" not in calls, f"{module} starts a Zygote: use grading.engine.start_zygote"

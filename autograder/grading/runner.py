@@ -39,7 +39,9 @@ class Student:
         self.notes = []
         self.failed_parts, self.passed_parts = set(), set()
 
-    def __getattr__(self, name):
+    def __getattr__(self, name):  # only for names not set here
+        if name == "session":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self.session, name)
 
 
