@@ -58,6 +58,19 @@ def cmd_classroom(args):
     return classroom.main(args.assignment, Path(args.out))
 
 
+def _at_least(kind, low, above=False):
+    """An argparse type: a ``kind`` number from ``low`` (above it, with ``above``), else a clear error."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not (value > low if above else value >= low):  # NaN included
+            raise argparse.ArgumentTypeError(f"must be {'above' if above else 'at least'} {low}, not {text}")
+        return value
+    return parse
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -68,12 +81,13 @@ def main(argv=None):
     grade.add_argument("--out", help="class mode: folder for grades.csv and each student's JSON and Markdown "
                                      "feedback (default graded/NAME)")
     grade.add_argument("--regrade", action="store_true", help="class mode: ignore results of an earlier run")
-    grade.add_argument("--jobs", type=int, default=0,
+    grade.add_argument("--jobs", type=_at_least(int, 0), default=0,
                        help="class mode: submissions graded in parallel (default: one per core for large classes)")
     grade.add_argument("--assignment", choices=course.names(),
                        help="grade every submission as this assignment (default: each submission's own, found "
                             "from its folder's name or the modules it holds)")
-    grade.add_argument("--timeout", type=float, default=5.0, help="seconds one check may run (default 5)")
+    grade.add_argument("--timeout", type=_at_least(float, 0, above=True), default=5.0,
+                       help="seconds one check may run (default 5)")
     grade.add_argument("--no-isolation", action="store_true",
                        help="run submissions without namespaces (trusted code only; for measurements)")
     grade.add_argument("--junit", help="write JUnit XML for CI test reports to this file (one testcase per check)")

@@ -33,3 +33,26 @@ def test_a_lower_part_excuses_only_when_it_lost_points_and_is_really_written():
     assert lower_part_wrong(student({"low"}, set(), "def f(:\n"), "low")   # does not compile: really the student's
     assert not lower_part_wrong(student(set(), {"low"}), "low")            # lost nothing: nothing to excuse
     assert compiles("x = 1") and not compiles("def f(:") and not compiles(None)
+
+
+def test_the_engine_options_refuse_what_would_grade_wrongly():
+    import pytest
+
+    from autograder.grading.engine import Options
+    assert Options(hidden=["/a"]).hidden == ("/a",)
+    for bad in (dict(isolation="partial"), dict(jobs=0), dict(timeout=0)):
+        with pytest.raises(ValueError):
+            Options(**bad)
+
+
+def test_the_cli_refuses_a_timeout_or_jobs_the_options_would_refuse():
+    import argparse
+
+    import pytest
+
+    from autograder.cli import _at_least
+    assert _at_least(float, 0, above=True)("2.5") == 2.5 and _at_least(int, 0)("0") == 0
+    for parse, text in ((_at_least(float, 0, above=True), "0"), (_at_least(float, 0, above=True), "nan"),
+                        (_at_least(int, 0), "-1"), (_at_least(int, 0), "two")):
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse(text)

@@ -20,6 +20,15 @@ class Options:
     ahead: bool = True                # start the next submission's child as a grading ends
     jobs: int = 1                     # grading processes of a class run (each starts its own grader)
 
+    def __post_init__(self):
+        # anything but "full" would silently grade with less isolation: say so here instead
+        if self.isolation not in ("full", "off"):
+            raise ValueError(f"isolation must be 'full' or 'off', not {self.isolation!r}")
+        if not (isinstance(self.jobs, int) and self.jobs >= 1) or not self.timeout > 0:
+            raise ValueError(f"jobs must be a whole number from 1 and timeout positive (got {self.jobs!r}, "
+                             f"{self.timeout!r})")
+        object.__setattr__(self, "hidden", tuple(self.hidden))  # a list given is kept as a tuple (hashable)
+
 
 def start_zygote(options):
     """The zygote ``options`` ask for, started now (before this process loads anything secret,
