@@ -93,6 +93,19 @@ EARLIER_REFERENCE = ("where a submission lacks a module of an earlier assignment
                      "use it only after the earlier assignment's deadline")
 
 
+def _at_least(kind, low, above=False):
+    """An argparse type: a ``kind`` number from ``low`` (above it, with ``above``), else a clear error."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not (value > low if above else value >= low):  # NaN included
+            raise argparse.ArgumentTypeError(f"must be {'above' if above else 'at least'} {low}, not {text}")
+        return value
+    return parse
+
+
 def build_parser():
     """The command line's parser: every subcommand, its arguments, its help and an example."""
     parser = argparse.ArgumentParser(prog="python -m autograder", description=DESCRIPTION, epilog=EXIT_CODES,
@@ -106,13 +119,14 @@ def build_parser():
     grade.add_argument("--out", help="class mode: folder for grades.csv and each student's JSON and Markdown "
                                      "feedback (default graded/NAME)")
     grade.add_argument("--regrade", action="store_true", help="class mode: ignore results of an earlier run")
-    grade.add_argument("--jobs", type=int, default=0,
+    grade.add_argument("--jobs", type=_at_least(int, 0), default=0,
                        help="class mode: submissions graded in parallel (default: one per core for large classes)")
     grade.add_argument("--assignment", choices=course.names(),
                        help="grade every submission as this assignment (default: each submission's own, found "
                             "from its folder's name or the modules it holds)")
     grade.add_argument("--earlier-reference", action="store_true", help=EARLIER_REFERENCE)
-    grade.add_argument("--timeout", type=float, default=5.0, help="seconds one check may run (default 5)")
+    grade.add_argument("--timeout", type=_at_least(float, 0, above=True), default=5.0,
+                       help="seconds one check may run (default 5)")
     grade.add_argument("--no-isolation", action="store_true",
                        help="run submissions without namespaces (trusted code only; for measurements)")
     grade.add_argument("--junit", help="write JUnit XML for CI test reports to this file (one testcase per check)")

@@ -342,7 +342,10 @@ def test_grade_junit_and_job_summary_for_ci(buggy_by_cli, tmp_path):
     assert len(failed) == 1 and "no 1/sqrt(d_k) scaling" in failed[0]["failure"]["$"]
     points = {p["@name"]: p["@value"] for p in failed[0]["properties"]["property"]}
     lost = next(t for t in result["tests"] if t["status"] == "failed")
-    assert points == {"score": "0", "max_score": str(lost["max_score"])}
+    # the mistake the check recognised: the result's field, in JUnit a property and the failure's type
+    assert lost["extra_data"]["mistake"].startswith("no 1/sqrt(d_k) scaling")
+    assert points == {"score": "0", "max_score": str(lost["max_score"]), "mistake": lost["extra_data"]["mistake"]}
+    assert failed[0]["failure"]["@type"] == "KnownMistake"
     assert sum(int(p["@value"]) for c in suite["testcase"] for p in c["properties"]["property"]
                if p["@name"] == "score") == result["score"] == 100 - lost["max_score"]
     summary = buggy_by_cli["summary"]

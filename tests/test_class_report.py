@@ -254,6 +254,7 @@ def keep(path):
         shutil.copy(path, Path(folder) / path.name)
 
 
+@pytest.mark.browser
 def test_report_page_in_a_browser(graded, tmp_path):
     page_path = graded["one"] / "report.html"
     rows = read_csv(graded["one"] / "grades.csv")
@@ -303,6 +304,7 @@ def markdown_page(markdown, path):
     return path
 
 
+@pytest.mark.browser
 def test_markdown_feedback_and_job_summary_show_the_students_text_as_text(graded, tmp_path):
     """The student's folder name, file names and error messages in every Markdown file a class
     run writes (and in Classroom's job summary) render as text: nothing runs or loads."""
@@ -390,7 +392,7 @@ def test_result_names_are_unique_by_construction():
     assert [result_stem(n) for n in ("alice", "m0-missing", "bob-1234")] == ["alice", "m0-missing", "bob-1234"]
 
 
-def test_a_student_named_like_anothers_shortened_result_takes_nothing(tiny, tmp_path):
+def test_a_student_named_like_anothers_shortened_result_takes_nothing(tiny, tmp_path):  # noqa: F811 (a fixture)
     """A folder *named* a long name's shortened result name, and one named like the class's own
     summary, grade into files of their own: every student keeps their score."""
     long = "x" * 130
@@ -408,7 +410,7 @@ def test_a_student_named_like_anothers_shortened_result_takes_nothing(tiny, tmp_
     assert len(list((tmp_path / "out").glob("*.json"))) == 4
 
 
-def test_a_class_of_two_assignments_merges_into_the_one_run_too(tiny, tmp_path):
+def test_a_class_of_two_assignments_merges_into_the_one_run_too(tiny, tmp_path):  # noqa: F811 (a fixture)
     """Several assignments: a results folder and a report section per assignment; the merged
     shards give the one run's files, every feedback file included, byte for byte."""
     assert course_cli(tiny, "stubs").returncode == 0  # the throwaway assignment's stubs

@@ -71,6 +71,7 @@ def test_python_for_others_is_this_one_where_nobody_reaches_it(monkeypatch):
     assert interpreter.python_for_others(("torch",)) == (sys.executable, None)
 
 
+@pytest.mark.privileged
 @ROOT_ONLY
 def test_without_namespaces_a_child_as_nobody_imports_what_the_zygote_never_loaded(tmp_path):
     """An honest student's ``import statistics`` must not cost points where the grader's own

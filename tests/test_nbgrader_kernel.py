@@ -23,18 +23,17 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from hostile import CASES, Case, materialize
+from nobody import python_nobody_runs
+
+from autograder.platforms import nbgrade
+from autograder.sandbox import interpreter, kernel_sandbox
+from autograder.sandbox.kernel_sandbox import children
+from autograder.platforms.nbkernel import SandboxedExecute, SandboxedKernelManager, execute_preprocessor
+from autograder.paths import SOLUTIONS
+from autograder.authoring.release import build_course, kernel_path, run_nbgrader
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from hostile import CASES, Case, materialize  # noqa: E402
-from nobody import python_nobody_runs  # noqa: E402
-
-from autograder.platforms import nbgrade  # noqa: E402
-from autograder.sandbox import interpreter, kernel_sandbox  # noqa: E402
-from autograder.sandbox.kernel_sandbox import children  # noqa: E402
-from autograder.platforms.nbkernel import SandboxedExecute, SandboxedKernelManager, execute_preprocessor  # noqa: E402
-from autograder.paths import SOLUTIONS  # noqa: E402
-from autograder.authoring.release import build_course, kernel_path, run_nbgrader  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"
 CASE = {case.name: case for case in CASES}
@@ -279,6 +278,7 @@ def test_nothing_the_kernel_started_survives_it(tmp_path, capfd, isolation):
     assert warned == (isolation == "off")
 
 
+@pytest.mark.privileged
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root changes the kernel's uid")
 def test_a_kernel_nobody_cannot_run_is_not_started_and_says_why_in_one_line(tmp_path, monkeypatch):
     """Without namespaces and without a Python nobody can reach, the kernel is refused (never

@@ -1,21 +1,18 @@
 """The student release of every assignment of the course, built with nbgrader, and the master
 notebook it comes from (run against the solutions: the book's values, full points per part)."""
 import shutil
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from autograder.authoring import stubs
+from autograder.authoring.release import kernel_path, leaks, main_release, secret_lines
+from autograder.grading import course
+from autograder.platforms import nbgrade
 
-from autograder.authoring import stubs  # noqa: E402
-from autograder.authoring.release import kernel_path, leaks, main_release, secret_lines  # noqa: E402
-from autograder.grading import course  # noqa: E402
-from autograder.platforms import nbgrade  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 ASSIGNMENTS = course.names()
 

@@ -15,7 +15,6 @@ import tiktoken_ext.openai_public
 from autograder.grading import course
 from autograder.authoring import stubs
 from autograder.support import tiktoken_offline
-from autograder.paths import ROOT
 
 PROBE = r"""
 import socket, sys

@@ -343,15 +343,17 @@ def detect(folder, root=None):
     return course[name]
 
 
-def submission_sources(folder, assignment, earlier_reference=False):
+def submission_sources(folder, assignment, earlier_reference=False, own=None):
     """A submission's modules as {name: source}, and notes: the folder's own, plus each module of
     an earlier assignment this one builds on that the folder lacks, from the student's folder of
     that assignment beside it (``alice/<earlier>/`` for ``alice/<assignment>/``; only a folder
     named after its assignment has such a neighbour, not a student's folder in a class).
     ``earlier_reference``: what is still missing is the course's reference of that module (the
     instructor's setting after the earlier assignment's deadline: the child then reads it).
-    What is missing after all that is named in one note, with where it comes from."""
-    sources, notes = read_sources(folder)
+    What is missing after all that is named in one note, with where it comes from.
+    ``own``: what read_sources(folder) gave, where it was read already."""
+    sources, notes = own if own is not None else read_sources(folder)
+    sources, notes = dict(sources), list(notes)
     total = sum(len(json.dumps(text)) for text in sources.values())
     a = get(assignment)
     for earlier in a.builds_on:

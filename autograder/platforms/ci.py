@@ -12,17 +12,19 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 
 from . import classreport, report, shards
 from .files import display_name, feedback_title, own_folder, result_stem, write_atomic
 from ..grading import course
-from ..grading.grade import fingerprint, grade_one
+from ..grading.engine import Options, start_grader, start_zygote
+from ..grading.grade import fingerprint
 from ..grading.result import SubmissionResult
 from ..paths import ASSIGNMENTS, SOLUTIONS
 from ..sandbox import isolate
 from ..sandbox.submission import SubmissionError, printable
-from ..sandbox.zygote import Zygote, import_torch, restore_environment
+from ..sandbox.startup import import_torch, restore_environment
 
 
 def _fail(message, code=2):
@@ -43,16 +45,16 @@ def trusted(path):
     return any(real == top or top in real.parents for top in (SOLUTIONS.resolve(), ASSIGNMENTS.resolve()))
 
 
-def same_uid_consent(path, isolation, args, hidden=(), checking=None):
+def same_uid_consent(path, isolation, unsafe_same_uid, hidden=(), checking=None):
     """Asked of the sandbox before the first submission runs. False: a child here is kept apart
     from the grader (and the session refuses any child that is not). True: it would run with
     the grader's own uid, and may (the repository's own code, or --unsafe-same-uid, said
     loudly). None: it may not; the message saying how to get isolation here has been printed.
-    ``checking``: the check, started earlier (isolate.start_check) with the same ``hidden``."""
+    ``unsafe_same_uid``: the user said --unsafe-same-uid. ``checking``: the check, started earlier (isolate.start_check) with the same ``hidden``."""
     hello = (checking or isolate.start_check(isolation, hidden))()
     if "failed" in hello or hello["separated"]:  # a child that cannot start says why when it is asked to
         return False
-    if args.unsafe_same_uid:
+    if unsafe_same_uid:
         print(printable(f"WARNING: --unsafe-same-uid: submissions run as your own user (uid {os.geteuid()}) and "
                         "can read and rewrite everything you can: the reference, the hidden suites, the grader "
                         f"and the results ({hello['isolation']}). Trusted code only."), file=sys.stderr)
@@ -98,19 +100,20 @@ def grade_student(path, found, isolation, args):
     # Forked from this process now, before the grader loads anything secret: torch once for both.
     # tiktoken's encoding only where an assignment uses it. No child is started before the consent.
     tiktoken = any(course.get(a).uses_tiktoken for _, a in found.submissions)
-    zygote = Zygote(isolation=isolation, fork=True, tiktoken=tiktoken)
-    same_uid = same_uid_consent(path, isolation, args, checking=checking)
+    options = Options(isolation=isolation, timeout=args.timeout, fork=True, tiktoken=tiktoken,
+                      ahead=len(found.submissions) > 1, earlier_reference=args.earlier_reference)
+    zygote = start_zygote(options)
+    same_uid = same_uid_consent(path, isolation, args.unsafe_same_uid, checking=checking)
     if same_uid is None:
         zygote.close()
         return 3
-    from ..grading.runner import Grader, GraderError
+    from ..grading.runner import GraderError
     results = {}
-    with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote, unsafe_same_uid=same_uid,
-                ahead=len(found.submissions) > 1, earlier_reference=args.earlier_reference) as grader:
+    with start_grader(replace(options, same_uid=same_uid), zygote) as grader:
         for folder, assignment in found.submissions:
             name = str(path if len(found.submissions) == 1 else folder)
             try:
-                result = grade_one(grader, folder, assignment).with_notes([found.note])
+                result = grader.grade_result(folder, assignment).with_notes([found.note])
             except SubmissionError as exc:
                 return _fail(str(exc))
             except GraderError as exc:
@@ -170,21 +173,19 @@ def _progress(done, total, started, name):
 _grader = None  # the grading process's own Grader (one per worker in a parallel class run)
 
 
-def _start_grader(isolation, timeout, hidden=(), unsafe_same_uid=False, fork=False, earlier_reference=False):
-    """``fork``: this process holds nothing secret yet, so the zygote is forked from it (see
-    Zygote); otherwise the zygote is a fresh interpreter, whose import of torch overlaps ours."""
+def _start_grader(options):
+    """This process's grader. ``options.fork``: this process holds nothing secret yet, so the
+    zygote is forked from it (see Zygote); otherwise the zygote is a fresh interpreter, whose
+    import of torch overlaps ours."""
     global _grader
-    zygote = Zygote(hidden=hidden, isolation=isolation, fork=fork)
-    from ..grading.runner import Grader
-    _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden, zygote=zygote,
-                     unsafe_same_uid=unsafe_same_uid, earlier_reference=earlier_reference)
+    _grader = start_grader(options)
 
 
 def _grade_task(folder, assignment=None):
     """(result, status, grader_failed) for one submission; never raises."""
     from ..grading.runner import GraderError
     try:
-        return grade_one(_grader, folder, assignment), "graded", False
+        return _grader.grade_result(folder, assignment), "graded", False
     except SubmissionError as exc:
         return None, f"not graded: {exc}", False
     except GraderError as exc:
@@ -215,18 +216,19 @@ def _start_engine(isolation, args, hidden, count, same_uid, fork):
     Parallel only where it pays for the workers' start. ``fork``: this process holds nothing
     secret yet and has imported torch, so the workers (or its zygote) are forked from it;
     otherwise each worker is a fresh interpreter with a zygote of its own."""
-    jobs = args.jobs or min(os.cpu_count() or 1, max(1, count // 8))
-    if jobs <= 1:
-        _start_grader(isolation, args.timeout, hidden, same_uid, fork, args.earlier_reference)
+    options = Options(isolation=isolation, timeout=args.timeout, hidden=hidden, same_uid=same_uid, fork=fork,
+                      jobs=args.jobs or min(os.cpu_count() or 1, max(1, count // 8)),
+                      earlier_reference=args.earlier_reference)
+    if options.jobs <= 1:
+        _start_grader(options)
         return 1, None
     if not fork:
         restore_environment()  # fresh interpreters: they inherit this process's environment
     context = multiprocessing.get_context("fork" if fork else "spawn")
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
-                               initargs=(isolation, args.timeout, hidden, same_uid, fork, args.earlier_reference))
+    pool = ProcessPoolExecutor(options.jobs, mp_context=context, initializer=_start_grader, initargs=(options,))
     pool.submit(int)  # the first task forks every worker: now, before this process reads a result
     restore_environment()  # every worker is forked (each forks its zygote before it restores its own)
-    return jobs, pool
+    return options.jobs, pool
 
 
 def _class_submissions(students, forced):
@@ -290,7 +292,7 @@ def _grade_class(root, students, out, isolation, args, painter, identity):
     if args.regrade or any(not target(s.name, a, ".json").exists() for s, _, a in items if not found[s.name, a][1]):
         checking = isolate.start_check(isolation, hidden)  # its interpreter starts beside our import of torch
         import_torch()  # once, here: the graders are forked with it
-        same_uid = same_uid_consent(root, isolation, args, hidden, checking)
+        same_uid = same_uid_consent(root, isolation, args.unsafe_same_uid, hidden, checking)
         if same_uid is None:
             return 3
         if make_out():
@@ -309,7 +311,7 @@ def _grade_class(root, students, out, isolation, args, painter, identity):
         else:
             todo.append((key, folder, assignment))
     if engine is None:
-        same_uid = same_uid_consent(root, isolation, args, hidden) if todo else False
+        same_uid = same_uid_consent(root, isolation, args.unsafe_same_uid, hidden) if todo else False
         if same_uid is None:
             return 3
         if make_out():

@@ -29,10 +29,6 @@ from .files import write_atomic
 from ..grading.result import SubmissionResult
 from ..sandbox.submission import printable
 
-# The hint compare.expect_close (and the suites' own checks) end a failed check's feedback with.
-# Only at the very end: a student's exception message that imitates it is followed by the
-# grader's "(file line N)".
-HINT = "This is exactly what you get with: "
 FEEDBACK_LIMIT = 300        # characters of one line of feedback shown on the page
 NAMES_SHOWN = 12            # students named inline before the rest fold into "and N more"
 ROWS_SHOWN = 10             # checks failed without a name listed before the rest fold away
@@ -46,12 +42,6 @@ class Student(NamedTuple):
     feedback: Optional[str] = None  # the Markdown feedback file, relative to the report
     result_file: Optional[str] = None  # the result JSON, relative to the report
     assignment: Optional[str] = None   # what the class run graded it as (None: it could not tell)
-
-
-def named_mistake(output):
-    """The mistake a check's feedback names ("... This is exactly what you get with: <name>."), or None."""
-    _, hint, name = output.strip().rpartition(HINT)
-    return name[:-1].strip() if hint and name.endswith(".") else None
 
 
 def _first_line(text):
@@ -98,7 +88,7 @@ def _assignment(key, entries):
                 check["passed"] += 1
                 continue
             check["failed"] += 1
-            name = named_mistake(test.output)
+            name = test.mistake  # recorded by the check that recognised it; feedback text is never parsed
             if name:
                 mistake = mistakes.setdefault(name, {"mistake": name, "students": [], "checks": []})
                 if student.name not in mistake["students"]:

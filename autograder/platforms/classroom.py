@@ -28,9 +28,10 @@ STEP = """\
 
 def part_points(assignment, grader=None):
     """{part: points} from the hidden suites (the one place points live), by grading the reference."""
-    from ..grading.runner import Grader
+    from ..grading.engine import Options, start_grader
     if grader is None:
-        with Grader(assignment, unsafe_same_uid=True) as grader:  # the reference: trusted, as `grade solutions`
+        # the reference: trusted, as `grade solutions`
+        with start_grader(Options(assignment, same_uid=True, ahead=False)) as grader:
             return part_points(assignment, grader)
     result = grader.grade_result(course.get(assignment).solutions, assignment)
     if result.score != result.max_score:

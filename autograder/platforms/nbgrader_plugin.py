@@ -57,12 +57,12 @@ _graders = {}
 
 def _grader(assignment, hidden, unsafe_same_uid=False, earlier_reference=False):
     """One warm Grader per (assignment, hidden paths, settings) for the whole nbgrader run."""
-    from ..grading.runner import Grader
+    from ..grading.engine import Options, start_grader
 
     key = (assignment, tuple(hidden), unsafe_same_uid, earlier_reference)
     if key not in _graders:
-        _graders[key] = Grader(assignment=assignment, hidden=hidden, unsafe_same_uid=unsafe_same_uid,
-                               earlier_reference=earlier_reference)
+        _graders[key] = start_grader(Options(assignment, hidden=tuple(hidden), same_uid=unsafe_same_uid,
+                                             earlier_reference=earlier_reference))
         if len(_graders) == 1:
             atexit.register(close_graders)
     return _graders[key]

@@ -182,8 +182,10 @@ def junit(results):
             points = ET.SubElement(case, "properties")
             for key, value in (("score", check.score), ("max_score", check.max_score)):
                 ET.SubElement(points, "property", name=key, value=str(value))
+            if check.mistake:
+                ET.SubElement(points, "property", name="mistake", value=text(check.mistake))
             if not check.passed:
-                failure = ET.SubElement(case, "failure", type="WrongAnswer",
+                failure = ET.SubElement(case, "failure", type="KnownMistake" if check.mistake else "WrongAnswer",
                                         message=text(check.output.splitlines()[0] if check.output else "failed"))
                 failure.text = text(check.output)
         if result.output:

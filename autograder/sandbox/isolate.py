@@ -19,7 +19,7 @@ files and file size. The hello message lists what held and what was unavailable,
 the reason. A step that fails after the point of no return (a user namespace without a
 uid map, a pivoted root whose old root cannot be dropped) stops the child and names the
 step: it never runs half set up. The grader's environment never reaches a child (see
-zygote.ZYGOTE_ENV).
+startup.ZYGOTE_ENV).
 
 One rule decides whether untrusted code may run at all (``separated``): never with the
 grader's own uid, unless namespaces hide everything of the grader from it. The hello says
@@ -33,6 +33,7 @@ import platform
 import resource
 import signal
 import struct
+import functools
 import sys
 import time
 
@@ -599,6 +600,26 @@ CHECK = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.i
          "_dry_run(sys.argv[2], __import__('json').loads(sys.argv[3]))")
 
 
+# What the zygote's Python must hold, at the grader's versions, when it is not the grader's own.
+CHILD_NEEDS = ("torch", "safetensors", "numpy")
+
+
+@functools.lru_cache(maxsize=None)
+def children_python(isolation):
+    """The zygote's Python: this one, unless children run as nobody without a private root and
+    nobody cannot reach it; then one it can (see interpreter), or this one and a WARNING (once)
+    that says why. ``isolate.check`` asks it too, so its dry run is the zygote's."""
+    if os.geteuid() != 0 or interpreter.first_blocked(interpreter.own_paths()) is None:
+        return sys.executable
+    if isolation == "full" and probe_namespaces():
+        return sys.executable  # each child's private root binds it where nobody reaches it
+    python, why = interpreter.python_for_others(CHILD_NEEDS)
+    if python is None:
+        print(f"WARNING: {why}", file=sys.stderr)
+        return sys.executable
+    return python
+
+
 def check(mode, hidden=()):
     """The hello a child would send here, found before any submission runs: a fresh interpreter,
     started as the zygote is, takes every step a child takes in a throwaway process that then
@@ -614,7 +635,7 @@ def start_check(mode, hidden=()):
     import subprocess
 
     from ..paths import COURSE, ROOT
-    from .zygote import ZYGOTE_ENV, children_python
+    from .startup import ZYGOTE_ENV
 
     env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
     process = subprocess.Popen([children_python(mode), "-P", "-c", CHECK, str(ROOT), mode,   # hidden as the zygote hides them

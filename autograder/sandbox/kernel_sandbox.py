@@ -34,7 +34,7 @@ import time
 import traceback  # here: after the uid change the standard library may be out of reach
 
 from . import interpreter, isolate
-from .zygote import ZYGOTE_ENV
+from .startup import ZYGOTE_ENV
 
 PR_SET_CHILD_SUBREAPER = 36
 LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.kernel_sandbox import main; main()"

@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from autograder.grading.compare import check_calls, seeded
+from autograder.grading.kit import Case
 
 points = pytest.mark.points
 # (num_tokens, d, scale): the book's size, wider embeddings, one token, and large magnitudes
@@ -27,7 +28,7 @@ def test_dot_product_loop(student):
     cases = []
     for i, (_, d, scale) in enumerate(SHAPES):
         x, y = seeded(d, seed=10 + i, scale=scale), seeded(d, seed=20 + i, scale=scale)
-        cases.append(((x, y), torch.dot(x, y), f"dot_product_loop on vectors of size {d}", None))
+        cases.append(Case((x, y), torch.dot(x, y), f"dot_product_loop on vectors of size {d}", None))
     check_calls(student, "simple_attention", "dot_product_loop", cases)
 
 
@@ -38,7 +39,7 @@ def test_attn_scores_for_query(student, ref):
     for i, case in enumerate(SHAPES):
         inputs = inputs_for(case, 100 + i)
         for q in {0, case[0] - 1}:
-            cases.append(((inputs, inputs[q]), ref.simple_attention.attn_scores_for_query(inputs, inputs[q]),
+            cases.append(Case((inputs, inputs[q]), ref.simple_attention.attn_scores_for_query(inputs, inputs[q]),
                           f"attn_scores_for_query, {case[0]} tokens of size {case[1]}, query {q}",
                           {"scores of the inputs with themselves (x_i . x_i)": (inputs * inputs).sum(-1)}))
     check_calls(student, "simple_attention", "attn_scores_for_query", cases)
@@ -50,7 +51,7 @@ def test_attn_scores_loop(student, ref):
     cases = []
     for i, case in enumerate(SHAPES):
         inputs = inputs_for(case, 200 + i)
-        cases.append(((inputs,), ref.simple_attention.attn_scores_matmul(inputs),
+        cases.append(Case((inputs,), ref.simple_attention.attn_scores_matmul(inputs),
                       f"attn_scores_loop on {case[0]} tokens of size {case[1]}", None))
     check_calls(student, "simple_attention", "attn_scores_loop", cases)
 
@@ -61,7 +62,7 @@ def test_attn_scores_matmul(student, ref):
     cases = []
     for i, case in enumerate(SHAPES):
         inputs = inputs_for(case, 300 + i)
-        cases.append(((inputs,), ref.simple_attention.attn_scores_matmul(inputs),
+        cases.append(Case((inputs,), ref.simple_attention.attn_scores_matmul(inputs),
                       f"attn_scores_matmul on {case[0]} tokens of size {case[1]}",
                       {"inputs.T @ inputs instead of inputs @ inputs.T": inputs.T @ inputs}))
     check_calls(student, "simple_attention", "attn_scores_matmul", cases)
@@ -73,7 +74,7 @@ def test_normalize_by_sum(student, ref):
     cases = []
     for i, (n, _, _) in enumerate(SHAPES):
         scores = seeded(n, seed=400 + i).abs() + 0.1
-        cases.append(((scores,), ref.simple_attention.normalize_by_sum(scores), f"normalize_by_sum of {n} scores",
+        cases.append(Case((scores,), ref.simple_attention.normalize_by_sum(scores), f"normalize_by_sum of {n} scores",
                       {"softmax instead of dividing by the sum": torch.softmax(scores, dim=-1)}))
     check_calls(student, "simple_attention", "normalize_by_sum", cases)
 
@@ -84,7 +85,7 @@ def test_softmax_naive(student, ref):
     cases = []
     for i, (n, _, _) in enumerate(SHAPES):
         scores = seeded(n, seed=500 + i, scale=2.0)
-        cases.append(((scores,), ref.simple_attention.softmax_naive(scores), f"softmax_naive of {n} scores",
+        cases.append(Case((scores,), ref.simple_attention.softmax_naive(scores), f"softmax_naive of {n} scores",
                       {"exp(x) without dividing by the sum": torch.exp(scores),
                        "dividing by the plain sum (no exp)": scores / scores.sum()}))
     check_calls(student, "simple_attention", "softmax_naive", cases)
@@ -98,7 +99,7 @@ def test_attn_weights_from_scores(student, ref):
         # + 100: exp() overflows above ~88, so only a softmax that subtracts the maximum passes
         for scores in (seeded(n, seed=600 + i, scale=scale * 3), seeded(n, n, seed=650 + i, scale=scale * 3),
                        seeded(n, seed=680 + i) + 100.0):
-            cases.append(((scores,), ref.simple_attention.attn_weights_from_scores(scores),
+            cases.append(Case((scores,), ref.simple_attention.attn_weights_from_scores(scores),
                           f"attn_weights_from_scores on scores of shape {tuple(scores.shape)}",
                           {"softmax over dim=0 (columns) instead of dim=-1 (rows)": torch.softmax(scores, dim=0),
                            NAIVE: _naive_softmax(scores)}))
@@ -112,7 +113,7 @@ def test_context_vector_for_query(student, ref):
     for i, case in enumerate(SHAPES):
         inputs = inputs_for(case, 700 + i)
         weights = torch.softmax(seeded(case[0], seed=750 + i), dim=0)
-        cases.append(((inputs, weights), ref.simple_attention.context_vector_for_query(inputs, weights),
+        cases.append(Case((inputs, weights), ref.simple_attention.context_vector_for_query(inputs, weights),
                       f"context_vector_for_query with {case[0]} tokens of size {case[1]}", None))
     check_calls(student, "simple_attention", "context_vector_for_query", cases)
 
@@ -123,7 +124,7 @@ def test_all_context_vectors(student, ref):
     cases = []
     for i, case in enumerate(SHAPES):
         inputs = inputs_for(case, 800 + i)
-        cases.append(((inputs,), ref.simple_attention.all_context_vectors(inputs),
+        cases.append(Case((inputs,), ref.simple_attention.all_context_vectors(inputs),
                       f"all_context_vectors on {case[0]} tokens of size {case[1]} (scale {case[2]})",
                       {"softmax over dim=0 instead of dim=-1": lambda inputs=inputs: torch.softmax(inputs @ inputs.T, dim=0) @ inputs,
                        "unnormalised scores times the inputs": lambda inputs=inputs: (inputs @ inputs.T) @ inputs,

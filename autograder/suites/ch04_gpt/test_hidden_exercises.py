@@ -113,7 +113,7 @@ def separate(cfg, emb, shortcut, attn):
 def own_block_matches(student, plan_steps, cfg, x, what):
     """Where transformer_block has lost (and earned) points: the exercise's block gives what the
     student's own TransformerBlock gives with the same stand-ins and seed (its wiring is charged there)."""
-    if not {"transformer_block"} & getattr(student, "failed_parts", set()) & getattr(student, "passed_parts", set()):
+    if not {"transformer_block"} & student.failed_parts & student.passed_parts:
         return False
     try:
         plan = student.plan(plan_steps, needs=f"{EX}.TransformerBlockSeparateDropout")

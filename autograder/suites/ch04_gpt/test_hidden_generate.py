@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from _gpt import CFGS, block_names, judged, live_ids, stand_ins, token_ids
+from autograder.grading.result import failure
 
 points = pytest.mark.points
 GEN = "generate.generate_text_simple"
@@ -36,14 +37,14 @@ def judge_steps(idx, out, calls, max_new_tokens, context_size):
         given, logits = call[0], call[-1]
         want = seq[:, -context_size:]
         if not (isinstance(given, torch.Tensor) and given.shape == want.shape and torch.equal(given, want)):
-            hint = ""
+            mistake = None
             if isinstance(given, torch.Tensor) and given.shape == seq[:, :context_size].shape and \
                     torch.equal(given, seq[:, :context_size]) and seq.shape[1] > context_size:
-                hint = " This is exactly what you get with: cropping the first tokens (idx[:, :context_size]; the book keeps the last ones, idx[:, -context_size:])."
+                mistake = "cropping the first tokens (idx[:, :context_size]; the book keeps the last ones, idx[:, -context_size:])"
             elif isinstance(given, torch.Tensor) and given.shape == seq.shape and torch.equal(given, seq):
-                hint = " This is exactly what you get with: no cropping to the last context_size tokens."
-            raise AssertionError(f"{what}: step {step + 1} gave the model {list(getattr(given, 'shape', ()))} "
-                                 f"tokens, expected the last {want.shape[1]} of the sequence so far.{hint}")
+                mistake = "no cropping to the last context_size tokens"
+            raise failure(f"{what}: step {step + 1} gave the model {list(getattr(given, 'shape', ()))} "
+                          f"tokens, expected the last {want.shape[1]} of the sequence so far.", mistake)
         if not isinstance(logits, torch.Tensor) or logits.dim() != 3 or logits.shape[:2] != given.shape:
             raise AssertionError(f"{what}: the model's answer at step {step + 1} is not (batch, num_tokens, vocab)")
         nxt = logits[:, -1, :].argmax(dim=-1, keepdim=True)
@@ -52,13 +53,13 @@ def judge_steps(idx, out, calls, max_new_tokens, context_size):
             continue
         got = out[:, seq.shape[1] - 1]
         if not torch.equal(got, nxt[:, 0]):
-            hint = ""
+            mistake = None
             if torch.equal(got, logits[:, 0, :].argmax(dim=-1)):
-                hint = " This is exactly what you get with: the first position's logits (logits[:, -1, :] is the last)."
+                mistake = "the first position's logits (logits[:, -1, :] is the last)"
             elif torch.equal(got, logits[:, -1, :].argmin(dim=-1)):
-                hint = " This is exactly what you get with: argmin instead of argmax."
-            raise AssertionError(f"{what}: new token {step + 1} is {got.tolist()}, but the most likely next token "
-                                 f"after the model's last position is {nxt[:, 0].tolist()}.{hint}")
+                mistake = "argmin instead of argmax"
+            raise failure(f"{what}: new token {step + 1} is {got.tolist()}, but the most likely next token "
+                          f"after the model's last position is {nxt[:, 0].tolist()}.", mistake)
     if not isinstance(out, torch.Tensor) or out.shape != seq.shape or not torch.equal(out, seq):
         raise AssertionError(f"{what} returned {list(getattr(out, 'shape', ())) or type(out).__name__}; expected the "
                              f"prompt followed by the {max_new_tokens} new tokens, shape {list(seq.shape)}")

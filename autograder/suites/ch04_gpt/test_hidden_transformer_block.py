@@ -10,6 +10,7 @@ import torch
 from _gpt import (judged, BLOCK_PIECES, CFGS, as_dict, block_mistakes, built, live_tensor,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped)
 from autograder.grading.compare import expect_close, seeded
+from autograder.grading.result import failure
 
 points = pytest.mark.points
 TB = "transformer_block.TransformerBlock"
@@ -129,10 +130,10 @@ def test_block_seeded_init(student):
     if all(torch.equal(mine[k], v) for k, v in expected.items()):
         return
     first = {f"ff.{k}": v for k, v in as_dict(plan.values["ff_first_state"], "FeedForward").items()}
-    hint = (" This is exactly what you get with: ff created before att (the book creates att, ff, norm1, norm2)."
-            if all(torch.equal(mine[k], v) for k, v in first.items()) else "")
-    raise AssertionError("TransformerBlock's ff after torch.manual_seed(123) is not what your FeedForward(cfg) draws "
-                         f"right after your MultiHeadAttention: create att first, then ff.{hint}")
+    raise failure("TransformerBlock's ff after torch.manual_seed(123) is not what your FeedForward(cfg) draws "
+                  "right after your MultiHeadAttention: create att first, then ff.",
+                  "ff created before att (the book creates att, ff, norm1, norm2)"
+                  if all(torch.equal(mine[k], v) for k, v in first.items()) else None)
 
 
 @points(3)
