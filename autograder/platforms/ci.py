@@ -14,7 +14,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from . import classreport, report, shards
+from . import classreport, deadlines, report, shards
 from .files import display_name, feedback_title, result_stem, write_atomic
 from ..grading import course
 from ..grading.grade import fingerprint, grade_one
@@ -99,6 +99,10 @@ def grade(args):
     if args.shard:  # an empty slice is no error: its (empty) outputs still go to the merge
         students = [s for s in students if shards.in_shard(s.name, *args.shard)]
     out = Path(args.out or Path("graded") / path.resolve().name)
+    try:
+        args.deadlines = deadlines.for_class(args)
+    except deadlines.DeadlineError as exc:
+        return _fail(str(exc))
     return grade_class(path, students, out, isolation, args)
 
 
@@ -300,6 +304,7 @@ def _grade_class(root, students, out, isolation, args, painter):
             return 2
 
     def finish(key, outcome):
+        outcome = deadlines.apply(*args.deadlines, key[0], outcome)  # the late policy, on the earned score
         result = outcome[0]
         if result is not None:
             try:
@@ -310,6 +315,9 @@ def _grade_class(root, students, out, isolation, args, painter):
         outcomes[key] = outcome
         _progress(len(outcomes), len(items), started, key[0])
 
+    if args.deadlines[0]:  # a kept result gets today's due dates and policy too
+        for key in [key for key in outcomes if outcomes[key][0]]:
+            finish(key, outcomes[key])
     if engine is None and todo:  # earlier results are in memory now: fresh interpreters only
         engine = _start_engine(isolation, args, hidden, len(todo), same_uid, fork=False)
     restore_environment()  # where nothing was graded
