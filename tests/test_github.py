@@ -341,6 +341,7 @@ def test_simulated_class_is_graded_with_the_late_policy(built, organisation, tmp
             "earned": 100, "penalty": 30, "note": carol["output"].splitlines()[0]}
         assert carol["extra_data"]["parts"]["self_attention"] == [20, 20]  # what the code earned, unchanged
         assert "3 days after the due date" in (repo / "graded" / "carol.md").read_text()
+        assert "3 days after the due date" in (repo / "graded" / "report.html").read_text()  # graded with notes
         assert json.loads((repo / "graded" / "bob.json").read_text())["extra_data"]["late"]["days_late"] == 0
     finally:
         shutil.rmtree(repo, ignore_errors=True)

@@ -105,7 +105,8 @@ class Deadlines:
         if days and self.policy.kind == "refuse":
             score = 0
         elif days and self.policy.kind == "penalty":
-            score = max(0, earned - round(result.max_score * min(1, days * self.policy.percent_per_day / 100), 2))
+            penalty = round(result.max_score * min(1, days * self.policy.percent_per_day / 100), 2)
+            score = max(0, earned - (int(penalty) if penalty == int(penalty) else penalty))  # 90, not 90.0
         late["penalty"] = earned - score
         if days:
             late["note"] = (f"Late: handed in {iso(handed_in)}, {days} day{'s' * (days != 1)} after the due date "

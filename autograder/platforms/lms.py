@@ -30,6 +30,7 @@ MOODLE = ("First name", "Last name", "ID number", "Email address")
 CLASSROOM50 = ("username", "first_name", "last_name", "email", "section", "score", "max_score", "datetime",
                "submission_tag", "submitted_by", "review_url", "late", "override")
 TARGETS = ("canvas", "moodle", "classroom50")
+FORMULA = ("=", "+", "-", "@", "\t", "\r")  # what report.csv_cell quotes with a leading '"
 
 
 class ExportError(ValueError):
@@ -82,8 +83,8 @@ def export(graded, target, roster=None, column=None, assignment=None):
                           f"({', '.join(CANVAS if target == 'canvas' else MOODLE)})")
     if people is not None and people and "folder" not in people[0]:
         raise ExportError(f"--roster {roster}: no folder column (each student's submission folder)")
-    if people is None:  # Classroom 50 without a roster: the graded folders
-        people = [{"folder": display_name(name)} for name in scores]
+    if people is None:  # Classroom 50 without a roster: the folders grades.csv names
+        people = [{"folder": name[1:] if name[:1] == "'" and name[1:2] in FORMULA else name} for name in scores]
     cell = {csv_cell(display_name(p["folder"])): p for p in people}  # grades.csv writes names this way
     column = column or assignment or "autograder"
     max_score = next((m for _, m, _ in scores.values() if m), "")
