@@ -174,3 +174,7 @@ def test_moodle_and_classroom50_exports(grades_folder, tmp_path, capsys):
         ("90", "true", "2026-12-01T15:00:00Z")   # a name that starts like a formula stays text
     assert (scores["carol"]["score"], scores["carol"]["max_score"]) == ("", "")
     assert lms.main(grades_folder, "canvas", tmp_path / "c.csv") == 2   # Canvas needs the roster's identities
+    done = subprocess.run([sys.executable, "-m", "autograder", "export", str(grades_folder), "--to", "moodle", "--roster",
+                           str(people), "--out", str(tmp_path / "cli.csv"), "--column", "Attention"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and read(tmp_path / "cli.csv")[0][-1] == "Attention", done.stderr

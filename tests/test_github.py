@@ -268,11 +268,12 @@ def organisation(tmp_path_factory):
     return root
 
 
-def collect(built, organisation, work, late="penalty:10", shard="1/1", prefix="ch03_attention", extensions=""):
+def collect(built, organisation, work, late="penalty:10", shard="1/1", prefix="ch03_attention", extensions="",
+            roster=""):
     collect_step = step(grade_class_files(built)[1], "grade", "platforms.collect")
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PATH": f"{organisation / 'bin'}:{os.environ['PATH']}", "FAKE_ORG": str(organisation / "acme"),
-           "ORG": "acme", "PREFIX": prefix, "ROSTER": "", "DUE": "2026-12-01T12:00:00Z", "LATE": late,
+           "ORG": "acme", "PREFIX": prefix, "ROSTER": roster, "DUE": "2026-12-01T12:00:00Z", "LATE": late,
            "EXTENSIONS": extensions, "SHARD": shard, "PYTHONPATH": str(ROOT), "GH_TOKEN": "t"}
     return subprocess.run(["bash", "-eo", "pipefail", "-c", collect_step["run"]], cwd=work, env=env,
                           capture_output=True, text=True, timeout=120)
@@ -313,6 +314,12 @@ def test_collect_takes_the_submission_that_counts_at_the_time_github_recorded(bu
         assert done.returncode == 0, done.stderr
         assert sorted(json.loads((tmp_path / f"shard-{k}" / "handed-in.json").read_text())) == \
             [n for n in ("alice", "bob", "carol", "dave") if shards.in_shard(n, k, 2)]
+    # a roster of usernames instead of every PREFIX-* repository: one has no repository yet
+    (tmp_path / "roster.txt").write_text("username\nBob\nzoe\n")
+    done = collect(built, organisation, tmp_path / "roster", roster=str(tmp_path / "roster.txt"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "roster" / "handed-in.json").read_text()) == {"bob": "2026-12-01T11:59:00Z"}
+    assert "zoe: not collected" in done.stdout
     none = collect(built, organisation, tmp_path / "none", prefix="ch04_gpt")
     assert none.returncode == 1 and "::error::no repository named ch04_gpt-* in acme" in none.stdout
 
