@@ -112,6 +112,8 @@ def test_class_folder_graded_with_times_from_a_file(graded):
     assert (ben["score"], late["policy"], late["days_late"], late["penalty"]) == (100, "none", 2, 0)
     bad = grade(graded / "class", "--out", graded / "x", "--due", "2026-12-01T12:00:00Z", "--unsafe-same-uid")
     assert bad.returncode == 2 and "--due needs --times" in bad.stderr
+    one = grade(graded / "class" / "ann", "--due", "2026-12-01T12:00:00Z", "--times", graded / "times.json")
+    assert one.returncode == 2 and "grade a class" in one.stderr
 
 
 def roster(path, rows):

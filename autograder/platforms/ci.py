@@ -90,6 +90,8 @@ def grade(args):
     if path.is_symlink():
         return _fail(f"{path} is a symbolic link: give the folder itself")
     found = submissions(path, args.assignment)
+    if found and (args.due or args.times or args.extensions):
+        return _fail("--due, --times and --extensions grade a class: give the folder of submission folders")
     if found:
         return grade_student(path, found, isolation, args)
     # A linked student folder could point anywhere (solutions/ included): listed, and refused.
