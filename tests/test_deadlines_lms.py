@@ -60,6 +60,9 @@ def test_bad_input_is_refused_with_the_reason(tmp_path):
     for text in ("late", "penalty", "penalty:0", "penalty:150", "refuse:3"):
         with pytest.raises(DeadlineError, match="none, refuse, or penalty:P"):
             Policy.parse(text)
+    with pytest.raises(DeadlineError, match="--late penalty:5 needs --due"):
+        deadlines.load(None, "penalty:5")
+    assert deadlines.load(None, "none") is None
     with pytest.raises(DeadlineError, match="no time zone"):
         deadlines.parse_time("2026-12-01T12:00:00")
     (tmp_path / "t.csv").write_text("folder,time\nalice,2026-12-01T12:00:00Z\nalice,2026-12-01T13:00:00Z\n")
@@ -176,7 +179,19 @@ def test_moodle_and_classroom50_exports(grades_folder, tmp_path, capsys):
         ("90", "true", "2026-12-01T15:00:00Z")   # a name that starts like a formula stays text
     assert (scores["carol"]["score"], scores["carol"]["max_score"]) == ("", "")
     assert lms.main(grades_folder, "canvas", tmp_path / "c.csv") == 2   # Canvas needs the roster's identities
-    done = subprocess.run([sys.executable, "-m", "autograder", "export", str(grades_folder), "--to", "moodle", "--roster",
-                           str(people), "--out", str(tmp_path / "cli.csv"), "--column", "Attention"], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "autograder", "export", str(grades_folder), "--to", "moodle",
+                           "--roster", str(people), "--out", str(tmp_path / "cli.csv"), "--column", "Attention"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and read(tmp_path / "cli.csv")[0][-1] == "Attention", done.stderr
+
+
+def test_export_takes_one_assignment_of_several(tmp_path):
+    rows = [("alice", result(), "graded", "ch03_attention"), ("alice", None, "not graded: no Python files", "ch04_gpt")]
+    (tmp_path / "grades.csv").write_text(report.class_csv(rows, ["ch03_attention", "ch04_gpt"]))
+    with pytest.raises(lms.ExportError, match="give --assignment"):
+        lms.export(tmp_path, "classroom50")
+    not_graded = ["not graded, left empty: alice (not graded: no Python files)"]
+    for assignment, score, noted in (("ch03_attention", "100", []), ("ch04_gpt", "", not_graded)):
+        text, notes = lms.export(tmp_path, "classroom50", assignment=assignment)
+        (row,) = csv.DictReader(text.splitlines())
+        assert (row["username"], row["score"], notes) == ("alice", score, noted)

@@ -4,6 +4,7 @@ simulated organisation (bare git repositories, pushes at recorded times) collect
 instructor workflow's own step and graded by its own grade step, deadlines applied."""
 import json
 import os
+import runpy
 import shutil
 import subprocess
 import sys
@@ -64,8 +65,7 @@ def test_files_pass_classroom50_schemas_and_actionlint(built):
     assert "tests" not in entry  # the per-assignment autograder.py grades instead (the two exclude each other)
     script = built["classroom50 config"] / "autograders" / "ch03-attention" / "autograder.py"
     assert script.read_bytes() == (built["github template"] / ".github" / "autograder.py").read_bytes()
-    namespace = {}
-    exec(compile(script.read_text().split("\ndef ")[0], "autograder.py", "exec"), namespace)
+    namespace = runpy.run_path(str(script))   # its constants (main runs only as a script)
     assert namespace["PARTS"] == PART_POINTS and list(namespace["PARTS"]) == list(PART_POINTS)  # graded order
     assert namespace["FOLDER"] == "ch03_attention"
     # the repositories each platform names: Classroom 50's CLASSROOM-SLUG-username, or the assignment's
@@ -260,6 +260,8 @@ def organisation(tmp_path_factory):
     work = root / "acme" / "work-dave"
     org.commit(work, solved, when=DUE - 5 * day)   # forged: he sets these dates
     org.push(work, "main", DUE + timedelta(hours=1))
+    for other in ("x-ch03_attention-eve", "other-frank"):   # not this assignment's repositories
+        subprocess.run(["git", "init", "-q", "--bare", str(root / "acme" / f"{other}.git")], check=True)
     bin_ = root / "bin"
     bin_.mkdir()
     for name, text in (("gh", FAKE_GH), ("sudo", '#!/bin/bash\nexec "$@"\n')):
@@ -298,6 +300,7 @@ def test_collect_takes_the_submission_that_counts_at_the_time_github_recorded(bu
     assert sorted(p.name for p in (work / "submitted" / "alice" / "ch03_attention").iterdir()) == \
         sorted(m for m in os.listdir(SOLUTIONS / "ch03_attention") if m.endswith(".py") and not m.startswith("test_"))
     assert "carol: push to main" in done.stdout and "late (due 2026-12-01T12:00:00Z)" in done.stdout
+    assert "eve" not in done.stdout and "frank" not in done.stdout and "collected 4 of 4" in done.stdout
     # refuse: late work does not replace what came on time (dave's forged commit among it)
     done = collect(built, organisation, tmp_path / "refuse", late="refuse")
     assert done.returncode == 0, done.stderr
@@ -307,7 +310,7 @@ def test_collect_takes_the_submission_that_counts_at_the_time_github_recorded(bu
     done = collect(built, organisation, tmp_path / "extended", late="refuse", extensions=str(tmp_path / "ext.csv"))
     assert done.returncode == 0, done.stderr
     assert handed(tmp_path / "extended", "carol") == solved and "carol: push to main" in done.stdout
-    assert "carol" in done.stdout and "late" not in next(l for l in done.stdout.splitlines() if l.startswith("carol"))
+    assert "carol" in done.stdout and "late" not in next(line for line in done.stdout.splitlines() if line.startswith("carol"))
     # a shard collects its own slice only, by the grader's own rule
     for k in (1, 2):
         done = collect(built, organisation, tmp_path / f"shard-{k}", shard=f"{k}/2")

@@ -165,8 +165,7 @@ def main(argv=None):
     parser.add_argument("--prefix", required=True, help="the repositories' names before -username")
     parser.add_argument("--roster", default="",
                         help="file of usernames, one a line (default: every PREFIX-* repository)")
-    parser.add_argument("--assignment", choices=course.names(),
-                        help="the assignment (default: found from the prefix)")
+    parser.add_argument("--assignment", required=True, choices=course.names())
     parser.add_argument("--due", default="")
     parser.add_argument("--late", default="none")
     parser.add_argument("--extensions", default="")
@@ -174,11 +173,7 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="folder for the submissions (one folder per username)")
     parser.add_argument("--times", required=True, help="JSON file for username -> time handed in")
     args = parser.parse_args(argv)
-    assignment = args.assignment or next((a for a in course.names() if a.replace("_", "-") in args.prefix.lower()
-                                          or a in args.prefix), None)
-    if assignment is None:
-        print(f"error: --prefix {args.prefix} names no assignment of the course: give --assignment", file=sys.stderr)
-        return 2
+    assignment = args.assignment
     try:
         found = deadlines.load(args.due or None, args.late, args.extensions or None)
         times, log = collect(args.org, args.prefix, args.roster, assignment, Path(args.out), found, args.shard)

@@ -120,8 +120,8 @@ def load(due, policy="none", extensions=None):
     """Deadlines from the command line's --due, --late and --extensions (a CSV or JSON file of
     student -> their due date); None where no --due was given."""
     if due is None:
-        if extensions:
-            raise DeadlineError("--extensions needs --due")
+        if extensions or Policy.parse(policy).kind != "none":
+            raise DeadlineError(f"{'--extensions' if extensions else '--late ' + policy} needs --due")
         return None
     return Deadlines(parse_time(due, "--due"), Policy.parse(policy),
                      read_times(extensions, "--extensions") if extensions else {})

@@ -66,6 +66,9 @@ def part_points(assignment, grader=None):
 def progress_script(assignment, points):
     """templates/progress.py for ``assignment``: its folder and each part's points, in order."""
     parts = {p: points[p] for p in course.get(assignment).in_order(points)}
+    if any(float(p) != int(p) for p in parts.values()):
+        raise ValueError(f"Classroom 50 scores whole points, and {assignment}'s parts have {parts}")
+    parts = {p: int(points) for p, points in parts.items()}
     text = (PLATFORMS / "progress.py").read_text(encoding="utf-8")
     if PARTS_LINE not in text:
         raise RuntimeError("templates/progress.py lost its PARTS line")
@@ -73,9 +76,11 @@ def progress_script(assignment, points):
         PARTS_LINE, f"PARTS = {json.dumps(parts)}  # {{part: points}}, in the order the parts are graded")
 
 
-def instructor_workflow(prefix):
-    """grade-class.yml with ``prefix`` (the repositories' names before '-username') as its default."""
-    return (PLATFORMS / "grade-class.yml").read_text(encoding="utf-8").replace("@PREFIX@", prefix)
+def instructor_workflow(assignment, prefix):
+    """grade-class.yml for ``assignment``, with ``prefix`` (the repositories' names before
+    '-username') as its default."""
+    text = (PLATFORMS / "grade-class.yml").read_text(encoding="utf-8")
+    return text.replace("@ASSIGNMENT@", assignment).replace("@PREFIX@", prefix)
 
 
 def classroom50_assignments(assignment, classroom, org=None, due=None):
@@ -134,7 +139,8 @@ def build(assignment, out, notebook=True, points=None, classroom="course", org=N
     write(plain / "template" / ".github" / "workflows" / "progress.yml",
           (PLATFORMS / "progress.yml").read_text(encoding="utf-8"))
     for root, prefix in ((c50, f"{classroom}-{slug(assignment)}".lower()), (plain, assignment)):
-        write(root / "instructor" / ".github" / "workflows" / "grade-class.yml", instructor_workflow(prefix))
+        write(root / "instructor" / ".github" / "workflows" / "grade-class.yml",
+              instructor_workflow(assignment, prefix))
     return {"classroom50 template": c50 / "template", "classroom50 config": config,
             "classroom50 instructor": c50 / "instructor", "github template": plain / "template",
             "github instructor": plain / "instructor"}
