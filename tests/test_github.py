@@ -355,3 +355,31 @@ def test_simulated_class_is_graded_with_the_late_policy(built, organisation, tmp
         assert json.loads((repo / "graded" / "bob.json").read_text())["extra_data"]["late"]["days_late"] == 0
     finally:
         shutil.rmtree(repo, ignore_errors=True)
+
+
+def test_export_takes_plain_files_within_the_bound_only(tmp_path):
+    """A link (to anything), a file over the grader's bound, a folder where a module should be: not
+    taken, each said; a module outside the handed-in list (a conftest.py) not taken either."""
+    from autograder.platforms import collect
+    repo = tmp_path / "repo"
+    (repo / "ch03_attention" / "exercises.py").mkdir(parents=True)
+    (repo / "ch03_attention" / "simple_attention.py").symlink_to("/etc/passwd")
+    (repo / "ch03_attention" / "self_attention.py").write_text("x = 1\n" * 100_000)
+    (repo / "ch03_attention" / "causal_attention.py").write_text("ok = True\n")
+    (repo / "ch03_attention" / "exercises.py" / "a.py").write_text("")
+    (repo / "ch03_attention" / "conftest.py").write_text("import os\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=s", "-c", "user.email=s@x", "commit", "-q", "-m", "w"], cwd=repo, check=True)
+    notes = collect.export(repo, "HEAD", github.handed_in("ch03_attention"), tmp_path / "out")
+    assert sorted(p.name for p in (tmp_path / "out" / "ch03_attention").iterdir()) == ["causal_attention.py"]
+    assert notes == ["ch03_attention/exercises.py: not a plain file, not taken",
+                     "ch03_attention/self_attention.py: larger than 256 KiB, not taken",
+                     "ch03_attention/simple_attention.py: not a plain file, not taken"]
+
+
+def test_handed_in_files_come_from_the_manifest():
+    assert github.handed_in("ch03_attention") == [f"ch03_attention/{m}" for m in (
+        "simple_attention.py", "self_attention.py", "causal_attention.py", "multihead_attention.py", "exercises.py")]
+    assert github.handed_in("ch04_gpt")[-2:] == ["ch03_attention/causal_attention.py",
+                                                 "ch03_attention/multihead_attention.py"]

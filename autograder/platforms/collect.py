@@ -71,12 +71,15 @@ def pushes(org, repo):
     return found
 
 
-def handed_in_at(clone, commit, recorded):
-    """When ``commit`` reached GitHub: the first recorded push whose commit contains it, or None."""
-    times = [when for when, _, after in recorded
-             if subprocess.run(["git", "merge-base", "--is-ancestor", commit, after], cwd=clone,
-                               capture_output=True).returncode == 0]
-    return min(times, default=None)
+def first_pushed(clone, recorded):
+    """{commit: when it first reached GitHub}: the time of the first recorded push whose commit
+    is it or descends from it. One `git rev-list` a push (a commit force-pushed away since is skipped)."""
+    times = {}
+    for when, _, after in sorted(recorded):
+        listed = subprocess.run(["git", "rev-list", after], cwd=clone, capture_output=True, text=True)
+        for commit in listed.stdout.split() if listed.returncode == 0 else ():
+            times.setdefault(commit, when)
+    return times
 
 
 def submissions(clone, recorded):
@@ -89,27 +92,25 @@ def submissions(clone, recorded):
         branch = run("git", "symbolic-ref", "HEAD", cwd=clone).strip()
         candidates = [(f"push to {ref.removeprefix('refs/heads/')}", after) for _, ref, after in recorded
                       if ref == branch]
-    found = []
-    for what, commit in candidates:
-        when = handed_in_at(clone, commit, recorded)
-        if when is not None:  # a commit GitHub recorded no push of: no evidence of when
-            found.append((when, what, commit))
-    return found
+    times = first_pushed(clone, recorded)
+    # a commit GitHub recorded no push of has no evidence of when: it is not a submission
+    return [(times[commit], what, commit) for what, commit in candidates if commit in times]
 
 
 def export(clone, commit, files, folder):
     """Write ``files`` (paths in the repository) as they are at ``commit`` into ``folder``: plain
     files only (no links), each within the grader's size bound. Returns the notes."""
     notes = []
-    for path in files:
-        listed = run("git", "ls-tree", commit, "--", path, cwd=clone).split()
-        if not listed:
+    listed = run("git", "ls-tree", "-l", "-z", commit, "--", *files, cwd=clone)  # one call for every file
+    for entry in filter(None, listed.split("\0")):
+        info, path = entry.split("\t", 1)
+        mode, kind, blob, size = info.split()
+        if path not in files:
             continue
-        mode, kind, blob = listed[:3]
         if kind != "blob" or mode not in ("100644", "100755"):
             notes.append(f"{path}: not a plain file, not taken")
             continue
-        if int(run("git", "cat-file", "-s", blob, cwd=clone)) > MAX_SOURCE_BYTES:
+        if int(size) > MAX_SOURCE_BYTES:
             notes.append(f"{path}: larger than {MAX_SOURCE_BYTES >> 10} KiB, not taken")
             continue
         target = folder / path
