@@ -383,3 +383,22 @@ def test_handed_in_files_come_from_the_manifest():
         "simple_attention.py", "self_attention.py", "causal_attention.py", "multihead_attention.py", "exercises.py")]
     assert github.handed_in("ch04_gpt")[-2:] == ["ch03_attention/causal_attention.py",
                                                  "ch03_attention/multihead_attention.py"]
+
+
+def test_a_shard_that_collected_nobody_still_merges(tmp_path):
+    """A small class in many shards: a slice can be empty; its job writes empty outputs (not exit 2),
+    and the merge takes them with the other slices."""
+    (tmp_path / "submitted").mkdir()
+    for k in (1, 2):
+        done = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "submitted"), "--shard",
+                               f"{k}/2", "--out", str(tmp_path / f"graded-{k}")], cwd=ROOT, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert json.loads((tmp_path / f"graded-{k}" / "summary.json").read_text())["shard"] == [k, 2]
+    done = subprocess.run([sys.executable, "-m", "autograder", "merge", str(tmp_path / "graded-1"),
+                           str(tmp_path / "graded-2"), "--out", str(tmp_path / "graded")], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "0 of 0 submissions graded" in done.stdout, done.stdout + done.stderr
+    no_shard = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "submitted")], cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+    assert no_shard.returncode == 2 and "holds no submission" in no_shard.stderr  # a whole class of nobody: an error
