@@ -402,3 +402,19 @@ def test_a_shard_that_collected_nobody_still_merges(tmp_path):
     no_shard = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "submitted")], cwd=ROOT,
                               capture_output=True, text=True, timeout=300)
     assert no_shard.returncode == 2 and "holds no submission" in no_shard.stderr  # a whole class of nobody: an error
+
+
+def test_progress_script_bounds_a_part_that_never_ends(tmp_path, monkeypatch):
+    """A public test that never ends costs its own part only, and the row says why."""
+    progress = runpy.run_path(str(ROOT / "autograder" / "platforms" / "templates" / "progress.py"))
+    run_part = progress["run_part"]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ch").mkdir()
+    (tmp_path / "ch" / "test_slow.py").write_text("import time\n\ndef test_a():\n    time.sleep(60)\n")
+    (tmp_path / "ch" / "test_fine.py").write_text("def test_a():\n    pass\n\ndef test_b():\n    assert False\n")
+    run_part.__globals__.update(FOLDER="ch", PART_SECONDS=4)
+    slow, _ = run_part("slow", 10)
+    assert (slow["score"], slow["passed"]) == (0, False) and "did not finish in 4 s" in slow["message"]
+    fine, shown = run_part("fine", 15)
+    assert (fine["score"], fine["passed"]) == (8, False) and "1 of 2 public tests passed" in fine["message"]
+    assert shown.startswith("### fine: 8 / 15 points (1 of 2 public tests pass)")   # round(15 * 1 / 2) = 8
