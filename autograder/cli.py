@@ -34,7 +34,11 @@ EXAMPLES = {
              "  python -m autograder stubs --check    say what is stale (exit 1), change nothing",
     "release": "example (writes release/ch03_attention):\n  python -m autograder release ch03_attention --course course",
     "gradescope": "example:\n  python -m autograder gradescope ch03_attention --checks after_due_date",
-    "classroom": "example:\n  python -m autograder classroom ch03_attention --out classroom",
+    "github": "example (Classroom 50's classroom ml-2026 in the organisation my-org):\n"
+              "  python -m autograder github ch03_attention --classroom ml-2026 --org my-org",
+    "classroom": "the old name of `github`, kept for scripts that call it:\n  python -m autograder github --help",
+    "export": "example (Canvas's gradebook import, joined with a roster):\n"
+              "  python -m autograder export graded/week3 --to canvas --roster roster.csv --out canvas.csv",
 }
 
 
@@ -82,9 +86,23 @@ def cmd_gradescope(args):
     return 0
 
 
-def cmd_classroom(args):
-    from .platforms import classroom
-    return classroom.main(args.assignment, Path(args.out))
+def cmd_github(args):
+    from .platforms import github
+    return github.main(args.assignment, Path(args.out), args.classroom, args.org, args.due,
+                       old_name=args.command == "classroom")
+
+
+def cmd_export(args):
+    from .platforms import lms
+    return lms.main(args.graded, args.to, args.out, args.roster, args.column, args.assignment)
+
+
+def classroom_name(text):
+    """Classroom 50's short names: lower case letters, digits and '-'."""
+    import re
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{1,38}", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: a classroom's short name is 2 to 39 of a-z, 0-9 and '-'")
+    return text
 
 
 EARLIER_REFERENCE = ("where a submission lacks a module of an earlier assignment it builds on (chapter 4: chapter "
@@ -139,6 +157,14 @@ def build_parser():
     grade.add_argument("--shard", type=shards.parse, metavar="K/N",
                        help="class mode: grade only the K-th of N slices of the class (by a hash of each folder's "
                             "name); join the slices' --out folders with `merge`")
+    grade.add_argument("--due", help="class mode: the due date (ISO 8601 with its zone, e.g. 2026-12-01T23:59:00Z); "
+                                      "needs --times")
+    grade.add_argument("--late", default="none", help="class mode: the policy for work handed in after --due: none "
+                                                      "(default: graded, marked late), penalty:P (P%% of the points "
+                                                      "off per day late) or refuse (scores 0)")
+    grade.add_argument("--extensions", help="class mode: CSV or JSON of folder name -> that student's own due date")
+    grade.add_argument("--times", help="class mode: CSV or JSON of folder name -> when that submission was handed "
+                                       "in (recorded by the platform, never a commit's date)")
     grade.set_defaults(run=cmd_grade)
     merge = commands.add_parser("merge", help="join the --out folders of a class graded in shards into one")
     merge.add_argument("folders", nargs="+", help="each shard's output folder (grades.csv, summary.json, results)")
@@ -166,11 +192,31 @@ def build_parser():
                                  "check's feedback); default hidden: only instructors")
     gradescope.add_argument("--earlier-reference", action="store_true", help=EARLIER_REFERENCE)
     gradescope.set_defaults(run=cmd_gradescope)
-    classroom = commands.add_parser("classroom", help="write the GitHub Classroom template repository and "
-                                                      "the instructor's class-grading workflow")
-    classroom.add_argument("assignment", choices=course.names(), help=ASSIGNMENT)
-    classroom.add_argument("--out", default="classroom", help="folder to write (default classroom/)")
-    classroom.set_defaults(run=cmd_classroom)
+    for name in ("github", "classroom"):  # `classroom`: the old name, which says what changed
+        github = commands.add_parser(name, help="write the Classroom 50 and plain-GitHub templates, Classroom 50's "
+                                                "config files and the instructor's class-grading workflow"
+                                     if name == "github" else "the old name of `github` (GitHub Classroom was "
+                                                              "shut down on 28 August 2026)")
+        github.add_argument("assignment", choices=course.names(), help=ASSIGNMENT)
+        github.add_argument("--out", default=name, help=f"folder to write (default {name}/)")
+        github.add_argument("--classroom", type=classroom_name, default="course",
+                            help="Classroom 50's short name of the classroom (default course): its repositories "
+                                 "are CLASSROOM-ASSIGNMENT-username")
+        github.add_argument("--org", help="the organisation: names the template repository in assignments.json")
+        github.add_argument("--due", help="the due date Classroom 50 shows (ISO 8601 with its zone); the grade's "
+                                          "deadline is the instructor workflow's own")
+        github.set_defaults(run=cmd_github)
+    export = commands.add_parser("export", help="write a class's grades for an LMS: Canvas's or Moodle's gradebook "
+                                                "import CSV, or Classroom 50's scores.csv columns")
+    export.add_argument("graded", help="a class run's --out folder (grades.csv and each student's result)")
+    export.add_argument("--to", required=True, choices=("canvas", "moodle", "classroom50"))
+    export.add_argument("--roster", help="CSV: a folder column (each student's submission folder) and the LMS's "
+                                         "own identity columns (required for canvas and moodle)")
+    export.add_argument("--out", required=True, help="the CSV to write")
+    export.add_argument("--column", help="the grade column's name (default: the assignment's)")
+    export.add_argument("--assignment", choices=course.names(),
+                        help="which assignment, where grades.csv holds several")
+    export.set_defaults(run=cmd_export)
     for name, command in commands.choices.items():  # an example under every subcommand's --help
         command.epilog, command.formatter_class = EXAMPLES[name], argparse.RawDescriptionHelpFormatter
     return parser

@@ -307,10 +307,8 @@ def markdown_page(markdown, path):
 @pytest.mark.browser
 def test_markdown_feedback_and_job_summary_show_the_students_text_as_text(graded, tmp_path):
     """The student's folder name, file names and error messages in every Markdown file a class
-    run writes (and in Classroom's job summary) render as text: nothing runs or loads."""
-    from autograder.platforms.templates.classroom_report import (
-        summary as classroom_summary,
-    )
+    run writes (and in the public tests' job summary on GitHub) render as text: nothing runs or loads."""
+    from autograder.platforms.templates.progress import summary as classroom_summary
     files = {p.name: p.read_text(encoding="utf-8") for p in graded["one"].glob("*.md")}
     files["job-summary.md"] = graded["job_summary"].read_text(encoding="utf-8")
     files["classroom.md"] = classroom_summary("simple_attention", 0, 15, 0, 1, [(HOSTILE, HOSTILE_MESSAGE)], "")

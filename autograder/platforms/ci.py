@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 
-from . import classreport, report, shards
+from . import classreport, deadlines, report, shards
 from .files import display_name, feedback_title, own_folder, result_stem, write_atomic
 from ..grading import course
 from ..grading.engine import Options, start_grader, start_zygote
@@ -80,16 +80,22 @@ def grade(args):
     if path.is_symlink():
         return _fail(f"{path} is a symbolic link: give the folder itself")
     found = course.find(path, args.assignment)
+    if found.submissions and (args.due or args.times or args.extensions):
+        return _fail("--due, --times and --extensions grade a class: give the folder of submission folders")
     if found.submissions:
         return grade_student(path, found, isolation, args)
     # A linked student folder could point anywhere (solutions/ included): listed, and refused.
     students = sorted(p for p in path.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
-    if not students:
+    if not students and not args.shard:  # a shard's slice may be empty (its collect step found nobody)
         return _fail(f"{path} holds no submission: it {found.problem.split('/ ', 1)[-1]}")
     identity = shards.identity([s.name for s in students], args.assignment)  # of the whole class, for merge
     if args.shard:  # an empty slice is no error: its (empty) outputs still go to the merge
         students = [s for s in students if shards.in_shard(s.name, *args.shard)]
     out = Path(args.out or Path("graded") / path.resolve().name)
+    try:
+        args.deadlines = deadlines.for_class(args)
+    except deadlines.DeadlineError as exc:
+        return _fail(str(exc))
     return grade_class(path, students, out, isolation, args, identity)
 
 
@@ -317,9 +323,12 @@ def _grade_class(root, students, out, isolation, args, painter, identity):
         if make_out():
             return 2
 
-    def finish(key, outcome):
-        result = outcome[0] and outcome[0].with_notes([found[key][0]])
-        outcome = (result, _relative(outcome[1], root), outcome[2])
+    def finish(key, outcome, kept=False):
+        outcome = deadlines.apply(*args.deadlines, key[0], outcome)  # the late policy, on the earned score
+        if not kept:  # a kept result has its notes and status already
+            result = outcome[0] and outcome[0].with_notes([found[key][0]])
+            outcome = (result, _relative(outcome[1], root), outcome[2])
+        result = outcome[0]
         if result is not None:
             try:
                 write_atomic(target(*key, ".md"), report.markdown(result, feedback_title(*key, several)))
@@ -329,6 +338,9 @@ def _grade_class(root, students, out, isolation, args, painter, identity):
         outcomes[key] = outcome
         _progress(len(outcomes), len(items), started, key[0])
 
+    if args.deadlines[0]:  # a kept result gets today's due dates and policy too
+        for key in [key for key in outcomes if outcomes[key][0]]:
+            finish(key, outcomes[key], kept=True)
     if engine is None and todo:  # earlier results are in memory now: fresh interpreters only
         engine = _start_engine(isolation, args, hidden, len(todo), same_uid, fork=False)
     restore_environment()  # where nothing was graded
