@@ -238,7 +238,7 @@ def test_instructor_workflow_grade_step_runs(repositories, tmp_path):
         assert done.returncode == 0, done.stdout + done.stderr   # --require-isolation: full isolation held
         with open(repo / "graded" / "grades.csv", newline="") as handle:
             assert [(r["student"], r["score"]) for r in csv.DictReader(handle)] == [("alice", "100"), ("bob", "0")]
-        assert (repo / "graded" / "junit.xml").exists() and "| alice" in (tmp_path / "summary.md").read_text()
+        assert (repo / "graded" / "junit.xml").exists() and "| `alice`" in (tmp_path / "summary.md").read_text()
         assert all(p.stat().st_uid == os.getuid() for p in (repo / "graded").rglob("*"))
     finally:
         shutil.rmtree(repo, ignore_errors=True)
