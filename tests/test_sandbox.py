@@ -126,16 +126,16 @@ def test_the_memory_cgroup_steps_on_a_stand_in_hierarchy(tmp_path, monkeypatch):
     monkeypatch.setattr(isolate, "_cgroup_bases", lambda: [str(home)])
     monkeypatch.setattr(isolate.os, "mkdir", kernel_mkdir)
     protections = isolate.Protections()
-    assert protections.attempt("memory cgroup", isolate._memory_cgroup, isolate.Limits, 4242)
-    group = home / f"{isolate.CGROUP_PREFIX}4242"
+    assert protections.attempt("memory cgroup", isolate._memory_cgroup, isolate.Limits, 4242, 41)
+    group = home / isolate.cgroup_name(4242, 41)
     assert (home / "cgroup.subtree_control").read_text() == "+memory"        # handed on to the child's cgroup
     assert [(group / f).read_text() for f in ("memory.max", "memory.swap.max", "cgroup.procs")] == \
         [str(isolate.Limits.charged_bytes), "0", "0"]                         # "0": the process that writes joins
     (home / "cgroup.controllers").write_text("cpu pids\n")                  # memory is cgroup v1's here
     refused = isolate.Protections()
-    assert not refused.attempt("memory cgroup", isolate._memory_cgroup, isolate.Limits, 4343)
+    assert not refused.attempt("memory cgroup", isolate._memory_cgroup, isolate.Limits, 4343, 41)
     assert "no memory controller" in refused.unavailable["memory cgroup"]
-    assert refused.summary() == isolate.FULL and not (home / f"{isolate.CGROUP_PREFIX}4343").exists()
+    assert refused.summary() == isolate.FULL and not (home / isolate.cgroup_name(4343, 41)).exists()
 
 
 def _cgroup2_memory():
@@ -151,6 +151,12 @@ def _cgroup2_memory():
         return str(exc)
 
 
+def _cgroups_of(pid):
+    """The memory cgroups of the zygote's child ``pid`` (named by the zygote's pid and its own)."""
+    import glob
+    return [g for b in isolate._cgroup_bases() for g in glob.glob(os.path.join(b, isolate.cgroup_name(pid, "*")))]
+
+
 def test_a_child_is_charged_in_a_memory_cgroup_or_says_why_not(grader):
     """Where a cgroup v2 hierarchy can be written, the child and all it starts are charged in a
     cgroup of their own (memory.max, no swap: tmpfs and shared memory count); where not, the
@@ -159,8 +165,7 @@ def test_a_child_is_charged_in_a_memory_cgroup_or_says_why_not(grader):
     hello = protocol.recv(sock, time.monotonic() + 30)["hello"]
     try:
         if "memory cgroup" in hello["held"]:
-            group = next(g for g in (os.path.join(b, f"{isolate.CGROUP_PREFIX}{pid}") for b in isolate._cgroup_bases())
-                         if os.path.isdir(g))
+            (group,) = _cgroups_of(pid)
             with open(os.path.join(group, "memory.max")) as handle:
                 assert int(handle.read()) == isolate.Limits.charged_bytes
             with open(os.path.join(group, "cgroup.procs")) as handle:
@@ -174,7 +179,7 @@ def test_a_child_is_charged_in_a_memory_cgroup_or_says_why_not(grader):
         sock.close()
         grader.zygote.reap(pid)
     if _cgroup2_memory() is None:   # removed with its child
-        assert not any(os.path.exists(os.path.join(b, f"{isolate.CGROUP_PREFIX}{pid}")) for b in isolate._cgroup_bases())
+        assert _cgroups_of(pid) == []
 
 
 def test_the_summary_names_each_missing_protection_once_with_its_reason():

@@ -174,7 +174,13 @@ class Protections:
                                          for why, names in by_reason.items())
 
 
-CGROUP_PREFIX = "autograder-"   # a child's memory cgroup, under the zygote's own: this prefix and its pid
+CGROUP_PREFIX = "autograder-"
+
+
+def cgroup_name(pid, parent):
+    """A child's memory cgroup: named by its zygote and its own pid (a pid freed when one zygote
+    reaps its child may be another zygote's next child before the first removes the cgroup)."""
+    return f"{CGROUP_PREFIX}{parent}-{pid}"
 
 
 def _cgroup_bases():
@@ -192,16 +198,16 @@ def _cgroup_bases():
     return [home] + ([mount] if os.geteuid() == 0 and mount != home else [])
 
 
-def _memory_cgroup(limits, pid=None):
+def _memory_cgroup(limits, pid=None, parent=None):
     """Move this process into a cgroup of its own, with memory.max and no swap: what the child
     and everything it starts hold is counted there, tmpfs pages and shared memory included.
     Needs a cgroup2 hierarchy this process may write (root, or a subtree delegated to this user)
     whose memory controller reaches the new cgroup; the first base that has one is used."""
-    pid = pid or os.getpid()
+    name = cgroup_name(pid or os.getpid(), parent or os.getppid())
     why = None
     for base in _cgroup_bases():
         try:
-            return _join_memory_cgroup(base, os.path.join(base, f"{CGROUP_PREFIX}{pid}"), limits)
+            return _join_memory_cgroup(base, os.path.join(base, name), limits)
         except OSError as exc:
             why = why or exc   # the first reason: the own cgroup's is the one to fix
     raise why
@@ -211,7 +217,7 @@ def _join_memory_cgroup(base, group, limits):
     with open(os.path.join(base, "cgroup.controllers")) as handle:
         if "memory" not in handle.read().split():
             raise OSError(0, f"the cgroup v2 hierarchy has no memory controller at {base}")
-    _remove_cgroup(group)  # a pid reused: an earlier child of that pid left it
+    _remove_cgroup(group)  # left by an earlier child of that pid (this zygote's: it is gone)
     os.mkdir(group, 0o755)
     try:
         with open(os.path.join(group, "cgroup.controllers")) as handle:
@@ -233,13 +239,13 @@ def _join_memory_cgroup(base, group, limits):
 
 
 def release_cgroup(pid):
-    """Remove the memory cgroup of the child ``pid`` once it is gone."""
+    """Remove the memory cgroup of this process's child ``pid`` once it is gone."""
     try:
         bases = _cgroup_bases()
     except OSError:
         return
     for base in bases:
-        _remove_cgroup(os.path.join(base, f"{CGROUP_PREFIX}{pid}"))
+        _remove_cgroup(os.path.join(base, cgroup_name(pid, os.getpid())))
 
 
 def _remove_cgroup(group):
