@@ -36,7 +36,8 @@ EXAMPLES = {
     "gradescope": "example:\n  python -m autograder gradescope ch03_attention --checks after_due_date",
     "github": "example (Classroom 50's classroom ml-2026 in the organisation my-org):\n"
               "  python -m autograder github ch03_attention --classroom ml-2026 --org my-org",
-    "classroom": "the old name of `github`, kept for scripts that call it:\n  python -m autograder github --help",
+    "classroom": "example (the old name of `github`, kept for scripts that call it; it says what changed):\n"
+                 "  python -m autograder classroom ch03_attention",
     "export": "example (Canvas's gradebook import, joined with a roster):\n"
               "  python -m autograder export graded/week3 --to canvas --roster roster.csv --out canvas.csv",
 }
@@ -209,7 +210,8 @@ def build_parser():
     export = commands.add_parser("export", help="write a class's grades for an LMS: Canvas's or Moodle's gradebook "
                                                 "import CSV, or Classroom 50's scores.csv columns")
     export.add_argument("graded", help="a class run's --out folder (grades.csv and each student's result)")
-    export.add_argument("--to", required=True, choices=("canvas", "moodle", "classroom50"))
+    export.add_argument("--to", required=True, choices=("canvas", "moodle", "classroom50"),
+                        help="the gradebook's format: Canvas's or Moodle's import CSV, or Classroom 50's scores.csv")
     export.add_argument("--roster", help="CSV: a folder column (each student's submission folder) and the LMS's "
                                          "own identity columns (required for canvas and moodle)")
     export.add_argument("--out", required=True, help="the CSV to write")
