@@ -1,0 +1,1 @@
+"""Placeholder: hidden checks of efficient_mha (issue 27)."""

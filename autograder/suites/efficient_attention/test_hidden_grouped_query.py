@@ -1,0 +1,1 @@
+"""Placeholder: hidden checks of grouped_query (issue 27)."""

@@ -1,0 +1,1 @@
+"""Placeholder: hidden checks of kv_cache (issue 27)."""

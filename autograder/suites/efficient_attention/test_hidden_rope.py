@@ -1,0 +1,1 @@
+"""Placeholder: hidden checks of rope (issue 27)."""

@@ -1,0 +1,1 @@
+"""Placeholder: hidden checks of sliding_window (issue 27)."""
