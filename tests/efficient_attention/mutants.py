@@ -1,11 +1,89 @@
 """A bank of buggy variants of the efficient-attention reference (see tests/banks.py).
 
 Two lists, kept apart so that the parts can be written side by side; MUTANTS is their sum."""
-from banks import Mutant  # noqa: F401
+from banks import Mutant
 
 
 # efficient_mha, grouped_query, sliding_window, rope
+MHA, GQA, SWA, ROPE = "efficient_mha", "grouped_query", "sliding_window", "rope"
+COMBINED_SPLIT = ("qkv = self.qkv(x).view(b, num_tokens, 3, self.num_heads, self.head_dim)\n"
+                  "        queries, keys, values = qkv.permute(2, 0, 3, 1, 4)\n\n        attn_scores")
+SDPA_CALL = "queries, keys, values, attn_mask=None, dropout_p=self.dropout if self.training else 0.0, is_causal=True)"
+STACK = "combined.qkv.weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))"
+
 MUTANTS_ATTENTION = [
+    # ------------------------------------------------------------- efficient multi-head attention
+    Mutant("combined qkv unpacked as keys, queries, values", MHA, COMBINED_SPLIT,
+           COMBINED_SPLIT.replace("queries, keys, values =", "keys, queries, values ="), (MHA,),
+           named="queries and keys swapped"),
+    Mutant("combined qkv unpacked as queries, values, keys", MHA, COMBINED_SPLIT,
+           COMBINED_SPLIT.replace("queries, keys, values =", "queries, values, keys ="), (MHA,),
+           named="keys and values swapped"),
+    Mutant("combined qkv viewed with the heads before the 3", MHA, COMBINED_SPLIT,
+           "qkv = self.qkv(x).view(b, num_tokens, self.num_heads, 3, self.head_dim)\n"
+           "        queries, keys, values = qkv.permute(3, 0, 2, 1, 4)\n\n        attn_scores", (MHA,),
+           named="the heads split before queries, keys and values"),
+    Mutant("combined attention without the causal mask", MHA,
+           "attn_scores = attn_scores.masked_fill(self.mask[:num_tokens, :num_tokens], -torch.inf)\n"
+           "        attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)\n"
+           "        attn_weights = self.dropout(attn_weights)",
+           "attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)\n"
+           "        attn_weights = self.dropout(attn_weights)", (MHA,), named="no causal mask"),
+    Mutant("combined attention merges the heads without the transpose", MHA,
+           "context_vec = (attn_weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)",
+           "context_vec = (attn_weights @ values).reshape(b, num_tokens, self.d_out)", (MHA,),
+           named="merged without moving them back"),
+    Mutant("combined attention scaled by sqrt(d_out)", MHA,
+           "attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)\n        attn_weights = self.dropout",
+           "attn_weights = torch.softmax(attn_scores / self.d_out**0.5, dim=-1)\n        attn_weights = self.dropout",
+           (MHA,), named="sqrt(d_out)"),
+    Mutant("combined attention with F.dropout always on", MHA,
+           "attn_weights = self.dropout(attn_weights)\n\n        context_vec = (attn_weights @ values).transpose",
+           "attn_weights = F.dropout(attn_weights, self.dropout.p)\n\n        context_vec = (attn_weights @ values)"
+           ".transpose", (MHA,), named="dropout applied in eval mode"),
+    Mutant("einsum attention without the scaling", MHA,
+           "attn_weights = self.dropout(torch.softmax(attn_scores / self.head_dim**0.5, dim=-1))",
+           "attn_weights = self.dropout(torch.softmax(attn_scores, dim=-1))", (MHA,), named="not scaled"),
+    Mutant("einsum projections over the wrong index of W", MHA,
+           'queries = torch.einsum("bnd,de->bne", x, self.W_query)\n'
+           '        keys = torch.einsum("bnd,de->bne", x, self.W_key)\n'
+           '        values = torch.einsum("bnd,de->bne", x, self.W_value)',
+           'queries = torch.einsum("bnd,ed->bne", x, self.W_query)\n'
+           '        keys = torch.einsum("bnd,ed->bne", x, self.W_key)\n'
+           '        values = torch.einsum("bnd,ed->bne", x, self.W_value)', (MHA,), named="used as nn.Linear weights"),
+    Mutant("einsum attention with the mask inverted", MHA,
+           "attn_scores = attn_scores.masked_fill(self.mask[:n, :n], -torch.inf)",
+           "attn_scores = attn_scores.masked_fill(~self.mask[:n, :n], -torch.inf)", (MHA,), named="mask inverted"),
+    Mutant("SDPA given chapter 3's mask as attn_mask", MHA,
+           SDPA_CALL, "queries, keys, values, attn_mask=torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool),"
+           " diagonal=1),\n            dropout_p=self.dropout if self.training else 0.0)", (MHA,),
+           named="SDPA's boolean attn_mask is True where a query MAY attend"),
+    Mutant("SDPA without is_causal", MHA, SDPA_CALL,
+           "queries, keys, values, attn_mask=None, dropout_p=self.dropout if self.training else 0.0)", (MHA,),
+           named="is_causal=True forgotten"),
+    Mutant("SDPA with dropout in eval mode", MHA, SDPA_CALL,
+           "queries, keys, values, attn_mask=None, dropout_p=self.dropout, is_causal=True)", (MHA,),
+           named="dropout_p used in eval mode"),
+    Mutant("SDPA without dropout in training", MHA, SDPA_CALL,
+           "queries, keys, values, attn_mask=None, dropout_p=0.0, is_causal=True)", (MHA,),
+           named="no dropout in training mode"),
+    Mutant("nn.MultiheadAttention given the mask of allowed positions", MHA,
+           "attn_mask = self.mask[:num_tokens, :num_tokens]", "attn_mask = ~self.mask[:num_tokens, :num_tokens]",
+           (MHA,), named="nn.MultiheadAttention's boolean attn_mask is True where a query may NOT attend"),
+    Mutant("nn.MultiheadAttention called without the mask", MHA,
+           "self.multihead_attn(x, x, x, attn_mask=attn_mask, need_weights=False)",
+           "self.multihead_attn(x, x, x, need_weights=False)", (MHA,), named="no attn_mask given"),
+    Mutant("transfer stacks keys before queries", MHA, STACK,
+           "combined.qkv.weight.copy_(torch.cat([mha.W_key.weight, mha.W_query.weight, mha.W_value.weight]))",
+           (MHA,), named="W_query and W_key stacked in the wrong order"),
+    Mutant("einsum transfer forgets the transpose", MHA,
+           'getattr(einsum, f"W_{mine}").copy_(linear.weight.T)',
+           'getattr(einsum, f"W_{mine}").copy_(linear.weight.view_as(getattr(einsum, f"W_{mine}")))', (MHA,)),
+    Mutant("nn.MultiheadAttention transfer copies out_proj twice", MHA,
+           "attn.out_proj.weight.copy_(torch.eye(attn.embed_dim))\n        if attn.out_proj.bias is not None:\n"
+           "            attn.out_proj.bias.zero_()",
+           "attn.out_proj.load_state_dict(mha.out_proj.state_dict(), strict=False)", (MHA,),
+           named="copied into both multihead_attn.out_proj and proj"),
 ]
 
 
