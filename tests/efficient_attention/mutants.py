@@ -84,6 +84,47 @@ MUTANTS_ATTENTION = [
            "            attn.out_proj.bias.zero_()",
            "attn.out_proj.load_state_dict(mha.out_proj.state_dict(), strict=False)", (MHA,),
            named="copied into both multihead_attn.out_proj and proj"),
+    # ------------------------------------------------------------- grouped-query attention
+    Mutant("GQA with repeat instead of repeat_interleave", GQA,
+           "keys = keys.repeat_interleave(self.group_size, dim=1)\n"
+           "        values = values.repeat_interleave(self.group_size, dim=1)",
+           "keys = keys.repeat(1, self.group_size, 1, 1)\n        values = values.repeat(1, self.group_size, 1, 1)",
+           (GQA,), named="repeated with repeat", keeps=("as many groups as heads", "refuses", "kv_cache_bytes")),
+    Mutant("GQA accepts groups that do not divide the heads", GQA,
+           'if num_heads % num_kv_groups != 0:\n            raise ValueError("num_kv_groups must divide num_heads")',
+           "pass", (GQA,), keeps=("forward", "as many groups", "kv_cache_bytes")),
+    Mutant("GQA without the causal mask", GQA,
+           "attn_scores = attn_scores.masked_fill(self.mask[:num_tokens, :num_tokens], -torch.inf)\n"
+           "        attn_weights = self.dropout(torch.softmax(attn_scores / self.head_dim**0.5, dim=-1))\n\n"
+           "        context_vec = (attn_weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)\n"
+           "        return self.out_proj(context_vec)\n        ### END SOLUTION\n\n\ndef kv_cache_bytes",
+           "attn_weights = self.dropout(torch.softmax(attn_scores / self.head_dim**0.5, dim=-1))\n\n"
+           "        context_vec = (attn_weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)\n"
+           "        return self.out_proj(context_vec)\n        ### END SOLUTION\n\n\ndef kv_cache_bytes",
+           (GQA,), named="no causal mask"),
+    Mutant("GQA scales by sqrt(d_out)", GQA,
+           "torch.softmax(attn_scores / self.head_dim**0.5, dim=-1))\n\n        context_vec = (attn_weights @ values)"
+           ".transpose(1, 2).reshape(b, num_tokens, self.d_out)\n        return self.out_proj(context_vec)\n"
+           "        ### END SOLUTION\n\n\ndef kv_cache_bytes",
+           "torch.softmax(attn_scores / self.d_out**0.5, dim=-1))\n\n        context_vec = (attn_weights @ values)"
+           ".transpose(1, 2).reshape(b, num_tokens, self.d_out)\n        return self.out_proj(context_vec)\n"
+           "        ### END SOLUTION\n\n\ndef kv_cache_bytes", (GQA,), named="sqrt(d_out)",
+           keeps=("refuses", "kv_cache_bytes")),
+    Mutant("KV-cache size without the values", GQA, "per_token = 2 * kv_heads * head_dim",
+           "per_token = kv_heads * head_dim", (GQA,), named="only the keys counted",
+           keeps=("forward", "as many groups", "refuses")),
+    Mutant("KV-cache size counts every head", GQA, 'kv_heads = cfg.get("n_kv_groups", cfg["n_heads"])',
+           'kv_heads = cfg["n_heads"]', (GQA,), named="n_heads key/value heads counted"),
+    Mutant("KV-cache size takes the group size for the heads", GQA,
+           'kv_heads = cfg.get("n_kv_groups", cfg["n_heads"])',
+           'kv_heads = cfg["n_heads"] // cfg.get("n_kv_groups", 1) if "n_kv_groups" in cfg else cfg["n_heads"]',
+           (GQA,), named="the group size"),
+    Mutant("KV-cache size of one layer", GQA,
+           'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem',
+           'return batch_size * cfg["context_length"] * per_token * bytes_per_elem', (GQA,), named="one layer counted"),
+    Mutant("KV-cache size as a float in GB", GQA,
+           'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem',
+           'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem / 1e9', (GQA,)),
 ]
 
 
