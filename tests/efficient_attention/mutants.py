@@ -125,6 +125,22 @@ MUTANTS_ATTENTION = [
     Mutant("KV-cache size as a float in GB", GQA,
            'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem',
            'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem / 1e9', (GQA,)),
+    # ------------------------------------------------------------- sliding-window attention
+    Mutant("sliding window one token too long", SWA, "torch.tril(ones, diagonal=-window)",
+           "torch.tril(ones, diagonal=-window - 1)", (SWA,), named="one token too long"),
+    Mutant("sliding window one token too short", SWA, "torch.tril(ones, diagonal=-window)",
+           "torch.tril(ones, diagonal=-window + 1)", (SWA,), named="one token too short"),
+    Mutant("sliding window open both ways", SWA, "return future | too_far",
+           "return too_far | torch.triu(ones, diagonal=window)", (SWA,), named="later tokens seen too"),
+    Mutant("sliding window without the causal part", SWA, "return future | too_far", "return too_far", (SWA,),
+           named="later tokens seen too"),
+    Mutant("sliding window mask not used by the class", SWA,
+           'self.register_buffer("mask", sliding_window_mask(context_length, window))',
+           'self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1).bool())',
+           (SWA,), named="no window", keeps=("sliding_window_mask", "as long as the input")),
+    Mutant("sliding window mask inverted in the class", SWA,
+           "masked_fill(self.mask[:n, :n], -torch.inf)", "masked_fill(~self.mask[:n, :n], -torch.inf)", (SWA,),
+           keeps=("sliding_window_mask",)),
 ]
 
 

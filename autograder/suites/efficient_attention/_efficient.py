@@ -91,6 +91,8 @@ def hidden_mask(n, window=None, variant="causal"):
             hidden = hidden | (j < i - window)
         elif variant == "window - 1":
             hidden = hidden | (j <= i - window + 1)
+        elif variant == "window only":
+            hidden = j <= i - window
         elif variant == "window both ways":
             hidden = (j - i).abs() >= window
         else:
@@ -125,9 +127,9 @@ def attention(x, W, heads, *, variant="book", groups=None, window=None, drop=0.0
         q, k = rope(q), rope(k)
     n, hd = q.shape[-2], q.shape[-1]
     mask_variant = {"no mask": "none", "mask inverted": "inverted", "window + 1": "window + 1",
-                    "window - 1": "window - 1", "window both ways": "window both ways",
+                    "window - 1": "window - 1", "window both ways": "window both ways", "window only": "window only",
                     "diagonal hidden": "diagonal hidden"}.get(variant, "causal")
-    hidden = hidden_mask(n, window, mask_variant)
+    hidden = hidden_mask(n, None if variant == "no window" else window, mask_variant)
     if core == "sdpa":
         p = drop if variant == "dropout in eval" else 0.0
         if variant == "dropout in eval":
