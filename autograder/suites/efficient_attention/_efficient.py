@@ -124,7 +124,11 @@ def attention(x, W, heads, *, variant="book", groups=None, window=None, drop=0.0
         else:
             k, v = k.repeat_interleave(heads // groups, dim=1), v.repeat_interleave(heads // groups, dim=1)
     if rope is not None:
-        q, k = rope(q), rope(k)
+        q = rope(q)
+        if variant == "rope on values too":
+            v = rope(v)
+        if variant != "rope on queries only":
+            k = rope(k)
     n, hd = q.shape[-2], q.shape[-1]
     mask_variant = {"no mask": "none", "mask inverted": "inverted", "window + 1": "window + 1",
                     "window - 1": "window - 1", "window both ways": "window both ways", "window only": "window only",
@@ -198,3 +202,37 @@ def build_and_run(let, target, args, params, x, *, train=False, seed=5):
     """Plan steps: ``target(*args)`` with ``params`` copied in, in train or eval mode, run on x."""
     return [{"let": let, "call": target, "args": args, "params": params, "train": train},
             {"let": f"{let}_out", "call": let, "args": [x], "seed": seed, "return": True}]
+
+
+# -- RoPE, written once with switches ---------------------------------------------------------------
+def rope_params(head_dim, theta_base=10_000, context_length=4096, variant="book"):
+    """(cos, sin) as compute_rope_params, or with one mistake."""
+    if variant == "exponent over head_dim // 2 steps":
+        inv_freq = 1.0 / theta_base ** (torch.arange(head_dim // 2, dtype=torch.float32) / head_dim)
+    else:
+        inv_freq = 1.0 / theta_base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
+    positions = torch.arange(context_length, dtype=torch.float32) + (variant == "positions from 1")
+    angles = positions[:, None] * inv_freq[None, :]
+    if variant == "interleaved":
+        angles = angles.repeat_interleave(2, dim=1)
+    else:
+        angles = torch.cat([angles, angles], dim=1)
+    if variant == "cos and sin swapped":
+        return torch.sin(angles), torch.cos(angles)
+    return torch.cos(angles), torch.sin(angles)
+
+
+def rope_apply(x, cos, sin, offset=0, variant="book"):
+    """apply_rope, or with one mistake."""
+    n, hd = x.shape[-2], x.shape[-1]
+    if variant != "no offset":
+        cos, sin = cos[offset:offset + n], sin[offset:offset + n]
+    else:
+        cos, sin = cos[:n], sin[:n]
+    if variant == "interleaved pairs":  # pairs (0, 1), (2, 3), ... with the halves' angles
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+        rotated = torch.stack((-x2, x1), dim=-1).flatten(-2)
+    else:
+        x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
+        rotated = torch.cat((x2, -x1) if variant == "rotated the wrong way" else (-x2, x1), dim=-1)
+    return x * cos + rotated * sin
