@@ -71,7 +71,7 @@ def test_gqa_with_as_many_groups_as_heads_is_multi_head_attention(student, ref):
 
 @points(3)
 def test_gqa_refuses_groups_that_do_not_divide_the_heads(student):
-    """num_kv_groups must divide num_heads: the constructor raises; dividing groups (1, and num_heads) build"""
+    """num_kv_groups must divide num_heads: the constructor raises ValueError; dividing groups (1, and num_heads) build"""
     bad = [[8, 8, 4, 3, 6], [8, 12, 6, 4, 6], [6, 8, 2, 4, 6]]
     good = [[8, 8, 4, 1, 6], [8, 8, 4, 4, 6], [8, 12, 6, 3, 6]]
     plan = student.plan([{"let": f"bad{i}", "call": GQA, "args": args} for i, args in enumerate(bad)]
@@ -81,7 +81,11 @@ def test_gqa_refuses_groups_that_do_not_divide_the_heads(student):
             raise AssertionError(f"GroupedQueryAttention{tuple(args)} must build (num_kv_groups={args[3]} divides "
                                  f"num_heads={args[2]}): {plan.failed(f'good{i}')}")
     for i, args in enumerate(bad):
-        if not plan.failed(f"bad{i}"):
+        why = plan.failed(f"bad{i}")
+        if why and "ValueError" not in why:
+            raise AssertionError(f"GroupedQueryAttention{tuple(args)} must raise ValueError (num_kv_groups does not "
+                                 f"divide num_heads); it failed otherwise: {why}")
+        if not why:
             raise AssertionError(f"GroupedQueryAttention(d_in={args[0]}, d_out={args[1]}, num_heads={args[2]}, "
                                  f"num_kv_groups={args[3]}, ...) was built: num_kv_groups does not divide num_heads, "
                                  "so some query heads would have no key/value head; raise ValueError")
