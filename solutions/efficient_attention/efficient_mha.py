@@ -23,7 +23,7 @@ class MultiHeadAttentionCombinedQKV(nn.Module):
     ``proj = nn.Linear(d_out, d_out)`` (with bias), the output projection; ``dropout =
     nn.Dropout(dropout)`` on the attention weights; the causal mask as a buffer ``mask``; no
     other parameters. forward on x of shape (batch, num_tokens, d_in), num_tokens <=
-    context_length, returns (batch, num_tokens, d_out) and leaves x unchanged.
+    context_length, returns (batch, num_tokens, d_out).
     """
 
     def __init__(self, d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False):

@@ -22,7 +22,7 @@ class GroupedQueryAttention(nn.Module):
     d_out)``; ``dropout = nn.Dropout(dropout)`` on the attention weights; the causal mask as a
     buffer ``mask``; no other parameters. With num_kv_groups == num_heads it holds the same
     weights as chapter 3's class and computes the same function. forward: (batch, num_tokens,
-    d_in) -> (batch, num_tokens, d_out), num_tokens <= context_length; leaves x unchanged.
+    d_in) -> (batch, num_tokens, d_out), num_tokens <= context_length.
     """
 
     def __init__(self, d_in, d_out, num_heads, num_kv_groups, context_length, dropout=0.0, qkv_bias=False):

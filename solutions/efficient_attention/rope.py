@@ -36,8 +36,8 @@ def apply_rope(x, cos, sin, offset=0):
     Token t of x stands at position ``offset + t`` (offset: tokens already in a KV cache), so
     rows offset .. offset + num_tokens - 1 of cos and sin are used. With x1, x2 the first and
     second halves of the head dimension, the result is ``x * cos + cat(-x2, x1) * sin``: each
-    pair (x1[j], x2[j]) turned counter-clockwise by its angle. Returns a new tensor of x's
-    shape and dtype; leaves x unchanged.
+    pair (x1[j], x2[j]) turned counter-clockwise by its angle. Returns a tensor of x's shape
+    and dtype.
     """
     ### BEGIN SOLUTION
     num_tokens, head_dim = x.shape[-2], x.shape[-1]

@@ -198,10 +198,25 @@ def as_dict(pairs, what):
     return dict(pairs)
 
 
-def build_and_run(let, target, args, params, x, *, train=False, seed=5):
-    """Plan steps: ``target(*args)`` with ``params`` copied in, in train or eval mode, run on x."""
-    return [{"let": let, "call": target, "args": args, "params": params, "train": train},
-            {"let": f"{let}_out", "call": let, "args": [x], "seed": seed, "return": True}]
+def build_and_run(let, target, args, params, x, *, train=False, seed=5, buffers=False):
+    """Plan steps: ``target(*args)`` with ``params`` copied in, in train or eval mode, run on x;
+    with ``buffers`` also its buffers' names (``{let}_buffers``)."""
+    steps = [{"let": let, "call": target, "args": args, "params": params, "train": train},
+             {"let": f"{let}_out", "call": let, "args": [x], "seed": seed, "return": True}]
+    if buffers:
+        steps += [{"let": f"{let}_buffers_gen", "call": f"{let}.named_buffers"},
+                  {"let": f"{let}_buffers", "iterate": f"{let}_buffers_gen", "return": True}]
+    return steps
+
+
+def expect_buffers(plan, let, names, what):
+    """The module of step ``let`` registered buffers ``names`` (a buffer moves with .to(device))."""
+    found = plan.values[f"{let}_buffers"]
+    have = {pair[0] for pair in found if isinstance(pair, list) and pair and isinstance(pair[0], str)}
+    missing = [name for name in names if name not in have]
+    if missing:
+        raise AssertionError(f"{what} has no buffer {' or '.join(missing)} (register_buffer: a plain tensor "
+                             f"attribute stays on the CPU when the module moves to a GPU); its buffers: {sorted(have)}")
 
 
 # -- RoPE, written once with switches ---------------------------------------------------------------

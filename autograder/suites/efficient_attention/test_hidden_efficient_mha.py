@@ -8,7 +8,7 @@ is never used, so a chapter-3 mistake costs nothing here."""
 import pytest
 import torch
 
-from _efficient import (COMMON_MISTAKES, LAYOUT_MISTAKES, as_dict, build_and_run, ch03_params,
+from _efficient import (COMMON_MISTAKES, LAYOUT_MISTAKES, as_dict, build_and_run, ch03_params, expect_buffers,
                         ch03_stand_ins, loaded, mistakes, named_parameters_steps, run, state, weights)
 from autograder.grading.compare import expect_close, seeded, set_seed
 
@@ -44,7 +44,8 @@ def check_forward(student, ref, name, cases, names, core="manual", extra=None):
         W = weights(args[0], args[1], args[5], seed=100 + 10 * i)
         module = reference(ref, name, args, W)
         x = seeded(b, n, args[0], seed=150 + i, scale=scale)
-        steps += build_and_run(f"m{i}", f"efficient_mha.{name}", list(args), state(module), x)
+        steps += build_and_run(f"m{i}", f"efficient_mha.{name}", list(args), state(module), x,
+                               buffers=name != "MHAPyTorchScaledDotProduct")
         found = mistakes(x, W, args[2], names, drop=args[4], seed=5, core=core)
         if extra is class_mistakes:
             found.update(extra(module)(x, W, args))
@@ -54,6 +55,8 @@ def check_forward(student, ref, name, cases, names, core="manual", extra=None):
     plan = student.plan(steps, needs=f"efficient_mha.{name}")
     for i, (x, want, found, args) in enumerate(expected):
         expect_close(plan.values[f"m{i}_out"], want, describe(name, args, x), found)
+        if name != "MHAPyTorchScaledDotProduct":
+            expect_buffers(plan, f"m{i}", ["mask"], describe(name, args, x))
 
 
 EVAL_DROPOUT = {"dropout applied in eval mode too (nn.Dropout follows .eval(); F.dropout needs "
@@ -62,7 +65,7 @@ EVAL_DROPOUT = {"dropout applied in eval mode too (nn.Dropout follows .eval(); F
 
 @points(5)
 def test_combined_qkv_forward(student, ref):
-    """MultiHeadAttentionCombinedQKV: qkv holds queries, keys, values in that order; equals chapter 3's attention"""
+    """MultiHeadAttentionCombinedQKV: qkv holds queries, keys, values in that order; equals chapter 3's; mask a buffer"""
     check_forward(student, ref, "MultiHeadAttentionCombinedQKV", CASES,
                   {**LAYOUT_MISTAKES, **COMMON_MISTAKES, **EVAL_DROPOUT})
 
@@ -77,7 +80,7 @@ def untransposed(x, W, args):
 
 @points(4)
 def test_einsum_forward(student, ref):
-    """MHAEinsum: W_query, W_key, W_value of shape (d_in, d_out) used in einsum; equals chapter 3's attention"""
+    """MHAEinsum: W_query, W_key, W_value of shape (d_in, d_out) used in einsum; equals chapter 3's; mask a buffer"""
     check_forward(student, ref, "MHAEinsum", SQUARE[:1] + CASES, {**COMMON_MISTAKES, **EVAL_DROPOUT},
                   extra=untransposed)
 
@@ -115,13 +118,13 @@ def class_mistakes(module):
 
 @points(3)
 def test_pytorch_class_forward(student, ref):
-    """MHAPyTorchClass: nn.MultiheadAttention with a causal boolean attn_mask, then proj; equals chapter 3's"""
+    """MHAPyTorchClass: nn.MultiheadAttention, a causal boolean attn_mask (a buffer), then proj; equals chapter 3's"""
     check_forward(student, ref, "MHAPyTorchClass", SQUARE, {}, extra=class_mistakes)
 
 
 @points(3)
 def test_dropout_in_training(student, ref):
-    """in training mode, dropout on the attention weights with the module's rate (the same draws as the reference)"""
+    """in training mode, dropout on the attention weights (the same draws as the reference); SDPA's self.dropout a float"""
     args, (b, n) = (6, 8, 2, 10, 0.5, True), (2, 7)
     steps, expected = [], {}
     for name in ("MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct"):
@@ -131,7 +134,12 @@ def test_dropout_in_training(student, ref):
         steps += build_and_run(name, f"efficient_mha.{name}", list(args), state(module), x, train=True, seed=123)
         found = {"no dropout in training mode": lambda x=x, W=W: mistakes(x, W, 2, {"": "book"})[""]()}
         expected[name] = (x, run(module.train(), x, seed=123), found)
+    steps.append({"let": "rate", "attr": "MHAPyTorchScaledDotProduct.dropout", "return": True})
     plan = student.plan(steps, needs="efficient_mha.MultiHeadAttentionCombinedQKV")
+    rate = plan.values["rate"]
+    if type(rate) is not float or rate != 0.5:
+        raise AssertionError(f"MHAPyTorchScaledDotProduct(..., dropout=0.5).dropout is {rate!r}: it must hold the rate, "
+                             "a float (SDPA takes dropout_p as a number)")
     for name, (x, want, found) in expected.items():
         expect_close(plan.values[f"{name}_out"], want,
                      describe(name, args, x, train=True) + " after torch.manual_seed(123)", found)
@@ -170,7 +178,8 @@ def test_transfers(student, ref):
                  "args": [d_in, d_out, ctx, drop, heads, qkv_bias], "stand_in": ch03_stand_ins(W)},
                 {"let": "target", "call": f"efficient_mha.{name}", "args": list(args), "seed": 1},
                 {"let": "moved", "call": f"efficient_mha.{transfer}", "args": [{"$ref": "mha"}, {"$ref": "target"}]},
-                *named_parameters_steps("after", "target")], needs=f"efficient_mha.{transfer}")
+                *named_parameters_steps("after", "target"), *named_parameters_steps("source", "mha")],
+                needs=f"efficient_mha.{transfer}")
             if plan.failed("mha"):
                 student.notes.append(f"{transfer} could not be judged: your chapter-3 MultiHeadAttention could not "
                                      f"be built ({plan.failed('mha')}); chapter 3 grades it.")
@@ -178,6 +187,11 @@ def test_transfers(student, ref):
             what = (f"{describe(name, args, x)}, after {transfer}(mha, it) from a chapter-3 "
                     f"MultiHeadAttention(d_in={d_in}, d_out={d_out}, context_length={ctx}, num_heads={heads}, "
                     f"qkv_bias={qkv_bias}) (run with the reference {name} holding the weights you moved in)")
+            source = {k: v for k, v in as_dict(plan.values["source"], "mha").items()}
+            stood_in = {f"{layer}.{kind}": spec[kind] for layer, spec in ch03_stand_ins(W).items()
+                        for kind in ("weight", "bias") if spec[kind] is not None}
+            if any(not torch.equal(source.get(k, torch.empty(0)), v) for k, v in stood_in.items()):
+                raise AssertionError(f"{transfer} changed the chapter-3 MultiHeadAttention it reads: leave mha as it was")
             cls = getattr(ref.efficient_mha, name)
             try:
                 moved = loaded(cls, args, as_dict(plan.values["after"], name))

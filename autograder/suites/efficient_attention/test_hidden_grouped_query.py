@@ -6,7 +6,8 @@ reference chapter-3 MultiHeadAttention (never the student's own, whose mistakes 
 charges); the KV-cache size as a number computed from the config."""
 import pytest
 
-from _efficient import COMMON_MISTAKES, attention, build_and_run, ch03_params, loaded, mistakes, run, weights
+from _efficient import (COMMON_MISTAKES, attention, build_and_run, ch03_params, expect_buffers, loaded, mistakes, run,
+                        weights)
 from autograder.grading.compare import expect_close, seeded
 
 points = pytest.mark.points
@@ -28,14 +29,14 @@ def describe(args, x, train=False):
 
 @points(9)
 def test_gqa_forward(student, ref):
-    """keys and values with num_kv_groups heads, each shared by num_heads // num_kv_groups query heads in a row"""
+    """keys and values with num_kv_groups heads, each shared by num_heads // num_kv_groups query heads in a row; mask a buffer"""
     steps, expected = [], []
     for i, (args, (b, n), train) in enumerate(CASES):
         d_in, d_out, heads, groups, ctx, drop, qkv_bias = args
         W = weights(d_in, d_out, qkv_bias, seed=400 + 10 * i, kv_out=groups * d_out // heads)
         module = loaded(ref.grouped_query.GroupedQueryAttention, args, ch03_params(W), train=train)
         x = seeded(b, n, d_in, seed=450 + i, scale=2.0)
-        steps += build_and_run(f"m{i}", GQA, list(args), ch03_params(W), x, train=train, seed=7)
+        steps += build_and_run(f"m{i}", GQA, list(args), ch03_params(W), x, train=train, seed=7, buffers=True)
         names = {REPEAT: "repeat", **COMMON_MISTAKES}
         if drop and not train:
             names["dropout applied in eval mode too (nn.Dropout follows .eval())"] = "dropout in eval"
@@ -48,6 +49,7 @@ def test_gqa_forward(student, ref):
     plan = student.plan(steps, needs=GQA)
     for i, (x, want, found, args, train) in enumerate(expected):
         expect_close(plan.values[f"m{i}_out"], want, describe(args, x, train), found)
+        expect_buffers(plan, f"m{i}", ["mask"], describe(args, x, train))
 
 
 @points(3)

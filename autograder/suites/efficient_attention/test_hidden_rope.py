@@ -8,7 +8,8 @@ class is judged against the reference on seeded weights."""
 import pytest
 import torch
 
-from _efficient import build_and_run, ch03_params, loaded, mistakes, rope_apply, rope_params, run, weights
+from _efficient import (build_and_run, ch03_params, expect_buffers, loaded, mistakes, rope_apply, rope_params, run,
+                        weights)
 from autograder.grading.compare import expect_close, seeded
 
 points = pytest.mark.points
@@ -30,10 +31,17 @@ APPLY_MISTAKES = {
 
 @points(4)
 def test_compute_rope_params(student, ref):
-    """compute_rope_params(head_dim, theta_base, context_length): cos and sin of position * theta_base ** (-2j / head_dim)"""
-    cases = [(8, 10_000, 12), (6, 500, 7), (16, 10_000, 40), (4, 50_000.0, 5)]
+    """compute_rope_params(head_dim, theta_base=10_000, context_length=4096): cos, sin of position * theta_base ** (-2j / head_dim)"""
+    cases = [(8, 10_000, 12), (6, 500, 7), (16, 10_000, 40), (4, 50_000.0, 5), (2, 10_000, 4096)]
     plan = student.plan([{"let": f"p{i}", "call": "rope.compute_rope_params", "args": list(case), "return": True}
-                         for i, case in enumerate(cases)], needs="rope.compute_rope_params")
+                         for i, case in enumerate(cases[:-1])]
+                        + [{"let": f"p{len(cases) - 1}", "call": "rope.compute_rope_params", "args": [2], "return": True},
+                           {"let": "odd", "call": "rope.compute_rope_params", "args": [7, 10_000, 8], "return": True}],
+                        needs="rope.compute_rope_params")
+    why = plan.failed("odd")
+    if not why or "ValueError" not in why:
+        raise AssertionError(f"compute_rope_params(head_dim=7) must raise ValueError (RoPE turns pairs of "
+                             f"coordinates): {why or 'it returned a value'}")
     for i, (hd, theta, ctx) in enumerate(cases):
         got = plan.values[f"p{i}"]
         what = f"compute_rope_params(head_dim={hd}, theta_base={theta}, context_length={ctx})"
@@ -109,7 +117,7 @@ ATT_MISTAKES = {
 
 @points(3)
 def test_rope_attention(student, ref):
-    """MultiHeadAttentionRoPE: chapter 3's attention with queries and keys rotated after the heads are split"""
+    """MultiHeadAttentionRoPE: chapter 3's attention, queries and keys rotated after the heads split; mask, cos, sin buffers"""
     steps, expected = [], []
     for i, ((d_in, d_out, heads, ctx, qkv_bias, theta), (b, n)) in enumerate(
             [((6, 8, 2, 10, False, 10_000), (2, 9)), ((8, 12, 3, 8, True, 500), (1, 8))]):
@@ -117,7 +125,7 @@ def test_rope_attention(student, ref):
         args = [d_in, d_out, heads, ctx, 0.0, qkv_bias, theta]
         module = loaded(ref.rope.MultiHeadAttentionRoPE, args, ch03_params(W))
         x = seeded(b, n, d_in, seed=950 + i, scale=2.0)
-        steps += build_and_run(f"m{i}", "rope.MultiHeadAttentionRoPE", args, ch03_params(W), x)
+        steps += build_and_run(f"m{i}", "rope.MultiHeadAttentionRoPE", args, ch03_params(W), x, buffers=True)
         cos, sin = ref.rope.compute_rope_params(d_out // heads, theta, ctx)
         found = mistakes(x, W, heads, ATT_MISTAKES, rope=lambda t, cos=cos, sin=sin: rope_apply(t, cos, sin))
         found["no RoPE (chapter 3's attention)"] = lambda x=x, W=W, h=heads: mistakes(x, W, h, {"": "book"})[""]()
@@ -128,3 +136,4 @@ def test_rope_attention(student, ref):
         expect_close(plan.values[f"m{i}_out"], want,
                      f"MultiHeadAttentionRoPE(d_in={d_in}, d_out={d_out}, num_heads={heads}, context_length={ctx}, "
                      f"qkv_bias={qkv_bias}, theta_base={theta}) in eval mode on input {tuple(x.shape)}", found)
+        expect_buffers(plan, f"m{i}", ["mask", "cos", "sin"], "MultiHeadAttentionRoPE")

@@ -5,7 +5,8 @@ at least as long as the input against the reference chapter-3 MultiHeadAttention
 import pytest
 import torch
 
-from _efficient import COMMON_MISTAKES, build_and_run, ch03_params, hidden_mask, loaded, mistakes, run, weights
+from _efficient import (COMMON_MISTAKES, build_and_run, ch03_params, expect_buffers, hidden_mask, loaded, mistakes, run,
+                        weights)
 from autograder.grading.compare import expect_close, seeded
 
 points = pytest.mark.points
@@ -31,10 +32,12 @@ def mask_mistake(n, window, variant):
 
 @points(5)
 def test_sliding_window_mask(student, ref):
-    """sliding_window_mask(num_tokens, window): True where j > i or j <= i - window; bool"""
+    """sliding_window_mask(num_tokens, window): True where j > i or j <= i - window; bool; a window below 1 refused"""
     cases = [(6, 2), (7, 1), (8, 3), (5, 5), (4, 9)]
     plan = student.plan([{"let": f"m{i}", "call": "sliding_window.sliding_window_mask", "args": [n, w], "return": True}
-                         for i, (n, w) in enumerate(cases)], needs="sliding_window.sliding_window_mask")
+                         for i, (n, w) in enumerate(cases)]
+                        + [{"let": "zero", "call": "sliding_window.sliding_window_mask", "args": [4, 0], "return": True}],
+                        needs="sliding_window.sliding_window_mask")
     for i, (n, w) in enumerate(cases):
         what, got = f"sliding_window_mask(num_tokens={n}, window={w})", plan.values[f"m{i}"]
         if not isinstance(got, torch.Tensor) or got.dtype != torch.bool:
@@ -42,6 +45,10 @@ def test_sliding_window_mask(student, ref):
         # compared as numbers: a difference of bools has no meaning
         found = {name: (lambda n=n, w=w, v=v: mask_mistake(n, w, v).float()) for name, v in MASK_MISTAKES.items()}
         expect_close(got.float(), ref.sliding_window.sliding_window_mask(n, w).float(), what, found)
+    why = plan.failed("zero")
+    if not why or "ValueError" not in why:
+        raise AssertionError(f"sliding_window_mask(4, window=0) must raise ValueError (no token would see even "
+                             f"itself): {why or 'it returned a mask'}")
 
 
 # (d_in, d_out, num_heads, context_length, window, dropout, qkv_bias), (batch, num_tokens)
@@ -57,14 +64,14 @@ def describe(args, x):
 
 @points(7)
 def test_sliding_window_forward(student, ref):
-    """SlidingWindowAttention: chapter 3's attention, each query seeing the last window tokens up to itself"""
+    """SlidingWindowAttention: chapter 3's attention, each query seeing the last window tokens up to itself; mask a buffer"""
     steps, expected = [], []
     for i, (args, (b, n)) in enumerate(CASES):
         d_in, d_out, heads, ctx, window, drop, qkv_bias = args
         W = weights(d_in, d_out, qkv_bias, seed=600 + 10 * i)
         module = loaded(ref.sliding_window.SlidingWindowAttention, args, ch03_params(W))
         x = seeded(b, n, d_in, seed=650 + i, scale=2.0)
-        steps += build_and_run(f"m{i}", SWA, list(args), ch03_params(W), x)
+        steps += build_and_run(f"m{i}", SWA, list(args), ch03_params(W), x, buffers=True)
         names = {**WINDOW_MISTAKES, "no window: plain causal attention": "no window", **COMMON_MISTAKES}
         if drop:
             names["dropout applied in eval mode too (nn.Dropout follows .eval())"] = "dropout in eval"
@@ -72,6 +79,7 @@ def test_sliding_window_forward(student, ref):
     plan = student.plan(steps, needs=SWA)
     for i, (x, want, found, args) in enumerate(expected):
         expect_close(plan.values[f"m{i}_out"], want, describe(args, x), found)
+        expect_buffers(plan, f"m{i}", ["mask"], describe(args, x))
 
 
 @points(3)
