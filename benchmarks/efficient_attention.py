@@ -24,7 +24,6 @@ from pathlib import Path
 
 from gradescope_bundle import _copy_submission, measure  # this folder's: the same measurement
 
-from autograder.grading import course
 from autograder.grading.runner import Grader
 
 BASE, NEW = "ch03_attention", "efficient_attention"
