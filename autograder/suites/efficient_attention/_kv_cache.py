@@ -114,18 +114,16 @@ def attention(att, x, state, variant=None, use_cache=True):
     h, hd = att.num_heads, att.head_dim
     queries = att.W_query(x).view(b, n, h, hd).transpose(1, 2)
     keys, values = att.W_key(x), att.W_value(x)  # (b, n, d_out): split below
-    if variant == "values from keys":
-        values = keys
     cached = use_cache and variant != "no cache"
     if cached:
+        appended = keys if variant == "keys appended as values" else values
         state["k"] = keys if state["k"] is None else torch.cat([state["k"], keys], dim=1)
-        state["v"] = values if state["v"] is None else torch.cat([state["v"], values], dim=1)
+        state["v"] = values if state["v"] is None else torch.cat([state["v"], appended], dim=1)
         keys, values = state["k"], state["v"]
     t = keys.shape[1]
+    keys, values = (z.view(b, t, h, hd).transpose(1, 2) for z in (keys, values))
     if cached and variant == "split wrong":
-        keys, values = keys.view(b, h, t, hd), values.view(b, h, t, hd)
-    else:
-        keys, values = (z.view(b, t, h, hd).transpose(1, 2) for z in (keys, values))
+        keys = state["k"].view(b, h, t, hd)
     start = state["pos"] if cached and variant != "mask not offset" else 0
     if cached:
         state["pos"] += 1 if variant == "mask pointer by one" else n
@@ -211,11 +209,12 @@ ATTENTION_MISTAKES = {
     "the mask not offset by the cache length (a new token's mask row is its position in the whole sequence, "
     "not its index in x: mask[start:start + num_tokens, :num_keys])": "mask not offset",
     "the cached keys split into heads the wrong way (view(b, num_heads, num_tokens, head_dim) instead of "
-    "view(b, num_tokens, num_heads, head_dim).transpose(1, 2))": "split wrong",
-    "the keys cached as the values (cache_v needs the values)": "values from keys",
+    "view(b, num_tokens, num_heads, head_dim), then .transpose(1, 2))": "split wrong",
+    "the new keys appended to the values' cache (cache_v grows by values_new)": "keys appended as values",
     "the mask's position advanced by one per call instead of by the tokens fed": "mask pointer by one",
 }
-NO_CACHE = "use_cache not passed on to the attention (each piece then attends only to itself)"
+NO_CACHE = ("the cache not used (use_cache ignored by the attention, or not passed on to it: each piece then "
+            "attends only to its own tokens)")
 GPT_MISTAKES = {
     "the positions restarting at 0 at every call (with use_cache=True they go on from current_pos)":
         "positions restart",

@@ -20,10 +20,9 @@ from autograder.sandbox.session import StudentFailure
 points = pytest.mark.points
 
 # attention cases: (d_in, d_out, context_length, num_heads, qkv_bias); d_in != d_out shows a missing transpose
-ATT_CASES = [(7, 12, 10, 3, False), (5, 8, 9, 2, True), (16, 16, 8, 4, False)]
+ATT_CASES = [(7, 12, 12, 3, False), (5, 8, 11, 2, True), (16, 16, 10, 4, False)]
 WRONG_DIM = ("the cache concatenated on the wrong dimension (the tokens' dimension is the one that grows: dim=1 "
              "for (b, num_tokens, num_heads, head_dim), dim=2 after the transpose)")
-CACHE_IGNORED = "the cache not used (each piece then attends only to its own tokens)"
 
 
 def att_args(case):
@@ -97,7 +96,7 @@ def judge_two_sequences(student, plan, let, run, expected, sizes, sizes2, what, 
 
 @points(2)
 def test_attention_without_cache(student, ref):
-    """use_cache=False (the default) is chapter 3's MultiHeadAttention, and keeps nothing between calls"""
+    """use_cache=False (the default) is chapter 3's MultiHeadAttention; it neither reads nor changes the cache"""
     steps, cases = [], []
     for i, case in enumerate(ATT_CASES):
         args = att_args(case)
@@ -105,13 +104,18 @@ def test_attention_without_cache(student, ref):
         x, x2 = seeded(2, case[2] - 2, case[0], seed=310 + i, scale=2.0), seeded(3, case[2], case[0], seed=320 + i)
         steps += [build_step(f"m{i}", ATT, args, att), build_step(f"c{i}", CH3, args, att),
                   {"let": f"a{i}", "call": f"m{i}", "args": [x], "return": True},
+                  {"let": f"r{i}", "call": f"m{i}.reset_cache"},
+                  {"let": f"k{i}", "call": f"m{i}", "args": [x[:, :3]], "kwargs": {"use_cache": True}},
                   {"let": f"b{i}", "call": f"m{i}", "args": [x2], "kwargs": {"use_cache": False}, "return": True},
+                  {"let": f"n{i}", "call": f"m{i}", "args": [x[:, 3:4]], "kwargs": {"use_cache": True},
+                   "return": True},
                   {"let": f"own_a{i}", "call": f"c{i}", "args": [x], "return": True},
                   {"let": f"own_b{i}", "call": f"c{i}", "args": [x2], "return": True}]
         cases.append((args, att, x, x2))
     plan = student.plan(steps, needs=ATT)
     for i, (args, att, x, x2) in enumerate(cases):
-        for key, inp, call in (("a", x, "m(x)"), ("b", x2, "then m(x2, use_cache=False)")):
+        inherits = False
+        for key, inp, call in (("a", x, "m(x)"), ("b", x2, "m(x2, use_cache=False) after 3 tokens fed with the cache")):
             what = f"MultiHeadAttention{args}: {call} on {tuple(inp.shape)}"
             got = plan.values[f"{key}{i}"]
             with torch.no_grad():
@@ -123,8 +127,15 @@ def test_attention_without_cache(student, ref):
             if own is not None and close(got, own) and not close(got, want):
                 student.notes.append(f"{what} repeats your chapter-3 MultiHeadAttention's answer, which differs "
                                      "from the book's (charged in chapter 3, not here).")
+                inherits = True
                 continue
             expect_close(got, want, what)
+        if inherits:  # the cache is judged against the student's own attention in the checks below
+            continue
+        with torch.no_grad():
+            want = att(x[:, :4])[:, 3:]
+        expect_close(plan.values[f"n{i}"], want, f"MultiHeadAttention{args}: the 4th token fed with the cache, after "
+                     "an uncached call between (an uncached call must leave the cache as it was)")
 
 
 @points(4)
@@ -134,8 +145,8 @@ def test_attention_cache_in_pieces(student, ref):
         args = att_args(case)
         d_in, _, ctx, _, _ = case
         att = built(ref.kv_cache.MultiHeadAttention, args, 400 + i)
-        n0 = ctx - 5
-        sizes, sizes2 = [n0, 1, 1, 2], [2, 1, 1]
+        # the prompt of 3, 2, 1 tokens; both sequences fit in context_length (a cache not reset then runs on)
+        sizes, sizes2 = [ctx - 9, 1, 1, 2], [2, 1, 1]
         x, x2 = seeded(2, sum(sizes), d_in, seed=410 + i), seeded(2, sum(sizes2), d_in, seed=420 + i)
         steps = [build_step("m", ATT, args, att), build_step("c", CH3, args, att),
                  *two_sequences("s", "m", "reset_cache", x, sizes, x2, sizes2),
@@ -156,7 +167,7 @@ def test_attention_cache_in_pieces(student, ref):
             out = pieces_output(lambda t, st, v: attention(att, t, st["att"][0], v), inp, szs, state, variant)
             return state if keep else out
         judge_two_sequences(student, plan, "s", run, ((x, want), (x2, want2)), sizes, sizes2, what,
-                            {**ATTENTION_MISTAKES, CACHE_IGNORED: "no cache"})
+                            {**ATTENTION_MISTAKES, NO_CACHE: "no cache"})
 
 
 @points(2)
@@ -165,7 +176,7 @@ def test_block_passes_use_cache(student, ref):
     cfg = CFGS[0]
     spec = block_spec(cfg["emb_dim"], 500)
     module = swapped(built(ref.kv_cache.TransformerBlock, (cfg,), 501), spec)
-    sizes, sizes2 = [4, 1, 1, 3], [3, 1]
+    sizes, sizes2 = [3, 1, 1, 2], [3, 1]
     x, x2 = seeded(2, sum(sizes), cfg["emb_dim"], seed=502), seeded(2, sum(sizes2), cfg["emb_dim"], seed=503)
     probe_steps, probe = inherited_steps(ref, cfg, 504)
     steps = [build_step("b", BLOCK, (cfg,), module, spec),
@@ -192,7 +203,7 @@ def test_block_passes_use_cache(student, ref):
 @points(3)
 def test_model_cache_in_pieces(student, ref):
     """GPTModel(in_idx, use_cache=True): positions go on from the tokens fed; reset_kv_cache() starts again at 0"""
-    for i, (cfg, sizes, sizes2) in enumerate([(CFGS[0], [5, 1, 1, 2], [3, 1, 1]), (CFGS[1], [1, 1, 3, 1], [4, 1])]):
+    for i, (cfg, sizes, sizes2) in enumerate([(CFGS[0], [3, 1, 1], [2, 1, 1]), (CFGS[1], [1, 1, 2, 1], [3, 1])]):
         module, spec = gpt_case(ref, cfg, 600 + 10 * i)
         idx, idx2 = (token_ids(2, sum(s), cfg["vocab_size"], 605 + 10 * i + k) for k, s in enumerate((sizes, sizes2)))
         probe_steps, probe = inherited_steps(ref, cfg, 607 + 10 * i)
@@ -216,6 +227,8 @@ def test_model_cache_in_pieces(student, ref):
             return state if keep else out
         judge_two_sequences(student, plan, "s", run, ((idx, want), (idx2, want2)), sizes, sizes2, what,
                             {**GPT_MISTAKES, **ATTENTION_MISTAKES, NO_CACHE: "no cache"})
+        expect_close(plan.values["own_b"], want2, f"{what} with use_cache=False after cached calls (positions from 0, "
+                     "the cache neither read nor changed)")
 
 
 def generation_steps(cfg, module, spec, prompts, max_new_tokens, record=False):
@@ -280,22 +293,21 @@ def test_generate_twice(student, ref):
     probe_steps, probe = inherited_steps(ref, cfg, 723)
     plan = student.plan(generation_steps(cfg, module, spec, [first, second, first], new) + probe_steps, needs=GEN)
     what = "generate_text_simple_cached, called a second time with the same model"
-    got = [plan.values[f"out{k}"] for k in range(3)]
     if inherited(plan, probe):  # the same prompt must give the same text again; the rest is chapter 3's
         student.notes.append(INHERITED_NOTE.format(what=what))
-        want = [got[0], got[1], got[0]]
+        want = [plan.values["out0"], plan.values["out1"]]
     else:
-        want = [generate_uncached(module, p, new) for p in (first, second, first)]
-    expect_tokens(got[0], want[0], "generate_text_simple_cached (its first call)", {})
+        want = [generate_uncached(module, p, new) for p in (first, second)]
+    expect_tokens(plan.values["out0"], want[0], "generate_text_simple_cached (its first call)", {})
 
     @no_grad
     def after(variant):
         state = fresh_state(cfg["n_layers"])
         generate(module, first, new, state)
         return generate(module, second, new, reset(state, variant))
-    expect_tokens(got[1], want[1], f"{what} on another prompt",
+    expect_tokens(plan.values["out1"], want[1], f"{what} on another prompt",
                   {name: (lambda v=v: after(v)) for name, v in RESET_MISTAKES.items()})
-    expect_tokens(got[2], want[2], f"{what} (a third call, with the first call's prompt)", {})
+    expect_tokens(plan.values["out2"], want[0], f"{what} (a third call, with the first call's prompt)", {})
 
 
 @points(2)
