@@ -70,7 +70,8 @@ class GPTModel(nn.Module):
     """Chapter 4's ``GPTModel`` (``tok_emb``, ``pos_emb``, ``drop_emb``, ``trf_blocks``,
     ``final_norm``, ``out_head``, built from ``cfg`` in that order) with this module's
     ``TransformerBlock``s. ``trf_blocks`` holds ``n_layers`` blocks, ``trf_blocks[i]`` being
-    block i (an ``nn.ModuleList``: ``nn.Sequential`` cannot pass ``use_cache`` on).
+    block i (an ``nn.ModuleList``, or an ``nn.Sequential`` that you loop over yourself: calling
+    a Sequential cannot pass ``use_cache`` on).
 
     ``forward(in_idx, use_cache=False)``, in_idx of shape (batch, num_tokens):
     - ``use_cache=False``: chapter 4's model, positions 0..num_tokens-1;
