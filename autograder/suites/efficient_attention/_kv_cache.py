@@ -235,15 +235,15 @@ def no_grad(fn):
 
 
 # -- truths: the reference, or the student's own attention's mistake ------------------------------
-def inherited_steps(ref, cfg, seed):
+def inherited_steps(ref, cfg, seed, prefix="probe"):
     """Plan steps running the student's attention without a cache and their chapter-3 attention,
     with the same weights, on the same input; and what ``inherited`` needs to judge them."""
     args = (cfg["emb_dim"], cfg["emb_dim"], cfg["context_length"], 0.0, cfg["n_heads"], cfg["qkv_bias"])
     att = built(ref.kv_cache.MultiHeadAttention, args, seed)
     x = seeded(2, min(5, cfg["context_length"]), cfg["emb_dim"], seed=seed + 1)
-    return [build_step("probe_kv", ATT, args, att), build_step("probe_ch3", CH3, args, att),
-            {"let": "probe_kv_out", "call": "probe_kv", "args": [x], "return": True},
-            {"let": "probe_ch3_out", "call": "probe_ch3", "args": [x], "return": True}], (att, x)
+    return [build_step(f"{prefix}_kv", ATT, args, att), build_step(f"{prefix}_ch3", CH3, args, att),
+            {"let": f"{prefix}_kv_out", "call": f"{prefix}_kv", "args": [x], "return": True},
+            {"let": f"{prefix}_ch3_out", "call": f"{prefix}_ch3", "args": [x], "return": True}], (att, x, prefix)
 
 
 def close(a, b):
@@ -254,9 +254,9 @@ def close(a, b):
 def inherited(plan, probe):
     """Whether the student's attention without a cache differs from the reference's only as their
     own chapter-3 attention does (a mistake charged in chapter 3, never here)."""
-    att, x = probe
+    att, x, prefix = probe
     try:
-        mine, theirs = plan.values["probe_kv_out"], plan.values["probe_ch3_out"]
+        mine, theirs = plan.values[f"{prefix}_kv_out"], plan.values[f"{prefix}_ch3_out"]
     except StudentFailure:  # either did not run: no evidence of an inherited mistake
         return False
     with torch.no_grad():

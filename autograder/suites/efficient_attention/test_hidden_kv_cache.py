@@ -9,11 +9,39 @@ pieces cost nothing here; where the student's attention without the cache repeat
 chapter-3 attention's mistake, the cache is judged against their own model (``inherited``)."""
 import pytest
 import torch
+from _kv_cache import (
+    ATT,
+    ATTENTION_MISTAKES,
+    BLOCK,
+    CFGS,
+    CH3,
+    GEN,
+    GPT,
+    GPT_MISTAKES,
+    INHERITED_NOTE,
+    NO_CACHE,
+    RESET_MISTAKES,
+    attention,
+    block,
+    block_spec,
+    build_step,
+    built,
+    close,
+    fresh_state,
+    generate,
+    generate_uncached,
+    gpt,
+    gpt_case,
+    inherited,
+    inherited_steps,
+    no_grad,
+    pieces_output,
+    reset,
+    swapped,
+    token_ids,
+    tokens_mistake,
+)
 
-from _kv_cache import (ATT, ATTENTION_MISTAKES, BLOCK, CFGS, CH3, GEN, GPT, GPT_MISTAKES, INHERITED_NOTE,
-                       NO_CACHE, RESET_MISTAKES, attention, block, block_spec, build_step, built, close, fresh_state,
-                       generate, generate_uncached, gpt, gpt_case, inherited, inherited_steps, no_grad, pieces_output,
-                       reset, swapped, token_ids, tokens_mistake)
 from autograder.grading.compare import expect_close, seeded
 from autograder.sandbox.session import StudentFailure
 
@@ -141,6 +169,7 @@ def test_attention_without_cache(student, ref):
 @points(4)
 def test_attention_cache_in_pieces(student, ref):
     """with use_cache=True, pieces of a sequence give the rows of the whole; reset_cache() starts a new one"""
+    steps, cases = [], []
     for i, case in enumerate(ATT_CASES):
         args = att_args(case)
         d_in, _, ctx, _, _ = case
@@ -148,25 +177,27 @@ def test_attention_cache_in_pieces(student, ref):
         # the prompt of 3, 2, 1 tokens; both sequences fit in context_length (a cache not reset then runs on)
         sizes, sizes2 = [ctx - 9, 1, 1, 2], [2, 1, 1]
         x, x2 = seeded(2, sum(sizes), d_in, seed=410 + i), seeded(2, sum(sizes2), d_in, seed=420 + i)
-        steps = [build_step("m", ATT, args, att), build_step("c", CH3, args, att),
-                 *two_sequences("s", "m", "reset_cache", x, sizes, x2, sizes2),
-                 {"let": "own_a", "call": "m", "args": [x], "return": True},
-                 {"let": "own_b", "call": "m", "args": [x2], "return": True},
-                 {"let": "probe_kv_out", "call": "m", "args": [x], "return": True},
-                 {"let": "probe_ch3_out", "call": "c", "args": [x], "return": True}]
-        plan = student.plan(steps, needs=ATT)
+        steps += [build_step(f"m{i}", ATT, args, att), build_step(f"p{i}_ch3", CH3, args, att),
+                  *two_sequences(f"s{i}", f"m{i}", "reset_cache", x, sizes, x2, sizes2),
+                  {"let": f"own_a{i}", "call": f"m{i}", "args": [x], "return": True},
+                  {"let": f"own_b{i}", "call": f"m{i}", "args": [x2], "return": True},
+                  {"let": f"p{i}_kv_out", "call": f"m{i}", "args": [x], "return": True},
+                  {"let": f"p{i}_ch3_out", "call": f"p{i}_ch3", "args": [x], "return": True}]
+        cases.append((args, att, sizes, sizes2, x, x2))
+    plan = student.plan(steps, needs=ATT)
+    for i, (args, att, sizes, sizes2, x, x2) in enumerate(cases):
         what = f"MultiHeadAttention{args}"
         with torch.no_grad():
             want, want2 = att(x), att(x2)
-        want = truth(student, plan, (att, x), want, "own_a", what)
-        want2 = truth(student, plan, (att, x), want2, "own_b", what)
+        want = truth(student, plan, (att, x, f"p{i}"), want, f"own_a{i}", what)
+        want2 = truth(student, plan, (att, x, f"p{i}"), want2, f"own_b{i}", what)
 
         @no_grad
         def run(inp, szs, state, variant, keep=False, att=att):
             state = state if state is not None else fresh_state()
             out = pieces_output(lambda t, st, v: attention(att, t, st["att"][0], v), inp, szs, state, variant)
             return state if keep else out
-        judge_two_sequences(student, plan, "s", run, ((x, want), (x2, want2)), sizes, sizes2, what,
+        judge_two_sequences(student, plan, f"s{i}", run, ((x, want), (x2, want2)), sizes, sizes2, what,
                             {**ATTENTION_MISTAKES, NO_CACHE: "no cache"})
 
 
@@ -203,44 +234,48 @@ def test_block_passes_use_cache(student, ref):
 @points(3)
 def test_model_cache_in_pieces(student, ref):
     """GPTModel(in_idx, use_cache=True): positions go on from the tokens fed; reset_kv_cache() starts again at 0"""
+    steps, cases = [], []
     for i, (cfg, sizes, sizes2) in enumerate([(CFGS[0], [3, 1, 1], [2, 1, 1]), (CFGS[1], [1, 1, 2, 1], [3, 1])]):
         module, spec = gpt_case(ref, cfg, 600 + 10 * i)
         idx, idx2 = (token_ids(2, sum(s), cfg["vocab_size"], 605 + 10 * i + k) for k, s in enumerate((sizes, sizes2)))
-        probe_steps, probe = inherited_steps(ref, cfg, 607 + 10 * i)
-        steps = [build_step("m", GPT, (cfg,), module, spec),
-                 *two_sequences("s", "m", "reset_kv_cache", idx, sizes, idx2, sizes2),
-                 {"let": "own_a", "call": "m", "args": [idx], "return": True},
-                 {"let": "own_b", "call": "m", "args": [idx2], "kwargs": {"use_cache": False}, "return": True},
-                 *probe_steps]
-        plan = student.plan(steps, needs=GPT)
+        probe_steps, probe = inherited_steps(ref, cfg, 607 + 10 * i, prefix=f"p{i}")
+        steps += [build_step(f"m{i}", GPT, (cfg,), module, spec),
+                  *two_sequences(f"s{i}", f"m{i}", "reset_kv_cache", idx, sizes, idx2, sizes2),
+                  {"let": f"own_a{i}", "call": f"m{i}", "args": [idx], "return": True},
+                  {"let": f"own_b{i}", "call": f"m{i}", "args": [idx2], "kwargs": {"use_cache": False},
+                   "return": True}, *probe_steps]
+        cases.append((cfg, sizes, sizes2, module, idx, idx2, probe))
+    plan = student.plan(steps, needs=GPT)
+    for i, (cfg, sizes, sizes2, module, idx, idx2, probe) in enumerate(cases):
         what = (f"GPTModel(context_length={cfg['context_length']}, n_layers={cfg['n_layers']}) (norms and feed "
                 "forward networks replaced by the grader's linear maps)")
         with torch.no_grad():
             want, want2 = module(idx), module(idx2)
-        want = truth(student, plan, probe, want, "own_a", what)
-        want2 = truth(student, plan, probe, want2, "own_b", what)
+        want = truth(student, plan, probe, want, f"own_a{i}", what)
+        want2 = truth(student, plan, probe, want2, f"own_b{i}", what)
 
         @no_grad
         def run(ids, szs, state, variant, keep=False, module=module, cfg=cfg):
             state = state if state is not None else fresh_state(cfg["n_layers"])
             out = pieces_output(lambda t, st, v: gpt(module, t, st, v), ids, szs, state, variant)
             return state if keep else out
-        judge_two_sequences(student, plan, "s", run, ((idx, want), (idx2, want2)), sizes, sizes2, what,
+        judge_two_sequences(student, plan, f"s{i}", run, ((idx, want), (idx2, want2)), sizes, sizes2, what,
                             {**GPT_MISTAKES, **ATTENTION_MISTAKES, NO_CACHE: "no cache"})
-        expect_close(plan.values["own_b"], want2, f"{what} with use_cache=False after cached calls (positions from 0, "
-                     "the cache neither read nor changed)")
+        expect_close(plan.values[f"own_b{i}"], want2, f"{what} with use_cache=False after cached calls (positions "
+                     "from 0, the cache neither read nor changed)")
 
 
-def generation_steps(cfg, module, spec, prompts, max_new_tokens, record=False):
+def generation_steps(cfg, module, spec, prompts, max_new_tokens, record=False, prefix=""):
     """Steps: the student's GPTModel with the reference's weights, then generate_text_simple_cached
     on each prompt in turn with the same model, and the model without the cache on the first answer."""
-    steps = [build_step("m", GPT, (cfg,), module, spec)]
+    m = f"{prefix}m"
+    steps = [build_step(m, GPT, (cfg,), module, spec)]
     for k, idx in enumerate(prompts):
-        step = {"let": f"out{k}", "call": GEN, "args": [{"$ref": "m"}, idx, max_new_tokens], "return": True}
+        step = {"let": f"{prefix}out{k}", "call": GEN, "args": [{"$ref": m}, idx, max_new_tokens], "return": True}
         if record:
-            step["record"] = ["m", "m.trf_blocks.0.att"]
+            step["record"] = [m, f"{m}.trf_blocks.0.att"]
         steps.append(step)
-    return steps + [{"let": "own", "call": "m", "args": [{"$ref": "out0"}], "return": True}]
+    return steps + [{"let": f"{prefix}own", "call": m, "args": [{"$ref": f"{prefix}out0"}], "return": True}]
 
 
 def expect_tokens(got, want, what, mistakes):
@@ -266,16 +301,20 @@ def own_greedy(out, logits, n0):
 @points(4)
 def test_generate_equals_uncached(student, ref):
     """generate_text_simple_cached gives chapter 4's generate_text_simple's tokens, token for token"""
+    steps, cases = [], []
     for i, (cfg, b, n0, new) in enumerate([(CFGS[0], 2, 3, 8), (CFGS[1], 1, 1, 9), (CFGS[2], 3, 4, 5)]):
         module, spec = gpt_case(ref, cfg, 700 + 10 * i)
         idx = token_ids(b, n0, cfg["vocab_size"], 705 + 10 * i)
-        probe_steps, probe = inherited_steps(ref, cfg, 707 + 10 * i)
-        plan = student.plan(generation_steps(cfg, module, spec, [idx], new) + probe_steps, needs=GEN)
+        probe_steps, probe = inherited_steps(ref, cfg, 707 + 10 * i, prefix=f"p{i}")
+        steps += generation_steps(cfg, module, spec, [idx], new, prefix=f"g{i}") + probe_steps
+        cases.append((cfg, b, n0, new, module, idx, probe))
+    plan = student.plan(steps, needs=GEN)
+    for i, (cfg, b, n0, new, module, idx, probe) in enumerate(cases):
         what = (f"generate_text_simple_cached(model, idx of shape {tuple(idx.shape)}, max_new_tokens={new}) "
                 f"(context_length={cfg['context_length']}, n_layers={cfg['n_layers']})")
-        got = plan.values["out0"]
+        got = plan.values[f"g{i}out0"]
         if inherited(plan, probe) and isinstance(got, torch.Tensor) and got.shape == (b, n0 + new) \
-                and torch.equal(got[:, :n0], idx) and own_greedy(got, plan.values["own"], n0):
+                and torch.equal(got[:, :n0], idx) and own_greedy(got, plan.values[f"g{i}own"], n0):
             student.notes.append(INHERITED_NOTE.format(what=what))
             continue
         mistakes = {name: (lambda v=v, m=module, c=cfg, p=idx, k=new: no_grad(generate)(m, p, k, fresh_state(c["n_layers"]), v))
@@ -313,13 +352,17 @@ def test_generate_twice(student, ref):
 @points(2)
 def test_generate_feeds_one_token_per_step(student, ref):
     """after the whole prompt in one call, every step feeds one new token through the blocks"""
+    steps, cases = [], []
     for i, (cfg, b, n0, new) in enumerate([(CFGS[0], 2, 4, 6), (CFGS[2], 1, 2, 4)]):
         module, spec = gpt_case(ref, cfg, 740 + 10 * i)
         idx = token_ids(b, n0, cfg["vocab_size"], 745 + 10 * i)
-        plan = student.plan(generation_steps(cfg, module, spec, [idx], new, record=True), needs=GEN)
+        steps += generation_steps(cfg, module, spec, [idx], new, record=True, prefix=f"g{i}")
+        cases.append((cfg, b, n0, new, idx))
+    plan = student.plan(steps, needs=GEN)
+    for i, (cfg, b, n0, new, idx) in enumerate(cases):
         what = f"generate_text_simple_cached(model, idx of shape {tuple(idx.shape)}, max_new_tokens={new})"
-        out = plan.values["out0"]
-        calls, att_calls = plan.records["out0"]["m"], plan.records["out0"]["m.trf_blocks.0.att"]
+        out = plan.values[f"g{i}out0"]
+        calls, att_calls = plan.records[f"g{i}out0"][f"g{i}m"], plan.records[f"g{i}out0"][f"g{i}m.trf_blocks.0.att"]
         fed = [list(getattr(c[0], "shape", ())) for c in calls]
         if not calls or not isinstance(calls[0][0], torch.Tensor) or not torch.equal(calls[0][0], idx):
             raise AssertionError(f"{what}: the model's first call was given {fed[:1]}; expected the whole prompt, "
