@@ -311,7 +311,7 @@ class TransformerBlock(nn.Module):
 
     def forward(self, x, use_cache=False):
         shortcut = x
-        x = self.dropout(self.att(self.norm1(x), use_cache=use_cache)) + shortcut
+        x = self.dropout(self.att(x=self.norm1(x), use_cache=use_cache)) + shortcut
         shortcut = x
         return self.dropout(self.ff(self.norm2(x))) + shortcut
 
@@ -345,7 +345,7 @@ def generate_text_simple_cached(model, idx, max_new_tokens):
     tokens = [idx]
     feed = idx
     for _ in range(max_new_tokens):
-        logits = model(feed, use_cache=True)[:, -1, :]
+        logits = model(in_idx=feed, use_cache=True)[:, -1, :]
         probas = torch.softmax(logits, dim=-1)
         feed = torch.topk(probas, k=1, dim=-1).indices
         tokens.append(feed)
@@ -488,7 +488,7 @@ ALTERNATIVES_KV_CACHE = [
     Alternative("KV cache preallocated for context_length tokens and filled by slices; positions sliced from "
                 "pos_emb.weight; generation into a preallocated tensor", {"kv_cache": "prealloc"}),
     Alternative("KV cache as lists of chunks; positions from the cache's length (no current_pos); blocks in an "
-                "nn.Sequential looped over; generation by softmax and topk", {"kv_cache": "lists"}),
+                "nn.Sequential looped over; calls by keyword; generation by softmax and topk", {"kv_cache": "lists"}),
     Alternative("KV cache on a subclass of my chapter-3 MultiHeadAttention, scaled_dot_product_attention with an "
                 "explicit boolean mask (True attends)", {"kv_cache": "subclass"}),
     Alternative("KV cache, saved on Windows and indented with tabs", {"kv_cache": "plain"}, newline="\r\n",

@@ -102,6 +102,14 @@ MUTANTS_KV_CACHE = [
            "next_idx = logits[:, -1].argmax(dim=-1, keepdim=True)",
            "next_idx = logits[:, 0].argmax(dim=-1, keepdim=True)", (KV,),
            keeps=(WITHOUT, PIECES, BLOCK, MODEL, SD)),
+    Mutant("scaled_dot_product_attention(is_causal=True) with the cache", KV,
+           MASK + I8 + "attn_scores.masked_fill_(mask_bool, -torch.inf)" + I8
+           + "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)" + I8
+           + "attn_weights = self.dropout(attn_weights)" + "\n" + I8
+           + "context_vec = (attn_weights @ values).transpose(1, 2)",
+           "context_vec = torch.nn.functional.scaled_dot_product_attention(" + I8
+           + "    queries, keys, values, is_causal=True).transpose(1, 2)  # its mask is aligned top-left", (KV,),
+           named="the mask not offset", keeps=(SD,)),
     Mutant("the attention's uncached mask kept at the cache's offset", KV,
            "start = 0", "start = self.ptr_current_pos", (KV,),
            keeps=(PIECES, BLOCK, EQUAL, TWICE, ONE, SD)),

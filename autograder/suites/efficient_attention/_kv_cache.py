@@ -207,7 +207,8 @@ def generate_uncached(model, idx, max_new_tokens):
 
 ATTENTION_MISTAKES = {
     "the mask not offset by the cache length (a new token's mask row is its position in the whole sequence, "
-    "not its index in x: mask[start:start + num_tokens, :num_keys])": "mask not offset",
+    "not its index in x: mask[start:start + num_tokens, :num_keys]; scaled_dot_product_attention's is_causal=True "
+    "makes this mistake once keys are cached)": "mask not offset",
     "the cached keys split into heads the wrong way (view(b, num_heads, num_tokens, head_dim) instead of "
     "view(b, num_tokens, num_heads, head_dim), then .transpose(1, 2))": "split wrong",
     "the new keys appended to the values' cache (cache_v grows by values_new)": "keys appended as values",
