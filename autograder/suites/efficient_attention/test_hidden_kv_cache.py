@@ -234,19 +234,19 @@ def test_block_passes_use_cache(student, ref):
 @points(3)
 def test_model_cache_in_pieces(student, ref):
     """GPTModel(in_idx, use_cache=True): positions go on from the tokens fed; reset_kv_cache() starts again at 0"""
-    steps, cases = [], []
+    probe_steps, probe = inherited_steps(ref, CFGS[1], 607)  # one probe: the student's attention code is one
+    steps, cases = probe_steps, []
     for i, (cfg, sizes, sizes2) in enumerate([(CFGS[0], [3, 1, 1], [2, 1, 1]), (CFGS[1], [1, 1, 2, 1], [3, 1])]):
         module, spec = gpt_case(ref, cfg, 600 + 10 * i)
         idx, idx2 = (token_ids(2, sum(s), cfg["vocab_size"], 605 + 10 * i + k) for k, s in enumerate((sizes, sizes2)))
-        probe_steps, probe = inherited_steps(ref, cfg, 607 + 10 * i, prefix=f"p{i}")
         steps += [build_step(f"m{i}", GPT, (cfg,), module, spec),
                   *two_sequences(f"s{i}", f"m{i}", "reset_kv_cache", idx, sizes, idx2, sizes2),
                   {"let": f"own_a{i}", "call": f"m{i}", "args": [idx], "return": True},
                   {"let": f"own_b{i}", "call": f"m{i}", "args": [idx2], "kwargs": {"use_cache": False},
-                   "return": True}, *probe_steps]
-        cases.append((cfg, sizes, sizes2, module, idx, idx2, probe))
+                   "return": True}]
+        cases.append((cfg, sizes, sizes2, module, idx, idx2))
     plan = student.plan(steps, needs=GPT)
-    for i, (cfg, sizes, sizes2, module, idx, idx2, probe) in enumerate(cases):
+    for i, (cfg, sizes, sizes2, module, idx, idx2) in enumerate(cases):
         what = (f"GPTModel(context_length={cfg['context_length']}, n_layers={cfg['n_layers']}) (norms and feed "
                 "forward networks replaced by the grader's linear maps)")
         with torch.no_grad():
@@ -301,15 +301,15 @@ def own_greedy(out, logits, n0):
 @points(4)
 def test_generate_equals_uncached(student, ref):
     """generate_text_simple_cached gives chapter 4's generate_text_simple's tokens, token for token"""
-    steps, cases = [], []
+    probe_steps, probe = inherited_steps(ref, CFGS[0], 707)
+    steps, cases = probe_steps, []
     for i, (cfg, b, n0, new) in enumerate([(CFGS[0], 2, 3, 8), (CFGS[1], 1, 1, 9), (CFGS[2], 3, 4, 5)]):
         module, spec = gpt_case(ref, cfg, 700 + 10 * i)
         idx = token_ids(b, n0, cfg["vocab_size"], 705 + 10 * i)
-        probe_steps, probe = inherited_steps(ref, cfg, 707 + 10 * i, prefix=f"p{i}")
-        steps += generation_steps(cfg, module, spec, [idx], new, prefix=f"g{i}") + probe_steps
-        cases.append((cfg, b, n0, new, module, idx, probe))
+        steps += generation_steps(cfg, module, spec, [idx], new, prefix=f"g{i}")
+        cases.append((cfg, b, n0, new, module, idx))
     plan = student.plan(steps, needs=GEN)
-    for i, (cfg, b, n0, new, module, idx, probe) in enumerate(cases):
+    for i, (cfg, b, n0, new, module, idx) in enumerate(cases):
         what = (f"generate_text_simple_cached(model, idx of shape {tuple(idx.shape)}, max_new_tokens={new}) "
                 f"(context_length={cfg['context_length']}, n_layers={cfg['n_layers']})")
         got = plan.values[f"g{i}out0"]
