@@ -456,6 +456,107 @@ def generate_text_simple_cached(model, idx, max_new_tokens):
             idx = torch.cat([idx, new_tokens], dim=-1)
     return idx
 ''',
+    "einsum": '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from feed_forward import FeedForward
+from layer_norm import LayerNorm
+
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
+        super().__init__()
+        if d_out % num_heads:
+            raise ValueError("d_out must be divisible by num_heads")
+        self.h = num_heads
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        # 1 where a query may look: the lower triangle
+        self.register_buffer("mask", torch.tril(torch.ones(context_length, context_length)))
+        self.register_buffer("cache_k", None, persistent=False)
+        self.register_buffer("cache_v", None, persistent=False)
+
+    def forward(self, x, use_cache=False):
+        b, t, d = x.shape
+        q = self.W_query(x).view(b, t, self.h, -1)
+        k = self.W_key(x).view(b, t, self.h, -1)
+        v = self.W_value(x).view(b, t, self.h, -1)
+        offset = 0
+        if use_cache:
+            if self.cache_k is not None:
+                offset = self.cache_k.shape[1]
+                k = torch.cat([self.cache_k, k], dim=1)
+                v = torch.cat([self.cache_v, v], dim=1)
+            self.cache_k, self.cache_v = k, v
+        scores = torch.einsum("bqhd,bkhd->bhqk", q, k) / q.shape[-1] ** 0.5
+        visible = self.mask[offset:offset + t, :k.shape[1]]
+        scores = scores.masked_fill(visible == 0, float("-inf"))
+        weights = self.dropout(F.softmax(scores, dim=-1))
+        context = torch.einsum("bhqk,bkhd->bqhd", weights, v).reshape(b, t, -1)
+        return self.out_proj(context)
+
+    def reset_cache(self):
+        self.cache_k, self.cache_v = None, None
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.att = MultiHeadAttention(cfg["emb_dim"], cfg["emb_dim"], context_length=cfg["context_length"],
+                                      dropout=cfg["drop_rate"], num_heads=cfg["n_heads"], qkv_bias=cfg["qkv_bias"])
+        self.ff = FeedForward(cfg)
+        self.norm1 = LayerNorm(cfg["emb_dim"])
+        self.norm2 = LayerNorm(cfg["emb_dim"])
+        self.p = cfg["drop_rate"]
+
+    def forward(self, x, use_cache=False):
+        x = x + F.dropout(self.att(self.norm1(x), use_cache=use_cache), self.p, self.training)
+        x = x + F.dropout(self.ff(self.norm2(x)), self.p, self.training)
+        return x
+
+
+class GPTModel(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+        self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
+        self.drop_emb = nn.Dropout(cfg["drop_rate"])
+        self.trf_blocks = nn.ModuleList([TransformerBlock(cfg) for i in range(cfg["n_layers"])])
+        self.final_norm = LayerNorm(cfg["emb_dim"])
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+        self.current_pos = 0
+
+    def forward(self, in_idx, use_cache=False):
+        if not use_cache:
+            self_pos = 0
+        else:
+            self_pos = self.current_pos
+            self.current_pos += in_idx.shape[-1]
+        pos = torch.arange(in_idx.shape[-1], device=in_idx.device) + self_pos
+        h = self.drop_emb(self.tok_emb(in_idx) + self.pos_emb(pos))
+        for layer in self.trf_blocks:
+            h = layer(h, use_cache)
+        return self.out_head(self.final_norm(h))
+
+    def reset_kv_cache(self):
+        self.current_pos = 0
+        for layer in self.trf_blocks:
+            layer.att.reset_cache()
+
+
+def generate_text_simple_cached(model, idx, max_new_tokens):
+    model.reset_kv_cache()
+    with torch.no_grad():
+        for i in range(max_new_tokens):
+            feed = idx if i == 0 else idx[:, -1:]  # after the prompt, only the newest token
+            logits = model(feed, use_cache=True)
+            idx = torch.cat((idx, logits[:, -1].argmax(-1, keepdim=True)), dim=1)
+    return idx
+''',
 }
 VARIANTS_KV_CACHE = {"kv_cache": KV_CACHE}
 
@@ -491,6 +592,8 @@ ALTERNATIVES_KV_CACHE = [
                 "nn.Sequential looped over; calls by keyword; generation by softmax and topk", {"kv_cache": "lists"}),
     Alternative("KV cache on a subclass of my chapter-3 MultiHeadAttention, scaled_dot_product_attention with an "
                 "explicit boolean mask (True attends)", {"kv_cache": "subclass"}),
+    Alternative("KV cache in einsum, a float lower-triangle mask, the offset from cache_k's length, F.dropout, "
+                "generation feeding idx[:, -1:]", {"kv_cache": "einsum"}),
     Alternative("KV cache, saved on Windows and indented with tabs", {"kv_cache": "plain"}, newline="\r\n",
                 tabs=True),
 ]
