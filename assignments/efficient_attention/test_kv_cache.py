@@ -1,7 +1,11 @@
 """Public tests of the KV cache: the cache changes the work, never the answer."""
 import torch
-
-from kv_cache import GPTModel, MultiHeadAttention, TransformerBlock, generate_text_simple_cached
+from kv_cache import (
+    GPTModel,
+    MultiHeadAttention,
+    TransformerBlock,
+    generate_text_simple_cached,
+)
 from multihead_attention import MultiHeadAttention as ChapterThreeAttention
 
 CFG = {"vocab_size": 50, "context_length": 12, "emb_dim": 12, "n_heads": 3, "n_layers": 2, "drop_rate": 0.0,

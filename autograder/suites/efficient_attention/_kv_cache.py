@@ -223,11 +223,6 @@ GPT_MISTAKES = {
 }
 
 
-def mistakes_of(run, names):
-    """{mistake name: thunk} from ``run(variant)`` for each (name, variant) in ``names``."""
-    return {name: (lambda v=v: run(v)) for name, v in names.items()}
-
-
 def no_grad(fn):
     def wrapped(*args, **kwargs):
         with torch.no_grad():
