@@ -404,10 +404,12 @@ def test_cache_stays_out_of_the_state_dict(student, ref):
     plan = student.plan([build_step("m", GPT, (cfg,), module, spec),
                          {"let": "sd0", "call": "m.state_dict"}, {"let": "names0", "iterate": "sd0", "return": True},
                          {"let": "r", "call": "m.reset_kv_cache"},
-                         {"let": "a", "call": "m", "args": [idx], "kwargs": {"use_cache": True}},
-                         {"let": "b", "call": "m", "args": [idx[:, :1]], "kwargs": {"use_cache": True}},
+                         {"let": "a", "call": "m", "args": [idx], "kwargs": {"use_cache": True}, "return": True},
+                         {"let": "b", "call": "m", "args": [idx[:, :1]], "kwargs": {"use_cache": True},
+                          "return": True},
                          {"let": "sd1", "call": "m.state_dict"}, {"let": "names1", "iterate": "sd1", "return": True}],
                         needs=GPT)
+    plan.values["a"], plan.values["b"]  # the cached calls ran (or the check fails with their error)
     before, after = plan.values["names0"], plan.values["names1"]
     extra = sorted(set(after) - set(before))
     if extra or sorted(after) != sorted(before):
