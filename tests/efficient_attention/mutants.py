@@ -92,6 +92,9 @@ MUTANTS_KV_CACHE = [
     Mutant("the whole sequence fed at every step (no cache used)", KV, GEN_FEED,
            "logits = model(idx, use_cache=False)", (KV,), named="the whole sequence fed at every step",
            keeps=(WITHOUT, PIECES, BLOCK, MODEL, EQUAL, TWICE, SD)),
+    Mutant("the whole sequence fed with use_cache=True at every step", KV, GEN_FEED,
+           "logits = model(idx, use_cache=True)", (KV,),  # the positions run past context_length: an IndexError
+           keeps=(WITHOUT, PIECES, BLOCK, MODEL, SD)),
     Mutant("the cache in persistent buffers", KV,
            'self.register_buffer("cache_k", None, persistent=False)',
            'self.register_buffer("cache_k", None, persistent=True)', (KV,), named="the cache in persistent buffers",

@@ -372,8 +372,8 @@ def test_generate_feeds_one_token_per_step(student, ref):
                                  f"prompt, {list(idx.shape)}, in one call")
         if len(calls) > 1 and all(f == [b, n0 + k] for k, f in enumerate(fed)):
             raise AssertionError(f"{what} fed the model {fed} tokens: the whole sequence at every step. This is "
-                                 "exactly what you get with: the whole sequence fed at every step (right text, but "
-                                 "every step redoes the work of all the tokens before it; feed only the new token).")
+                                 "exactly what you get with: the whole sequence fed at every step (each step then redoes "
+                                 "the work of all the tokens before it; feed only the new token).")
         if any(f != [b, 1] for f in fed[1:]) or len(calls) not in (new, new + 1):
             raise AssertionError(f"{what} called the model {len(calls)} times, fed {fed} tokens; expected the "
                                  f"prompt {list(idx.shape)} once, then one new token [{b}, 1] per step ({new - 1} or "
