@@ -169,6 +169,19 @@ BOOK_VALUES = {
         "Same count as your GPTModel: True",
         "Same logits as GPTModel: True",
     ],
+    "efficient_attention": [
+        "MultiHeadAttentionCombinedQKV  largest difference",
+        "MHAPyTorchClass                largest difference",
+        "Same as chapter 3: True",
+        "Cached equals uncached: True",                                   # GPT-2 small, 30 new tokens
+        "MHA total KV cache: 17.18 GB",                                   # the bonus material's figures
+        "GQA total KV cache: 4.29 GB",
+        "One group per head is multi-head attention: True",
+        "A window as long as the context is causal attention: True",
+        "query at 40, key at 37 (distance 3): score 2.5151",              # RoPE: only m - n counts
+        "query at  5, key at  2 (distance 3): score 2.5151",
+        "Length before: 3.1241, after a rotation to position 37: 3.1241",
+    ],
 }
 
 
