@@ -1,4 +1,4 @@
-"""Hidden checks of the KV cache (20 points).
+"""Hidden checks of the KV cache (25 points).
 
 What makes a cache correct and useful: fed in pieces, the cached attention, block and model
 give what they give without the cache on the whole sequence; cached generation gives chapter
@@ -299,7 +299,7 @@ def own_greedy(out, logits, n0):
             and torch.equal(logits[:, n0 - 1:-1].argmax(dim=-1), out[:, n0:]))
 
 
-@points(4)
+@points(6)
 def test_generate_equals_uncached(student, ref):
     """generate_text_simple_cached gives chapter 4's generate_text_simple's tokens, token for token"""
     probe_steps, probe = inherited_steps(ref, CFGS[0], 707)
@@ -323,7 +323,7 @@ def test_generate_equals_uncached(student, ref):
         expect_tokens(got, generate_uncached(module, idx, new), what, mistakes)
 
 
-@points(2)
+@points(3)
 def test_generate_twice(student, ref):
     """a second call starts afresh (the cache reset): the same prompt gives the same text again"""
     cfg = CFGS[0]
@@ -350,7 +350,7 @@ def test_generate_twice(student, ref):
     expect_tokens(plan.values["out2"], want[0], f"{what} (a third call, with the first call's prompt)", {})
 
 
-@points(2)
+@points(4)
 def test_generate_feeds_one_token_per_step(student, ref):
     """after the whole prompt in one call, every step feeds one new token through the blocks"""
     steps, cases = [], []
