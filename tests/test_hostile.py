@@ -186,7 +186,7 @@ def test_nothing_escaped_the_sandbox(bank):
 
 
 def test_summary(bank, capsys):
-    rows = [(c, int(_row(bank, c)["score"])) for c in CASES]
+    rows = [(c, int(_row(bank, c)["score"] or 0)) for c in CASES]  # empty: not graded, no points
     undeserved = sum(max(0, got - c.score) for c, got in rows)
     crashes = sum(not _row(bank, c)["status"].startswith(("graded", "not graded")) for c in CASES)
     crashes += bank["rc"] != 0
