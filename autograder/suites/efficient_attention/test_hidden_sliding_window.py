@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from _efficient import (COMMON_MISTAKES, build_and_run, ch03_params, expect_buffers, hidden_mask, loaded, mistakes, run,
                         split, weights)
 from autograder.grading.compare import expect_close, seeded
+from autograder.grading.result import failure
 
 points = pytest.mark.points
 SWA = "sliding_window.SlidingWindowAttention"
@@ -117,6 +118,8 @@ CACHE_MISTAKES = {  # {name: (positions kept after a call, trimmed before attend
     "the mask's rows not the new tokens' positions in the sequence (they start at the position of the first "
     "new token)": ("window", False, "rows from 0"),
 }
+PERSISTENT = ("the cache in persistent buffers (register_buffer(\"cache_k\", None, persistent=False): a "
+              "checkpoint must not hold a sequence's keys)")
 SIZE_MISTAKES = {NOT_TRIMMED: "all", ONE_TOO_MANY: "window + 1"}
 
 
@@ -213,13 +216,11 @@ def test_sliding_window_cache(student, ref):
         if max(counts) > window:
             named = [name for name, keep in SIZE_MISTAKES.items()
                      if cached_pieces(x, W, heads, window, sizes, keep)[1] == counts]
-            raise AssertionError(f"{what}, fed in pieces of {sizes} tokens: the cache held {counts} positions after "
-                                 f"each piece; at most window={window} each"
-                                 + (f". This is exactly what you get with: {named[0]}." if named else "."))
+            raise failure(f"{what}, fed in pieces of {sizes} tokens: the cache held {counts} positions after each "
+                          f"piece; at most window={window} each.", named[0] if named else None)
         names = plan.values[f"s{i}_names"]
         if any(name in names for name in ("cache_k", "cache_v")):
-            raise AssertionError(f"{what}: the cache is in its state_dict after cached calls: register cache_k and "
-                                 "cache_v with persistent=False (a checkpoint must not hold a sequence's keys)")
+            raise failure(f"{what}: cache_k or cache_v is in the state_dict after cached calls.", PERSISTENT)
         want2 = plan.values[f"v{i}"] if not plan.failed(f"v{i}") else ref_whole(ref, full, W, x2)
         got2 = torch.cat([plan.values[f"b{i}_{j}"] for j in range(len(sizes2))], dim=1)
         expect_close(got2, want2, f"{what}: after reset_cache(), a second sequence fed in pieces of {sizes2} tokens "
