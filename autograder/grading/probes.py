@@ -141,7 +141,8 @@ def _module(student, module, name, args, *, inputs, params=None, params_keep=(),
         if grad_weights:
             steps += [{"let": f"x{i}", "data": x},
                       {**forward, "args": [{"$ref": f"x{i}"}], "grad": True},
-                      {"let": f"back{i}", "backward": f"out{i}", "weight": grad_weights[i], "what": f"{what} forward"}]
+                      {"let": f"back{i}", "backward": f"out{i}", "weight": grad_weights[i],
+                       "what": f"{what} backward", "result": f"{what} forward"}]
         else:
             steps.append({**forward, "args": [x], "result": f"{what} forward"})
         outputs.append(f"out{i}")

@@ -415,9 +415,9 @@ def _step(step, env, failed, budget):
         weight = _resolve(step.get("weight"), env, failed)
         if not isinstance(out, torch.Tensor) or (weight is not None and out.shape != weight.shape):
             shape = tuple(weight.shape) if weight is not None else "(any)"
-            raise ProbeError("backward", f"{step['what']} did not return a tensor of shape {shape}" if "what" in step
+            raise ProbeError("backward", f"{step['result']} did not return a tensor of shape {shape}" if "result" in step
                              else f"{step['backward']} is not a tensor of shape {shape}")
-        obj = _run("backward", f"{step.get('what', step['backward'])} backward",
+        obj = _run("backward", step.get("what", f"{step['backward']} backward"),
                    lambda: (out if weight is None else out * weight).sum().backward())
     elif "grads" in step:
         module = _module(step["grads"], env, failed)

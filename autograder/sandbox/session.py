@@ -260,9 +260,10 @@ class StudentSession:
         ``transpose_buffers`` (every buffer of that own name gets its last two dimensions swapped),
         ``record`` (dotted submodule names whose every call's [inputs..., output] comes back),
         ``count_causal_sdpa`` (count the call's F.scaled_dot_product_attention(..., is_causal=True)
-        calls: ``Plan.counts``), ``what`` (what the call is called in its errors, and a
-        ``backward``'s tensor), ``result`` (the value must be a function's answer, tensors or
-        numbers, else "{result} returned ..."), ``return`` (send the value back; any step).
+        calls: ``Plan.counts``), ``what`` (what the call, or a ``backward``, is called in its
+        errors), ``result`` (the value must be a function's answer, tensors or numbers, else
+        "{result} returned ..."; of a ``backward``: what made its tensor, in its errors),
+        ``return`` (send the value back; any step).
         Arguments hold plain data and ``{"$ref": step}`` for an earlier step's object; never code.
         ``needs`` names what the plan probes (default: its first ``module.name`` call)."""
         steps = [dict(step) for step in steps]
@@ -336,7 +337,7 @@ def _check_steps(steps):
             raise ValueError(f"plan step {name}: `{actions[0]}` must name a step or module.name")
         for key in _OPTIONS - {"let", "seed", "return"}:
             allowed = {"limit": ("iterate",), "weight": ("backward",), "attrs": ("describe",),
-                       "what": ("call", "backward")}.get(key, ("call",))
+                       "what": ("call", "backward"), "result": ("call", "backward")}.get(key, ("call",))
             if key in step and not any(action in step for action in allowed):
                 raise ValueError(f"plan step {name}: `{key}` goes with `{'` or `'.join(allowed)}`")
         for key in ("params_keep", "attrs"):
