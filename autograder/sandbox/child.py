@@ -284,12 +284,12 @@ def _plain(value, what, budget, depth=0):
     if budget.items > PLAN_ITEMS:
         raise ProbeError("result", f"{what} holds more than {PLAN_ITEMS} values")
     if type(value) in (torch.Tensor, torch.nn.Parameter):
-        tensor = _as_data(value, what).clone()
-        budget.bytes += _nbytes(tensor)
-        if budget.bytes > protocol.MAX_BLOB:
+        tensor = _as_data(value, what)
+        if budget.bytes + _nbytes(tensor) > protocol.MAX_BLOB:  # before the copy, which could exhaust the memory
             raise ProbeError("result", f"the result cannot be sent back: {what} holds more than the "
                                        f"channel's {protocol.MAX_BLOB >> 20} MiB")
-        return tensor
+        budget.bytes += _nbytes(tensor)
+        return tensor.clone()
     if value is None or type(value) in (bool, float):
         return value
     if type(value) is int:
@@ -501,7 +501,7 @@ def op_plan(req):
         try:
             obj, recorded = _step(step, env, failed, budget)
             if step.get("return"):
-                values[name] = _plain(obj, f"{name} ({_action(step)})", budget)
+                values[name] = _plain(obj, step.get("result") or f"{name} ({_action(step)})", budget)
             if "$count" in recorded:
                 counts[name] = recorded.pop("$count")
             if "record" in step:
