@@ -301,6 +301,10 @@ _ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "para
 _OPTIONS = {"let", "args", "kwargs", "seed", "params", "params_keep", "params_digest", "train", "grad", "record",
             "return", "limit", "weight", "stand_in", "transpose_buffers", "count_causal_sdpa", "what", "result",
             "attrs"}
+# the actions each option goes with (any step may have let, seed and return)
+_GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return"}},
+              "limit": ("iterate",), "weight": ("backward",), "attrs": ("describe",), "what": ("call", "backward"),
+              "result": ("call", "backward")}
 
 
 def _check_steps(steps):
@@ -308,21 +312,22 @@ def _check_steps(steps):
     earlier = set()
 
     def data(value, where, depth=0):
+        """``where``: the words that place it, for the message."""
         if depth > protocol.PLAN_DEPTH:
-            raise ValueError(f"{where}: nested too deep")
+            raise ValueError(f"{' '.join(where)}: nested too deep")
         if isinstance(value, dict) and set(value) == {"$ref"}:
             if value["$ref"] not in earlier:
-                raise ValueError(f"{where}: $ref {value['$ref']!r} names no earlier step")
+                raise ValueError(f"{' '.join(where)}: $ref {value['$ref']!r} names no earlier step")
         elif isinstance(value, dict):
             for k, v in value.items():
                 if not isinstance(k, str):
-                    raise ValueError(f"{where}: dict keys must be str")
+                    raise ValueError(f"{' '.join(where)}: dict keys must be str")
                 data(v, where, depth + 1)
         elif isinstance(value, (list, tuple)):
             for v in value:
                 data(v, where, depth + 1)
         elif not (value is None or type(value) in (bool, int, float, str) or isinstance(value, torch.Tensor)):
-            raise ValueError(f"{where}: a {type(value).__name__} is not plain data")
+            raise ValueError(f"{' '.join(where)}: a {type(value).__name__} is not plain data")
 
     for step in steps:
         name = step.get("let")
@@ -335,11 +340,9 @@ def _check_steps(steps):
                              + (f"; unknown keys {sorted(unknown)}" if unknown else ""))
         if actions[0] != "data" and (not isinstance(step[actions[0]], str) or not step[actions[0]]):
             raise ValueError(f"plan step {name}: `{actions[0]}` must name a step or module.name")
-        for key in _OPTIONS - {"let", "seed", "return"}:
-            allowed = {"limit": ("iterate",), "weight": ("backward",), "attrs": ("describe",),
-                       "what": ("call", "backward"), "result": ("call", "backward")}.get(key, ("call",))
-            if key in step and not any(action in step for action in allowed):
-                raise ValueError(f"plan step {name}: `{key}` goes with `{'` or `'.join(allowed)}`")
+        for key in step.keys() & _GOES_WITH.keys():
+            if actions[0] not in _GOES_WITH[key]:
+                raise ValueError(f"plan step {name}: `{key}` goes with `{'` or `'.join(_GOES_WITH[key])}`")
         for key in ("params_keep", "attrs"):
             if not (isinstance(step.get(key, []), (list, tuple)) and all(isinstance(n, str) and n for n in step.get(key, []))):
                 raise ValueError(f"plan step {name}: `{key}` must list names")
@@ -367,7 +370,8 @@ def _check_steps(steps):
             raise ValueError(f"plan step {name}: `stand_in` must map submodule names to "
                              "{'weight': 2-D tensor, 'bias': tensor or None}")
         for key in ("args", "kwargs", "weight", "data", "params_digest"):
-            data(step.get(key), f"plan step {name} {key}")
+            if key in step:
+                data(step[key], ("plan step", name, key))
         if "record" in step:
             step["record"] = list(step["record"])
         earlier.add(name)
