@@ -1,9 +1,10 @@
 """What runs inside the sandboxed child: the submission's modules and the probes.
 
 The child imports only the submission's sources (sent as text, served from memory),
-runs a probe the grader asks for and sends back plain data. It never sees the
-reference solutions or the hidden suites, and it decides nothing: every comparison
-happens in the grader.
+runs the plan the grader sends (its one probe: steps that call, run, describe and
+differentiate) and sends back plain data. It never sees the reference solutions or the
+hidden suites, it decides nothing (every comparison happens in the grader), and it
+knows no chapter: every module, class and attribute name comes in the plan, as data.
 """
 import collections
 import contextlib
@@ -25,8 +26,8 @@ class SubmissionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves the submission's top-level modules from the sources the grader sent.
 
     A module that fails to import while another one imports it (a.py importing a broken b.py)
-    becomes a placeholder whose missing names fail only
-    when used, so a mistake in one module costs only the checks that use what it defines.
+    becomes a placeholder whose missing names fail only when used, so a mistake in one module
+    costs only the checks that use what it defines.
     The module a probe asks for itself still fails with its own error."""
 
     def __init__(self, sources):

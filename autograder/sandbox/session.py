@@ -301,6 +301,7 @@ _ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "para
 _OPTIONS = {"let", "args", "kwargs", "seed", "params", "params_keep", "params_digest", "train", "grad", "record",
             "return", "limit", "weight", "stand_in", "transpose_buffers", "count_causal_sdpa", "what", "result",
             "attrs"}
+_ACTION_SET, _KEYS = set(_ACTIONS), _OPTIONS | set(_ACTIONS)
 # the actions each option goes with (any step may have let, seed and return)
 _GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return"}},
               "limit": ("iterate",), "weight": ("backward",), "attrs": ("describe",), "what": ("call", "backward"),
@@ -333,8 +334,8 @@ def _check_steps(steps):
         name = step.get("let")
         if not isinstance(name, str) or not name.isidentifier() or name in earlier:
             raise ValueError(f"plan step {step!r}: `let` must be a new identifier")
-        actions = [key for key in _ACTIONS if key in step]
-        unknown = set(step) - _OPTIONS - set(_ACTIONS)
+        actions = list(step.keys() & _ACTION_SET)
+        unknown = step.keys() - _KEYS
         if len(actions) != 1 or unknown:
             raise ValueError(f"plan step {name}: exactly one of {', '.join(_ACTIONS)}"
                              + (f"; unknown keys {sorted(unknown)}" if unknown else ""))
@@ -343,11 +344,11 @@ def _check_steps(steps):
         for key in step.keys() & _GOES_WITH.keys():
             if actions[0] not in _GOES_WITH[key]:
                 raise ValueError(f"plan step {name}: `{key}` goes with `{'` or `'.join(_GOES_WITH[key])}`")
-        for key in ("params_keep", "attrs"):
-            if not (isinstance(step.get(key, []), (list, tuple)) and all(isinstance(n, str) and n for n in step.get(key, []))):
+        for key in step.keys() & {"params_keep", "attrs"}:
+            if not (isinstance(step[key], (list, tuple)) and all(isinstance(n, str) and n for n in step[key])):
                 raise ValueError(f"plan step {name}: `{key}` must list names")
-        for key in ("what", "result", "transpose_buffers"):
-            if key in step and not (isinstance(step[key], str) and step[key]):
+        for key in step.keys() & {"what", "result", "transpose_buffers"}:
+            if not (isinstance(step[key], str) and step[key]):
                 raise ValueError(f"plan step {name}: `{key}` must be a str")
         if step.get("params_digest") is not None and not isinstance(step["params_digest"], dict):
             raise ValueError(f"plan step {name}: `params_digest` must map names to digests")
