@@ -195,12 +195,10 @@ for fd in range(3, 64):
     except OSError:
         pass
 # Rewrite the child's own ops and encoder: every answer from now on is malformed.
-child.OPS.update(call=lambda req: {"imported": 5},
-                 # well-formed, but a lie: a state_dict entry "mask" that is no buffer
-                 module=lambda req: {"outputs": [torch.zeros(1)] * len(req.get("inputs", [])),
-                                     "info": {"type": "CausalAttention", "params": {}, "buffers": {},
-                                              "state_keys": ["mask"], "attrs": {}}},
-                 transfer=lambda req: {"params": 3, "output": "tensor"})
+child.OPS.update(plan=lambda req: {"values": {step["let"]: {"type": "CausalAttention", "params": {}, "buffers": {},
+                                                            "state_keys": ["mask"], "tensors": {}, "attrs": {}}
+                                              for step in req["steps"] if "describe" in step},
+                                   "records": {}, "errors": {}})
 _encode = protocol.encode
 protocol.encode = lambda reply: _encode({**reply, "ok": True, "imported": 5, "value": {"a": [None]}})
 '''
@@ -490,12 +488,12 @@ _header = json.dumps({"ok": True, "value": {"$tensor": "0"}}).encode()
 
 ERROR_KEYS = r'''
 import autograder.sandbox.child as _child
-_calls = _child.OPS["calls"]
+_plan = _child.OPS["plan"]
 def _bad_keys(req):
-    reply = _calls(req)
+    reply = _plan(req)
     reply["errors"] = {"case " + k: v for k, v in reply["errors"].items()} or {"first": "boom"}
     return reply
-_child.OPS["calls"] = _bad_keys
+_child.OPS["plan"] = _bad_keys
 '''
 
 # Stops reading the channel when the grader sends a large request (GPT-2 small's weights),
@@ -522,18 +520,31 @@ def build_gpt2_small_mha(dropout=0.0):
 
 # Answers the child makes up without the student's code: the weight transfer (v2's weights,
 # transposed, are in the request) and a module description that claims the book's structure.
+# Answers the child makes up without the student's code: the weight transfer (v1's weights the
+# transposes of v2's, both invented), a module description that claims the book's structure,
+# and zeros for every other value.
 FORGED_REPLIES = r'''
 import torch
 import autograder.sandbox.child as _child
-_child.OPS["transfer"] = lambda req: {"params": {k.split(".")[0]: v.T.contiguous() for k, v in req["v2_params"].items()}}
-def _forged_module(req):
-    args = req.get("args", [])
-    heads = args[4] if len(args) > 4 else 2
-    info = {"type": req["name"], "params": {f"heads.{i}.{w}.weight": [2, 4] for i in range(heads)
-                                           for w in ("W_query", "W_key", "W_value")},
-            "buffers": {}, "state_keys": [], "attrs": {}, "heads": ["CausalAttention"] * heads}
-    return {"outputs": [torch.zeros(1)] * len(req.get("inputs", [])), "info": info}
-_child.OPS["module"] = _forged_module
+def _forged_plan(req):
+    values, weights = {}, {n: torch.rand(3, 4) for n in ("W_query", "W_key", "W_value")}
+    for step in req["steps"]:
+        let = step["let"]
+        if "describe" in step:
+            heads = 2
+            values[let] = {"type": "MultiHeadAttentionWrapper", "buffers": {}, "state_keys": [], "tensors": {},
+                           "params": {f"heads.{i}.{w}.weight": [2, 4] for i in range(heads) for w in weights},
+                           "attrs": {"heads": {"class": "ModuleList", "torch": ["ModuleList", "Module"],
+                                               "items": ["CausalAttention"] * heads}}}
+        elif "parameters" in step:
+            values[let] = ({f"{n}.weight": w for n, w in weights.items()} if step["parameters"] == "v2"
+                           else {n: w.T.contiguous() for n, w in weights.items()})
+        elif step.get("return"):
+            values[let] = torch.zeros(1)
+    return {"values": values, "errors": {}, "records": {s["let"]: {r: [] for r in s["record"]}
+                                                        for s in req["steps"] if "record" in s},
+            "counts": {s["let"]: 0 for s in req["steps"] if s.get("count_causal_sdpa")}}
+_child.OPS["plan"] = _forged_plan
 '''
 
 LONG_NAME = "a" * 245

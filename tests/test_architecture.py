@@ -234,3 +234,42 @@ def test_every_platform_starts_its_grader_one_way():
             assert "Grader" not in calls, f"{module} builds a Grader: use grading.engine.start_grader"
         if trade(module) in ("platforms", "commands", "authoring"):
             assert "Zygote" not in calls, f"{module} starts a Zygote: use grading.engine.start_zygote"
+
+
+# Names of a chapter's own that are no module, class or function of a solution: the attributes
+# the book gives its modules, which a probe would otherwise be tempted to read by name.
+CHAPTER_ATTRIBUTES = {"W_query", "W_key", "W_value", "heads", "num_heads", "head_dim", "out_proj", "mask",
+                      "dropout", "d_out", "transfer_weights", "trf_blocks", "tok_emb", "pos_emb", "att", "ff",
+                      "norm1", "norm2", "final_norm", "out_head", "drop_emb", "drop_shortcut", "scale", "shift"}
+
+
+def chapter_names():
+    """Every assignment's module names, and the classes and functions its solutions define (top level)."""
+    names = set(CHAPTER_ATTRIBUTES)
+    for assignment in course.assignments():
+        for path in Path(assignment.solutions).glob("*.py"):
+            if path.stem.startswith("test_") or path.stem == "conftest":
+                continue
+            names.add(path.stem)
+            names.update(node.name for node in ast.parse(path.read_text()).body
+                         if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and not node.name.startswith("_"))
+    return names
+
+
+def chapter_words(text, names):
+    return sorted({word for word in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text) if word in names})
+
+
+def test_the_sandbox_names_no_chapter():
+    """The sandbox knows modules, calls, tensors and plans: a chapter's names (its modules, classes,
+    functions and the attributes of its modules) reach it only as data, in a suite's plan."""
+    names = chapter_names()
+    assert {"self_attention", "SelfAttention_v2", "transfer_weights_v2_to_v1", "GPTModel", "mask"} <= names
+    found = {path.name: words for path in sorted((ENGINE / "sandbox").glob("*.py"))
+             if (words := chapter_words(path.read_text(), names))}
+    assert not found, f"chapter names in autograder/sandbox/: {found}"
+
+
+def test_the_chapter_name_check_sees_a_planted_name():
+    assert chapter_words('getattr(module, "num_heads")  # MultiHeadAttention', chapter_names()) == [
+        "MultiHeadAttention", "num_heads"]

@@ -4,7 +4,7 @@ body returning the scores unmasked scored full marks).
 
 Every assignment of the course. The names come from the stub generator (each region's
 ``raise NotImplementedError("name: ...")``); the probes come from grading the reference with
-every request the suites send recorded (for a plan, every step's target: ``module.name``, and
+every plan the suites send recorded (every step's target: ``module.name``, and
 a method of an earlier step's object as ``module.Class.method``). A method counts as checked
 when its class is built (``__init__``) or run (``forward``).
 """
@@ -49,15 +49,14 @@ def plan_targets(steps):
 @pytest.mark.parametrize("assignment", course.names())
 def test_every_solution_function_is_asked_for_by_a_hidden_check(grader, monkeypatch, tmp_path, assignment):
     asked = set()
-    request = StudentSession.request
+    request = StudentSession._request
 
-    def recording(self, op, *, needs, **payload):
+    def recording(self, steps, *, needs, **kwargs):
         asked.add(needs)
-        if op == "plan":
-            asked.update(plan_targets(payload["steps"]))
-        return request(self, op, needs=needs, **payload)
+        asked.update(plan_targets(steps))
+        return request(self, steps, needs=needs, **kwargs)
 
-    monkeypatch.setattr(StudentSession, "request", recording)
+    monkeypatch.setattr(StudentSession, "_request", recording)
     for name, text in reference_sources(assignment).items():
         (tmp_path / name).write_text(text)
     result = grader.grade(tmp_path, assignment)

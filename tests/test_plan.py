@@ -227,3 +227,111 @@ def test_stand_ins_replace_submodules_with_the_graders_linear_maps(zygote, ref):
     assert torch.equal(plan.values["after"], drawn), "the swap draws no random numbers"
     with pytest.raises(StudentFailure, match="nowhere"):
         plan.values["bad"]
+
+
+PROBED = {"probed": """
+    import torch
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Linear(3, 3), nn.Identity()])
+            self.drop = nn.Dropout(0.25)
+            self.size = 3
+            self.register_buffer("future", torch.triu(torch.ones(3, 3), diagonal=1))
+            self.loose = torch.ones(2, 2)
+            self.extra = nn.Parameter(torch.zeros(1))
+
+        def forward(self, x):
+            return x @ self.future
+
+
+    class Causal(nn.Module):
+        def forward(self, q):
+            return torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+
+
+    def bump(t):
+        t.add_(1)
+        return t * 2
+
+
+    def nothing():
+        return None
+"""}
+
+
+def test_describe_parameters_and_unregistered_report_a_module_by_the_names_asked(zygote):
+    s = session(zygote, PROBED)
+    try:
+        plan = s.plan([{"let": "m", "call": "probed.Net"},
+                       {"let": "info", "describe": "m", "attrs": ["size", "drop", "drop.p", "blocks", "future", "none"],
+                        "return": True},
+                       {"let": "params", "parameters": "m", "return": True},
+                       {"let": "plain", "unregistered": "m", "return": True}])
+    finally:
+        s.close()
+    info = plan.values["info"]
+    assert info["params"] == {"blocks.0.weight": [3, 3], "blocks.0.bias": [3], "extra": [1]}
+    assert info["buffers"] == {"future": [[3, 3], "torch.float32"]} and info["tensors"] == {"loose": [2, 2]}
+    attrs = info["attrs"]
+    assert set(attrs) == {"size", "drop", "drop.p", "blocks", "future"}   # one it lacks is left out
+    assert attrs["size"] == 3 and attrs["drop.p"] == 0.25
+    assert attrs["drop"]["class"] == "Dropout" and "Dropout" in attrs["drop"]["torch"]
+    assert attrs["blocks"]["items"] == ["Linear", "Identity"] and "ModuleList" in attrs["blocks"]["torch"]
+    assert attrs["future"] == {"class": "Tensor", "shape": [3, 3], "dtype": "torch.float32"}
+    assert sorted(plan.values["params"]) == ["blocks.0.bias", "blocks.0.weight", "extra"]
+    assert torch.equal(plan.values["plain"]["loose"], torch.ones(2, 2))
+
+
+def test_data_what_and_result_make_a_functions_answer_and_its_arguments_visible(zygote):
+    x = torch.arange(3.0)
+    s = session(zygote, PROBED)
+    try:
+        plan = s.plan([{"let": "x", "data": x},
+                       {"let": "y", "call": "probed.bump", "args": [{"$ref": "x"}], "result": "bump()", "return": True},
+                       {"let": "x_after", "attr": "x", "return": True},
+                       {"let": "n", "call": "probed.nothing", "what": "nothing()", "result": "nothing()"},
+                       {"let": "bad", "call": "probed.bump", "args": ["text"], "what": "bump('text')"}])
+    finally:
+        s.close()
+    assert torch.equal(plan.values["y"], (x + 1) * 2) and torch.equal(plan.values["x_after"], x + 1)
+    assert plan.errors["n"] == "nothing() returned NoneType, expected a tensor"
+    assert plan.errors["bad"].startswith("bump('text') raised AttributeError")
+
+
+def test_buffers_are_transposed_and_pytorchs_causal_attention_counted(zygote):
+    x = torch.rand(2, 3, generator=torch.Generator().manual_seed(3))
+    q = torch.rand(1, 3, 2, generator=torch.Generator().manual_seed(4))
+    s = session(zygote, PROBED)
+    try:
+        plan = s.plan([{"let": "m", "call": "probed.Net"},
+                       {"let": "out", "call": "m", "args": [x], "transpose_buffers": "future", "count_causal_sdpa": True,
+                        "return": True},
+                       {"let": "c", "call": "probed.Causal"},
+                       {"let": "att", "call": "c", "args": [q], "count_causal_sdpa": True}])
+    finally:
+        s.close()
+    future = torch.triu(torch.ones(3, 3), diagonal=1)
+    assert torch.allclose(plan.values["out"], x @ future.T)
+    assert plan.counts["out"] == 0 and plan.counts["att"] == 1
+
+
+def test_params_keep_and_params_digest(zygote):
+    from autograder.sandbox import protocol
+    torch.manual_seed(5)
+    linear = torch.nn.Linear(3, 3)
+    drawn = {"blocks.0.weight": linear.weight.detach(), "blocks.0.bias": linear.bias.detach()}
+    digests = {**{k: protocol.digest(v) for k, v in drawn.items()}, "extra": protocol.digest(torch.zeros(1))}
+    s = session(zygote, PROBED)
+    try:
+        plan = s.plan([{"let": "strict", "call": "probed.Net", "params": drawn},
+                       {"let": "kept", "call": "probed.Net", "params": drawn, "params_keep": ["extra"]},
+                       {"let": "own", "call": "probed.Net", "seed": 5, "params_digest": digests},
+                       {"let": "other", "call": "probed.Net", "seed": 6, "params_digest": digests}])
+    finally:
+        s.close()
+    assert "extra ['extra']" in plan.errors["strict"] and "kept" not in plan.errors
+    assert "own" not in plan.errors and plan.errors["other"].startswith(protocol.PARAMS_DIFFER)

@@ -219,7 +219,7 @@ def test_a_child_that_cannot_start_says_which_step_failed(monkeypatch):
     session = StudentSession(_OneChild({"failed": "private root: umount old root: Operation not permitted"}),
                              {"simple_attention": ""})
     with pytest.raises(GraderError, match="did not start: private root: umount old root: Operation not permitted"):
-        session.call("simple_attention", "dot_product_loop")
+        session.plan([{"let": "v", "call": "simple_attention.dot_product_loop"}])
 
 
 def test_a_reader_that_stops_reading_cannot_stall_a_send():
@@ -263,11 +263,11 @@ def test_a_child_with_the_graders_uid_gets_no_code(monkeypatch):
     session = StudentSession(zygote, {"simple_attention": "import os"})
     with pytest.raises(Refused, match=r"refusing to run the submissions' code: it would run as your own user(.|\n)*"
                                       r"do one of:\n- "):
-        session.call("simple_attention", "dot_product_loop")
+        session.plan([{"let": "v", "call": "simple_attention.dot_product_loop"}])
     zygote.theirs.settimeout(0.5)
     assert zygote.theirs.recv(1 << 16) == b""        # hung up without sending the sources
     with pytest.raises(Refused):
-        session.call("simple_attention", "softmax_naive")
+        session.plan([{"let": "v", "call": "simple_attention.softmax_naive"}])
     assert zygote.spawned == 1                        # said once; no child is started again
     trusted = StudentSession(_SameUidChild({**hello, "answer load": True}), {"simple_attention": "import os"},
                              unsafe_same_uid=True)
@@ -290,13 +290,14 @@ def _gpt2_small_frames(grader, monkeypatch, edit=lambda source: source):
     asks it, with the weights the book's code draws after seed 140: (the output, the output with
     the weights sent as before, the sizes of the frames sent for the first)."""
     from autograder.grading.compare import seeded
+    from autograder.grading.probes import module
     from autograder.paths import SOLUTIONS
     from autograder.sandbox.submission import read_sources
     sources, _ = read_sources(SOLUTIONS / "ch03_attention")
     book = StudentSession(grader.zygote, dict(sources))
     args = ("multihead_attention", "MultiHeadAttention", 768, 768, 1024, 0.0, 12)
     try:
-        params = book.module(*args, init_seed=140, want_state=True)["state"]
+        params = module(book, *args, init_seed=140, want_state=True)["state"]
     finally:
         book.close()
     params = {k: v for k, v in params.items() if k != "mask"}
@@ -307,9 +308,9 @@ def _gpt2_small_frames(grader, monkeypatch, edit=lambda source: source):
                                                                      send(sock, message, *a))[1])
     session = StudentSession(grader.zygote, sources)
     try:
-        got = session.module(*args, inputs=[x], params=params, params_seed=140)["outputs"][0]
+        got = module(session, *args, inputs=[x], params=params, params_seed=140)["outputs"][0]
         frames = sizes[1:]   # the first frame loads the sources
-        sent = session.module(*args, inputs=[x], params=params)["outputs"][0]
+        sent = module(session, *args, inputs=[x], params=params)["outputs"][0]
     finally:
         session.close()
     return got, sent, frames

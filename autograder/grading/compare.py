@@ -6,6 +6,7 @@ much it was off, and, when the answer equals a known mistake, the mistake's name
 """
 import torch
 
+from . import probes
 from .kit import known_mistake
 from .result import failure
 
@@ -74,7 +75,7 @@ def check_calls(student, module, name, cases):
     in order; the first wrong (or failed) case fails the check.
 
     ``cases``: kit.Case (args, expected, what, mistakes), as for ``expect_close``."""
-    answers = student.calls(module, name, [args for args, *_ in cases])
+    answers = probes.calls(student, module, name, [args for args, *_ in cases])
     for i, (args, expected, what, mistakes) in enumerate(cases):
         expect_close(answers[i], expected, what, mistakes)
         after = answers.args_after[i] if i < len(answers.args_after) else [None] * len(args)

@@ -3,8 +3,9 @@
 Owns: reading a submission from disk (``submission``: no links, every size bounded), the
 warm process that forks children (``zygote``), each child's isolation (``isolate``:
 namespaces, private root, seccomp, limits; ``check`` and ``refusal`` before anything runs),
-what runs inside the child (``child``), the grader's handle on one child (``session``: every
-read and write with a deadline and a size bound), the wire format (``protocol``: JSON and
+what runs inside the child (``child``: one probe, the plan, whose steps carry every module,
+class and attribute name as data: nothing here names a chapter), the grader's handle on one
+child (``session``: every read and write with a deadline and a size bound), the wire format (``protocol``: JSON and
 safetensors, never pickle), the notebook kernel's sandbox (``kernel_sandbox``) and, where
 there is no private root, a Python uid nobody can reach for the zygote and the kernel
 (``interpreter``).

@@ -1,10 +1,12 @@
 """What runs inside the sandboxed child: the submission's modules and the probes.
 
 The child imports only the submission's sources (sent as text, served from memory),
-runs a probe the grader asks for and sends back plain data. It never sees the
-reference solutions or the hidden suites, and it decides nothing: every comparison
-happens in the grader.
+runs the plan the grader sends (its one probe: steps that call, run, describe and
+differentiate) and sends back plain data. It never sees the reference solutions or the
+hidden suites, it decides nothing (every comparison happens in the grader), and it
+knows no chapter: every module, class and attribute name comes in the plan, as data.
 """
+import collections
 import contextlib
 import importlib.abc
 import importlib.util
@@ -23,9 +25,9 @@ SUBMISSION_PREFIX = "/submission/"
 class SubmissionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Serves the submission's top-level modules from the sources the grader sent.
 
-    A module that fails to import while another one imports it (exercises.py importing a
-    broken multihead_attention.py) becomes a placeholder whose missing names fail only
-    when used, so a mistake in one module costs only the checks that use what it defines.
+    A module that fails to import while another one imports it (a.py importing a broken b.py)
+    becomes a placeholder whose missing names fail only when used, so a mistake in one module
+    costs only the checks that use what it defines.
     The module a probe asks for itself still fails with its own error."""
 
     def __init__(self, sources):
@@ -155,47 +157,6 @@ def _seed(seed):
         torch.default_generator.manual_seed(seed)  # what torch.manual_seed does on a CPU-only run
 
 
-def op_call(req):
-    """Call a function of the submission: {module, name, args, kwargs, seed}."""
-    fn = _lookup(req["module"], req["name"])
-    _seed(req.get("seed"))
-    with torch.no_grad():
-        value = _run("call", f"{req['name']}()", fn, *req.get("args", []), **req.get("kwargs", {}))
-    return {"value": _as_data(value, f"{req['name']}()")}
-
-
-def op_calls(req):
-    """The same function on a list of argument lists, in one round trip: {module, name, calls}.
-
-    Every call gets its own answer: a value, or an error that fails only that case. A tensor
-    argument that a call changed comes back too, as it is afterwards (None where unchanged)."""
-    fn = _lookup(req["module"], req["name"])
-    values, errors, size, args_after = [], {}, 0, []
-    for i, args in enumerate(req["calls"]):
-        before = [a.clone() if type(a) is torch.Tensor else None for a in args]
-        try:
-            with torch.no_grad():
-                value = _run("call", f"{req['name']}()", fn, *args)
-            value = _as_data(value, f"{req['name']}()")
-            if size + _nbytes(value) > protocol.MAX_BLOB:  # refuse now, so the other answers still fit
-                raise ProbeError("result", f"the result cannot be sent back: {req['name']}() returned "
-                                           f"more than the channel's {protocol.MAX_BLOB >> 20} MiB")
-            size += _nbytes(value)
-            values.append(value)
-        except ProbeError as exc:
-            values.append(None)
-            errors[str(i)] = str(exc)
-        # a tensor argument the call changed comes back as it is now (a function must not change them)
-        args_after.append([None if b is None or _unchanged(a, b) else _as_data(a, "argument")
-                           for a, b in zip(args, before)])
-    return {"values": values, "errors": errors, "args_after": args_after}
-
-
-def _unchanged(a, b):
-    return (type(a) is torch.Tensor and a.shape == b.shape and a.dtype == b.dtype
-            and bool(((a == b) | (a.isnan() & b.isnan())).all()))
-
-
 def _nbytes(value):
     if isinstance(value, list):
         return sum(_nbytes(v) for v in value)
@@ -212,15 +173,16 @@ def _plain_tensors(module, limit=64):
     return found
 
 
-def _copy_parameters(module, params, what):
-    """Copy the reference's parameters in by name; a missing or extra name is the student's error.
+def _copy_parameters(module, params, what, keep=()):
+    """Copy the grader's parameters in by name; a missing or extra name is the student's error.
 
     Two mistakes are left for the checks about them, so that each costs points once: a weight
-    kept as a plain tensor attribute of the right name gets its value all the same, and a causal
-    mask registered as a parameter (the reference keeps it as a buffer) stays as the module made it."""
+    kept as a plain tensor attribute of the right name gets its value all the same, and a
+    parameter whose own name is in ``keep`` (what the reference holds as a buffer) stays as the
+    module made it."""
     own = dict(module.named_parameters())
     plain = {k: v for k, v in _plain_tensors(module).items() if k in params}
-    missing = sorted(k for k in set(own) - set(params) if k.rsplit(".", 1)[-1] != "mask")
+    missing = sorted(k for k in set(own) - set(params) if k.rsplit(".", 1)[-1] not in keep)
     unexpected = sorted(set(params) - set(own) - set(plain))
     if missing or unexpected:
         raise ProbeError("load", f"{what} has parameters {sorted(own)}; the book's names are {sorted(params)}"
@@ -234,70 +196,27 @@ def _copy_parameters(module, params, what):
             own[name].copy_(value)
 
 
-def _describe_module(module):
-    info = {
-        "type": type(module).__name__,
-        "params": {k: list(v.shape) for k, v in module.named_parameters()},
-        "buffers": {k: [list(v.shape), str(v.dtype)] for k, v in module.named_buffers()},
-        "state_keys": sorted(module.state_dict().keys()),
-        "attrs": {},
-        "tensors": {k: list(v.shape) for k, v in _plain_tensors(module).items()},  # unregistered
-    }
-    for attr in ("num_heads", "head_dim", "d_out"):
-        value = getattr(module, attr, None)
-        if type(value) is int:
-            info["attrs"][attr] = value
-    heads = getattr(module, "heads", None)
-    if isinstance(heads, torch.nn.ModuleList):
-        info["heads"] = [type(h).__name__ for h in heads]
-    dropout = getattr(module, "dropout", None)
-    if isinstance(dropout, torch.nn.Dropout) and type(dropout.p) in (int, float):
-        info["dropout"] = dropout.p
-    mask = getattr(module, "mask", None)
-    if type(mask) is torch.Tensor:
-        info["mask"] = {"shape": list(mask.shape), "dtype": str(mask.dtype)}
-    return info
-
-
-def _build(req):
-    """Construct (or build, for the exercises' factory functions) and prepare a module."""
-    what = f"{req['name']}({', '.join(map(repr, req.get('args', [])))})"
-    factory = _lookup(req["module"], req["name"])
-    _seed(req.get("init_seed"))
-    module = _run("construct", what, factory, *req.get("args", []), **req.get("kwargs", {}))
-    if not isinstance(module, torch.nn.Module):
-        raise ProbeError("construct", f"{what} gave a {type(module).__name__}, not an nn.Module")
-    if req.get("params") is not None:
-        _copy_parameters(module, req["params"], what)
-    elif req.get("params_digest") is not None and not _drew(module, req["params_digest"]):
-        raise ProbeError(protocol.PARAMS_DIFFER, f"{what} draws other parameters than the reference's")
-    if req.get("dtype"):
-        _run("to", f"{what}.to({req['dtype']})", module.to, getattr(torch, req["dtype"]))
-    module.train(bool(req.get("train", False)))
-    return module, what
-
-
 def _drew(module, digests):
-    """Whether the module, built after the reference's seed, holds exactly the reference's
-    parameters (the same names, shapes, dtypes and bytes): then it runs with its own draw."""
+    """Whether the module holds exactly the parameters these digests name (the same names, shapes,
+    dtypes and bytes): then it runs with its own draw."""
     try:
         return {k: protocol.digest(v) for k, v in module.named_parameters()} == digests
     except Exception:  # whatever the module's parameters are, the grader can send its own
         return False
 
 
-def _transpose_masks(module):
-    """Every buffer named ``mask`` with its last two dimensions swapped, whatever its dtype and
-    shape: a forward that uses its registered mask then looks at the future instead."""
+def _transpose_buffers(module, leaf):
+    """Every buffer whose own name is ``leaf``, with its last two dimensions swapped, whatever its
+    dtype and shape (a forward that uses such a buffer then sees it transposed)."""
     for name, buffer in list(module.named_buffers()):
-        if name.rsplit(".", 1)[-1] == "mask" and buffer.dim() >= 2:
+        if name.rsplit(".", 1)[-1] == leaf and buffer.dim() >= 2:
             owner = module.get_submodule(name.rpartition(".")[0])
-            setattr(owner, "mask", buffer.transpose(-2, -1).contiguous())
+            setattr(owner, leaf, buffer.transpose(-2, -1).contiguous())
 
 
 class _CausalSDPA(torch.overrides.TorchFunctionMode):
     """Counts the calls of F.scaled_dot_product_attention(..., is_causal=True) under it: PyTorch
-    then builds the causal mask itself, on the input's device, instead of reading a buffer."""
+    then builds the causal masking itself, on the input's device, instead of reading a buffer."""
 
     calls = 0
 
@@ -309,89 +228,45 @@ class _CausalSDPA(torch.overrides.TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-def _forward(module, what, x, seed):
-    _seed(seed)
-    return _run("forward", f"{what} forward on shape {tuple(x.shape)}", module, x)
+def _summary(value):
+    """What ``describe`` says of one attribute: a number or short str as it is, a tensor's class,
+    shape and dtype, a module's class and the torch.nn classes it is (with its items, for a
+    ModuleList or Sequential), else only the class."""
+    if value is None or type(value) in (bool, int, float) or (type(value) is str and len(value) <= PLAN_STRING):
+        return value
+    summary = {"class": type(value).__name__}
+    if isinstance(value, torch.Tensor):
+        summary.update(shape=list(value.shape), dtype=str(value.dtype))
+    elif isinstance(value, torch.nn.Module):
+        summary["torch"] = [c.__name__ for c in type(value).__mro__ if c.__module__.startswith("torch.nn")]
+        if isinstance(value, (torch.nn.ModuleList, torch.nn.Sequential)):
+            summary["items"] = [type(item).__name__ for item in itertools.islice(value, PLAN_LIMIT)]
+    return summary
 
 
-def op_module(req):
-    """Build a module, optionally load weights, run forward on each input, describe it.
-
-    Options, each asked for by a check: ``submodules`` (dotted names also run on each
-    input), ``transpose_masks``, and ``grad_weights`` (one per input: backward of
-    sum(output * weight); the parameters' gradients and the inputs as they are afterwards
-    come back)."""
-    module, what = _build(req)
-    reply = {"outputs": []}
-    watch = None
-    if req.get("transpose_masks"):  # and say whether forward leaves the mask to is_causal=True
-        _run("forward", f"{what}: swapping its mask buffer", _transpose_masks, module)
-        watch = _CausalSDPA()
-    grad_weights = req.get("grad_weights")
-    for i, x in enumerate(req.get("inputs", [])):
-        if grad_weights:
-            out = _forward(module, what, x, req.get("seed"))
-            if not isinstance(out, torch.Tensor) or out.shape != grad_weights[i].shape:
-                raise ProbeError("forward", f"{what} forward did not return a tensor of shape "
-                                            f"{tuple(grad_weights[i].shape)}")
-            _run("backward", f"{what} backward", lambda: (out * grad_weights[i]).sum().backward())
-        else:
-            with torch.no_grad(), watch or contextlib.nullcontext():
-                out = _forward(module, what, x, req.get("seed"))
-        reply["outputs"].append(_as_data(out, f"{what} forward"))
-    if watch:
-        reply["causal_sdpa"] = watch.calls
-    if grad_weights:
-        reply["grads"] = {k: _as_data(v.grad, "gradient") for k, v in module.named_parameters()
-                          if type(v.grad) is torch.Tensor}
-        reply["inputs_after"] = [_as_data(x, "input") for x in req.get("inputs", [])]
-    if req.get("submodules"):  # in order after one seed, as a forward calling them in turn would
-        subs = {name: _run("lookup", f"{what}.{name}", module.get_submodule, name) for name in req["submodules"]}
-        reply["sub_outputs"] = {name: [] for name in subs}
-        for x in req.get("inputs", []):
-            _seed(req.get("seed"))
-            with torch.no_grad():
-                for name, sub in subs.items():
-                    out = _run("forward", f"{what}.{name} forward", sub, x)
-                    reply["sub_outputs"][name].append(_as_data(out, f"{what}.{name} forward"))
-    reply["info"] = _describe_module(module)
-    if req.get("want_state"):
-        reply["state"] = {k: _as_data(v, "state_dict") for k, v in module.state_dict().items()}
-    return reply
+def _describe_module(module, attrs):
+    """A module's structure; ``attrs``: dotted attribute names the grader asks about (one it
+    lacks is left out)."""
+    info = {
+        "type": type(module).__name__,
+        "params": {k: list(v.shape) for k, v in module.named_parameters()},
+        "buffers": {k: [list(v.shape), str(v.dtype)] for k, v in module.named_buffers()},
+        "state_keys": sorted(module.state_dict().keys()),
+        "tensors": {k: list(v.shape) for k, v in _plain_tensors(module).items()},  # unregistered
+        "attrs": {},
+    }
+    for dotted in attrs:
+        value = module
+        try:
+            for attr in dotted.split("."):
+                value = getattr(value, attr)
+        except Exception:
+            continue
+        info["attrs"][dotted] = _summary(value)
+    return info
 
 
-def op_transfer(req):
-    """Exercise 3.1: the student's own v2 (drawn after ``init_seed``), v1, and transfer function.
-
-    The request holds a seed, not weights: an answer echoed from the request would earn nothing."""
-    d_in, d_out = req["d_in"], req["d_out"]
-    v2_cls = _lookup("self_attention", "SelfAttention_v2")
-    v1_cls = _lookup("self_attention", "SelfAttention_v1")
-    transfer = _lookup("exercises", "transfer_weights_v2_to_v1")
-    _seed(req["init_seed"])
-    sa_v2 = _run("construct", f"SelfAttention_v2({d_in}, {d_out})", v2_cls, d_in, d_out)
-    drawn = {k: _as_data(v, "SelfAttention_v2 parameter").clone() for k, v in sa_v2.named_parameters()}
-    inputs = req.get("inputs", [])
-    with torch.no_grad():  # asked for only where the grader judges the transfer on the student's own classes
-        v2_outputs = [_as_data(_forward(sa_v2, "SelfAttention_v2", x, None), "SelfAttention_v2 forward") for x in inputs]
-    torch.default_generator.manual_seed(0)
-    sa_v1 = _run("construct", f"SelfAttention_v1({d_in}, {d_out})", v1_cls, d_in, d_out)
-    _run("call", "transfer_weights_v2_to_v1()", transfer, sa_v2, sa_v1)
-    # Only the weights come back: the grader runs them through the reference v1, so a bug in
-    # the student's own forward costs points in self_attention, not in this exercise.
-    reply = {"params": {k: _as_data(v, "SelfAttention_v1 parameter") for k, v in sa_v1.named_parameters()},
-             "v1_plain": {k: _as_data(v, "SelfAttention_v1 tensor") for k, v in _plain_tensors(sa_v1).items()
-                          if v.layout == torch.strided and v.device.type == "cpu" and not v.is_complex()},
-             "v2_params": drawn}
-    if inputs:
-        with torch.no_grad():
-            reply["v1_outputs"] = [_as_data(_forward(sa_v1, "SelfAttention_v1", x, None), "SelfAttention_v1 forward")
-                                   for x in inputs]
-        reply["v2_outputs"] = v2_outputs
-    return reply
-
-
-# -- the generic plan probe (chapters after 3) -------------------------------------------
+# -- the plan probe: the one vocabulary the suites speak -------------------------------------
 # Bounds of what one plan may send back: protocol.PLAN_*.
 
 
@@ -410,12 +285,12 @@ def _plain(value, what, budget, depth=0):
     if budget.items > PLAN_ITEMS:
         raise ProbeError("result", f"{what} holds more than {PLAN_ITEMS} values")
     if type(value) in (torch.Tensor, torch.nn.Parameter):
-        tensor = _as_data(value, what).clone()
-        budget.bytes += _nbytes(tensor)
-        if budget.bytes > protocol.MAX_BLOB:
+        tensor = _as_data(value, what)
+        if budget.bytes + _nbytes(tensor) > protocol.MAX_BLOB:  # before the copy, which could exhaust the memory
             raise ProbeError("result", f"the result cannot be sent back: {what} holds more than the "
                                        f"channel's {protocol.MAX_BLOB >> 20} MiB")
-        return tensor
+        budget.bytes += _nbytes(tensor)
+        return tensor.clone()
     if value is None or type(value) in (bool, float):
         return value
     if type(value) is int:
@@ -426,6 +301,8 @@ def _plain(value, what, budget, depth=0):
         if len(value) > PLAN_STRING:
             raise ProbeError("result", f"{what} holds a string of more than {PLAN_STRING} characters")
         return value
+    if type(value) is collections.OrderedDict:  # a state_dict
+        value = dict(value)
     if type(value) in (list, tuple, torch.Size, dict) and depth >= PLAN_DEPTH:
         raise ProbeError("result", f"{what} is nested more than {PLAN_DEPTH} levels deep")
     if type(value) in (list, tuple, torch.Size):
@@ -461,7 +338,7 @@ def _resolve(value, env, failed):
 
 def _target(dotted, env, failed):
     """An earlier step's object, or ``module.name``, then attributes: ``tok.encode``,
-    ``gpt_model.GPTModel``, ``m.trf_blocks.0.att`` (digits index a sequence)."""
+    ``module.Class``, ``m.blocks.0.layer`` (digits index a sequence)."""
     head, *rest = dotted.split(".")
     if head in failed:
         raise _Failed(head)
@@ -490,21 +367,40 @@ def _step(step, env, failed, budget):
         fn = _target(step["call"], env, failed)
         args = _resolve(step.get("args", []), env, failed)
         kwargs = _resolve(step.get("kwargs", {}), env, failed)
-        what = f"{step['call']}()"
+        what = step.get("what", f"{step['call']}()")
         # A live module being called is prepared before the call; a constructed one after.
         if isinstance(fn, torch.nn.Module):
             _prepare(fn, step, step["call"])
         handles = _hooks(step, fn, env, failed, records, budget)
+        watch = _CausalSDPA() if step.get("count_causal_sdpa") else contextlib.nullcontext()
         try:
-            with torch.enable_grad() if step.get("grad") else torch.no_grad():
+            with torch.enable_grad() if step.get("grad") else torch.no_grad(), watch:
                 obj = _run("call", what, fn, *args, **kwargs)
         finally:
             for handle in handles:
                 handle.remove()
-        if not isinstance(fn, torch.nn.Module) and ({"params", "train", "stand_in"} & set(step)):
+        if step.get("count_causal_sdpa"):
+            records["$count"] = watch.calls
+        if step.get("result"):  # a function's answer: tensors or numbers only (the object stays live)
+            _as_data(obj, step["result"])
+        if not isinstance(fn, torch.nn.Module) and ({"params", "params_digest", "train", "stand_in",
+                                                      "transpose_buffers"} & set(step)):
             if not isinstance(obj, torch.nn.Module):
                 raise ProbeError("construct", f"{what} gave a {type(obj).__name__}, not an nn.Module")
             _prepare(obj, step, what)
+    elif "data" in step:
+        obj = _resolve(step["data"], env, failed)
+    elif "describe" in step:
+        module = _module(step["describe"], env, failed)
+        obj = _run("describe", f"describing {step['describe']}", _describe_module, module, step.get("attrs", []))
+    elif "parameters" in step:
+        module = _module(step["parameters"], env, failed)
+        obj = _run("parameters", f"{step['parameters']}.named_parameters()", lambda: dict(module.named_parameters()))
+    elif "unregistered" in step:
+        module = _module(step["unregistered"], env, failed)
+        obj = {k: v for k, v in _run("unregistered", f"the tensors of {step['unregistered']}", _plain_tensors,
+                                     module).items()
+               if v.layout == torch.strided and v.device.type == "cpu" and not v.is_complex()}
     elif "iterate" in step:
         source = _target(step["iterate"], env, failed)
         limit = step.get("limit", PLAN_LIMIT)
@@ -519,14 +415,13 @@ def _step(step, env, failed, budget):
         out = _target(step["backward"], env, failed)
         weight = _resolve(step.get("weight"), env, failed)
         if not isinstance(out, torch.Tensor) or (weight is not None and out.shape != weight.shape):
-            raise ProbeError("backward", f"{step['backward']} is not a tensor of shape "
-                                         f"{tuple(weight.shape) if weight is not None else '(any)'}")
-        obj = _run("backward", f"{step['backward']} backward",
+            shape = tuple(weight.shape) if weight is not None else "(any)"
+            raise ProbeError("backward", f"{step['result']} did not return a tensor of shape {shape}" if "result" in step
+                             else f"{step['backward']} is not a tensor of shape {shape}")
+        obj = _run("backward", step.get("what", f"{step['backward']} backward"),
                    lambda: (out if weight is None else out * weight).sum().backward())
     elif "grads" in step:
-        module = _target(step["grads"], env, failed)
-        if not isinstance(module, torch.nn.Module):
-            raise ProbeError("grads", f"{step['grads']} is a {type(module).__name__}, not an nn.Module")
+        module = _module(step["grads"], env, failed)
         obj = _run("grads", f"{step['grads']}.named_parameters()",
                    lambda: {k: v.grad for k, v in module.named_parameters()})
     else:
@@ -534,13 +429,24 @@ def _step(step, env, failed, budget):
     return obj, records
 
 
+def _module(dotted, env, failed):
+    module = _target(dotted, env, failed)
+    if not isinstance(module, torch.nn.Module):
+        raise ProbeError("lookup", f"{dotted} is a {type(module).__name__}, not an nn.Module")
+    return module
+
+
 def _prepare(module, step, what):
     if step.get("stand_in"):
         _stand_in(module, step["stand_in"], what)
     if step.get("params") is not None:
-        _copy_parameters(module, step["params"], what)
+        _copy_parameters(module, step["params"], what, step.get("params_keep", ()))
+    elif step.get("params_digest") is not None and not _drew(module, step["params_digest"]):
+        raise ProbeError("load", f"{protocol.PARAMS_DIFFER}: {what} draws other parameters than the reference's")
     if "train" in step:
         _run("train", f"{what}.train()", module.train, bool(step["train"]))
+    if step.get("transpose_buffers"):
+        _run("transpose", f"{what}: transposing its buffers", _transpose_buffers, module, step["transpose_buffers"])
 
 
 def _stand_in(module, spec, what):
@@ -590,13 +496,15 @@ def op_plan(req):
 
     A step that fails gets its error; the steps that use it are not run."""
     env, failed, budget = {}, set(), _Budget()
-    values, records, errors = {}, {}, {}
+    values, records, errors, counts = {}, {}, {}, {}
     for step in req["steps"]:
         name = step["let"]
         try:
             obj, recorded = _step(step, env, failed, budget)
             if step.get("return"):
-                values[name] = _plain(obj, f"{name} ({_action(step)})", budget)
+                values[name] = _plain(obj, step.get("result") or f"{name} ({_action(step)})", budget)
+            if "$count" in recorded:
+                counts[name] = recorded.pop("$count")
             if "record" in step:
                 records[name] = recorded
             env[name] = obj
@@ -609,15 +517,21 @@ def op_plan(req):
         except BaseException as exc:  # a student's object misbehaving where no _run wraps it
             failed.add(name)
             errors[name] = f"{_action(step)} raised {_describe(exc)}"
-    return {"values": values, "records": records, "errors": errors}
+    reply = {"values": values, "records": records, "errors": errors}
+    if counts:
+        reply["counts"] = counts
+    return reply
+
+
+ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")
 
 
 def _action(step):
-    key = next((k for k in ("call", "iterate", "len", "attr", "backward", "grads") if k in step), "step")
-    return f"{key} {step.get(key, '')}".strip()
+    key = next((k for k in ACTIONS if k in step), "step")
+    return f"{key} {step[key] if isinstance(step.get(key), str) else ''}".strip()
 
 
-OPS = {"call": op_call, "calls": op_calls, "module": op_module, "transfer": op_transfer, "plan": op_plan}
+OPS = {"plan": op_plan}
 
 
 def serve(sock, hello):

@@ -112,8 +112,8 @@ def _save(tensors):
     return len(text).to_bytes(8, "little") + text + b"".join(chunks)
 
 
-# A child's stage for "the module drew other parameters than these digests": the grader then
-# sends the parameters themselves (session.StudentSession.module).
+# How a plan step that was sent parameter digests fails where the module drew other parameters:
+# the grader then sends the parameters themselves (grading.probes.module).
 PARAMS_DIFFER = "params differ"
 
 

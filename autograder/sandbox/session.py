@@ -39,23 +39,10 @@ class Refused(GraderError):
 # A child runs student code, which can rewrite the child's ops or write frames of its own on
 # the channel, so the grader checks every answer before the suites read it: an answer of
 # the wrong shape is the student's failure, never a KeyError or TypeError in the grader.
-VALUE = "value"   # a tensor, a number, or a (nested) list of them: what _as_data lets through
-INDEX = "index"   # a str of decimal digits: the position of a call in a batch
-MAYBE_VALUE = "value or None"  # None where that call failed
 PLAIN = "plain"   # a plan's value: tensors, None, bool, int, float, str, lists, dicts with str keys (bounded)
-_REPLY = {
-    "call": {"value": VALUE},
-    "calls": {"values": [MAYBE_VALUE], "errors": {INDEX: str}, "args_after?": [[MAYBE_VALUE]]},
-    "module": {"outputs": [VALUE], "state?": {str: torch.Tensor}, "grads?": {str: torch.Tensor},
-               "inputs_after?": [VALUE], "sub_outputs?": {str: [VALUE]}, "causal_sdpa?": int,
-               "info": {"type": str, "params": {str: [int]}, "buffers": {str: ([int], str)},
-                        "state_keys": [str], "attrs": {str: int}, "heads?": [str], "dropout?": float,
-                         "mask?": {"shape": [int], "dtype": str}, "tensors?": {str: [int]}}},
-    "transfer": {"params": {str: torch.Tensor}, "v2_params": {str: torch.Tensor}, "v1_plain?": {str: torch.Tensor},
-                 "v1_outputs?": [VALUE], "v2_outputs?": [VALUE]},
-    # per step: its value, what its recorded submodules were given and returned per call, its error
-    "plan": {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str}},
-}
+# per step: its value, what its recorded submodules were given and returned per call, its error,
+# and the calls it counted
+_REPLY = {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str}, "counts?": {str: int}}
 
 
 # What the comparisons can handle; anything else (float8, complex, quantized) is a failed check.
@@ -89,92 +76,26 @@ def _plain(value, count, depth=0):
     return False
 
 
-def _conforms(value, spec, depth=0):
+def _conforms(value, spec):
     if spec == PLAIN:
         return _plain(value, [0])
-    if spec == MAYBE_VALUE:
-        return value is None or _conforms(value, VALUE, depth)
-    if spec == VALUE:
-        if isinstance(value, list):
-            return depth < 4 and all(_conforms(v, VALUE, depth + 1) for v in value)
-        return isinstance(value, torch.Tensor) or type(value) in (int, float, bool)
-    if spec is float:
-        return type(value) in (int, float)
-    if spec is INDEX:
-        return type(value) is str and value.isascii() and value.isdigit() and len(value) < 8
     if isinstance(spec, type):
-        return type(value) is spec or (spec is torch.Tensor and isinstance(value, torch.Tensor))
+        return type(value) is spec
     if isinstance(spec, list):
-        return isinstance(value, list) and all(_conforms(v, spec[0], depth) for v in value)
-    if isinstance(spec, tuple):
-        return (isinstance(value, list) and len(value) == len(spec)
-                and all(_conforms(v, s, depth) for v, s in zip(value, spec)))
+        return isinstance(value, list) and all(_conforms(v, spec[0]) for v in value)
     if not isinstance(value, dict):
         return False
-    if str in spec or INDEX in spec:
+    if str in spec:
         key_spec, value_spec = next(iter(spec.items()))
-        return all(_conforms(k, key_spec, depth) and _conforms(v, value_spec, depth) for k, v in value.items())
+        return all(_conforms(k, key_spec) and _conforms(v, value_spec) for k, v in value.items())
     for key, sub in spec.items():
         name = key.rstrip("?")
         if name in value:
-            if not _conforms(value[name], sub, depth):
+            if not _conforms(value[name], sub):
                 return False
         elif not key.endswith("?"):
             return False
     return True
-
-
-class Answer(dict):
-    """A dict from the child: a key the submission's answer lacks fails the check, in one line."""
-
-    where = "answer"
-
-    def __missing__(self, key):
-        raise StudentFailure(f"{clean_text(repr(key), 80)} is missing from the submission's {self.where}")
-
-
-def _answer(value, where="answer"):
-    if isinstance(value, dict):
-        answer = Answer({k: _answer(v, k) for k, v in value.items()})
-        answer.where = {"buffers": "buffers", "params": "parameters", "state": "state_dict",
-                        "attrs": "attributes", "info": "module"}.get(where, "answer")
-        return answer
-    if isinstance(value, list):
-        return [_answer(v, where) for v in value]
-    return value
-
-
-class _Answers(list):
-    """Answers of a batch of calls; a failed call's entry raises its reason when read."""
-
-    def __init__(self, values, errors):
-        super().__init__(values)
-        self.errors = errors
-
-    def __getitem__(self, index):
-        if index in self.errors:
-            raise StudentFailure(self.errors[index])
-        return super().__getitem__(index)
-
-    def __iter__(self):
-        return (self[i] for i in range(len(self)))
-
-
-# Parameters this large are not sent where the child can draw them itself: it builds the module
-# after the seed the reference was built after and keeps its own draw where the digests are the
-# reference's (GPT-2 small's attention, 9 MB, cost ~25 ms a request to encode, send and load).
-DRAW_IN_CHILD = 1 << 20
-_DIGESTS = {}   # (id, version) -> (the tensor, kept alive so that its id stays its own; its digest)
-
-
-def _digests(params):
-    found = {}
-    for name, tensor in params.items():
-        key = (id(tensor), tensor._version)
-        if key not in _DIGESTS:
-            _DIGESTS[key] = (tensor, protocol.digest(tensor))
-        found[name] = _DIGESTS[key][1]
-    return found
 
 
 def _death_reason(code):
@@ -265,8 +186,8 @@ class StudentSession:
             self._kill(wait=False)
 
     # -- requests --------------------------------------------------------------------
-    def request(self, op, *, needs, timeout=None, **payload):
-        """Send one probe; ``needs`` names what it exercises ("module" or "module.name");
+    def _request(self, steps, *, needs, timeout=None):
+        """Send one plan; ``needs`` names what it probes ("module" or "module.name");
         ``timeout``: seconds for this probe (default: the session's)."""
         timeout = timeout or self.timeout
         module = needs.split(".")[0]
@@ -277,7 +198,7 @@ class StudentSession:
             raise StudentFailure("skipped: the submission used up its time budget for grading")
         if self.pid is None:
             self._start()
-        payload.update(op=op, _modules=sorted(self.sources))
+        payload = {"op": "plan", "steps": steps, "_modules": sorted(self.sources)}
         try:  # the child runs from the start of the send: one deadline for the round trip
             deadline = time.monotonic() + timeout
             protocol.send(self.sock, payload, deadline)
@@ -305,121 +226,86 @@ class StudentSession:
         if isinstance(imported, list):
             self.imported.update(n for n in imported if isinstance(n, str))
         if not reply["ok"]:
-            if reply.get("stage") == protocol.PARAMS_DIFFER and payload.get("params_digest") is not None:
-                return None  # see module(): the parameters are sent after all
             raise StudentFailure(clean_text(reply.get("error", "failed"), limit=MESSAGE_LIMIT))
-        expected = {"module": "inputs", "calls": "calls"}.get(op)
-        if not _conforms(reply, _REPLY[op]) or (
-                expected and len(reply["outputs" if op == "module" else "values"]) != len(payload[expected])):
+        if not _conforms(reply, _REPLY):
             # Our own child never sends this: the submission tampered with the channel. The
             # channel may be out of step now, so the next check starts a fresh child.
             self._kill()
             raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
-        dtype = _odd_dtype(reply) if op != "plan" else None  # a plan's steps are checked one by one
-        if dtype is not None:
-            raise StudentFailure(f"{needs} returned a tensor of dtype {dtype}, which cannot be compared:"
-                                 " return the dtype of its inputs (float32)")
-        return _answer(reply)
+        return reply
 
     def _mark_broken(self, module, needs, reason):
         # Dying before the module finished importing will happen again: fail its checks fast.
         self.broken[needs if module in self.imported else module] = reason
-
-    def call(self, module, name, *args, seed=None, **kwargs):
-        """Return value of ``module.name(*args, **kwargs)`` in the child."""
-        return self.request("call", needs=f"{module}.{name}", module=module, name=name,
-                            args=list(args), kwargs=kwargs, seed=seed)["value"]
-
-    def calls(self, module, name, calls):
-        """``module.name(*args)`` for each ``args`` in ``calls``, in one round trip.
-
-        Returns the answers in order; reading a case whose call failed raises that
-        case's StudentFailure, so a check fails on its first wrong case, whatever the cause.
-        ``.args_after``: per call, each tensor argument the call changed, as it is afterwards (else None)."""
-        reply = self.request("calls", needs=f"{module}.{name}", module=module, name=name,
-                             calls=[list(args) for args in calls])
-        answers = _Answers(reply["values"], {int(k): clean_text(v, limit=MESSAGE_LIMIT) for k, v in reply["errors"].items()})
-        answers.args_after = reply.get("args_after", [])
-        return answers
-
-    def module(self, module, name, *args, inputs=(), params=None, init_seed=None, dtype=None,
-               train=False, seed=None, want_state=False, submodules=(), transpose_masks=False,
-               grad_weights=None, params_seed=None, **kwargs):
-        """Build ``module.name(*args, **kwargs)`` in the child and run it on each input.
-
-        The options after ``want_state`` are op_module's (child.py): other submodules run on the
-        same inputs, the mask buffers transposed, gradients of sum(output * grad_weights[i]).
-        ``params_seed``: the seed the reference was built after, where ``params`` are its; large
-        ones are then drawn in the child after that seed, and sent only where its draw differs."""
-        request = dict(needs=f"{module}.{name}" + (".forward" if inputs else ""), module=module, name=name,
-                       args=list(args), kwargs=kwargs, inputs=list(inputs), dtype=dtype, train=train, seed=seed,
-                       want_state=want_state, submodules=list(submodules), transpose_masks=transpose_masks,
-                       grad_weights=grad_weights)
-        if (params is not None and params_seed is not None and init_seed is None
-                and sum(v.nbytes for v in params.values()) >= DRAW_IN_CHILD):
-            reply = self.request("module", **request, params=None, init_seed=params_seed,
-                                 params_digest=_digests(params))
-            if reply is not None:
-                return reply
-        return self.request("module", **request, params=params, init_seed=init_seed)
-
-    def transfer(self, d_in, d_out, init_seed, inputs=()):
-        """Exercise 3.1 in the child: the student's v2 (built after ``init_seed``), v1 and transfer
-        function; v1's weights after the transfer and v2's as drawn come back, and with ``inputs``
-        the outputs of the student's own v2 (before) and v1 (after the transfer) on each."""
-        reply = self.request("transfer", needs="exercises.transfer_weights_v2_to_v1",
-                             d_in=d_in, d_out=d_out, init_seed=init_seed, inputs=list(inputs))
-        if inputs and not all(len(reply.get(k, [])) == len(inputs) for k in ("v1_outputs", "v2_outputs")):
-            self._kill()  # our child answers every input: the channel was tampered with
-            raise StudentFailure("the submission's process sent a malformed answer while running "
-                                 "exercises.transfer_weights_v2_to_v1")
-        return reply
 
     def plan(self, steps, *, needs=None, timeout=None):
         """Run ``steps`` in order in the child, in one round trip; returns a ``Plan``.
 
         Each step is a dict naming its result ``let`` and doing one thing:
         ``call`` (``module.name``, an earlier step's name, or a dotted attribute of either) with
-        ``args``/``kwargs``, ``iterate`` (the first ``limit`` items), ``len``, ``attr`` (a dotted
-        attribute), ``backward`` (of sum(that tensor * ``weight``)) or ``grads`` (a module's
-        parameters' gradients by name, None where none). Options: ``seed`` (torch.manual_seed
-        first), ``params`` (copied into the module by name, strictly), ``train`` (its mode),
-        ``grad`` (run with autograd; default off), ``stand_in`` ({dotted submodule: {"weight",
-        "bias"}}: each replaced by an nn.Linear with those values, before ``params`` are copied
-        in; a stand-in's own parameters are then among the module's), ``record`` (dotted submodule names whose
-        every call's [inputs..., output] comes back), ``return`` (send the value back).
+        ``args``/``kwargs``, ``data`` (the grader's plain data, to pass by ``$ref`` and read back
+        after a call that may change it), ``iterate`` (the first ``limit`` items), ``len``, ``attr``
+        (a dotted attribute), ``backward`` (of sum(that tensor * ``weight``)), ``grads`` (a module's
+        parameters' gradients by name, None where none), ``parameters`` (its parameters by name),
+        ``unregistered`` (the plain tensors it and its submodules hold as attributes, by dotted name)
+        or ``describe`` (its class, parameter and buffer shapes, state_dict keys, unregistered
+        tensors' shapes, and a summary of each dotted attribute in ``attrs``: see child._summary).
+        Options of ``call``: ``seed`` (torch.manual_seed first; any step), ``params`` (copied into
+        the module by name, strictly; ``params_keep``: own names of parameters it may hold beyond
+        them, left as they are), ``params_digest`` (instead of ``params``: the module must hold
+        parameters of exactly these digests, else the step fails with protocol.PARAMS_DIFFER),
+        ``train`` (its mode), ``grad`` (run with autograd; default off), ``stand_in`` ({dotted
+        submodule: {"weight", "bias"}}: each replaced by an nn.Linear with those values, before
+        ``params`` are copied in; a stand-in's own parameters are then among the module's),
+        ``transpose_buffers`` (every buffer of that own name gets its last two dimensions swapped),
+        ``record`` (dotted submodule names whose every call's [inputs..., output] comes back),
+        ``count_causal_sdpa`` (count the call's F.scaled_dot_product_attention(..., is_causal=True)
+        calls: ``Plan.counts``), ``what`` (what the call, or a ``backward``, is called in its
+        errors), ``result`` (the value must be a function's answer, tensors or numbers, else
+        "{result} returned ..."; of a ``backward``: what made its tensor, in its errors),
+        ``return`` (send the value back; any step).
         Arguments hold plain data and ``{"$ref": step}`` for an earlier step's object; never code.
-        ``needs`` names what the plan exercises (default: its first ``module.name`` call)."""
+        ``needs`` names what the plan probes (default: its first ``module.name`` call)."""
         steps = [dict(step) for step in steps]
         _check_steps(steps)
         names = [step["let"] for step in steps]
         if needs is None:
             needs = next((step["call"] for step in steps if "call" in step
                           and step["call"].split(".")[0] not in names and "." in step["call"]), "plan")
-        reply = self.request("plan", needs=needs, timeout=timeout, steps=steps)
+        reply = self._request(steps, needs=needs, timeout=timeout)
         values, records, errors = reply["values"], reply["records"], reply["errors"]
         returned = {step["let"] for step in steps if step.get("return")}
         recording = {step["let"]: set(step.get("record", ())) for step in steps if "record" in step}
+        counting = {step["let"] for step in steps if step.get("count_causal_sdpa")}
         if not (set(errors) <= set(names) and set(values) <= returned and not set(values) & set(errors)
                 and returned <= set(values) | set(errors) and set(records) <= set(recording) - set(errors)
                 and all(set(records[name]) == recording[name] for name in records)
-                and set(recording) - set(errors) <= set(records)):
+                and set(recording) - set(errors) <= set(records)
+                and set(reply.get("counts", {})) == counting - set(errors)):
             self._kill()  # our child sends exactly one answer per step: the channel was tampered with
             raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
         errors = {name: clean_text(why, limit=MESSAGE_LIMIT) for name, why in errors.items()}
+        answers = {step["let"] for step in steps if step.get("result")}  # a function's answer
         for name, value in [*values.items(), *records.items()]:
             dtype = _odd_dtype(value)
             if dtype is not None:
-                errors[name] = (f"{name} holds a tensor of dtype {dtype}, which cannot be compared:"
+                errors[name] = (f"{needs if name in answers else name} {'returned' if name in answers else 'holds'}"
+                                f" a tensor of dtype {dtype}, which cannot be compared:"
                                 " return the dtype of its inputs (float32)")
                 values.pop(name, None)
                 records.pop(name, None)
-        return Plan(values, records, errors)
+        return Plan(values, records, errors, reply.get("counts", {}))
 
 
-_ACTIONS = ("call", "iterate", "len", "attr", "backward", "grads")
-_OPTIONS = {"let", "args", "kwargs", "seed", "params", "train", "grad", "record", "return", "limit", "weight",
-            "stand_in"}
+_ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")
+_OPTIONS = {"let", "args", "kwargs", "seed", "params", "params_keep", "params_digest", "train", "grad", "record",
+            "return", "limit", "weight", "stand_in", "transpose_buffers", "count_causal_sdpa", "what", "result",
+            "attrs"}
+_ACTION_SET, _KEYS = set(_ACTIONS), _OPTIONS | set(_ACTIONS)
+# the actions each option goes with (any step may have let, seed and return)
+_GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return"}},
+              "limit": ("iterate",), "weight": ("backward",), "attrs": ("describe",), "what": ("call", "backward"),
+              "result": ("call", "backward")}
 
 
 def _check_steps(steps):
@@ -427,38 +313,45 @@ def _check_steps(steps):
     earlier = set()
 
     def data(value, where, depth=0):
+        """``where``: the words that place it, for the message."""
         if depth > protocol.PLAN_DEPTH:
-            raise ValueError(f"{where}: nested too deep")
+            raise ValueError(f"{' '.join(where)}: nested too deep")
         if isinstance(value, dict) and set(value) == {"$ref"}:
             if value["$ref"] not in earlier:
-                raise ValueError(f"{where}: $ref {value['$ref']!r} names no earlier step")
+                raise ValueError(f"{' '.join(where)}: $ref {value['$ref']!r} names no earlier step")
         elif isinstance(value, dict):
             for k, v in value.items():
                 if not isinstance(k, str):
-                    raise ValueError(f"{where}: dict keys must be str")
+                    raise ValueError(f"{' '.join(where)}: dict keys must be str")
                 data(v, where, depth + 1)
         elif isinstance(value, (list, tuple)):
             for v in value:
                 data(v, where, depth + 1)
         elif not (value is None or type(value) in (bool, int, float, str) or isinstance(value, torch.Tensor)):
-            raise ValueError(f"{where}: a {type(value).__name__} is not plain data")
+            raise ValueError(f"{' '.join(where)}: a {type(value).__name__} is not plain data")
 
     for step in steps:
         name = step.get("let")
         if not isinstance(name, str) or not name.isidentifier() or name in earlier:
             raise ValueError(f"plan step {step!r}: `let` must be a new identifier")
-        actions = [key for key in _ACTIONS if key in step]
-        unknown = set(step) - _OPTIONS - set(_ACTIONS)
+        actions = list(step.keys() & _ACTION_SET)
+        unknown = step.keys() - _KEYS
         if len(actions) != 1 or unknown:
             raise ValueError(f"plan step {name}: exactly one of {', '.join(_ACTIONS)}"
                              + (f"; unknown keys {sorted(unknown)}" if unknown else ""))
-        if not isinstance(step[actions[0]], str) or not step[actions[0]]:
+        if actions[0] != "data" and (not isinstance(step[actions[0]], str) or not step[actions[0]]):
             raise ValueError(f"plan step {name}: `{actions[0]}` must name a step or module.name")
-        for key, allowed in (("args", "call"), ("kwargs", "call"), ("record", "call"), ("params", "call"),
-                             ("stand_in", "call"),
-                             ("train", "call"), ("grad", "call"), ("limit", "iterate"), ("weight", "backward")):
-            if key in step and allowed not in step:
-                raise ValueError(f"plan step {name}: `{key}` goes with `{allowed}`")
+        for key in step.keys() & _GOES_WITH.keys():
+            if actions[0] not in _GOES_WITH[key]:
+                raise ValueError(f"plan step {name}: `{key}` goes with `{'` or `'.join(_GOES_WITH[key])}`")
+        for key in step.keys() & {"params_keep", "attrs"}:
+            if not (isinstance(step[key], (list, tuple)) and all(isinstance(n, str) and n for n in step[key])):
+                raise ValueError(f"plan step {name}: `{key}` must list names")
+        for key in step.keys() & {"what", "result", "transpose_buffers"}:
+            if not (isinstance(step[key], str) and step[key]):
+                raise ValueError(f"plan step {name}: `{key}` must be a str")
+        if step.get("params_digest") is not None and not isinstance(step["params_digest"], dict):
+            raise ValueError(f"plan step {name}: `params_digest` must map names to digests")
         if not isinstance(step.get("args", []), (list, tuple)) or not isinstance(step.get("kwargs", {}), dict):
             raise ValueError(f"plan step {name}: `args` must be a list, `kwargs` a dict")
         if not all(isinstance(r, str) and r for r in step.get("record", [])):
@@ -477,8 +370,9 @@ def _check_steps(steps):
                 for k, v in step["stand_in"].items())):
             raise ValueError(f"plan step {name}: `stand_in` must map submodule names to "
                              "{'weight': 2-D tensor, 'bias': tensor or None}")
-        for key in ("args", "kwargs", "weight"):
-            data(step.get(key), f"plan step {name} {key}")
+        for key in ("args", "kwargs", "weight", "data", "params_digest"):
+            if key in step:
+                data(step[key], ("plan step", name, key))
         if "record" in step:
             step["record"] = list(step["record"])
         earlier.add(name)
@@ -511,12 +405,14 @@ def _root_cause(name, errors):
 
 class Plan:
     """A plan's answer: ``values[step]`` (what a step with ``return`` gave), ``records[step]``
-    ({submodule: [[inputs..., output] per call]}), ``errors`` ({step: one line}); reading a
-    failed step's value or record raises its StudentFailure."""
+    ({submodule: [[inputs..., output] per call]}), ``errors`` ({step: one line}), ``counts``
+    ({step: the calls it counted}); reading a failed step's value, record or count raises its
+    StudentFailure."""
 
-    def __init__(self, values, records, errors):
+    def __init__(self, values, records, errors, counts=None):
         self.values = _StepValues(values, errors)
         self.records = _StepValues(records, errors)
+        self.counts = _StepValues(counts or {}, errors)
         self.errors = errors
 
     def failed(self, name):

@@ -253,15 +253,15 @@ def _warm_up():
 
 
 def _exercise_torch(torch):
-    """Run once the operators attention code uses (a layer, dropout, a masked softmax, a backward
+    """Run once the operators attention code uses (a layer, a Dropout, a masked softmax, a backward
     pass): their first call sets up dispatch tables and kernels, which every child inherits
     instead of paying for again. The random generator is left as it was."""
     state = torch.get_rng_state()
     x = torch.randn(2, 3, 4, requires_grad=True)
     layer = torch.nn.Linear(4, 4)
     scores = layer(x) @ x.transpose(1, 2) / 2.0
-    mask = torch.triu(torch.ones(3, 3, dtype=torch.bool), diagonal=1)
-    weights = torch.nn.Dropout(0.5)(torch.softmax(scores.masked_fill(mask, -torch.inf), dim=-1))
+    future = torch.triu(torch.ones(3, 3, dtype=torch.bool), diagonal=1)
+    weights = torch.nn.Dropout(0.5)(torch.softmax(scores.masked_fill(future, -torch.inf), dim=-1))
     out = torch.cat([weights @ x, torch.tril(torch.ones(2, 3, 3)) @ x], dim=-1).contiguous().view(2, 3, 8)
     (out * torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(0))).sum().backward()
     with torch.no_grad():

@@ -11,10 +11,89 @@ import re
 import torch
 import torch.nn.functional as F
 
+from autograder.grading import probes
 from autograder.grading.compare import expect_close, seeded, set_seed
 from autograder.grading.kit import lower_part_wrong
 from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import StudentFailure
+
+
+# What the chapter asks the child about a module: its sizes, heads, dropout and causal mask.
+DESCRIBED = ("num_heads", "head_dim", "d_out", "heads", "dropout", "dropout.p", "mask")
+KEEP = ["mask"]  # a mask registered as a parameter is left as it is, for check_mask_buffer to charge once
+
+
+def probe_module(student, *args, transpose_masks=False, **kwargs):
+    """``probes.module`` with this chapter's description: ``info`` holds type, params, buffers,
+    state_keys, attrs (num_heads, head_dim, d_out where ints), tensors (unregistered), and where
+    the module has them heads (an nn.ModuleList's class names), dropout (an nn.Dropout's p) and
+    mask (a plain tensor's shape and dtype). ``transpose_masks``: forward with every buffer named
+    mask transposed, counting PyTorch's own causal masks (``causal_sdpa``)."""
+    reply = probes.module(student, *args, describe=DESCRIBED, params_keep=KEEP,
+                          transpose_buffers="mask" if transpose_masks else None, **kwargs)
+    reply["info"] = _info(reply["info"])
+    return reply
+
+
+def _info(described):
+    attrs = described["attrs"]
+    info = {key: described[key] for key in ("type", "params", "buffers", "state_keys")}
+    info["attrs"] = {key: attrs[key] for key in ("num_heads", "head_dim", "d_out") if type(attrs.get(key)) is int}
+    info["tensors"] = described["tensors"]
+    heads, dropout, mask = attrs.get("heads"), attrs.get("dropout"), attrs.get("mask")
+    if (isinstance(heads, dict) and "ModuleList" in heads.get("torch", ()) and isinstance(heads.get("items"), list)
+            and all(type(h) is str for h in heads["items"])):
+        info["heads"] = heads["items"]
+    if isinstance(dropout, dict) and "Dropout" in dropout.get("torch", ()) and type(attrs.get("dropout.p")) in (int, float):
+        info["dropout"] = attrs["dropout.p"]
+    if (isinstance(mask, dict) and mask.get("class") == "Tensor" and isinstance(mask.get("shape"), list)
+            and all(type(n) is int for n in mask["shape"]) and type(mask.get("dtype")) is str):
+        info["mask"] = {"shape": mask["shape"], "dtype": mask["dtype"]}
+    return info
+
+
+def transfer(student, d_in, d_out, init_seed, inputs=()):
+    """Exercise 3.1 in the child: the student's v2 (built after ``init_seed``), v1 (after seed 0)
+    and transfer function. Returns v1's weights after the transfer ("params", and "v1_plain":
+    its unregistered tensors), v2's as drawn ("v2_params"), and with ``inputs`` the outputs of
+    the student's own v2 (before) and v1 (after the transfer) on each. The plan holds a seed,
+    not weights: an answer echoed from the request would earn nothing."""
+    classes = {"v2": "SelfAttention_v2", "v1": "SelfAttention_v1"}
+
+    def forward(version, i, x):
+        return {"let": f"{version}_out{i}", "call": version, "args": [x], "return": True,
+                "what": f"{classes[version]} forward on shape {tuple(x.shape)}", "result": f"{classes[version]} forward"}
+    steps = [{"let": "v2_class", "attr": "self_attention.SelfAttention_v2"},
+             {"let": "v1_class", "attr": "self_attention.SelfAttention_v1"},
+             {"let": "transfer", "attr": "exercises.transfer_weights_v2_to_v1"},
+             {"let": "v2", "call": "v2_class", "args": [d_in, d_out], "seed": init_seed,
+              "what": f"SelfAttention_v2({d_in}, {d_out})"},
+             {"let": "drawn", "parameters": "v2", "return": True},
+             *(forward("v2", i, x) for i, x in enumerate(inputs)),
+             {"let": "v1", "call": "v1_class", "args": [d_in, d_out], "seed": 0, "what": f"SelfAttention_v1({d_in}, {d_out})"},
+             # with autograd on, as the student's own code would run
+             {"let": "moved", "call": "transfer", "args": [{"$ref": "v2"}, {"$ref": "v1"}], "grad": True,
+              "what": "transfer_weights_v2_to_v1()"},
+             {"let": "params", "parameters": "v1", "return": True},
+             {"let": "v1_plain", "unregistered": "v1", "return": True},
+             *(forward("v1", i, x) for i, x in enumerate(inputs))]
+    needs = "exercises.transfer_weights_v2_to_v1"
+    plan = student.plan(steps, needs=needs)
+    for step in steps:
+        why = plan.failed(step["let"])
+        if why is not None:
+            raise StudentFailure(why)
+    # Only the weights come back: the grader runs them through the reference v1, so a bug in
+    # the student's own forward costs points in self_attention, not in this exercise.
+    reply = {"params": plan.values["params"], "v1_plain": plan.values["v1_plain"], "v2_params": plan.values["drawn"]}
+    if inputs:
+        reply["v1_outputs"] = [plan.values[f"v1_out{i}"] for i in range(len(inputs))]
+        reply["v2_outputs"] = [plan.values[f"v2_out{i}"] for i in range(len(inputs))]
+    if not (all(isinstance(reply[k], dict) and all(isinstance(v, torch.Tensor) for v in reply[k].values())
+                for k in ("params", "v1_plain", "v2_params"))
+            and all(probes.is_answer(v) for k in ("v1_outputs", "v2_outputs") for v in reply.get(k, []))):
+        raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
+    return reply
 
 
 def linear_weights(module):
@@ -190,12 +269,12 @@ def own_answer(student, own, failure, request):
     try:
         if own["heads"]:
             names = [f"heads.{i}" for i in range(own["heads"])]
-            reply = student.module(module, name, *args, submodules=names, **common, **kwargs)
+            reply = probe_module(student, module, name, *args, submodules=names, **common, **kwargs)
             mine, theirs = reply["outputs"][0], torch.cat([reply["sub_outputs"][n][0] for n in names], dim=-1)
         else:
-            mine = student.module(module, name, *args, **common, **kwargs)["outputs"][0]
+            mine = probe_module(student, module, name, *args, **common, **kwargs)["outputs"][0]
             try:
-                theirs = student.module(own["module"], own["name"], *own["args"], **common, **own["kwargs"])["outputs"][0]
+                theirs = probe_module(student, own["module"], own["name"], *own["args"], **common, **own["kwargs"])["outputs"][0]
             except StudentFailure:
                 return None  # its own class runs where the module does not: the module is wrong
     except StudentFailure as exc:  # it fails inside the lower part's own code, or as its own class does
@@ -215,7 +294,7 @@ def _fails_alike(student, own, common, failure):
     if " raised " not in str(failure):  # only an error the student's code raised
         return False
     try:
-        student.module(own["module"], own["name"], *own["args"], **common, **own["kwargs"])
+        probe_module(student, own["module"], own["name"], *own["args"], **common, **own["kwargs"])
     except StudentFailure as exc:
         return " raised " in str(exc) and str(exc).split(" raised ", 1)[1] == str(failure).split(" raised ", 1)[1]
     return False
@@ -229,7 +308,7 @@ def check_forward(student, module, name, args, ref_module, x, what, *, train=Fal
     with a note in the feedback."""
     expected, params = _answer(ref_module, x, train, seed)
     try:
-        reply = student.module(module, name, *args, inputs=[x], params=params, train=train, seed=seed,
+        reply = probe_module(student, module, name, *args, inputs=[x], params=params, train=train, seed=seed,
                                params_seed=_SEEDS.get(id(ref_module)), **(kwargs or {}))
         found = None
         if mistake_config is not None:
@@ -274,7 +353,7 @@ def check_seeded_init(student, module, name, args, ref_factory, seed, order=(), 
     parameters: the book's attribute names, layer types and creation ``order``. Parameters
     only: buffers (the mask) are the student's own business. ``mistakes``: {name: the
     parameters that mistake draws}; every other creation order is tried as a mistake too."""
-    reply = student.module(module, name, *args, init_seed=seed, want_state=True)
+    reply = probe_module(student, module, name, *args, init_seed=seed, want_state=True)
     label = f"{name}{args}"
     ref_module = reference(ref_factory, *args, seed=seed)
     ref_state = {k: v.detach() for k, v in ref_module.named_parameters()}
@@ -369,7 +448,7 @@ def check_mask_buffer(student, module, name, args, ref_module, x):
     in-place masked_fill_ with a CPU mask passes anyway; transposing the buffer shows instead
     whether forward uses it or builds a mask of its own."""
     x = x.to(torch.float64)
-    reply = student.module(module, name, *args, params=_params(ref_module), dtype="float64", inputs=[x],
+    reply = probe_module(student, module, name, *args, params=_params(ref_module), dtype="float64", inputs=[x],
                            transpose_masks=True)
     expected, causal = _once(("mask", id(ref_module), x.numpy().tobytes()), lambda: _mask_answers(ref_module, x))
     label = f"{name}{args}"
@@ -436,7 +515,7 @@ def _reference_gradients(ref_module, x):
 
 
 def _check_gradients(student, module, name, args, ref_copy, x, g, out, label):
-    reply = student.module(module, name, *args, params=_params(ref_copy), inputs=[x.clone()], grad_weights=[g])
+    reply = probe_module(student, module, name, *args, params=_params(ref_copy), inputs=[x.clone()], grad_weights=[g])
     if not torch.equal(reply["inputs_after"][0], x):
         raise AssertionError(f"{label} changed the caller's input in place: forward must leave x as it was")
     right = same_close(reply["outputs"][0], out.detach())

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
-                        own_answer, own_pieces, reference)
+                        own_answer, own_pieces, probe_module, reference)
 from autograder.grading.compare import expect_close, seeded
 from autograder.sandbox.session import StudentFailure
 
@@ -33,7 +33,7 @@ def test_wrapper_forward(student, ref):
 def test_wrapper_heads_are_causal_attention(student, ref):
     """self.heads is an nn.ModuleList of num_heads independent CausalAttention modules"""
     for num_heads in (1, 3):
-        reply = student.module("multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, num_heads)
+        reply = probe_module(student, "multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, num_heads)
         heads = reply["info"].get("heads")
         if heads != ["CausalAttention"] * num_heads:
             raise AssertionError(f"MultiHeadAttentionWrapper(..., num_heads={num_heads}).heads is {heads}, expected an "
@@ -44,7 +44,7 @@ def test_wrapper_heads_are_causal_attention(student, ref):
     names = [f"heads.{i}" for i in range(3)]
     what = "MultiHeadAttentionWrapper(4, 2, 5, 0.0, num_heads=3)"
     try:
-        reply = student.module("multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, 3, inputs=[x],
+        reply = probe_module(student, "multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, 3, inputs=[x],
                                params={k: v.detach() for k, v in module.named_parameters()}, submodules=names)
         with torch.no_grad():
             for i, name in enumerate(names):

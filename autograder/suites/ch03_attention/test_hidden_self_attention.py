@@ -4,6 +4,7 @@ import torch
 
 from _attention import check_forward, check_seeded_init, check_trainable, linear_weights, reference
 from autograder.grading.compare import check_calls, expect_close, seeded, set_seed
+from autograder.grading import probes
 from autograder.grading.kit import Case
 
 points = pytest.mark.points
@@ -24,7 +25,7 @@ def test_compute_query_key_value(student, ref):
         for x in (inputs, inputs[-1]):
             calls.append((x, *W))
             expected.append((ref.self_attention.compute_query_key_value(x, *W), f"input of shape {tuple(x.shape)}, d_out={d_out}"))
-    for got, (want, label) in zip(student.calls("self_attention", "compute_query_key_value", calls), expected):
+    for got, (want, label) in zip(probes.calls(student, "self_attention", "compute_query_key_value", calls), expected):
         if not isinstance(got, list) or len(got) != 3:
             raise AssertionError("compute_query_key_value must return (queries, keys, values)")
         for name, g, w in zip(("queries", "keys", "values"), got, want):

@@ -30,6 +30,11 @@ CFGS = [
 BLOCK_PIECES = ("att", "ff", "norm1", "norm2")
 
 
+# Parameters a module may hold beyond those copied in: a causal mask registered as a parameter
+# (the book's is a buffer) is left as the module made it, for its own check to charge once.
+KEEP = ["mask"]
+
+
 def params(module):
     return {k: v.detach() for k, v in module.named_parameters()}
 

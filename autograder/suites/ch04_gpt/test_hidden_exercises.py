@@ -6,7 +6,7 @@ GPTModel), so a mistake in a lower part is charged there only."""
 import pytest
 import torch
 
-from _gpt import (BLOCK_PIECES, CFGS, as_dict, block_mistakes, block_names, built, gpt_mistakes, judged,
+from _gpt import (KEEP, BLOCK_PIECES, CFGS, as_dict, block_mistakes, block_names, built, gpt_mistakes, judged,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped, token_ids)
 from autograder.grading.compare import expect_close, seeded
 from autograder.sandbox.session import StudentFailure
@@ -133,7 +133,7 @@ def test_4_3_separate_dropout_rates(student, ref):
         module = swapped(built(ex_block, cfg, 950), spec)
         x = seeded(2, 5, cfg["emb_dim"], seed=952)
         step = {"let": "blk", "call": f"{EX}.TransformerBlockSeparateDropout", "args": [cfg], "stand_in": spec,
-                "params": params(module), "train": True}
+                "params_keep": KEEP, "params": params(module), "train": True}
         plan = student.plan([step, {"let": "out", "call": "blk", "args": [x], "seed": 123, "return": True}],
                             needs=f"{EX}.TransformerBlockSeparateDropout")
         what = "TransformerBlockSeparateDropout(drop_rate_shortcut=0.5) in training mode (stand-ins for att, ff, norms)"
@@ -144,7 +144,7 @@ def test_4_3_separate_dropout_rates(student, ref):
             plain = {**CFGS[0], "drop_rate": 0.5}
             own = [step, {"let": "mine", "call": "blk", "args": [x], "seed": 123, "return": True},
                    {"let": "tb", "call": "transformer_block.TransformerBlock", "args": [plain], "stand_in": spec,
-                    "params": params(module), "train": True},
+                    "params_keep": KEEP, "params": params(module), "train": True},
                     {"let": "theirs", "call": "tb", "args": [x], "seed": 123, "return": True}]
             if not own_block_matches(student, own, cfg, x, what):
                 raise
@@ -156,7 +156,7 @@ def test_4_3_separate_dropout_rates(student, ref):
         module = swapped(built(ref.exercises.GPTModelSeparateDropout, cfg, 960), spec)
         idx = token_ids(2, 6, cfg["vocab_size"], 962)
         plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "stand_in": spec,
-                              "params": params(module), "train": True},
+                              "params_keep": KEEP, "params": params(module), "train": True},
                              {"let": "out", "call": "m", "args": [idx], "seed": 123, "return": True}],
                             needs=f"{EX}.GPTModelSeparateDropout")
         expect_close(plan.values["out"], run(module, idx, train=True, seed=123),
@@ -175,7 +175,7 @@ def test_4_3_separate_dropout_rates(student, ref):
                               "train": True},
                              {"let": "mine", "call": "m.trf_blocks.0.att", "args": [x], "seed": 9, "return": True},
                              {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args,
-                              "params": att, "train": True},
+                              "params_keep": KEEP, "params": att, "train": True},
                              {"let": "theirs", "call": "own", "args": [x], "seed": 9, "return": True}],
                             needs=f"{EX}.GPTModelSeparateDropout")
         mine_failed, theirs_failed = plan.failed("mine"), plan.failed("theirs")

@@ -5,7 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from _gpt import CFGS, built, live_tensor, params, run
+from _gpt import KEEP, CFGS, built, live_tensor, params, run
 from autograder.grading.compare import expect_close, seeded, set_seed
 from autograder.grading.result import failure
 
@@ -52,7 +52,7 @@ def test_feed_forward_forward(student, ref):
     for i, (cfg, shape) in enumerate([(CFGS[0], (2, 5, 12)), (CFGS[1], (3, 8)), (CFGS[2], (1, 4, 16))]):
         state = params(built(ref.feed_forward.FeedForward, cfg, 510 + i))
         x = seeded(*shape, seed=520 + i)
-        steps += [{"let": f"ff{i}", "call": FF, "args": [cfg], "params": state},
+        steps += [{"let": f"ff{i}", "call": FF, "args": [cfg], "params_keep": KEEP, "params": state},
                   {"let": f"out{i}", "call": f"ff{i}", "args": [x], "return": True}]
         cases.append((x, state, f"FeedForward(emb_dim={cfg['emb_dim']}) on input {shape}"))
     plan = student.plan(steps, needs=FF)
@@ -93,7 +93,7 @@ def test_feed_forward_trainable(student, ref):
     module = built(ref.feed_forward.FeedForward, cfg, 530)
     x, g = seeded(2, 4, 8, seed=531), seeded(2, 4, 8, seed=532)
     out, grads = run(module, x, grad_weight=g)
-    plan = student.plan([{"let": "ff", "call": FF, "args": [cfg], "params": params(module)},
+    plan = student.plan([{"let": "ff", "call": FF, "args": [cfg], "params_keep": KEEP, "params": params(module)},
                          live_tensor("x", "ff.layers.0.weight", x),
                          {"let": "out", "call": "ff", "args": [{"$ref": "x"}], "grad": True, "return": True},
                          {"let": "back", "backward": "out", "weight": g},

@@ -6,7 +6,7 @@ the pieces and the output head; the blocks and norms are judged in their own par
 import pytest
 import torch
 
-from _gpt import (judged, CFGS, TIED, as_dict, built, gpt_case, gpt_mistakes, live_ids, named_parameters_steps,
+from _gpt import (KEEP, judged, CFGS, TIED, as_dict, built, gpt_case, gpt_mistakes, live_ids, named_parameters_steps,
                   params, run, token_ids)
 from autograder.grading.compare import expect_close, seeded, set_seed
 from autograder.grading.result import KnownMistake, failure
@@ -17,7 +17,7 @@ LOWER = ("layer_norm", "feed_forward", "transformer_block")
 
 
 def gpt_step(let, cfg, module, spec, train=False):
-    return {"let": let, "call": GPT, "args": [cfg], "stand_in": spec, "params": params(module), "train": train}
+    return {"let": let, "call": GPT, "args": [cfg], "stand_in": spec, "params_keep": KEEP, "params": params(module), "train": train}
 
 
 @points(6)

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _gpt import live_tensor, once
+from _gpt import KEEP, live_tensor, once
 from autograder.grading.compare import expect_close, seeded
 
 points = pytest.mark.points
@@ -51,7 +51,7 @@ def test_layer_norm_forward(student):
     steps, cases = [], []
     for i, (emb, shape, spread, offset) in enumerate(CASES):
         x, scale, shift = case(i, emb, shape, spread, offset)
-        steps += [{"let": f"ln{i}", "call": LN, "args": [emb], "params": {"scale": scale, "shift": shift}},
+        steps += [{"let": f"ln{i}", "call": LN, "args": [emb], "params_keep": KEEP, "params": {"scale": scale, "shift": shift}},
                   {"let": f"out{i}", "call": f"ln{i}", "args": [x], "return": True}]
         cases.append((x, scale, shift, f"LayerNorm({emb}) on input {shape} (values about {offset:g} +- {spread:g})"))
     plan = student.plan(steps, needs=LN)
@@ -104,7 +104,7 @@ def test_layer_norm_trainable(student):
         (out * g).sum().backward()
         return out.detach(), s.grad, b.grad, xx.grad
     out, grad_scale, grad_shift, _ = once(("ln grads",), reference)
-    plan = student.plan([{"let": "ln", "call": LN, "args": [6], "params": {"scale": scale, "shift": shift}},
+    plan = student.plan([{"let": "ln", "call": LN, "args": [6], "params_keep": KEEP, "params": {"scale": scale, "shift": shift}},
                          live_tensor("x", "ln.scale", x),
                          {"let": "out", "call": "ln", "args": [{"$ref": "x"}], "grad": True, "return": True},
                          {"let": "back", "backward": "out", "weight": g},

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from _gpt import credit_lower, linear_map, once, params, swapped
+from _gpt import KEEP, credit_lower, linear_map, once, params, swapped
 from autograder.grading.compare import expect_close, seeded, set_seed
 from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
@@ -47,7 +47,7 @@ def test_shortcut_forward(student, ref):
             net = swapped(reference_net(ref, sizes, use, 600 + i), activations(sizes, 610 + i))
             x = seeded(2, sizes[0], seed=620 + k)
             steps += [{"let": f"net{k}", "call": NET, "args": [sizes, use], "train": False,
-                       "stand_in": activations(sizes, 610 + i), "params": params(net)},
+                       "stand_in": activations(sizes, 610 + i), "params_keep": KEEP, "params": params(net)},
                       {"let": f"out{k}", "call": f"net{k}", "args": [x], "return": True}]
             cases.append((x, net, use, f"ExampleDeepNeuralNetwork({sizes}, use_shortcut={use}) on input (2, {sizes[0]})"))
     plan = student.plan(steps, needs=NET)
@@ -126,7 +126,7 @@ def test_print_gradients(student, ref):
     net = swapped(reference_net(ref, sizes, True, 123), spec)
     x = torch.tensor([[1.0, 0.0, -1.0]])
     try:
-        plan = student.plan([{"let": "net", "call": NET, "args": [sizes, True], "stand_in": spec, "params": params(net)},
+        plan = student.plan([{"let": "net", "call": NET, "args": [sizes, True], "stand_in": spec, "params_keep": KEEP, "params": params(net)},
                              {"let": "means", "call": "shortcuts.print_gradients", "args": [{"$ref": "net"}, x],
                               "grad": True, "return": True}], needs="shortcuts.print_gradients")
         means = plan.values["means"]

@@ -7,7 +7,7 @@ creation order are judged against the student's own classes."""
 import pytest
 import torch
 
-from _gpt import (judged, BLOCK_PIECES, CFGS, as_dict, block_mistakes, built, live_tensor,
+from _gpt import (KEEP, judged, BLOCK_PIECES, CFGS, as_dict, block_mistakes, built, live_tensor,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped)
 from autograder.grading.compare import expect_close, seeded
 from autograder.grading.result import failure
@@ -25,7 +25,7 @@ def block_case(ref, cfg, seed):
 
 
 def block_step(let, cfg, module, spec, train=False):
-    return {"let": let, "call": TB, "args": [cfg], "stand_in": spec, "params": params(module), "train": train}
+    return {"let": let, "call": TB, "args": [cfg], "stand_in": spec, "params_keep": KEEP, "params": params(module), "train": train}
 
 
 @points(6)
@@ -94,7 +94,7 @@ def test_block_structure_and_attention_arguments(student, ref):
         plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 770 + i, "train": True},
                              {"let": "mine", "call": "blk.att", "args": [x], "seed": 9, "return": True},
                              {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args,
-                              "params": att, "train": True},
+                              "params_keep": KEEP, "params": att, "train": True},
                              {"let": "theirs", "call": "own", "args": [x], "seed": 9, "return": True}], needs=TB)
         mine_failed, theirs_failed = plan.failed("mine"), plan.failed("theirs")
         if mine_failed or theirs_failed:
