@@ -6,6 +6,9 @@ much it was off, and, when the answer equals a known mistake, the mistake's name
 """
 import torch
 
+from .diagnose import IN_PLACE, Projection, python_number
+from .diagnose import hint as _hint
+
 ATOL, RTOL = 1e-5, 1e-4
 
 
@@ -31,7 +34,10 @@ def known_mistake(actual, mistakes, atol=ATOL, rtol=RTOL):
     fits = []
     for name, candidate in (mistakes or {}).items():
         try:
-            value = candidate() if callable(candidate) else candidate
+            if isinstance(candidate, Projection):
+                value = candidate.fn(actual)
+            else:
+                value = candidate() if callable(candidate) else candidate
         except Exception:  # a mistake that cannot even run on these shapes is not this one
             continue
         if isinstance(value, torch.Tensor) and _close(actual, value.to(actual.dtype), atol, rtol):
@@ -55,6 +61,12 @@ def expect_tensor(actual, expected, what):
         raise AssertionError(f"{what}: contains {kind} where the reference is finite")
 
 
+def yours_vs_expected(*, yours, expected, yours_are="got", expected_are="expected"):
+    """The words that set the student's value beside the expected one. Keyword-only, so that a
+    caller cannot put them the wrong way round; ``*_are`` say whose each is."""
+    return f"{yours_are} {yours}, {expected_are} {expected}"
+
+
 def set_seed(seed):
     """``torch.manual_seed`` for the CPU generator only: the same draws, without torch's
     per-call bookkeeping for devices the grader does not use."""
@@ -65,8 +77,9 @@ def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
     """Fail unless ``actual`` matches ``expected``; name a known mistake if one fits."""
     if _close(actual, expected, atol, rtol):
         return
-    name = known_mistake(actual, mistakes, atol, rtol) if isinstance(actual, torch.Tensor) else None
-    hint = f" This is exactly what you get with: {name}." if name else ""
+    name = (known_mistake(actual, mistakes, atol, rtol) if isinstance(actual, torch.Tensor)
+            else python_number(actual, expected))
+    hint = _hint(name)
     if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:
         raise AssertionError(f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}.{hint}")
     try:
@@ -78,7 +91,7 @@ def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
         where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape)) if diff.dim() else ()
         got, want = actual[where].item(), expected[where].item()
         raise AssertionError(f"{what}: wrong values, largest difference {diff.max().item():.4g} at index "
-                             f"{list(where)} (got {got:.4f}, expected {want:.4f}).{hint}")
+                             f"{list(where)} ({yours_vs_expected(yours=f'{got:.4f}', expected=f'{want:.4f}')}).{hint}")
 
 
 def check_calls(student, module, name, cases):
@@ -95,7 +108,7 @@ def check_calls(student, module, name, cases):
                     isinstance(now, torch.Tensor) and now.shape == arg.shape
                     and bool(((now == arg) | (now.isnan() & arg.isnan())).all())):
                 raise AssertionError(f"{what}: {name} changed its argument {k + 1} in place; leave the "
-                                     "caller's tensors as they were (no in-place operations on them)")
+                                     f"caller's tensors as they were.{_hint(IN_PLACE)}")
 
 
 def compiles(source):

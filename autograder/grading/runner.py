@@ -16,7 +16,7 @@ import warnings
 import pytest
 import torch
 
-from . import course
+from . import course, diagnose
 from .result import Check, SubmissionResult
 from ..paths import PYTEST_INI
 from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
@@ -74,6 +74,7 @@ class _Collector:
             elif isinstance(exc, (AssertionError, StudentFailure)):
                 # whole: a crash message keeps the student's file, line and exception
                 output = clean_text(str(exc) or "assertion failed", limit=MESSAGE_LIMIT)
+                output += diagnose.hint(diagnose.from_failure(str(exc)))  # what the failure itself shows
                 if hasattr(self.session, "failed_parts"):
                     self.session.failed_parts.add(part)
             else:

@@ -5,6 +5,7 @@ import torch
 from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
                         reference)
 from autograder.grading.compare import check_calls, seeded, set_seed
+from autograder.grading.diagnose import dropout_mask_models
 
 points = pytest.mark.points
 # (batch, num_tokens, context_length, d_in, d_out, scale): full and shorter than the context,
@@ -43,7 +44,8 @@ def test_masked_renormalized_weights(student, ref):
         cases.append(((weights,), ref.causal_attention.masked_renormalized_weights(weights),
                       f"masked_renormalized_weights on {n}x{n} weights",
                       {"masked but not renormalised": masked,
-                       "renormalised over columns (dim=0)": masked / masked.sum(0, keepdim=True)}))
+                       "renormalised over columns (dim=0)": masked / masked.sum(0, keepdim=True),
+                       "row sums without keepdim=True (they broadcast over the columns)": masked / masked.sum(-1)}))
     check_calls(student, "causal_attention", "masked_renormalized_weights", cases)
 
 
@@ -96,7 +98,8 @@ def test_dropout_attn_weights(student, ref):
         kept = torch.nn.Dropout(p)(torch.ones(shape)) != 0
         cases.append(((weights, p, seed), ref.causal_attention.dropout_attn_weights(weights, p, seed),
                       f"dropout_attn_weights on shape {shape}, p={p}, seed={seed}",
-                      {"kept values not scaled by 1/(1-p)": weights * kept, "dropout not applied": weights}))
+                      {"kept values not scaled by 1/(1-p)": weights * kept, "dropout not applied": weights,
+                       **dropout_mask_models(weights, p)}))
     check_calls(student, "causal_attention", "dropout_attn_weights", cases)
 
 

@@ -23,11 +23,13 @@ def test_compute_query_key_value(student, ref):
         for x in (inputs, inputs[-1]):
             calls.append((x, *W))
             expected.append((ref.self_attention.compute_query_key_value(x, *W), f"input of shape {tuple(x.shape)}, d_out={d_out}"))
-    for got, (want, label) in zip(student.calls("self_attention", "compute_query_key_value", calls), expected):
+    for call, got, (want, label) in zip(calls, student.calls("self_attention", "compute_query_key_value", calls), expected):
         if not isinstance(got, list) or len(got) != 3:
             raise AssertionError("compute_query_key_value must return (queries, keys, values)")
+        x, Wq = call[0], call[1]
         for name, g, w in zip(("queries", "keys", "values"), got, want):
-            expect_close(g, w, f"{name} for {label}")
+            copied = {} if name == "queries" else {f"the {name} projected with W_query (copy-paste)": x @ Wq}
+            expect_close(g, w, f"{name} for {label}", copied)
 
 
 @points(3)
@@ -58,7 +60,10 @@ def test_context_vector_for_query(student, ref):
                           f"context_vector_for_query of token {q} of {n}, d_in={d_in}, d_out={d_out}",
                           {"no 1/sqrt(d_k) scaling": torch.softmax(scores, dim=-1) @ values,
                            "weighted sum of the inputs instead of the values":
-                               torch.softmax(scores / d_out**0.5, dim=-1) @ inputs}))
+                               torch.softmax(scores / d_out**0.5, dim=-1) @ inputs,
+                           **({"a fixed token (inputs[1], the book's 'journey') used as the query instead of x_query":
+                               torch.softmax((inputs[1] @ W[0]) @ keys.T / d_out**0.5, dim=-1) @ values}
+                              if q != 1 < n else {})}))
     check_calls(student, "self_attention", "context_vector_for_query", cases)
 
 

@@ -4,16 +4,20 @@ The block runs with the grader's linear maps in place of att, ff, norm1 and norm
 stand_in; the reference gets the same maps), so what is judged here is the block's own wiring:
 pre-LayerNorm, two shortcuts, dropout on both branches. The attention's arguments and the
 creation order are judged against the student's own classes."""
+import re
+
 import pytest
 import torch
 
 from _gpt import (judged, BLOCK_PIECES, CFGS, as_dict, block_mistakes, built, live_tensor,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped)
-from autograder.grading.compare import expect_close, seeded
+from autograder.grading.compare import expect_close, seeded, yours_vs_expected
+from autograder.grading.diagnose import hint
 
 points = pytest.mark.points
 TB = "transformer_block.TransformerBlock"
 LOWER = ("layer_norm", "feed_forward")
+QKV_NOT_PASSED = "the attention built without cfg['qkv_bias'] (pass it on: MultiHeadAttention(..., qkv_bias=cfg['qkv_bias']))"
 PIECES = {"att": "MultiHeadAttention", "ff": "FeedForward", "norm1": "LayerNorm", "norm2": "LayerNorm"}
 
 
@@ -85,11 +89,22 @@ def test_block_structure_and_attention_arguments(student, ref):
             raise AssertionError(f"{what} has the parameters {own} besides those of att, ff, norm1 and norm2; the "
                                  "book's block has no others")
         att = as_dict(plan.values["att"], "blk.att")
+        # The block's attention holds what your class, built with the book's arguments, holds
+        emb, ctx = cfg["emb_dim"], cfg["context_length"]
+        args = [emb, emb, ctx, cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"]]
+        fresh = student.plan([{"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args},
+                              *named_parameters_steps("own_state", "own")], needs=TB)
+        book = sorted(as_dict(fresh.values["own_state"], "MultiHeadAttention"))
+        if sorted(att) != book:
+            differ = set(att) ^ set(book)
+            bias = all(re.search(r"^W_(query|key|value)\.bias$", n) for n in differ)
+            raise AssertionError(f"{what}.att is not built with the book's arguments: " + yours_vs_expected(
+                yours=sorted(att), expected=book, yours_are="the block's attention has the parameters",
+                expected_are=f"your MultiHeadAttention({', '.join(map(str, args))}) has") + "." +
+                (hint(QKV_NOT_PASSED) if bias else ""))
         # The block's attention against your own class built with the book's arguments: the same
         # weights, the same input (the whole context) and the same dropout draw give the same output.
-        emb, ctx = cfg["emb_dim"], cfg["context_length"]
         x = seeded(2, ctx, emb, seed=780 + i)
-        args = [emb, emb, ctx, cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"]]
         plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 770 + i, "train": True},
                              {"let": "mine", "call": "blk.att", "args": [x], "seed": 9, "return": True},
                              {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args,
