@@ -88,8 +88,11 @@ def _assignment(key, entries):
         part_stats.append({"part": part, "max_score": _number(most), "students": len(got),
                            "full_marks": sum(g == m for g, m in got), "zero": sum(g == 0 for g, _ in got),
                            "mean": round(statistics.fmean(g for g, _ in got), 2)})
-    checks, mistakes, unnamed = {}, {}, {}
+    checks, mistakes, unnamed, blank = {}, {}, {}, {}
     for student in entries:
+        not_started = report.unwritten(student.result)
+        for part in not_started:  # a part not started counts once per student, not once per check
+            blank.setdefault(part, []).append(student.name)
         for test in student.result.checks:
             check = checks.setdefault(test.name, {
                 "check": test.name, "part": test.part, "description": test.description,
@@ -98,6 +101,8 @@ def _assignment(key, entries):
                 check["passed"] += 1
                 continue
             check["failed"] += 1
+            if test.part in not_started:
+                continue
             name = named_mistake(test.output)
             if name:
                 mistake = mistakes.setdefault(name, {"mistake": name, "students": [], "checks": []})
@@ -118,6 +123,9 @@ def _assignment(key, entries):
         without_name.append({"check": name, "part": checks[name]["part"], "failed": len(failures),
                              "feedback": next(line for key, line, _ in failures if key == commonest),
                              "count": count, "students": [who for key, _, who in failures if key == commonest]})
+    for part, who in blank.items():
+        without_name.append({"check": f"{part}: not started", "part": part, "failed": len(who),
+                             "feedback": report.not_written([]), "count": len(who), "students": who})
     without_name.sort(key=lambda u: (-u["failed"], order.get(u["part"], len(order))))
     return {
         "assignment": key, "title": manifest.title if manifest else key, "parts": parts,

@@ -23,6 +23,27 @@ def in_order(parts, result=None):
     return assignment.in_order(parts) if assignment else sorted(parts)
 
 
+_STUB = re.compile(r"NotImplementedError: ([\w.]+): replace this line with your code")
+
+
+def unwritten(result):
+    """{part: [functions still raising the stub's NotImplementedError]} for each part that earned
+    nothing and whose every failed check hit a stub: a part not started, said once, not per check."""
+    out = {}
+    for part in result.parts:
+        failed = [c for c in result.failed if c.part == part.name]
+        if failed and part.score == 0 and all("NotImplementedError" in c.output for c in failed):
+            out[part.name] = list(dict.fromkeys(m[1] for c in failed if (m := _STUB.search(c.output))))
+    return out
+
+
+def not_written(functions):
+    """The one line for a part not started."""
+    count = len(functions)
+    return (f"not written yet: {count} function{'s' if count != 1 else ''} ({', '.join(functions)})" if count
+            else "not written yet (the stubs still raise NotImplementedError)")
+
+
 def table(result, title):
     """The per-part table with one line of feedback for each failed check."""
     lines = [f"{title}  (isolation: {result.isolation})"]
@@ -36,15 +57,13 @@ def table(result, title):
         lines.append(f"  {name:<{width}}  {part.score:>3}/{part.max_score:<3} {'ok' if part.full_marks else ''}")
     lines.append(f"  {'total':<{width}}  {result.score:>3}/{result.max_score}")
     failed = result.failed
-    # A part whose every check hit the stub's NotImplementedError gets one line, not one per check.
-    unwritten = {p for p in parts if all("NotImplementedError" in c.output for c in failed if c.part == p)
-                 and parts[p].score == 0}
+    blank = unwritten(result)  # a part not started: one line, not one per check
     if failed:
         lines.append("  failed checks:")
-        for part in in_order(unwritten, result):
-            lines.append(f"  - {part}: not written yet (the stubs still raise NotImplementedError)")
+        for part in in_order(blank, result):
+            lines.append(f"  - {part}: {not_written(blank[part])}")
         for check in failed:
-            if check.part not in unwritten:
+            if check.part not in blank:
                 lines.append(f"  - {check.name} (0/{check.max_score})")
                 lines.append(f"      {check.output}")
     return printable("\n".join(lines))  # folder and file names can carry terminal escapes
@@ -75,8 +94,12 @@ def markdown(result, title):
         lines += ["", "## Notes", "", _fenced(result.output)]
     failed = result.failed
     lines += ["", "## What to fix" if failed else "## Every check passed", ""]
+    blank = unwritten(result)
+    lines += [f"- **{part}**: {not_written(blank[part])}" for part in in_order(blank, result)]
+    lines += [""] if blank else []
     for check in sorted(failed, key=lambda c: order.index(c.part) if c.part in parts else 0):
-        lines += [f"### {check.name} (0 / {check.max_score})", "", _fenced(check.output), ""]
+        if check.part not in blank:
+            lines += [f"### {check.name} (0 / {check.max_score})", "", _fenced(check.output), ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

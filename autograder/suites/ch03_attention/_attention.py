@@ -21,6 +21,11 @@ def linear_weights(module):
     return tuple(getattr(module, n).weight.detach() for n in ("W_query", "W_key", "W_value"))
 
 
+def linear_biases(module):
+    """(bias of W_query, W_key, W_value) of a reference module, None where a layer has none."""
+    return tuple(getattr(module, n).bias for n in ("W_query", "W_key", "W_value"))
+
+
 def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, out_proj=None, causal=True,
                       scale="head", softmax_dim=-1, mask_diagonal=1, fill=-torch.inf, post_mask=False,
                       split="transpose", merge="transpose", dropout=0.0, seed=None, dropout_on="weights",
@@ -30,7 +35,7 @@ def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, ou
     if keys_from == "query":
         Wk, bias = Wq, (bias[0], bias[0], bias[2])
     Wq, Wk, Wv = (W.to(x.dtype) for W in (Wq, Wk, Wv))
-    bias = tuple(None if bb is None else bb.to(x.dtype) for bb in bias)
+    bias = tuple(None if bb is None else bb.detach().to(x.dtype) for bb in bias)
     squeeze = x.dim() == 2
     if squeeze:
         x = x.unsqueeze(0)
@@ -401,8 +406,11 @@ def check_mask_buffer(student, module, name, args, ref_module, x):
         raise AssertionError(f"{label} in float64 with its mask buffer transposed still masks the future: forward "
                              "must mask with the registered self.mask (cut to num_tokens), or leave the mask to "
                              f"F.scaled_dot_product_attention(..., is_causal=True), not build a mask of its own.{hint(OWN_MASK)}")
+    # the mistakes of forward itself, with the same transposed mask: one mistake reads as one
+    found = mistakes(x, linear_weights(ref_module), num_heads=getattr(ref_module, "num_heads", 1),
+                     out_proj=getattr(ref_module, "out_proj", None), future=True)
     expect_close(reply["outputs"][0], expected, f"{label} after .to(torch.float64), run with a transposed mask put in "
-                 "its buffer by this check (the expected output is the reference's with that same buffer)")
+                 "its buffer by this check (the expected output is the reference's with that same buffer)", found)
 
 
 def _mask_answers(ref_module, x):

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _attention import check_forward, check_seeded_init, check_trainable, linear_weights, reference
+from _attention import check_forward, check_seeded_init, check_trainable, linear_biases, linear_weights, reference
 from autograder.grading.compare import check_calls, expect_close, seeded, set_seed
 
 points = pytest.mark.points
@@ -113,7 +113,8 @@ def test_self_attention_v2_seeded_init_and_bias(student, ref):
     module = reference(ref.self_attention.SelfAttention_v2, 4, 3, qkv_bias=True, seed=11)
     x = seeded(5, 4, seed=12)
     check_forward(student, "self_attention", "SelfAttention_v2", (4, 3), module, x,
-                  "SelfAttention_v2(4, 3, qkv_bias=True)", kwargs={"qkv_bias": True})
+                  "SelfAttention_v2(4, 3, qkv_bias=True)", kwargs={"qkv_bias": True},
+                  mistake_config=dict(causal=False, bias=linear_biases(module)))
 
 
 @points(2)
