@@ -111,6 +111,28 @@ def explain(text):
     return text + hint(from_failure(text))
 
 
+# -- pictures: attention weights seen before they are read ---------------------------------------
+BOOK_TOKENS = ("Your", "journey", "starts", "with", "one", "step")
+
+
+def picture(title, yours, expected, tokens=BOOK_TOKENS):
+    """The student's attention weights beside the expected ones, as data (lists of floats) that
+    the renderings draw (classreport.attention_svg): a mask on the wrong triangle or a softmax over
+    the wrong dimension is seen at a glance. None where ``yours`` is not a matrix of the same shape."""
+    n = len(tokens)
+    if not (isinstance(yours, torch.Tensor) and yours.shape == expected.shape == (n, n)):
+        return None
+    return {"title": title, "tokens": list(tokens), "yours": yours.double().nan_to_num(nan=-1.0).tolist(),
+            "expected": expected.double().tolist()}
+
+
+def shown(error, drawn):
+    """``error`` carrying a picture (the runner puts it in the check's result), where there is one."""
+    if drawn is not None:
+        error.picture = drawn
+    return error
+
+
 # -- mistakes named from the answers ------------------------------------------------------------
 LOOP_SHORT = "a loop that stops one step short (range(n - 1), or x[:-1])"
 DROPOUT_OTHER_MASK = ("a dropout mask from another draw: call torch.manual_seed(seed) with the seed argument "

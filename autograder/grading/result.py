@@ -26,6 +26,7 @@ class Check:
     status: str         # "passed" or "failed"
     output: str         # the feedback ("" for a plain pass)
     visibility: str = "visible"
+    picture: Optional[dict] = None  # attention weights, yours beside the expected (diagnose.picture)
 
     @property
     def passed(self):
@@ -37,13 +38,16 @@ class Check:
         return self.name.removeprefix(f"{self.part}: ")
 
     def to_json(self):
-        return {"name": self.name, "part": self.part, "score": self.score, "max_score": self.max_score,
+        data = {"name": self.name, "part": self.part, "score": self.score, "max_score": self.max_score,
                 "status": self.status, "output": self.output, "visibility": self.visibility}
+        if self.picture:
+            data["picture"] = self.picture
+        return data
 
     @classmethod
     def from_json(cls, data):
         return cls(data["name"], data["part"], data["score"], data["max_score"], data["status"], data["output"],
-                   data.get("visibility", "visible"))
+                   data.get("visibility", "visible"), data.get("picture"))
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,8 @@ class _Collector:
                 output = f"internal grader error ({type(exc).__name__}: {clean_text(exc)})"
                 self.grader_errors.append(f"{check.nodeid}: {output}")
         self.records.append(Check(f"{part}: {doc}", part, points if passed else 0, points,
-                                  "passed" if passed else "failed", output))
+                                  "passed" if passed else "failed", output,
+                                  picture=getattr(exc, "picture", None) if failed else None))
 
 
 class _Check:

@@ -335,6 +335,44 @@ def _parts_svg(a, name):
                                 f"{p['zero']}" for p in stats))
 
 
+def _matrix(rows, n):
+    """A picture's matrix as n x n floats (the student's values came from their code: coerced here)."""
+    try:
+        out = [[float(v) for v in row] for row in rows]
+    except (TypeError, ValueError):
+        return None
+    return out if len(out) == n and all(len(row) == n for row in out) else None
+
+
+def attention_svg(picture, name):
+    """A check's picture (diagnose.picture): the student's attention weights beside the expected
+    ones, tokens on the axes, each cell's value written in it; an inline <svg>, or None where the
+    picture is not a pair of token-by-token matrices."""
+    tokens = [printable(str(t))[:12] for t in (picture or {}).get("tokens", [])][:16]
+    yours, expected = (_matrix((picture or {}).get(k), len(tokens)) for k in ("yours", "expected"))
+    if not tokens or yours is None or expected is None:
+        return None
+    with _style():
+        from matplotlib.figure import Figure
+        figure = Figure(figsize=(7.2, 3.5), layout="constrained")
+        axes = figure.subplots(1, 2)
+        low = min(0.0, *(v for row in yours + expected for v in row))
+        high = max(low + 1e-6, *(v for row in yours + expected for v in row))  # the darkest: the largest value
+        for ax, matrix, label in zip(axes, (yours, expected), ("yours", "expected (the book's)")):
+            ax.imshow(matrix, cmap="Blues", vmin=low, vmax=high)
+            ax.set_title(label)
+            ax.set_xticks(range(len(tokens)), tokens, rotation=45, ha="right")
+            ax.set_yticks(range(len(tokens)), tokens)
+            ax.set_xlabel("attends to (key)")
+            for i, row in enumerate(matrix):
+                for j, v in enumerate(row):
+                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6.5,
+                            color="white" if v > low + 0.6 * (high - low) else "#1d1d1f")
+        axes[0].set_ylabel("token (query)")
+        figure.suptitle(printable(str(picture.get("title", "")))[:120], fontsize=9)
+        return _svg(figure, name, f"{picture.get('title', '')}: your matrix beside the expected one")
+
+
 def _matplotlib():
     import matplotlib
     matplotlib.use("Agg", force=False)  # no display, ever (a class run may have none)
@@ -570,3 +608,52 @@ def write(out, students, title, shard=None, painter=None):
     write_atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")
     write_atomic(out / "report.html", render(summary, painter and painter.draw(summary["assignments"])))
     return summary
+
+
+def feedback_page(result, title):
+    """A student's feedback as an HTML page of its own (linked from the report): every text escaped,
+    nothing fetched, the pictures of attention weights inline beside the checks that drew them."""
+    parts = {p.name: p for p in result.parts}
+    order = report.in_order(parts, result)
+    blank = report.unwritten(result)
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>Feedback: {e(title)}</title>", '<link rel="icon" href="data:,">',
+           f"<style>{STYLE}pre {{ white-space: pre-wrap; word-break: break-word; background: #f6f7f9; "
+           "padding: .6em .8em; border-radius: 6px; }</style></head><body>",
+           f"<h1>Feedback: {e(title)}</h1>", f'<p class="lead"><strong>Score: {e(result.score)} / '
+           f"{e(result.max_score)}</strong></p>",
+           _table(["part", "points"], [[_td(e(name)), _td(f"{e(parts[name].score)} / {e(parts[name].max_score)}",
+                                                          cls="num")] for name in order], "parts")]
+    if result.output:
+        out.append(f"<h2>Notes</h2><pre>{e(result.output)}</pre>")
+    failed = result.failed
+    out.append("<h2>What to fix</h2>" if failed else "<h2>Every check passed</h2>")
+    if blank:
+        out.append("<ul>" + "".join(f"<li><strong>{e(p)}</strong>: {e(report.not_written(blank[p]))}</li>"
+                                    for p in report.in_order(blank, result)) + "</ul>")
+    for i, check in enumerate(sorted(failed, key=lambda c: order.index(c.part) if c.part in parts else 0)):
+        if check.part in blank:
+            continue
+        out.append(f"<h3>{e(check.name)} (0 / {e(check.max_score)})</h3><pre>{e(check.output)}</pre>")
+        drawn = check.picture and attention_svg(check.picture, f"p{i}")
+        if drawn:
+            out.append(f"<figure>{drawn}<figcaption>Your matrix beside the expected one, for the book's "
+                       "sentence.</figcaption></figure>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def write_feedback(base, result, title):
+    """A student's feedback files, ``base`` + ".md", ".html" and ".<n>.svg" for each picture (the
+    Markdown links them by name, beside it); the page is the one the class report links."""
+    base = Path(base)
+    pictures = {}
+    for i, check in enumerate(c for c in result.failed if c.picture):
+        drawn = attention_svg(check.picture, f"p{i}")
+        if drawn:
+            name = f"{base.name}.{i}.svg"
+            write_atomic(base.parent / name, drawn + "\n")
+            pictures[check.name] = quote(name)
+    write_atomic(base.parent / f"{base.name}.md", report.markdown(result, title, pictures))
+    write_atomic(base.parent / f"{base.name}.html", feedback_page(result, title))

@@ -83,8 +83,9 @@ def _text(text):
     return re.sub(r"([\\`*_\[\]<>&#~$])", r"\\\1", " ".join(str(text).splitlines()))
 
 
-def markdown(result, title):
-    """Feedback for the student: score per part, then what each failed check found."""
+def markdown(result, title, pictures=None):
+    """Feedback for the student: score per part, then what each failed check found.
+    ``pictures``: {check name: the file of its picture, beside the Markdown}."""
     parts = {p.name: p for p in result.parts}
     lines = [f"# Feedback: {_text(title)}", "", f"**Score: {result.score} / {result.max_score}**", "",
              "| part | points |", "|---|---|"]
@@ -100,6 +101,8 @@ def markdown(result, title):
     for check in sorted(failed, key=lambda c: order.index(c.part) if c.part in parts else 0):
         if check.part not in blank:
             lines += [f"### {check.name} (0 / {check.max_score})", "", _fenced(check.output), ""]
+            if (pictures or {}).get(check.name):
+                lines += [f"![your matrix beside the expected one]({pictures[check.name]})", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -114,9 +114,9 @@ def merge(folders, out):
             if (folder / student.result_file).resolve() != target.resolve():
                 shutil.copyfile(folder / student.result_file, target)
             # written anew: its title says the assignment only in a class of several
-            write_atomic(out / f"{stem}.md", report.markdown(
-                student.result, feedback_title(student.folder, student.assignment, several)))
-            student = student._replace(feedback=f"{stem}.md", result_file=f"{stem}.json")
+            classreport.write_feedback(out / stem, student.result,
+                                       feedback_title(student.folder, student.assignment, several))
+            student = student._replace(feedback=f"{stem}.html", result_file=f"{stem}.json")
         students.append(student)
     rows = [(display_name(s.folder), s.result, s.status, s.assignment) for s in students]
     write_atomic(out / "grades.csv", report.class_csv(rows, assignments or None))

@@ -12,13 +12,32 @@ import torch
 import torch.nn.functional as F
 
 from autograder.grading.compare import compiles, expect_close, seeded, set_seed
-from autograder.grading.diagnose import IN_PLACE, concat_models, hint
+from autograder.grading.diagnose import IN_PLACE, concat_models, hint, picture, shown
 from autograder.sandbox.session import StudentFailure
 
 
 def linear_weights(module):
     """(W_query, W_key, W_value) of a reference module, each (d_out, d_in) as nn.Linear keeps them."""
     return tuple(getattr(module, n).weight.detach() for n in ("W_query", "W_key", "W_value"))
+
+
+def book_picture(student, ref, module, name, args, title):
+    """The student's ``module.name(*args)`` on the book's sentence beside the reference's, as a
+    picture for the feedback (diagnose.picture), or None where the student's call gives no matrix."""
+    expected = getattr(getattr(ref, module), name)(*args)
+    try:
+        answer = student.calls(module, name, [args])[0]
+    except (StudentFailure, IndexError, TypeError):
+        return None
+    return picture(title, answer, expected)
+
+
+def with_picture(check, student, ref, module, name, args, title):
+    """Run ``check``; where it fails on wrong values, the failure carries ``book_picture``."""
+    try:
+        check()
+    except AssertionError as exc:
+        raise shown(exc, book_picture(student, ref, module, name, args, title))
 
 
 def linear_biases(module):

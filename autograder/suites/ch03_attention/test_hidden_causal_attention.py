@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
-                        reference)
+                        reference, with_picture)
 from autograder.grading.compare import check_calls, seeded, set_seed
 from autograder.grading.diagnose import dropout_mask_models
 
@@ -27,11 +27,12 @@ def _functional(scores, d_k, **change):
 @points(2)
 def test_simple_causal_mask(student, ref):
     """tril mask of ones"""
-    check_calls(student, "causal_attention", "simple_causal_mask", [
+    with_picture(lambda: check_calls(student, "causal_attention", "simple_causal_mask", [
         ((n,), ref.causal_attention.simple_causal_mask(n), f"simple_causal_mask({n})",
          {"triu instead of tril (ones above the diagonal)": torch.triu(torch.ones(n, n)),
           "the diagonal is masked too": torch.tril(torch.ones(n, n), diagonal=-1)})
-        for n in (1, 2, 5, 8)])
+        for n in (1, 2, 5, 8)]), student, ref, "causal_attention", "simple_causal_mask", (6,),
+        "simple_causal_mask(6), one row per token of the book's sentence")
 
 
 @points(2)
@@ -85,7 +86,10 @@ def test_causal_attn_weights(student, ref):
         scores = seeded(*shape, seed=20 + i, scale=scale)
         cases.append(((scores, d_k), ref.causal_attention.causal_attn_weights(scores, d_k),
                       f"causal_attn_weights on scores of shape {shape} with d_k={d_k}", _mistakes(scores, d_k)))
-    check_calls(student, "causal_attention", "causal_attn_weights", cases)
+    book = ref.simple_attention.inputs
+    with_picture(lambda: check_calls(student, "causal_attention", "causal_attn_weights", cases), student, ref,
+                 "causal_attention", "causal_attn_weights", (book @ book.T, 3),
+                 "causal_attn_weights(inputs @ inputs.T, d_k=3), the book's sentence")
 
 
 @points(3)

@@ -2,6 +2,7 @@
 import pytest
 import torch
 
+from _attention import with_picture
 from autograder.grading.compare import check_calls, seeded
 from autograder.grading.diagnose import LOOP_SHORT
 
@@ -107,7 +108,10 @@ def test_attn_weights_from_scores(student, ref):
                           f"attn_weights_from_scores on scores of shape {tuple(scores.shape)}",
                           {"softmax over dim=0 (columns) instead of dim=-1 (rows)": torch.softmax(scores, dim=0),
                            NAIVE: _naive_softmax(scores)}))
-    check_calls(student, "simple_attention", "attn_weights_from_scores", cases)
+    book = ref.simple_attention.inputs
+    with_picture(lambda: check_calls(student, "simple_attention", "attn_weights_from_scores", cases), student, ref,
+                 "simple_attention", "attn_weights_from_scores", (book @ book.T,),
+                 "attn_weights_from_scores(inputs @ inputs.T), the book's sentence")
 
 
 @points(1)
