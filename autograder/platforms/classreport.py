@@ -110,6 +110,8 @@ def _assignment(key, entries):
                     mistake["students"].append(student.name)
                 if test.name not in mistake["checks"]:
                     mistake["checks"].append(test.name)
+                if test.picture and "picture" not in mistake:  # the first student's, shown beside it
+                    mistake["picture"] = test.picture
             else:
                 line = _first_line(test.output)
                 # numbers differ from student to student; the wording is what repeats
@@ -307,17 +309,22 @@ def _histogram_svg(a, name):
         colors = ["#55a868" if left == a["max_score"] else "#c44e52" if left == 0 and width == 1 else "#4c72b0"
                   for left in lefts]
         axes.bar(lefts, counts, width=width * 0.9, align="edge", color=colors)
-        axes.axvline(a["median"], color="#222222", linestyle="--", linewidth=1.2, label=f"median {a['median']}")
-        axes.axvline(a["mean"], color="#777777", linestyle=":", linewidth=1.8, label=f"mean {a['mean']}")
+        if a["mean"] == a["median"]:  # one line, named for both: a second would hide under the first
+            axes.axvline(a["median"], color="#222222", linestyle="--", linewidth=1.2,
+                         label=f"median = mean {a['median']}")
+        else:
+            axes.axvline(a["median"], color="#222222", linestyle="--", linewidth=1.2, label=f"median {a['median']}")
+            axes.axvline(a["mean"], color="#8c6d1f", linestyle=":", linewidth=2.0, label=f"mean {a['mean']}")
         axes.set_xlim(0, lefts[-1] + width)
         axes.yaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_xlabel(f"score (full marks: {a['max_score']})")
         axes.set_ylabel("students")
-        axes.legend(frameon=False, loc="upper left")
+        axes.legend(frameon=False, ncols=2, loc="lower left", bbox_to_anchor=(0, 1.0))  # above, over no bar
         return _svg(figure, name, f"Histogram of the {a['graded']} scores: median {a['median']}, mean {a['mean']}")
 
 
 def _parts_svg(a, name):
+    from matplotlib.ticker import MaxNLocator
     stats = a["part_stats"]
     with _style():
         figure, axes = _figure(6.4, 0.42 * len(stats) + 1.0)
@@ -328,6 +335,7 @@ def _parts_svg(a, name):
         axes.barh(labels, full, color="#55a868", label="full marks")
         axes.barh(labels, partial, left=full, color="#dd8452", label="some points")
         axes.barh(labels, zero, left=[f + p for f, p in zip(full, partial)], color="#c44e52", label="no points")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # students are counted whole
         axes.set_xlabel("students")
         axes.legend(frameon=False, ncols=3, loc="lower left", bbox_to_anchor=(0, 1.0))
         return _svg(figure, name, "Students per part with full marks, some points and no points: "
@@ -404,6 +412,14 @@ def _people(names, links):
     return f'<span class="people">{shown}</span>'
 
 
+def _picture(drawn, name):
+    """A mistake's picture (one student's weights beside the book's), folded under its name."""
+    svg = drawn and attention_svg(drawn, name)
+    caption = e(f"{drawn.get('title', '')}: one student's matrix beside the book's") if svg else ""
+    return (f'<details class="picture"><summary>see it</summary><figure>{svg}<figcaption>{caption}'
+            "</figcaption></figure></details>") if svg else ""
+
+
 def _meter(done, total):
     return (f'<meter min="0" max="{total}" low="{total * 0.5}" high="{total * 0.8}" optimum="{total}" '
             f'value="{done}">{done} of {total}</meter>')
@@ -437,14 +453,17 @@ def _assignment_html(a, index, rows, links, drawn):
     out.append(f'<h3 id="{key}-mistakes">Named mistakes, commonest first</h3>')
     if a["mistakes"]:
         out.append(_table(["mistake", "students", "who", "found by"], [
-            [_td(e(m["mistake"])), _td(str(len(m["students"])), cls="num"), _td(_people(m["students"], links)),
-             _td("<br>".join(e(c) for c in m["checks"]), cls="small")] for m in a["mistakes"]], "mistakes"))
+            [_td(e(m["mistake"]) + _picture(m.get("picture"), f"{key}-m{i}")), _td(str(len(m["students"])), cls="num"),
+             _td(_people(m["students"], links)),
+             _td("<br>".join(e(c) for c in m["checks"]), cls="small")] for i, m in enumerate(a["mistakes"])],
+            "mistakes"))
     else:
         out.append("<p>No failed check named a known mistake.</p>")
     out.append(f'<h3 id="{key}-parts">Parts, by how many students lost points</h3>')
-    out.append(_table(["part", "full marks", "", "no points", "mean points"], [
-        [_td(e(p["part"])), _td(f"{p['full_marks']} of {p['students']}", cls="num"),
-         _td(_meter(p["full_marks"], p["students"])), _td(str(p["zero"]), cls="num"),
+    out.append(_table(["part", "full marks", "", "some points", "no points", "mean points"], [
+        [_td(e(p["part"]), cls="name"), _td(f"{p['full_marks']} of {p['students']}", cls="num"),
+         _td(_meter(p["full_marks"], p["students"])),
+         _td(str(p["students"] - p["full_marks"] - p["zero"]), cls="num"), _td(str(p["zero"]), cls="num"),
          _td(f"{p['mean']} of {p['max_score']}", cls="num")] for p in a["part_stats"]], "parts"))
     out.append(f'<h3 id="{key}-checks">Checks, the most often failed first</h3>')
     out.append(_table(["check", "part", "points", "passed", ""], [
@@ -522,7 +541,7 @@ th button { font: inherit; font-weight: 600; background: none; border: 0; paddin
 th[aria-sort=ascending] button::after { content: " \\25B2"; } th[aria-sort=descending] button::after { content: " \\25BC"; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 td.small, .small { font-size: .88em; color: #444; }
-.people a { white-space: nowrap; } td { overflow-wrap: anywhere; }
+.people a { white-space: nowrap; } td { overflow-wrap: anywhere; } td.name { overflow-wrap: normal; }
 meter { width: 9em; height: 1em; }
 code { font-size: .88em; white-space: pre-wrap; word-break: break-word; }
 td details { display: inline; } td summary { display: inline; }

@@ -17,6 +17,10 @@ except ImportError:  # the master folder (solutions/): the engine holds the modu
     sys.path.append(str(Path(__file__).resolve().parents[2] / "autograder" / "support"))
     import tiktoken_offline
 
+import public_tests  # beside tiktoken_offline: the public tests' order and summary
+
+PARTS = ("layer_norm", "feed_forward", "shortcuts", "transformer_block", "gpt_model", "generate", "exercises")
+
 chapter_3 = Path(__file__).resolve().parent.parent / "ch03_attention"
 if chapter_3.is_dir():
     sys.path.append(str(chapter_3))  # last: modules in this folder come first
@@ -41,3 +45,11 @@ def gpt_124m():
             built.append((model, torch.get_rng_state()))
         return built[0]
     return get
+
+
+def pytest_collection_modifyitems(items):
+    public_tests.book_order(items, PARTS)
+
+
+def pytest_terminal_summary(terminalreporter):
+    public_tests.summary(terminalreporter, PARTS)
