@@ -467,7 +467,7 @@ def _assignment_html(a, index, rows, links, drawn):
          _td(f"{p['mean']} of {p['max_score']}", cls="num")] for p in a["part_stats"]], "parts"))
     out.append(f'<h3 id="{key}-checks">Checks, the most often failed first</h3>')
     out.append(_table(["check", "part", "points", "passed", ""], [
-        [_td(e(c["description"])), _td(e(c["part"]), cls="small"), _td(str(c["points"]), cls="num"),
+        [_td(e(c["description"])), _td(e(c["part"]), cls="small name"), _td(str(c["points"]), cls="num"),
          _td(f"{c['passed']} of {c['passed'] + c['failed']}", cls="num"),
          _td(_meter(c["passed"], c["passed"] + c["failed"]))] for c in a["checks"]], "checks"))
     if a["failed_without_a_name"]:
@@ -541,7 +541,8 @@ th button { font: inherit; font-weight: 600; background: none; border: 0; paddin
 th[aria-sort=ascending] button::after { content: " \\25B2"; } th[aria-sort=descending] button::after { content: " \\25BC"; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 td.small, .small { font-size: .88em; color: #444; }
-.people a { white-space: nowrap; } td { overflow-wrap: anywhere; } td.name { overflow-wrap: normal; }
+.people a { white-space: nowrap; } td { overflow-wrap: anywhere; } td.name { overflow-wrap: normal; white-space: nowrap; }
+details.picture { margin-left: .5em; } details.picture[open] { display: block; margin: .4em 0 0; }
 meter { width: 9em; height: 1em; }
 code { font-size: .88em; white-space: pre-wrap; word-break: break-word; }
 td details { display: inline; } td summary { display: inline; }
