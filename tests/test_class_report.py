@@ -11,6 +11,7 @@ import csv
 import json
 import os
 import shutil
+import re
 import statistics
 import subprocess
 import sys
@@ -289,7 +290,11 @@ def test_a_class_of_two_assignments_merges_into_the_one_run_too(tiny, tmp_path):
     assert [a["assignment"] for a in summary["assignments"]] == [CH03, TINY]
     assert [(a["graded"], a["median"]) for a in summary["assignments"]] == [(2, 100), (2, 2.5)]
     page = one["report.html"].decode()
-    assert f'href="{CH03}/alice.md"' in page and f'href="{TINY}/alice.md"' in page
+    # a student's name links to the feedback as a page of its own: rendered, escaped, offline
+    assert f'href="{CH03}/alice.html"' in page and f'href="{TINY}/alice.html"' in page
+    feedback = one[f"{CH03}/alice.html"].decode()
+    assert feedback.startswith("<!DOCTYPE html>") and "Score: 100 / 100" in feedback
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", feedback)
 
 
 def test_the_charts_are_the_same_from_the_painter_and_a_failed_painter_loses_nothing(graded):
