@@ -10,8 +10,8 @@ Chromium (Debian's package).
 import csv
 import json
 import os
-import shutil
 import re
+import shutil
 import statistics
 import subprocess
 import sys
