@@ -366,15 +366,19 @@ def attention_svg(picture, name):
         axes = figure.subplots(1, 2)
         low = min(0.0, *(v for row in yours + expected for v in row))
         high = max(low + 1e-6, *(v for row in yours + expected for v in row))  # the darkest: the largest value
+        centres = [i + 0.5 for i in range(len(tokens))]
         for ax, matrix, label in zip(axes, (yours, expected), ("yours", "expected (the book's)")):
-            ax.imshow(matrix, cmap="Blues", vmin=low, vmax=high)
+            # vector cells (imshow would embed a bitmap, a data: URL the report's pages do not load)
+            ax.pcolormesh(matrix, cmap="Blues", vmin=low, vmax=high)
+            ax.invert_yaxis()
+            ax.set_aspect("equal")
             ax.set_title(label)
-            ax.set_xticks(range(len(tokens)), tokens, rotation=45, ha="right")
-            ax.set_yticks(range(len(tokens)), tokens)
+            ax.set_xticks(centres, tokens, rotation=45, ha="right")
+            ax.set_yticks(centres, tokens)
             ax.set_xlabel("attends to (key)")
             for i, row in enumerate(matrix):
                 for j, v in enumerate(row):
-                    ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6.5,
+                    ax.text(j + 0.5, i + 0.5, f"{v:.2f}", ha="center", va="center", fontsize=6.5,
                             color="white" if v > low + 0.6 * (high - low) else "#1d1d1f")
         axes[0].set_ylabel("token (query)")
         figure.suptitle(printable(str(picture.get("title", "")))[:120], fontsize=9)
