@@ -20,7 +20,7 @@ def book_order(items, parts):
 
 def summary(terminalreporter, parts):
     """One line per part, in the book's order."""
-    counts = {part: {"passed": 0, "failed": 0, "stubs": [], "other": False} for part in parts}
+    counts = {part: {"passed": 0, "failed": 0, "stubs": [], "others": []} for part in parts}
     for kind in ("passed", "failed", "error"):
         for report in terminalreporter.stats.get(kind, []):
             part = _part(getattr(report, "nodeid", ""), parts)
@@ -32,20 +32,14 @@ def summary(terminalreporter, parts):
                 continue
             entry["failed"] += 1
             found = STUB.search(str(getattr(report, "longrepr", "")))
-            if found:
-                entry["stubs"].append(found[1])
-            else:
-                entry["other"] = True
+            entry["stubs" if found else "others"].append(found[1] if found else report.nodeid)
     terminalreporter.section("your progress, part by part (in the book's order)")
     for part, entry in counts.items():
         total = entry["passed"] + entry["failed"]
         if not total:
             continue
-        if entry["failed"] and not entry["passed"] and not entry["other"]:
-            functions = list(dict.fromkeys(entry["stubs"]))
-            line = f"not written yet: {len(functions)} function{'s' if len(functions) != 1 else ''}"
-        elif entry["failed"]:
-            line = f"{entry['passed']} of {total} tests pass"
-        else:
-            line = f"all {total} tests pass"
+        functions = list(dict.fromkeys(entry["stubs"]))
+        line = (f"not written yet: {len(functions)} function{'s' if len(functions) != 1 else ''}"
+                if entry["failed"] and not entry["passed"] and not entry["others"]
+                else f"{entry['passed']} of {total} tests pass" if entry["failed"] else f"all {total} tests pass")
         terminalreporter.write_line(f"  {part:<22} {line}")
