@@ -1,18 +1,46 @@
-"""``python -m autograder``: grade one submission or a whole class, regenerate stubs, release.
-
-Exit codes: 0 grading ran (whatever the scores), 1 the grader failed on some submission (or
-could not save its result), 2 bad usage or input (a missing path, an empty folder), 3 isolation:
-nothing was graded because a submission would run with the grader's own uid (the message says
-how to get isolation here; ``--unsafe-same-uid`` grades anyway, for trusted code), or, with
-``--require-isolation``, grading ran but some submission ran without full isolation (the
-result JSON's ``extra_data.fully_isolated`` says which; the report names what was missing).
-"""
+"""``python -m autograder``: the command line (DESCRIPTION and EXIT_CODES below, as --help shows them)."""
 import argparse
 import sys
 from pathlib import Path
 
 from .grading import course
 from .platforms import ci, shards
+
+
+DESCRIPTION = """\
+Grade one submission or a whole class; regenerate the student stubs; build the nbgrader
+release, the Gradescope autograder and the GitHub Classroom repositories. Run it from the
+repository's root folder (where README.md is), or with PYTHONPATH naming that folder:
+elsewhere Python answers "No module named autograder"."""
+EXIT_CODES = """\
+exit codes:
+  0  grading ran (whatever the scores)
+  1  the grader failed on some submission (or could not save its result)
+  2  bad usage or input (a missing path, a folder with nothing to grade)
+  3  isolation: nothing was graded because a submission would run with the grader's own uid (the
+     message says how to get isolation here; --unsafe-same-uid grades anyway, for trusted code),
+     or, with --require-isolation, some submission ran without full isolation (the result JSON's
+     extra_data.fully_isolated says which; the report names what was missing)
+
+example: python -m autograder grade solutions      (then: python -m autograder grade --help)"""
+ASSIGNMENT = f"the assignment: {', '.join(course.names())}"
+EXAMPLES = {
+    "grade": "examples:\n"
+             "  python -m autograder grade solutions/ch03_attention            one submission: a table\n"
+             "  python -m autograder grade submitted --out graded/week3        a class: a folder per student\n"
+             "  python -m autograder grade alice --json alice.json             one student's folder, as JSON",
+    "merge": "example:\n  python -m autograder merge graded/shard-1 graded/shard-2 --out graded/all",
+    "stubs": "examples:\n  python -m autograder stubs            rewrite what changed in assignments/\n"
+             "  python -m autograder stubs --check    say what is stale (exit 1), change nothing",
+    "release": "example (writes release/ch03_attention):\n  python -m autograder release ch03_attention --course course",
+    "gradescope": "example:\n  python -m autograder gradescope ch03_attention --checks after_due_date",
+    "github": "example (Classroom 50's classroom ml-2026 in the organisation my-org):\n"
+              "  python -m autograder github ch03_attention --classroom ml-2026 --org my-org",
+    "classroom": "example (the old name of `github`, kept for scripts that call it; it says what changed):\n"
+                 "  python -m autograder classroom ch03_attention",
+    "export": "example (Canvas's gradebook import, joined with a roster):\n"
+              "  python -m autograder export graded/week3 --to canvas --roster roster.csv --out canvas.csv",
+}
 
 
 def cmd_grade(args):
@@ -30,11 +58,14 @@ def cmd_stubs(args):
     for assignment in course.names():
         if args.check:
             problems += [f"assignments/{assignment}/{p}" for p in stubs.stale_files(assignment)]
-        else:
-            names = stubs.write_stubs(assignment)
-            print(f"assignments/{assignment}: wrote {len(names)} files")
+            continue
+        names = stubs.write_stubs(assignment)
+        print(f"assignments/{assignment}: " + (f"wrote {len(names)} file{'s' if len(names) > 1 else ''} "
+                                                f"({', '.join(names)})" if names else "up to date, nothing written"))
     for problem in problems:
         print(problem, file=sys.stderr)
+    if args.check and not problems:
+        print(f"assignments/ is up to date with solutions/ ({', '.join(course.names())})")
     return 1 if problems else 0
 
 
@@ -47,33 +78,74 @@ def cmd_release(args):
 def cmd_gradescope(args):
     from .platforms import gradescope
     out = Path(args.out)
-    names = gradescope.build(args.assignment, out, checks=args.checks, stdout=args.stdout)
+    names = gradescope.build(args.assignment, out, checks=args.checks, stdout=args.stdout,
+                             earlier_reference=args.earlier_reference)
     print(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder on Gradescope "
-          f"(checks: {args.checks}, stdout: {args.stdout})")
+          f"(checks: {args.checks}, stdout: {args.stdout}"
+          f"{', earlier assignments reference where missing' if args.earlier_reference else ''})")
+    print(f"tell students to upload: {course.get(args.assignment).hand_in_text()}")
     return 0
 
 
-def cmd_classroom(args):
-    from .platforms import classroom
-    return classroom.main(args.assignment, Path(args.out))
+def cmd_github(args):
+    from .platforms import github
+    return github.main(args.assignment, Path(args.out), args.classroom, args.org, args.due,
+                       old_name=args.command == "classroom")
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0])
+def cmd_export(args):
+    from .platforms import lms
+    return lms.main(args.graded, args.to, args.out, args.roster, args.column, args.assignment)
+
+
+def classroom_name(text):
+    """Classroom 50's short names: lower case letters, digits and '-'."""
+    import re
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]{1,38}", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: a classroom's short name is 2 to 39 of a-z, 0-9 and '-'")
+    return text
+
+
+EARLIER_REFERENCE = ("where a submission lacks a module of an earlier assignment it builds on (chapter 4: chapter "
+                     "3's causal_attention.py and multihead_attention.py), grade it on the course's reference of "
+                     "that module, and say so in its result. The submission's code then reads that reference: "
+                     "use it only after the earlier assignment's deadline")
+
+
+def _at_least(kind, low, above=False):
+    """An argparse type: a ``kind`` number from ``low`` (above it, with ``above``), else a clear error."""
+    def parse(text):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not (value > low if above else value >= low):  # NaN included
+            raise argparse.ArgumentTypeError(f"must be {'above' if above else 'at least'} {low}, not {text}")
+        return value
+    return parse
+
+
+def build_parser():
+    """The command line's parser: every subcommand, its arguments, its help and an example."""
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=DESCRIPTION, epilog=EXIT_CODES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     grade = commands.add_parser("grade", help="grade a submission folder, or a folder of submission folders")
-    grade.add_argument("path")
+    grade.add_argument("path", help="a submission folder (the .py modules, or a folder per assignment), or a "
+                                    "folder of them, one per student")
     grade.add_argument("--json", help="write the result (Gradescope results.json shape) to this file")
     grade.add_argument("--markdown", help="write the student's feedback as Markdown to this file")
     grade.add_argument("--out", help="class mode: folder for grades.csv and each student's JSON and Markdown "
                                      "feedback (default graded/NAME)")
     grade.add_argument("--regrade", action="store_true", help="class mode: ignore results of an earlier run")
-    grade.add_argument("--jobs", type=int, default=0,
+    grade.add_argument("--jobs", type=_at_least(int, 0), default=0,
                        help="class mode: submissions graded in parallel (default: one per core for large classes)")
     grade.add_argument("--assignment", choices=course.names(),
                        help="grade every submission as this assignment (default: each submission's own, found "
                             "from its folder's name or the modules it holds)")
-    grade.add_argument("--timeout", type=float, default=5.0, help="seconds one check may run (default 5)")
+    grade.add_argument("--earlier-reference", action="store_true", help=EARLIER_REFERENCE)
+    grade.add_argument("--timeout", type=_at_least(float, 0, above=True), default=5.0,
+                       help="seconds one check may run (default 5)")
     grade.add_argument("--no-isolation", action="store_true",
                        help="run submissions without namespaces (trusted code only; for measurements)")
     grade.add_argument("--junit", help="write JUnit XML for CI test reports to this file (one testcase per check)")
@@ -86,6 +158,14 @@ def main(argv=None):
     grade.add_argument("--shard", type=shards.parse, metavar="K/N",
                        help="class mode: grade only the K-th of N slices of the class (by a hash of each folder's "
                             "name); join the slices' --out folders with `merge`")
+    grade.add_argument("--due", help="class mode: the due date (ISO 8601 with its zone, e.g. 2026-12-01T23:59:00Z); "
+                                      "needs --times")
+    grade.add_argument("--late", default="none", help="class mode: the policy for work handed in after --due: none "
+                                                      "(default: graded, marked late), penalty:P (P%% of the points "
+                                                      "off per day late) or refuse (scores 0)")
+    grade.add_argument("--extensions", help="class mode: CSV or JSON of folder name -> that student's own due date")
+    grade.add_argument("--times", help="class mode: CSV or JSON of folder name -> when that submission was handed "
+                                       "in (recorded by the platform, never a commit's date)")
     grade.set_defaults(run=cmd_grade)
     merge = commands.add_parser("merge", help="join the --out folders of a class graded in shards into one")
     merge.add_argument("folders", nargs="+", help="each shard's output folder (grades.csv, summary.json, results)")
@@ -97,13 +177,13 @@ def main(argv=None):
     stubs.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     stubs.set_defaults(run=cmd_stubs)
     release = commands.add_parser("release", help="build the student release with nbgrader")
-    release.add_argument("assignment", choices=course.names())
+    release.add_argument("assignment", choices=course.names(), help=ASSIGNMENT)
     release.add_argument("--out", help="folder for the release (default release/ASSIGNMENT)")
     release.add_argument("--course", help="also keep the nbgrader course (gradebook, submitted/) in this folder")
     release.set_defaults(run=cmd_release)
     from .platforms.gradescope import VISIBILITY
     gradescope = commands.add_parser("gradescope", help="build the Gradescope autograder zip")
-    gradescope.add_argument("assignment", choices=course.names())
+    gradescope.add_argument("assignment", choices=course.names(), help=ASSIGNMENT)
     gradescope.add_argument("--out", default="autograder.zip", help="the zip to write (default autograder.zip)")
     gradescope.add_argument("--checks", choices=VISIBILITY, default="visible",
                             help="when students see each check and its feedback: visible (default), "
@@ -111,11 +191,39 @@ def main(argv=None):
     gradescope.add_argument("--stdout", choices=VISIBILITY, default="hidden",
                             help="when students see the grader's log (which protections held, every "
                                  "check's feedback); default hidden: only instructors")
+    gradescope.add_argument("--earlier-reference", action="store_true", help=EARLIER_REFERENCE)
     gradescope.set_defaults(run=cmd_gradescope)
-    classroom = commands.add_parser("classroom", help="write the GitHub Classroom template repository and "
-                                                      "the instructor's class-grading workflow")
-    classroom.add_argument("assignment", choices=course.names())
-    classroom.add_argument("--out", default="classroom", help="folder to write (default classroom/)")
-    classroom.set_defaults(run=cmd_classroom)
-    args = parser.parse_args(argv)
+    for name in ("github", "classroom"):  # `classroom`: the old name, which says what changed
+        github = commands.add_parser(name, help="write the Classroom 50 and plain-GitHub templates, Classroom 50's "
+                                                "config files and the instructor's class-grading workflow"
+                                     if name == "github" else "the old name of `github` (GitHub Classroom was "
+                                                              "shut down on 28 August 2026)")
+        github.add_argument("assignment", choices=course.names(), help=ASSIGNMENT)
+        github.add_argument("--out", default=name, help=f"folder to write (default {name}/)")
+        github.add_argument("--classroom", type=classroom_name, default="course",
+                            help="Classroom 50's short name of the classroom (default course): its repositories "
+                                 "are CLASSROOM-ASSIGNMENT-username")
+        github.add_argument("--org", help="the organisation: names the template repository in assignments.json")
+        github.add_argument("--due", help="the due date Classroom 50 shows (ISO 8601 with its zone); the grade's "
+                                          "deadline is the instructor workflow's own")
+        github.set_defaults(run=cmd_github)
+    export = commands.add_parser("export", help="write a class's grades for an LMS: Canvas's or Moodle's gradebook "
+                                                "import CSV, or Classroom 50's scores.csv columns")
+    export.add_argument("graded", help="a class run's --out folder (grades.csv and each student's result)")
+    export.add_argument("--to", required=True, choices=("canvas", "moodle", "classroom50"),
+                        help="the gradebook's format: Canvas's or Moodle's import CSV, or Classroom 50's scores.csv")
+    export.add_argument("--roster", help="CSV: a folder column (each student's submission folder) and the LMS's "
+                                         "own identity columns (required for canvas and moodle)")
+    export.add_argument("--out", required=True, help="the CSV to write")
+    export.add_argument("--column", help="the grade column's name (default: the assignment's)")
+    export.add_argument("--assignment", choices=course.names(),
+                        help="which assignment, where grades.csv holds several")
+    export.set_defaults(run=cmd_export)
+    for name, command in commands.choices.items():  # an example under every subcommand's --help
+        command.epilog, command.formatter_class = EXAMPLES[name], argparse.RawDescriptionHelpFormatter
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     return args.run(args)

@@ -286,6 +286,23 @@ if "HOSTILE_SECRET" in os.environ or b"HOSTILE_SECRET" in environ:
     PWNED = True
 '''
 
+HIDDEN_MEMORY = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+# Memory RLIMIT_AS does not count: pages of a memfd kept open, and a tmpfs of our own in a user
+# (and mount) namespace we make ourselves. Either one held is the attack working.
+try:
+    held = os.memfd_create("held")
+    os.write(held, b"x" * (8 << 20))
+    PWNED = True
+except OSError:
+    pass
+if libc.unshare(0x10000000 | 0x00020000) == 0:     # CLONE_NEWUSER | CLONE_NEWNS
+    os.makedirs("/tmp/held", exist_ok=True)
+    if libc.mount(b"none", b"/tmp/held", b"tmpfs", 0, b"size=64m") == 0:
+        PWNED = True
+'''
+
 KILL_GRADER = r'''
 import os, signal
 for action in (lambda: os.kill(os.getppid(), signal.SIGKILL), lambda: os.kill(@PID@, signal.SIGKILL),
@@ -736,6 +753,8 @@ CASES = [
           "solutions": Symlink("@REPO@/solutions/ch03_attention")}, note="symbolic link"),
     Case("14_tool_files", "conftest.py, sitecustomize.py, .pth, pytest.ini and friends", "blank", 0,
          TOOL_FILES),
+    Case("14b_gated_hidden_memory", "memory no limit counts: memfd pages, a tmpfs in a user namespace of its own",
+         "blank", 0, {"simple_attention.py": gated(HIDDEN_MEMORY)}),
     # --- failure modes: the honest rest is graded, the broken part earns nothing ---
     Case("20_syntax_error", "syntax error", "simple", 0,
          {"simple_attention.py": replace("def dot_product_loop(x, y):", "def dot_product_loop(x, y)")},

@@ -8,20 +8,16 @@ by the session's warm grader, and must score full marks (the reference's total).
 also really differ from the reference, or the bank would prove nothing.
 """
 import ast
-import sys
 from pathlib import Path
 
 import pytest
 
+from autograder.grading import course
+from autograder.sandbox.submission import decode_python_source
+from banks import banks, describe, earlier_sources, reference_sources
+
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
-for path in (str(ROOT), str(TESTS)):
-    if path not in sys.path:
-        sys.path.insert(0, path)
-
-from autograder.grading import course  # noqa: E402
-from autograder.sandbox.submission import decode_python_source  # noqa: E402
-from banks import banks, describe, earlier_sources, reference_sources  # noqa: E402
 
 BANKS = banks("alternatives")
 CASES = [(assignment, alternative) for assignment, bank in BANKS for alternative in bank.ALTERNATIVES]

@@ -11,17 +11,16 @@ import): then no block can even be built, so the parts that need no block keep t
 points and every check that lost its points says plainly which chapter-3 file could not be
 imported. Crediting a block that cannot run would hand out its points unseen.
 """
-import sys
 from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
-sys.path.insert(0, str(TESTS))
-from banks import describe, load, mutated_sources, reference_sources  # noqa: E402
+from banks import describe, load, mutated_sources, reference_sources
 
-from autograder.grading import course  # noqa: E402
-from autograder.grading.runner import Grader  # noqa: E402
+from autograder.grading import course
+from autograder.grading.runner import Grader
+
+TESTS = Path(__file__).resolve().parent
 
 CH04 = course.get("ch04_gpt")
 EARLIER = {m for modules in CH04.builds_on.values() for m in modules}  # file names

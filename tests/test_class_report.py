@@ -8,6 +8,7 @@ rendered as a Markdown renderer does before GitHub's own sanitizer, are opened i
 Chromium (Debian's package).
 """
 import csv
+import html
 import json
 import os
 import re
@@ -18,15 +19,16 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from autograder.grading import course
-from autograder.platforms import shards
-from autograder.paths import ROOT
 from banks import load, reference_sources, stub_sources
 from browser import browser_or_skip
 from test_course import CH03, TINY, tiny  # noqa: F401 (tiny: a course of two assignments, a fixture)
 from test_course import cli as course_cli
 from test_mutants import mutated_sources
+
+from autograder.grading import course
+from autograder.paths import ROOT
+from autograder.platforms import report, shards
+from autograder.platforms.files import result_stem
 
 ASSIGNMENT = "ch03_attention"  # the class hands in this chapter (its mutant bank names the mistakes)
 
@@ -94,6 +96,9 @@ def test_shards_merge_into_exactly_the_one_run(graded):
     feedback = sorted(p.name for p in one.iterdir() if p.suffix in (".md", ".json"))
     assert sorted(p.name for p in merged.iterdir() if p.suffix in (".md", ".json")) == feedback
     assert all((merged / name).read_bytes() == (one / name).read_bytes() for name in feedback if name.endswith(".md"))
+    # private, as a class run writes them
+    assert {oct(os.stat(merged / name).st_mode & 0o777) for name in feedback} == \
+        {oct(os.stat(one / name).st_mode & 0o777) for name in feedback} == {oct(0o600)}
     sizes = []
     for k, shard in enumerate(graded["shards"], start=1):
         rows = read_csv(shard / "grades.csv")
@@ -123,6 +128,71 @@ def test_merge_refuses_what_is_not_one_class(graded, tmp_path):
     stale = cli("merge", s1, older, s3, "--out", tmp_path / "d")
     assert stale.returncode == 2 and "different versions of the suites" in stale.stderr, stale.stderr
     assert not (tmp_path / "d").exists()
+
+
+def _tampered(shard, tmp_path, name, edit_summary=None, edit_files=None):
+    """A copy of ``shard`` with its summary.json (a dict) and/or its files changed."""
+    copy = tmp_path / name
+    shutil.copytree(shard, copy, symlinks=True)
+    if edit_summary:
+        summary = json.loads((copy / "summary.json").read_text())
+        edit_summary(summary)
+        (copy / "summary.json").write_text(json.dumps(summary))
+    if edit_files:
+        edit_files(copy, json.loads((copy / "summary.json").read_text()))
+    return copy
+
+
+def _graded_row(summary):
+    return next(r for r in summary["rows"] if r["result"])
+
+
+def test_merge_refuses_shards_it_cannot_trust(graded, tmp_path):
+    """Shards of another engine, another class or another assignment, a dropped row, a result
+    path outside the shard or through a link: exit 2 and the reason, nothing written."""
+    s1, s2, s3 = graded["shards"]
+    summary = json.loads((s2 / "summary.json").read_text())
+    assert summary["engine"] == course.engine_digest() and summary["assignment"] is None
+    assert summary["class"] == json.loads((graded["one"] / "summary.json").read_text())["class"]
+
+    def link_to_a_neighbour(copy, summary):
+        target = copy / _graded_row(summary)["result"]
+        target.unlink()
+        target.symlink_to(s1 / _graded_row(json.loads((s1 / "summary.json").read_text()))["result"])
+
+    def set_result(path):
+        return lambda summary: _graded_row(summary).update(result=path)
+    cases = {
+        "engine": (lambda summary: summary.update(engine="0123456789abcdef"), None,
+                   "graded as different versions of the grading engine"),
+        "class": (lambda summary: summary.update({"class": "0123456789abcdef"}), None, "graded as different classes"),
+        "assignment": (lambda summary: summary.update(assignment="ch04_gpt"), None, "graded as different assignments"),
+        "dropped": (lambda summary: summary["rows"].pop(), None, "a student was dropped or added"),
+        "absolute": (set_result(str(s1 / "ref.json")), None, "not where a class run writes it"),
+        "dotdot": (set_result("../shard-1/ref.json"), None, "not where a class run writes it"),
+        "link": (None, link_to_a_neighbour, "cannot be read: Too many levels of symbolic links"),
+    }
+    for name, (edit_summary, edit_files, why) in cases.items():
+        bad = _tampered(s2, tmp_path, name, edit_summary, edit_files)
+        run = cli("merge", s1, bad, s3, "--out", tmp_path / f"out-{name}")
+        assert run.returncode == 2 and why in run.stderr, (name, run.stderr)
+        assert not (tmp_path / f"out-{name}").exists(), name
+
+
+def test_merge_adds_up_each_score_from_its_checks(graded, tmp_path):
+    """A result's ``score`` as written is never taken: the merge writes what one run wrote."""
+    def full_marks(copy, summary):
+        path = copy / _graded_row(summary)["result"]
+        result = json.loads(path.read_text())
+        result["score"] = result["max_score"]
+        result["extra_data"]["parts"] = {k: [most, most] for k, (_, most) in result["extra_data"]["parts"].items()}
+        path.write_text(json.dumps(result))
+    s1, s2, s3 = graded["shards"]
+    forged = _tampered(s2, tmp_path, "forged", edit_files=full_marks)
+    run = cli("merge", s1, forged, s3, "--out", tmp_path / "merged")
+    assert run.returncode == 0, run.stderr
+    for name in ("grades.csv", "summary.json", "report.html"):
+        assert (tmp_path / "merged" / name).read_bytes() == (graded["one"] / name).read_bytes(), name
 
 
 def test_a_result_of_other_suites_is_regraded_not_kept(graded, tmp_path):
@@ -186,6 +256,7 @@ def keep(path):
         shutil.copy(path, Path(folder) / path.name)
 
 
+@pytest.mark.browser
 def test_report_page_in_a_browser(graded, tmp_path):
     page_path = graded["one"] / "report.html"
     rows = read_csv(graded["one"] / "grades.csv")
@@ -215,7 +286,7 @@ def test_report_page_in_a_browser(graded, tmp_path):
     assert float(seen["stats"]["median"]) == statistics.median(scores)
     assert float(seen["stats"]["mean"]) == round(statistics.fmean(scores), 2)
     assert (seen["stats"]["at_zero"], seen["stats"]["at_full_marks"]) == (str(scores.count(0)), str(scores.count(100)))
-    assert seen["notGraded"] == [[r["student"], r["status"]] for r in rows if r["score"] == "0" and not r["max_score"]]
+    assert seen["notGraded"] == [[r["student"], r["status"]] for r in rows if r["score"] == "" and not r["max_score"]]  # no score: not a zero
     assert seen["mistakes"][0][0].startswith("no 1/sqrt(d_k) scaling") and seen["mistakes"][0][1] == "2"
     # the hostile name and feedback are text, not markup
     assert HOSTILE in [row[0] for row in seen["students"]]
@@ -238,10 +309,11 @@ def markdown_page(markdown, path):
     return path
 
 
+@pytest.mark.browser
 def test_markdown_feedback_and_job_summary_show_the_students_text_as_text(graded, tmp_path):
     """The student's folder name, file names and error messages in every Markdown file a class
-    run writes (and in Classroom's job summary) render as text: nothing runs or loads."""
-    from autograder.platforms.templates.classroom_report import summary as classroom_summary
+    run writes (and in the public tests' job summary on GitHub) render as text: nothing runs or loads."""
+    from autograder.platforms.templates.progress import summary as classroom_summary
     files = {p.name: p.read_text(encoding="utf-8") for p in graded["one"].glob("*.md")}
     files["job-summary.md"] = graded["job_summary"].read_text(encoding="utf-8")
     files["classroom.md"] = classroom_summary("simple_attention", 0, 15, 0, 1, [(HOSTILE, HOSTILE_MESSAGE)], "")
@@ -262,13 +334,92 @@ def test_markdown_feedback_and_job_summary_show_the_students_text_as_text(graded
                                  "tbody,tr,th,td,ul,li,strong,a,img), a:not([href^=\"#\"]), "
                                  "img:not([src$=\".svg\"])').length") == 0, name
             shown[name] = page.evaluate("document.body.innerText")
-            titles[name] = page.evaluate("(document.querySelector('h1') || {}).firstChild?.textContent")
+            titles[name] = page.evaluate("Array.from((document.querySelector('h1') || {}).childNodes || [])"
+                                         ".filter(n => n.nodeName != 'A').map(n => n.textContent).join('')")
     hostile = [name for name, title in titles.items() if title == f"Feedback: {HOSTILE}"]  # the heading's own text
     assert len(hostile) == 1 and HOSTILE_MESSAGE in shown[hostile[0]] and HOSTILE_FILE in shown[hostile[0]]
     assert f"{HOSTILE}: {HOSTILE_MESSAGE}" in shown["classroom.md"] and HOSTILE_MESSAGE in shown["classroom-error.md"]
 
 
-def test_a_class_of_two_assignments_merges_into_the_one_run_too(tiny, tmp_path):
+def test_every_folder_shows_under_a_name_of_its_own():
+    """Control characters, zero-width and bidi characters, bytes that are not UTF-8, spaces at an
+    end and decomposed accents never make two folders show alike (grades.csv, the report, the
+    feedback's heading), and no name can spell another's escape."""
+    from autograder.platforms.files import display_name
+    names = ["ann", "a\u200bnn", "ann\x01", "ann\x02", "ann\x7f", "\u202eann", "ann ", "Jos\u00e9", "Jose\u0301",
+             "a\\u200bnn", "ann\udcff", "ann\udcfe", "ann\ufffd"]
+    shown = [display_name(n) for n in names]
+    assert len(set(shown)) == len(names), shown
+    assert all(s.isprintable() for s in shown)
+    assert [display_name(n) for n in ("ann", "Jos\u00e9", "名前", "o'neil-2")] == ["ann", "Jos\u00e9", "名前", "o'neil-2"]
+    rows = [(s, None, "not graded: no Python files", None) for s in shown]
+    cells = [r["student"] for r in csv.DictReader(report.class_csv(rows, [ASSIGNMENT]).splitlines())]
+    assert len(set(cells)) == len(names)
+
+
+def test_a_name_like_a_domain_is_never_a_link_in_markdown():
+    """GitHub autolinks www.example.com and addresses in text, never in code: the feedback's
+    heading and the job summary show a folder name as code."""
+    from mistune import create_markdown
+
+    from autograder.grading.result import SubmissionResult
+    render = create_markdown(plugins=["table", "url"])
+    result = SubmissionResult.build([], [], "namespaces", 0.0)
+    for name in ("www.evil.com", "x@evil.com", "`www.evil.com`", "a``b.com"):
+        heading = render(report.markdown(result, name)).splitlines()[0]
+        assert heading.startswith("<h1>Feedback: <code>") and heading.endswith("</code></h1>"), heading
+        assert html.unescape(heading[len("<h1>Feedback: <code>"):-len("</code></h1>")]) == name
+        cell = render(report.summary([(name, result, "graded")]))
+        assert "<code>" in cell and "<a " not in cell, cell
+
+
+def test_a_results_folder_others_could_plant_links_in_is_refused(tmp_path):
+    """The trusted process writes results only in a folder of its own user's alone: a link, or a
+    folder others may write (where a submission run as nobody could plant links named like the
+    results), is refused before anything is read or graded."""
+    klass = tmp_path / "class"
+    (klass / "alice").mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "linked").symlink_to(elsewhere)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    (shared / "alice.json").symlink_to(tmp_path / "victim")
+    for out, why in ((tmp_path / "linked", "is a link"), (shared, "not a folder of this user's alone")):
+        run = cli("grade", klass, "--out", out, "--no-isolation", "--unsafe-same-uid")
+        assert run.returncode == 2 and why in run.stderr, run.stderr
+    assert list(elsewhere.iterdir()) == [] and not (tmp_path / "victim").exists()
+
+
+def test_result_names_are_unique_by_construction():
+    long = "x" * 130
+    shortened = result_stem(long)
+    assert shortened != long and result_stem(shortened) not in (shortened, long)
+    assert {result_stem("summary"), result_stem("Report"), result_stem("GRADES")}.isdisjoint(
+        {"summary", "Report", "GRADES"})
+    assert [result_stem(n) for n in ("alice", "m0-missing", "bob-1234")] == ["alice", "m0-missing", "bob-1234"]
+
+
+def test_a_student_named_like_anothers_shortened_result_takes_nothing(tiny, tmp_path):  # noqa: F811 (a fixture)
+    """A folder *named* a long name's shortened result name, and one named like the class's own
+    summary, grade into files of their own: every student keeps their score."""
+    long = "x" * 130
+    klass = tmp_path / "class"
+    assert course_cli(tiny, "stubs").returncode == 0
+    for name, source in ((long, tiny / "solutions" / CH03), (result_stem(long), tiny / "assignments" / CH03),
+                         ("summary", tiny / "solutions" / CH03)):
+        shutil.copytree(source, klass / name, ignore=shutil.ignore_patterns("test_*"))
+    run = course_cli(tiny, "grade", klass, "--assignment", CH03, "--out", tmp_path / "out", "--no-isolation",
+                     "--unsafe-same-uid")
+    assert run.returncode == 0, run.stdout + run.stderr
+    scores = {row["student"]: row["score"] for row in read_csv(tmp_path / "out" / "grades.csv")}
+    assert scores == {long: "100", result_stem(long): "0", "summary": "100"}
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["students"] == 3   # the class's own
+    assert len(list((tmp_path / "out").glob("*.json"))) == 4
+
+
+def test_a_class_of_two_assignments_merges_into_the_one_run_too(tiny, tmp_path):  # noqa: F811 (a fixture)
     """Several assignments: a results folder and a report section per assignment; the merged
     shards give the one run's files, every feedback file included, byte for byte."""
     assert course_cli(tiny, "stubs").returncode == 0  # the throwaway assignment's stubs

@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
 
@@ -273,7 +272,7 @@ def test_one_assignment_keeps_todays_csv_and_several_get_a_column_group_each():
                                          "extra_data": {"assignment": CH03, "parts": {p: [1, 20] for p in parts}}})
     one = report.class_csv([("alice", result, "graded"), ("bob", None, "not graded: empty")])
     assert one.splitlines() == [",".join(["student", "score", "max_score", *parts, "status"]),
-                                "alice,7,100,1,1,1,1,1,graded", "bob,0,,,,,,,not graded: empty"]
+                                "alice,7,100,1,1,1,1,1,graded", "bob,,,,,,,,not graded: empty"]  # empty, not 0
     assert report.class_csv([("alice", result, "graded", CH03)], [CH03]) == one.splitlines(True)[0] + \
         one.splitlines(True)[1]
 

@@ -9,8 +9,6 @@ a method of an earlier step's object as ``module.Class.method``). A method count
 when its class is built (``__init__``) or run (``forward``).
 """
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +16,7 @@ from autograder.grading import course
 from autograder.authoring import stubs
 from autograder.sandbox.session import StudentSession
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from banks import reference_sources  # noqa: E402
+from banks import reference_sources
 
 
 def solution_functions(assignment):

@@ -21,7 +21,7 @@ import time
 import pytest
 
 from autograder.grading.grade import fingerprint
-from autograder.platforms.files import result_stem
+from autograder.platforms.files import display_name, result_stem
 from autograder.platforms.report import csv_cell
 from autograder.paths import ROOT, SOLUTIONS
 from hostile import CASES, SIMPLE_FUNCTIONS, copy_base, hardcoded_book_module, materialize
@@ -113,7 +113,7 @@ def bank(tmp_path_factory):
 
 def _row(bank, case):
     """The case's line in grades.csv (its name as the CSV writes it)."""
-    return bank["grades"][csv_cell(case.folder or case.name)]
+    return bank["grades"][csv_cell(display_name(case.folder or case.name))]
 
 
 def test_the_class_run_completes_with_a_result_for_every_student(bank):
@@ -154,9 +154,9 @@ def test_neighbours_keep_their_grades(bank):
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_hostile_case_gets_exactly_its_score(bank, case):
-    if not case.graded:   # refused as a whole: listed in grades.csv with 0 and the reason
+    if not case.graded:   # refused as a whole: listed in grades.csv with no score and the reason
         row = _row(bank, case)
-        assert row["score"] == "0" and row["status"].startswith("not graded") and case.note in row["status"], row
+        assert row["score"] == "" and row["status"].startswith("not graded") and case.note in row["status"], row
         return
     result = bank["results"][case.folder or case.name]
     assert result is not None, f"{case.name}: no result (grader crash?)"
@@ -186,7 +186,7 @@ def test_nothing_escaped_the_sandbox(bank):
 
 
 def test_summary(bank, capsys):
-    rows = [(c, int(_row(bank, c)["score"])) for c in CASES]
+    rows = [(c, int(_row(bank, c)["score"] or 0)) for c in CASES]  # empty: not graded, no points
     undeserved = sum(max(0, got - c.score) for c, got in rows)
     crashes = sum(not _row(bank, c)["status"].startswith(("graded", "not graded")) for c in CASES)
     crashes += bank["rc"] != 0
@@ -260,7 +260,7 @@ def test_a_class_of_random_hostile_and_honest_students_is_graded_to_the_end(tmp_
     for name, base in honest.items():
         assert int(grades[name]["score"]) == expected[base], (name, grades[name], [c.name for c in hostile])
     for case in hostile:
-        assert int(grades[csv_cell(case.folder or case.name)]["score"]) <= case.score, (case.name, grades)
+        assert int(grades[csv_cell(display_name(case.folder or case.name))]["score"]) <= case.score, (case.name, grades)
     assert not list(markers.iterdir())
 
 

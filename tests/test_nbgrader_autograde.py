@@ -9,21 +9,18 @@ kernel per submission.
 """
 import csv
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from autograder.grading import course as the_course
+from autograder.platforms import nbgrade
+from autograder.paths import ASSIGNMENTS, SOLUTIONS
+from autograder.authoring.release import build_course, kernel_path, run_nbgrader
 
-from autograder.grading import course as the_course  # noqa: E402
-from autograder.platforms import nbgrade  # noqa: E402
-from autograder.paths import ASSIGNMENTS, SOLUTIONS  # noqa: E402
-from autograder.authoring.release import build_course, kernel_path, run_nbgrader  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 ASSIGNMENT = "ch03_attention"  # the deep case
 OTHERS = tuple(name for name in the_course.names() if name != ASSIGNMENT)

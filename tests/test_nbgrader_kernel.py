@@ -23,17 +23,17 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from hostile import CASES, Case, materialize
+from nobody import python_nobody_runs
+
+from autograder.platforms import nbgrade
+from autograder.sandbox import interpreter, kernel_sandbox
+from autograder.sandbox.kernel_sandbox import children
+from autograder.platforms.nbkernel import SandboxedExecute, SandboxedKernelManager, execute_preprocessor
+from autograder.paths import SOLUTIONS
+from autograder.authoring.release import build_course, kernel_path, run_nbgrader
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from hostile import CASES, Case, materialize  # noqa: E402
-
-from autograder.platforms import nbgrade  # noqa: E402
-from autograder.sandbox import interpreter, kernel_sandbox  # noqa: E402
-from autograder.sandbox.kernel_sandbox import children  # noqa: E402
-from autograder.platforms.nbkernel import SandboxedExecute, SandboxedKernelManager, execute_preprocessor  # noqa: E402
-from autograder.paths import SOLUTIONS  # noqa: E402
-from autograder.authoring.release import build_course, kernel_path, run_nbgrader  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"
 CASE = {case.name: case for case in CASES}
@@ -230,6 +230,31 @@ if os.fork() == 0:
 """
 
 
+HIDDEN_MEMORY = """
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+held = []
+try:
+    os.memfd_create("held")
+    held.append("memfd")
+except OSError:
+    pass
+if libc.unshare(0x10000000 | 0x00020000) == 0:     # CLONE_NEWUSER | CLONE_NEWNS: a tmpfs of its own next
+    held.append("namespace")
+assert not held, held
+"""
+
+
+@pytest.mark.parametrize("isolation", ["full", "off"])
+def test_the_kernel_holds_no_memory_its_limits_do_not_count(tmp_path, isolation):
+    """As the CLI's child: memfd pages and a user namespace of the kernel's own (where it could
+    mount a tmpfs) are refused, with namespaces and without."""
+    if isolation == "off" and os.geteuid() == 0 and interpreter.python_for_others(kernel_sandbox.KERNEL_NEEDS)[0] is None:
+        pytest.skip("the kernel cannot run as nobody without namespaces here")
+    reply, _, _ = asyncio.run(_run_kernel(tmp_path, isolation, HIDDEN_MEMORY))
+    assert reply["content"]["status"] == "ok", reply["content"]
+
+
 @pytest.mark.parametrize("isolation", ["full", "off"])
 def test_nothing_the_kernel_started_survives_it(tmp_path, capfd, isolation):
     """Also without namespaces (where the keeper reaps the kernel's orphans), and said loudly.
@@ -237,12 +262,8 @@ def test_nothing_the_kernel_started_survives_it(tmp_path, capfd, isolation):
     Python (a virtual environment of pyenv's under /root): without a private root it works in
     a copy of its folder, with a Python nobody can reach (.ci/run builds /opt/autograder-venv)."""
     if isolation == "off" and os.geteuid() == 0:
-        python, why = interpreter.python_for_others(kernel_sandbox.KERNEL_NEEDS)
-        if python is None:  # the kernel is refused, and says why: see the test below
-            message = f"the kernel cannot run as nobody without namespaces here: {why}"
-            if os.environ.get("CI"):
-                pytest.fail(message)
-            pytest.skip(message)
+        # without one the kernel is refused, and says why: see the test below
+        python_nobody_runs(kernel_sandbox.KERNEL_NEEDS, "the kernel as nobody without namespaces")
     token = os.urandom(5).hex()
     code = DETACH.format(token=token, folder=tmp_path.name, ordinary_user=os.geteuid() != 0)
     reply, km, worker = asyncio.run(_run_kernel(tmp_path, isolation, code))
@@ -257,6 +278,7 @@ def test_nothing_the_kernel_started_survives_it(tmp_path, capfd, isolation):
     assert warned == (isolation == "off")
 
 
+@pytest.mark.privileged
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root changes the kernel's uid")
 def test_a_kernel_nobody_cannot_run_is_not_started_and_says_why_in_one_line(tmp_path, monkeypatch):
     """Without namespaces and without a Python nobody can reach, the kernel is refused (never

@@ -21,15 +21,13 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from autograder.grading import course as the_course
+from autograder.platforms import nbgrade
+from autograder.paths import SOLUTIONS
+from autograder.authoring.release import CONFIG, CONFIG_BEGIN, CONFIG_END, kernel_path
+from test_nbgrader_autograde import make_buggy
 
-from autograder.grading import course as the_course  # noqa: E402
-from autograder.platforms import nbgrade  # noqa: E402
-from autograder.paths import SOLUTIONS  # noqa: E402
-from autograder.authoring.release import CONFIG, CONFIG_BEGIN, CONFIG_END, kernel_path  # noqa: E402
-from test_nbgrader_autograde import make_buggy  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 ASSIGNMENT = "ch03_attention"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"

@@ -21,14 +21,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from browser import Listener, browser_or_skip
+from hostile import CASES, materialize
+
+from autograder.paths import SOLUTIONS
+from autograder.authoring.release import build_course, kernel_path, run_nbgrader
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-
-from browser import Listener, browser_or_skip  # noqa: E402
-from hostile import CASES, materialize  # noqa: E402
-
-from autograder.paths import SOLUTIONS  # noqa: E402
-from autograder.authoring.release import build_course, kernel_path, run_nbgrader  # noqa: E402
 
 ASSIGNMENT = "ch03_attention"
 STUDENTS = {"finding": "59_script_in_feedback", "variants": "60_active_content_in_feedback",

@@ -1,7 +1,7 @@
 """The one result: totals added up once, written as the result file has always been, read back whole."""
 import json
 
-from autograder.grading.result import REDUCED_WARNING, Check, SubmissionResult
+from autograder.grading.result import NAMES_MISTAKE, REDUCED_WARNING, Check, KnownMistake, SubmissionResult, failure
 from autograder.platforms import gradescope, report
 
 CHECKS = [Check("b: first", "b", 3, 3, "passed", ""), Check("a: second", "a", 0, 2, "failed", "off by 1"),
@@ -47,3 +47,46 @@ def test_every_rendering_reads_the_same_totals():
     assert gradescope.to_gradescope(result)["output"].splitlines()[-2:] == ["a: 1 / 2", "b: 6 / 7"]
     assert report.class_csv([("alice", result, "graded")], ["ch03_attention"]).splitlines()[1].startswith("alice,7,9,")
     assert 'name="score" value="7"' in report.junit([("alice", result, "graded")])
+
+
+def test_a_recognised_mistake_is_a_field_every_rendering_reads():
+    named = Check("a: named", "a", 0, 2, "failed", "off.", mistake="no scaling")
+    assert str(KnownMistake("off.", "no scaling")) == "off." + NAMES_MISTAKE.format("no scaling")
+    result = SubmissionResult.build([*CHECKS, named], [], "namespaces", 0.1)
+    data = result.to_json()
+    assert data["tests"][-1]["extra_data"] == {"mistake": "no scaling"}
+    assert all("extra_data" not in t for t in data["tests"][:-1])  # a check without one keeps its shape
+    assert SubmissionResult.from_json(json.loads(json.dumps(data))) == result
+    shown = gradescope.to_gradescope(result)["tests"]
+    assert shown[-1]["extra_data"] == {"mistake": "no scaling"} and "extra_data" not in shown[0]
+    xml = report.junit([("alice", result, "graded")])
+    assert '<property name="mistake" value="no scaling" />' in xml and xml.count('type="KnownMistake"') == 1
+
+
+def test_a_picture_travels_beside_the_mistake_in_extra_data():
+    drawn = {"title": "t", "tokens": ["a", "b"], "yours": [[1.0, 0.0], [0.5, 0.5]], "expected": [[1.0, 0.0], [0.0, 1.0]]}
+    check = Check("a: pictured", "a", 0, 2, "failed", "off.", mistake="no scaling", picture=drawn)
+    data = check.to_json()
+    assert data["extra_data"] == {"mistake": "no scaling", "picture": drawn} and "picture" not in data
+    assert Check.from_json(json.loads(json.dumps(data))) == check
+    assert "extra_data" not in Check("a: plain", "a", 2, 2, "passed", "").to_json()
+
+
+def test_a_student_message_that_imitates_the_sentence_names_no_mistake():
+    """Only a check's KnownMistake names one: a child's error ending in the very sentence does not."""
+    from autograder.grading.diagnose import FLOAT_MASK
+    from autograder.grading.runner import _Check, _Collector
+    from autograder.sandbox.session import StudentFailure
+
+    check = _Check("t::c", None, (), (), 2, "doc", "a")
+    collector = _Collector(None)
+    forged = "boom" + NAMES_MISTAKE.format("a forged name")
+    collector.record(check, False, True, StudentFailure(forged))
+    collector.record(check, False, True, AssertionError(forged))
+    collector.record(check, False, True, failure("off.", "no scaling"))
+    collector.record(check, False, True, failure("off.", None))
+    # a failure's own text names only one of diagnose's fixed mistakes (never the child's words)
+    collector.record(check, False, True, StudentFailure("x.masked_fill(mask, -inf): masked_fill_ only supports boolean masks"))
+    assert [c.mistake for c in collector.records] == [None, None, "no scaling", None, FLOAT_MASK]
+    assert collector.records[-1].output.endswith(NAMES_MISTAKE.format(FLOAT_MASK))
+    assert collector.records[0].output == forged and collector.records[2].output.endswith("with: no scaling.")

@@ -64,6 +64,124 @@ def test_the_seccomp_filter_refuses_what_a_shared_uid_would_allow():
                                  "kill all=EPERM self=ok")
 
 
+def test_the_seccomp_filter_refuses_memory_no_limit_counts_and_new_namespaces():
+    """memfd pages and a tmpfs mounted in a user namespace of the child's own escape RLIMIT_AS:
+    memfd_create, unshare, setns, clone with a CLONE_NEW* flag and every mount call are refused,
+    while fork and threads (clone3 falls back to clone) still work."""
+    def body():
+        import ctypes
+        import errno
+        import signal
+        import threading
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        isolate._no_new_privs()
+        isolate._seccomp()
+        numbers = isolate.ARCH["x86_64"]["deny"]
+        outcomes = []
+        for name, call in (
+                ("memfd_create", lambda: libc.syscall(numbers["memfd_create"], b"held", 0)),
+                ("unshare", lambda: libc.unshare(isolate.CLONE_NEWUSER | isolate.CLONE_NEWNS)),
+                ("setns", lambda: libc.syscall(numbers["setns"], os.open("/proc/self/ns/net", os.O_RDONLY), 0)),
+                ("mount", lambda: libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)),
+                ("fsopen", lambda: libc.syscall(numbers["fsopen"], b"tmpfs", 0)),
+                ("clone", lambda: libc.syscall(isolate.ARCH["x86_64"]["clone"],
+                                               isolate.CLONE_NEWUSER | signal.SIGCHLD, 0, 0, 0, 0))):
+            result = call()
+            if result == 0 and name == "clone":   # the filter failed: this is the new process
+                os._exit(0)
+            outcomes.append(f"{name}={'EPERM' if result == -1 and ctypes.get_errno() == errno.EPERM else result}")
+        pid = os.fork()                  # an ordinary fork and thread still work
+        if pid == 0:
+            os._exit(7)
+        outcomes.append(f"fork={os.WEXITSTATUS(os.waitpid(pid, 0)[1])}")
+        ran = []
+        thread = threading.Thread(target=lambda: ran.append(torch.ones(64, 64) @ torch.ones(64, 64)))
+        thread.start()
+        thread.join()
+        outcomes.append(f"thread={int(ran[0][0, 0])}")
+        return " ".join(outcomes)
+
+    if os.uname().machine != "x86_64":
+        pytest.skip("the test names x86_64 syscall numbers")
+    assert _in_a_child(body) == ("memfd_create=EPERM unshare=EPERM setns=EPERM mount=EPERM fsopen=EPERM "
+                                 "clone=EPERM fork=7 thread=64")
+
+
+def test_the_memory_cgroup_steps_on_a_stand_in_hierarchy(tmp_path, monkeypatch):
+    """The steps of ``_memory_cgroup`` where no writable cgroup2 memory controller is at hand
+    (this project's own test machine has none): a folder stands in for the child's cgroup, the
+    kernel's part (a new cgroup lists the controllers its parent hands on) done by the test."""
+    home = tmp_path / "grader.scope"
+    home.mkdir()
+    (home / "cgroup.controllers").write_text("cpu memory pids\n")
+    (home / "cgroup.subtree_control").write_text("")
+    real_mkdir = os.mkdir
+
+    def kernel_mkdir(path, mode=0o777):
+        real_mkdir(path, mode)
+        handed = (home / "cgroup.subtree_control").read_text().replace("+", "").split()
+        with open(os.path.join(path, "cgroup.controllers"), "w") as handle:
+            handle.write(" ".join(handed))
+    monkeypatch.setattr(isolate, "_cgroup_bases", lambda: [str(home)])
+    monkeypatch.setattr(isolate.os, "mkdir", kernel_mkdir)
+    protections = isolate.Protections()
+    assert protections.attempt("memory cgroup", isolate._memory_cgroup, isolate.Limits, 4242, 41)
+    group = home / isolate.cgroup_name(4242, 41)
+    assert (home / "cgroup.subtree_control").read_text() == "+memory"        # handed on to the child's cgroup
+    assert [(group / f).read_text() for f in ("memory.max", "memory.swap.max", "cgroup.procs")] == \
+        [str(isolate.Limits.charged_bytes), "0", "0"]                         # "0": the process that writes joins
+    (home / "cgroup.controllers").write_text("cpu pids\n")                  # memory is cgroup v1's here
+    refused = isolate.Protections()
+    assert not refused.attempt("memory cgroup", isolate._memory_cgroup, isolate.Limits, 4343, 41)
+    assert "no memory controller" in refused.unavailable["memory cgroup"]
+    assert refused.summary() == isolate.FULL and not (home / isolate.cgroup_name(4343, 41)).exists()
+
+
+def _cgroup2_memory():
+    """Why a memory cgroup cannot be had here, or None where it can: root needs the memory
+    controller at the top of the cgroup2 hierarchy; another user, a subtree of its own that
+    hands the controller on."""
+    try:
+        base = isolate._cgroup_bases()[-1]
+        wanted = "cgroup.controllers" if os.geteuid() == 0 else "cgroup.subtree_control"
+        with open(os.path.join(base, wanted)) as handle:
+            return None if "memory" in handle.read().split() and os.access(base, os.W_OK) else "no memory controller"
+    except OSError as exc:
+        return str(exc)
+
+
+def _cgroups_of(pid):
+    """The memory cgroups of the zygote's child ``pid`` (named by the zygote's pid and its own)."""
+    import glob
+    return [g for b in isolate._cgroup_bases() for g in glob.glob(os.path.join(b, isolate.cgroup_name(pid, "*")))]
+
+
+def test_a_child_is_charged_in_a_memory_cgroup_or_says_why_not(grader):
+    """Where a cgroup v2 hierarchy can be written, the child and all it starts are charged in a
+    cgroup of their own (memory.max, no swap: tmpfs and shared memory count); where not, the
+    hello says why, and the isolation is not called reduced for it alone."""
+    pid, sock = grader.zygote.spawn()
+    hello = protocol.recv(sock, time.monotonic() + 30)["hello"]
+    try:
+        if "memory cgroup" in hello["held"]:
+            (group,) = _cgroups_of(pid)
+            with open(os.path.join(group, "memory.max")) as handle:
+                assert int(handle.read()) == isolate.Limits.charged_bytes
+            with open(os.path.join(group, "cgroup.procs")) as handle:
+                assert str(pid) in handle.read().split() or hello["pid"] != pid   # the keeper, or the worker
+        else:
+            assert hello["unavailable"]["memory cgroup"], "the reason is given"
+            assert "memory cgroup" not in hello["isolation"]
+            if _cgroup2_memory() is None:
+                pytest.fail(f"a memory cgroup could be had here: {hello['unavailable']['memory cgroup']}")
+    finally:
+        sock.close()
+        grader.zygote.reap(pid)
+    if _cgroup2_memory() is None:   # removed with its child
+        assert _cgroups_of(pid) == []
+
+
 def test_the_summary_names_each_missing_protection_once_with_its_reason():
     protections = isolate.Protections()
     protections.attempt("limits", lambda: None)

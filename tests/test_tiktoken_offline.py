@@ -15,7 +15,6 @@ import tiktoken_ext.openai_public
 from autograder.grading import course
 from autograder.authoring import stubs
 from autograder.support import tiktoken_offline
-from autograder.paths import ROOT
 
 PROBE = r"""
 import socket, sys
@@ -69,3 +68,37 @@ def test_students_get_the_engine_module_byte_for_byte(assignment):
     for name in course.get(assignment).support:
         assert stubs.expected_files(assignment)[name] == (course.ENGINE / name).read_text(encoding="utf-8")
         assert (course.get(assignment).stubs / name).read_bytes() == (course.ENGINE / name).read_bytes()
+
+
+def test_a_cache_folder_someone_else_made_is_never_written_through(monkeypatch, tmp_path):
+    """A submission run as nobody (or any other user) under a shared /tmp makes tiktoken's cache
+    folder first, with links named like the files the next writer makes (the cache's own names
+    and the temporary ones beside them). The next install, as root or as its own user, writes
+    through none of them: it takes a folder of its own, and tiktoken still loads offline."""
+    import os
+    victims = tmp_path / "victims"
+    victims.mkdir()
+    planted = tmp_path / "shared-tmp" / "data-gym-cache"
+    planted.mkdir(parents=True)
+    os.chmod(planted.parent, 0o1777)
+    os.chmod(planted, 0o777)                 # as another user's folder: anyone may add links
+    links = []
+    for url in tiktoken_offline.FILES:
+        name = hashlib.sha1(url.encode()).hexdigest()
+        for link in (name, f"{name}.{os.getpid()}.tmp"):
+            victim = victims / link
+            victim.write_text("root's own file\n")
+            (planted / link).symlink_to(victim)
+            links.append(victim)
+    if os.geteuid() == 0:                    # the attack as it was: nobody's folder, root writing
+        os.chown(planted, 65534, 65534)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(planted))
+    monkeypatch.setattr(tiktoken_offline.tempfile, "tempdir", str(tmp_path))
+    folder = tiktoken_offline.install()
+    assert os.path.realpath(folder) != os.path.realpath(planted)
+    assert [v.read_text() for v in links] == ["root's own file\n"] * len(links)   # nothing written through
+    mine = os.lstat(folder)
+    assert mine.st_uid == os.geteuid() and not mine.st_mode & 0o022
+    import tiktoken
+    assert tiktoken.get_encoding("gpt2").encode("Hello, I am") == [15496, 11, 314, 716]
+    assert tiktoken_offline.install() == folder   # the next run finds its own folder again

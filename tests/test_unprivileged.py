@@ -23,6 +23,7 @@ import pytest
 from autograder.grading import course
 from autograder.paths import ROOT
 from hostile import CASES, SIMPLE_FUNCTIONS, copy_base, materialize
+from nobody import unmet
 
 VENV = Path(os.environ.get("AUTOGRADER_USER_VENV", "/opt/autograder-venv"))
 NOBODY = 65534
@@ -35,10 +36,7 @@ def user_python():
         return [], sys.executable
     python = VENV / "bin" / "python"
     if not python.exists():
-        message = f"no virtual environment at {VENV} for an unprivileged user: run .ci/run (it builds it)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+        unmet(f"no virtual environment at {VENV} for an unprivileged user: run .ci/run (it builds it)")
     return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "env", "HOME=/tmp"], str(python)
 
 
@@ -62,7 +60,7 @@ def user():
     ordinary user in ``repo``, a world-readable copy of the project."""
     prefix, python = user_python()
     repo = copy_repo()
-    os.chmod(repo, 0o777)   # results are written here by that user
+    os.chmod(repo, 0o1777)   # results are written here by that user (sticky: no one else may swap its folders)
 
     def run(*args, no_userns=False):
         wrapper = [python, "tests/no_userns.py"] if no_userns else []
@@ -104,6 +102,19 @@ def test_an_ordinary_user_runs_the_readme_test_command_in_a_fresh_checkout(user)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     # the kernel with and without namespaces, and every interpreter test but the one for root alone
     assert re.search(r"\b5 passed, 1 skipped\b", done.stdout), done.stdout[-1000:]
+
+
+def test_an_ordinary_user_runs_the_first_contact_tests_in_a_fresh_checkout(user):
+    """tests/test_first_contact.py as that user: a class with stray files, a gap, nothing and
+    another assignment's files graded by that user, the public tests' line, the help. Skipped
+    there: the README's command as root, and git's ignore rules (the copy is no checkout)."""
+    _, repo = user
+    prefix, python = user_python()
+    done = subprocess.run([*prefix, python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+                           "tests/test_first_contact.py"], cwd=repo, capture_output=True, text=True, timeout=900,
+                          env={k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert re.search(r"\b\d+ passed, 2 skipped\b", done.stdout), done.stdout[-1500:]
 
 
 def test_without_user_namespaces_only_trusted_code_is_graded_and_says_what_is_missing(user):

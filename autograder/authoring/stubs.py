@@ -67,13 +67,20 @@ def solution_lines(source: str) -> set:
     return inside - outside
 
 
+HAND_IN = "HAND_IN = ()\n"  # a master's line where the stub gets the assignment's hand-in (course.Assignment.hand_in)
+PARTS = "PARTS = ()\n"  # a master's line where the stub gets the assignment's parts, in the book's order
+
+
 def expected_files(assignment: str) -> dict:
     """Relative path -> text of every file that assignments/<assignment>/ must hold."""
     a = course.get(assignment)
     files = {}
+    hand_in = "HAND_IN = (\n" + "".join(f'    ("{f.file}", "{f.assignment}"),\n' for f in a.hand_in) + ")\n"
+    parts = "PARTS = (\n" + "".join(f'    "{part}",\n' for part in a.parts) + ")\n"
     for path in sorted(a.solutions.glob("*.py")):
         text = path.read_text(encoding="utf-8")
-        files[path.name] = text if path.name.startswith("test_") else make_stub(text, str(path))
+        files[path.name] = text if path.name.startswith("test_") else \
+            make_stub(text, str(path)).replace(HAND_IN, hand_in).replace(PARTS, parts)
     for name in a.support:  # the engine's own module, as it is
         files[name] = (course.ENGINE / name).read_text(encoding="utf-8")
     return files
@@ -109,16 +116,20 @@ def stale_files(assignment: str, target: Path = None) -> list:
 
 
 def write_stubs(assignment: str, target: Path = None) -> list:
-    """(Re)write assignments/<assignment>/ from the master; return the file names written."""
+    """(Re)write assignments/<assignment>/ from the master; return the names of the files that
+    changed (written, or deleted as no longer generated): none when it was up to date."""
     target = target or course.get(assignment).stubs
     target.mkdir(parents=True, exist_ok=True)
-    expected = expected_files(assignment)
+    expected = {name: text.encode("utf-8") for name, text in expected_files(assignment).items()}
+    expected.update(expected_data(assignment))
+    changed = []
     for path in target.glob("*.py"):
         if path.name not in expected:
             path.unlink()
-    for name, text in expected.items():
-        (target / name).write_text(text, encoding="utf-8")
-    data = expected_data(assignment)
-    for name, content in data.items():
-        (target / name).write_bytes(content)
-    return sorted([*expected, *data])
+            changed.append(path.name)
+    for name, content in expected.items():
+        path = target / name
+        if not path.is_file() or path.read_bytes() != content:
+            path.write_bytes(content)
+            changed.append(name)
+    return sorted(changed)

@@ -7,7 +7,8 @@ much it was off, and, when the answer equals a known mistake, the mistake's name
 import torch
 
 from .diagnose import IN_PLACE, Projection, python_number
-from .diagnose import hint as _hint
+from .kit import known_mistake
+from .result import failure
 
 ATOL, RTOL = 1e-5, 1e-4
 
@@ -23,30 +24,15 @@ def _close(a, b, atol, rtol):
             and torch.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True))
 
 
-def known_mistake(actual, mistakes, atol=ATOL, rtol=RTOL):
-    """Name of the mistake whose output equals ``actual`` most exactly, or None.
-
-    ``mistakes`` maps a mistake's name to its output or to a function computing it. Every
-    model is tried; of those within tolerance, the one with the smallest largest difference
-    wins, so a model that merely comes close never hides the exact one. Models that fit
-    equally well (they coincide on these inputs) are all named: the evidence cannot choose.
-    """
-    fits = []
-    for name, candidate in (mistakes or {}).items():
-        try:
-            if isinstance(candidate, Projection):
-                value = candidate.fn(actual)
-            else:
-                value = candidate() if callable(candidate) else candidate
-        except Exception:  # a mistake that cannot even run on these shapes is not this one
-            continue
-        if isinstance(value, torch.Tensor) and _close(actual, value.to(actual.dtype), atol, rtol):
-            diff = (actual - value.to(actual.dtype)).abs().nan_to_num(nan=0.0)
-            fits.append((diff.max().item() if diff.numel() else 0.0, name))
-    if not fits:
-        return None
-    best = min(err for err, _ in fits)
-    return " or ".join(name for err, name in fits if err == best)
+def _fit(actual, value, atol, rtol):
+    """How far a tensor answer is from a mistake's (the largest difference), or None beyond tolerance.
+    A ``Projection`` model is the mistake's answer nearest ``actual`` (diagnose.Projection)."""
+    if isinstance(value, Projection):
+        value = value.fn(actual)
+    if isinstance(value, torch.Tensor) and _close(actual, value.to(actual.dtype), atol, rtol):
+        diff = (actual - value.to(actual.dtype)).abs().nan_to_num(nan=0.0)
+        return diff.max().item() if diff.numel() else 0.0
+    return None
 
 
 def expect_tensor(actual, expected, what):
@@ -77,28 +63,27 @@ def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
     """Fail unless ``actual`` matches ``expected``; name a known mistake if one fits."""
     if _close(actual, expected, atol, rtol):
         return
-    name = (known_mistake(actual, mistakes, atol, rtol) if isinstance(actual, torch.Tensor)
-            else python_number(actual, expected))
-    hint = _hint(name)
+    name = (known_mistake(actual, mistakes, lambda a, v: _fit(a, v, atol, rtol))
+            if isinstance(actual, torch.Tensor) else python_number(actual, expected))
     if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:
-        raise AssertionError(f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}.{hint}")
+        raise failure(f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}.", name)
     try:
         expect_tensor(actual, expected, what)
     except AssertionError as exc:
-        raise AssertionError(f"{exc}.{hint}") from None
+        raise failure(f"{exc}.", name) from None
     if not torch.allclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True):
         diff = (actual - expected).abs().nan_to_num(nan=float("inf"))
         where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape)) if diff.dim() else ()
         got, want = actual[where].item(), expected[where].item()
-        raise AssertionError(f"{what}: wrong values, largest difference {diff.max().item():.4g} at index "
-                             f"{list(where)} ({yours_vs_expected(yours=f'{got:.4f}', expected=f'{want:.4f}')}).{hint}")
+        raise failure(f"{what}: wrong values, largest difference {diff.max().item():.4g} at index "
+                      f"{list(where)} ({yours_vs_expected(yours=f'{got:.4f}', expected=f'{want:.4f}')}).", name)
 
 
 def check_calls(student, module, name, cases):
     """Call ``module.name(*args)`` for every case in one round trip, then compare the answers
     in order; the first wrong (or failed) case fails the check.
 
-    ``cases``: (args, expected, what, mistakes) tuples, as for ``expect_close``."""
+    ``cases``: kit.Case (args, expected, what, mistakes), as for ``expect_close``."""
     answers = student.calls(module, name, [args for args, *_ in cases])
     for i, (args, expected, what, mistakes) in enumerate(cases):
         expect_close(answers[i], expected, what, mistakes)
@@ -107,17 +92,5 @@ def check_calls(student, module, name, cases):
             if isinstance(arg, torch.Tensor) and now is not None and not (
                     isinstance(now, torch.Tensor) and now.shape == arg.shape
                     and bool(((now == arg) | (now.isnan() & arg.isnan())).all())):
-                raise AssertionError(f"{what}: {name} changed its argument {k + 1} in place; leave the "
-                                     f"caller's tensors as they were.{_hint(IN_PLACE)}")
-
-
-def compiles(source):
-    """Whether ``source`` (the student's text, or None) compiles: checked here, in the grader,
-    never in the child, whose word about its own syntax errors cannot be trusted."""
-    if source is None:
-        return False
-    try:
-        compile(source, "<submission>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+                raise failure(f"{what}: {name} changed its argument {k + 1} in place; leave the "
+                              "caller's tensors as they were.", IN_PLACE)

@@ -15,6 +15,7 @@ import functools
 import hashlib
 import importlib
 import json
+import os
 import sys
 import tomllib
 import types
@@ -32,6 +33,17 @@ ENGINE = Path(__file__).resolve().parent.parent / "support"   # where a manifest
 
 class CourseError(ValueError):
     """A manifest is missing, malformed or names what is not there; or an assignment is unknown."""
+
+
+@dataclass(frozen=True)
+class HandIn:
+    """One file a student hands in for an assignment, and the assignment whose module it is."""
+    file: str
+    assignment: str
+
+    @property
+    def module(self):
+        return self.file.removesuffix(".py")
 
 
 @dataclass(frozen=True)
@@ -73,6 +85,36 @@ class Assignment:
     def module_names(self):
         """The modules as Python imports them (no .py)."""
         return tuple(m.removesuffix(".py") for m in self.modules)
+
+    @property
+    def hand_in(self):
+        """Every file a student hands in for this assignment, as HandIn (file, the assignment it
+        comes from): its own modules, then its own copy of each module of an earlier assignment
+        this one imports. What every platform tells a student to hand in, and checks, reads this."""
+        return (tuple(HandIn(m, self.name) for m in self.modules)
+                + tuple(HandIn(m, earlier) for earlier, modules in self.builds_on.items() for m in modules))
+
+    def hand_in_text(self):
+        """The hand-in in one sentence, for instructions."""
+        own = ", ".join(f.file for f in self.hand_in if f.assignment == self.name)
+        earlier = {}
+        for f in self.hand_in:
+            if f.assignment != self.name:
+                earlier.setdefault(f.assignment, []).append(f.file)
+        return own + "".join(f", and your own {', '.join(files)} from {name} (this assignment imports them)"
+                             for name, files in earlier.items())
+
+    def missing_note(self, missing):
+        """The one line that says which hand-in files (HandIn) are missing and where they come from."""
+        where = {}
+        for f in missing:
+            where.setdefault(f.assignment, []).append(f.file)
+        def whence(name, files):
+            if name == self.name:
+                return "this assignment's"
+            return f"your own from {name}: {self.name} imports {'it' if len(files) == 1 else 'them'}"
+        return ("missing: " + "; ".join(f"{', '.join(files)} ({whence(name, files)})" for name, files in where.items())
+                + f": hand {'it' if len(missing) == 1 else 'them'} in beside {self.name}'s modules")
 
     def in_order(self, parts):
         """``parts`` sorted as the manifest lists them (unknown ones last, by name)."""
@@ -182,6 +224,108 @@ def get(name, root=None):
     return course[name]
 
 
+@dataclass(frozen=True)
+class Found:
+    """What a student's folder holds: ``submissions``, (folder, assignment name) for each
+    assignment found in it; ``ignored``, the names of what belongs to no assignment; and, where
+    nothing can be graded, ``problem``, why (naming the folder by its own name only)."""
+    submissions: tuple
+    ignored: tuple = ()
+    problem: str = ""
+
+    @property
+    def listed(self):
+        """The ignored names, the first eight of them, in one line."""
+        more = len(self.ignored) - 8
+        return ", ".join(self.ignored[:8]) + (f" and {more} more" if more > 0 else "")
+
+    @property
+    def note(self):
+        """The one line a result carries about what was ignored ("" when nothing was)."""
+        if not self.ignored:
+            return ""
+        return f"{self.listed}: belong{'s' if len(self.ignored) == 1 else ''} to no assignment, ignored"
+
+
+def _entries(folder):
+    """{name: is a folder (or a link, which the reader refuses and says so)} of what ``folder``
+    holds, without hidden names and Python's caches; None when it cannot be read."""
+    try:
+        with os.scandir(folder) as scan:
+            return {e.name: e.is_dir(follow_symlinks=False) or e.is_symlink() for e in scan
+                    if not e.name.startswith(".") and e.name != "__pycache__"}
+    except OSError:
+        return None
+
+
+def _best(present, course, forced=None):
+    """(the assignment whose modules ``present`` holds the most of, "") (see detect), or (None,
+    why): "" when it holds none. ``forced``: that one, unless another assignment's modules are
+    more of what is there."""
+    counts = {a.name: len(present & set(a.modules)) for a in course.values()}
+    best = max(counts.values(), default=0)
+    fits = [name for name, count in counts.items() if count == best]
+    if forced:
+        if counts[forced] and counts[forced] == best:
+            return forced, ""
+        if best:
+            theirs = sorted(present & set(course[fits[0]].modules))
+            return None, (f"holds {fits[0]}'s files ({', '.join(theirs)}), not {forced}'s "
+                          f"({', '.join(course[forced].modules)})")
+        return None, ""  # find says what the folder holds instead
+    if best == 0:
+        return None, ""
+    whole = [name for name in fits if set(course[name].modules) <= present]
+    fits = whole if len(whole) == 1 else fits
+    if len(fits) > 1:
+        return None, f"holds as many modules of {' and '.join(fits)}: say which with --assignment"
+    return fits[0], ""
+
+
+def find(folder, assignment=None, root=None):
+    """The submissions in a student's ``folder`` (a Found), from everything it holds: a folder
+    named after an assignment is that assignment's; each subfolder named after one is a
+    submission of it; the folder's own .py files are one of the assignment whose modules they
+    hold the most of (see detect), unless a subfolder hands that one in already. Whatever
+    belongs to none (a scratch.py, a conftest.py, a README, a notebook) is ignored and listed:
+    a stray file never decides that nothing is graded. ``assignment``: only that one is looked
+    for, and a folder of another assignment's files says so."""
+    folder = Path(folder)
+    course = _course(root)
+    if assignment:
+        get(assignment, root)
+    if folder.name in course and assignment in (None, folder.name):
+        return Found(((folder, folder.name),))
+    entries = _entries(folder)
+    if entries is None:
+        return Found((), problem=f"{folder.name}/ cannot be read")
+    if not entries:
+        return Found((), problem=f"{folder.name}/ is empty")
+    wanted = [assignment] if assignment else list(course)
+    subfolders = [name for name in wanted if entries.get(name)]
+    found = [(folder / name, name) for name in subfolders]
+    python = {name for name, is_folder in entries.items() if not is_folder and name.endswith(".py")}
+    own, why = _best(python, course, assignment) if python else (None, "")
+    if own and own not in subfolders:
+        found.append((folder, own))
+        used = set(entries) - {name for name, is_folder in entries.items() if is_folder}
+    else:
+        used = set()
+    used |= set(subfolders)
+    ignored = tuple(sorted(n + "/" if entries[n] else n for n in set(entries) - used))
+    if found:
+        return Found(tuple(found), ignored)
+    others = [name for name in course if entries.get(name)]
+    if why:  # another assignment's files, or as many of two
+        return Found((), ignored, f"{folder.name}/ {why}")
+    if assignment and others:
+        return Found((), ignored, f"{folder.name}/ holds {others[0]}/, not {assignment}/")
+    why = (f"holds no {assignment}/ and none of its modules ({', '.join(course[assignment].modules)})" if assignment
+           else f"holds no module of any assignment ({', '.join(course)}) and no folder named after one")
+    listed = Found((), ignored).listed
+    return Found((), ignored, f"{folder.name}/ {why}" + (f" (it holds {listed})" if listed else ""))
+
+
 def detect(folder, root=None):
     """The assignment a submission folder is for: the one it is named after, else the one
     whose modules it holds the most of (a folder may also hold the modules of an assignment it
@@ -191,32 +335,29 @@ def detect(folder, root=None):
     course = _course(root)
     if folder.name in course:
         return course[folder.name]
-    try:
-        present = {p.name for p in folder.iterdir() if p.suffix == ".py"}
-    except OSError:
-        present = set()
-    counts = {a.name: len(present & set(a.modules)) for a in course.values()}
-    best = max(counts.values(), default=0)
-    fits = [name for name, count in counts.items() if count == best]
-    whole = [name for name in fits if set(course[name].modules) <= present]
-    fits = whole if len(whole) == 1 else fits
-    if best == 0:
-        raise CourseError(f"{folder} holds no module of any assignment ({', '.join(course)}): "
-                          "say which with --assignment")
-    if len(fits) > 1:
-        raise CourseError(f"{folder} holds as many modules of {' and '.join(fits)}: say which with --assignment")
-    return course[fits[0]]
+    entries = _entries(folder) or {}
+    name, why = _best({n for n, is_folder in entries.items() if not is_folder and n.endswith(".py")}, course)
+    if name is None:
+        why = why or f"holds no module of any assignment ({', '.join(course)}): say which with --assignment"
+        raise CourseError(f"{folder.name}/ {why}")
+    return course[name]
 
 
-def submission_sources(folder, assignment):
+def submission_sources(folder, assignment, earlier_reference=False, own=None):
     """A submission's modules as {name: source}, and notes: the folder's own, plus each module of
     an earlier assignment this one builds on that the folder lacks, from the student's folder of
     that assignment beside it (``alice/<earlier>/`` for ``alice/<assignment>/``; only a folder
-    named after its assignment has such a neighbour, not a student's folder in a class)."""
-    sources, notes = read_sources(folder)
+    named after its assignment has such a neighbour, not a student's folder in a class).
+    ``earlier_reference``: what is still missing is the course's reference of that module (the
+    instructor's setting after the earlier assignment's deadline: the child then reads it).
+    What is missing after all that is named in one note, with where it comes from.
+    ``own``: what read_sources(folder) gave, where it was read already."""
+    sources, notes = own if own is not None else read_sources(folder)
+    sources, notes = dict(sources), list(notes)
     total = sum(len(json.dumps(text)) for text in sources.values())
-    for earlier, modules in get(assignment).builds_on.items():
-        wanted = [m.removesuffix(".py") for m in modules if m.removesuffix(".py") not in sources]
+    a = get(assignment)
+    for earlier in a.builds_on:
+        wanted = [f.module for f in a.hand_in if f.assignment == earlier and f.module not in sources]
         sibling = Path(folder).parent / earlier
         if not wanted or Path(folder).name != assignment or not (sibling.is_dir() or sibling.is_symlink()):
             continue
@@ -233,6 +374,15 @@ def submission_sources(folder, assignment):
                 continue
             sources[name] = theirs[name]
             notes.append(f"{name}.py: your own from {earlier}/ (this folder has none)")
+    missing = [f for f in a.hand_in if f.assignment != a.name and f.module not in sources]
+    if missing and earlier_reference:
+        for f in missing:
+            sources[f.module] = (get(f.assignment).solutions / f.file).read_text(encoding="utf-8")
+        notes.append(f"{', '.join(f.file for f in missing)}: the course's reference from "
+                     f"{', '.join(dict.fromkeys(f.assignment for f in missing))} (yours is missing; your "
+                     "instructor grades this assignment on the reference after that one's deadline)")
+    elif missing:
+        notes.append(a.missing_note(missing))
     return sources, notes
 
 
@@ -261,4 +411,17 @@ def suites_digest(assignment):
             if path.is_file() and "__pycache__" not in path.parts:
                 name = f"{folder.parent.name}/{folder.name}/{path.relative_to(folder).as_posix()}"
                 digest.update(f"{name}\0".encode() + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=None)
+def engine_digest():
+    """The grading engine's version: every file of ``autograder/`` but the suites (which
+    ``suites_digest`` covers). Shards graded by two versions of the grader are not one run."""
+    engine = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted(engine.rglob("*")):
+        relative = path.relative_to(engine)
+        if path.is_file() and "__pycache__" not in relative.parts and relative.parts[0] != "suites":
+            digest.update(f"{relative.as_posix()}\0".encode() + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]

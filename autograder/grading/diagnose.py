@@ -11,18 +11,13 @@ Trusted side, pure functions. Two kinds of evidence:
   pattern of the input), so that it fits exactly when, and only when, the answer has the property.
 
 Names are fixed sentences (the class report counts students per name); where several mistakes
-fit, ``compare.known_mistake`` names them all, and where none fits the message locates and stops.
+fit, ``kit.known_mistake`` names them all, and where none fits the message locates and stops.
 """
 import re
 
 import torch
 
-HINT = " This is exactly what you get with: {}."
-
-
-def hint(name):
-    """The sentence that names a mistake in a check's output (classreport.named_mistake reads it)."""
-    return HINT.format(name) if name else ""
+from .result import NAMES_MISTAKE
 
 
 # -- mistakes named from a failure's text ------------------------------------------------------
@@ -94,8 +89,10 @@ def _from_parameters(own, book, missing, extra):
 
 
 def from_failure(text):
-    """The mistake a failed check's text shows exactly, or None (and None where it names one already)."""
-    if HINT.format("").strip() in text:
+    """The mistake a failed check's text shows exactly, or None (and None where it names one already).
+    The runner calls it on a failure that is not a ``KnownMistake`` and records the name it returns:
+    one of the fixed names above, never text of the child's."""
+    if NAMES_MISTAKE.format("").strip() in text:
         return None
     load = _LOAD.search(text)
     if load:
@@ -104,11 +101,6 @@ def from_failure(text):
         if pattern.search(text):
             return name
     return None
-
-
-def explain(text):
-    """``text`` with the name of the mistake it shows appended, where one fits exactly."""
-    return text + hint(from_failure(text))
 
 
 # -- pictures: attention weights seen before they are read ---------------------------------------

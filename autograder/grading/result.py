@@ -15,10 +15,30 @@ REDUCED_WARNING = ("WARNING: the submission ran WITHOUT full isolation ({why}); 
                    "could read files, reach the network or signal your processes. Grade untrusted code where "
                    "user namespaces are allowed (see the README).")
 
+# The sentence that names a recognised mistake at the end of a check's feedback: written here only.
+NAMES_MISTAKE = " This is exactly what you get with: {}."
+
+
+class KnownMistake(AssertionError):
+    """A check's failure that recognised a known mistake: the feedback (which ends naming it, for
+    the student) and the mistake's name as data (``Check.mistake``). Only a check in the trusted
+    process raises it; an error the child reported never becomes one, whatever its text says."""
+
+    def __init__(self, feedback, mistake):
+        super().__init__(feedback + NAMES_MISTAKE.format(mistake))
+        self.mistake = mistake
+
+
+def failure(feedback, mistake=None):
+    """The exception a failed check raises: a KnownMistake when ``mistake`` (its name) fits, else
+    an AssertionError with ``feedback`` alone."""
+    return KnownMistake(feedback, mistake) if mistake else AssertionError(feedback)
+
 
 @dataclass(frozen=True)
 class Check:
-    """One hidden check: its points (all or nothing) and the feedback it gave."""
+    """One hidden check: its points (all or nothing), the feedback it gave, the mistake it recognised
+    and, where it drew one, a picture of the answer beside the expected one."""
     name: str           # "<part>: <first line of the check's docstring>"
     part: str
     score: float
@@ -26,6 +46,7 @@ class Check:
     status: str         # "passed" or "failed"
     output: str         # the feedback ("" for a plain pass)
     visibility: str = "visible"
+    mistake: Optional[str] = None  # the known mistake the check recognised (its name), if any
     picture: Optional[dict] = None  # attention weights, yours beside the expected (diagnose.picture)
 
     @property
@@ -38,16 +59,19 @@ class Check:
         return self.name.removeprefix(f"{self.part}: ")
 
     def to_json(self):
+        """A test of Gradescope's results.json; a recognised mistake and a picture go in its ``extra_data``."""
         data = {"name": self.name, "part": self.part, "score": self.score, "max_score": self.max_score,
                 "status": self.status, "output": self.output, "visibility": self.visibility}
-        if self.picture:
-            data["picture"] = self.picture
+        extra = {key: getattr(self, key) for key in ("mistake", "picture") if getattr(self, key) is not None}
+        if extra:
+            data["extra_data"] = extra
         return data
 
     @classmethod
     def from_json(cls, data):
+        extra = data.get("extra_data", {})
         return cls(data["name"], data["part"], data["score"], data["max_score"], data["status"], data["output"],
-                   data.get("visibility", "visible"), data.get("picture"))
+                   data.get("visibility", "visible"), extra.get("mistake"), extra.get("picture"))
 
 
 @dataclass(frozen=True)

@@ -12,22 +12,44 @@ import os
 import sys
 import time
 import warnings
+from dataclasses import replace
 
 import pytest
 import torch
 
 from . import course, diagnose
-from .result import Check, SubmissionResult
+from .grade import digest, syntax_notes
+from .result import NAMES_MISTAKE, Check, KnownMistake, SubmissionResult
 from ..paths import PYTEST_INI
 from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
 from ..sandbox.submission import SubmissionError, clean_text, read_sources
 from ..sandbox.zygote import Zygote
 
+class Student:
+    """The ``student`` fixture: the submission's sandboxed session (its probes, its sources: every
+    attribute not here is the session's) and this grading's own state, kept by the grader.
+
+    ``notes``: what a passing check has to say (a part judged right although a lower part is
+    wrong), new for every check; ``failed_parts`` and ``passed_parts``: parts that lost and earned
+    points so far, the evidence a later part needs before it credits a student's module that is
+    wrong only through a lower part (lost points: it is wrong; earned points: it is really written)."""
+
+    def __init__(self, session):
+        self.session = session
+        self.notes = []
+        self.failed_parts, self.passed_parts = set(), set()
+
+    def __getattr__(self, name):  # only for names not set here
+        if name == "session":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self.session, name)
+
+
 class _Collector:
     """pytest plugin: the ``student`` fixture and one record per check."""
 
     def __init__(self, session):
-        self.session = session
+        self.context = Student(session)
         self.records = []
         self.grader_errors = []
 
@@ -36,14 +58,8 @@ class _Collector:
         return self.student_session()
 
     def student_session(self):
-        # notes: what a passing check has to say (a part judged right although a lower part is
-        # wrong); failed_parts and passed_parts: parts that lost and earned points so far, the
-        # evidence a later part needs before it credits a student's module that is wrong only
-        # through a lower part (lost points: it is wrong; earned points: it is really written).
-        self.session.notes = []
-        if not hasattr(self.session, "failed_parts"):
-            self.session.failed_parts, self.session.passed_parts = set(), set()
-        return self.session
+        self.context.notes = []
+        return self.context
 
     def pytest_collectreport(self, report):
         # A suite file that does not import would silently shrink max_score: a grader error.
@@ -64,9 +80,10 @@ class _Collector:
     def record(self, check, passed, failed, exc):
         """One check's outcome: ``passed``, ``failed`` (neither: skipped) with ``exc``, what it raised."""
         points, doc, part = check.points, check.doc, check.part
-        output = " ".join(dict.fromkeys(getattr(self.session, "notes", []))) if passed else ""
-        if passed and points and hasattr(self.session, "passed_parts"):
-            self.session.passed_parts.add(part)
+        output = " ".join(dict.fromkeys(self.context.notes)) if passed else ""
+        mistake = None
+        if passed and points:
+            self.context.passed_parts.add(part)
         if failed:
             if isinstance(exc, GraderError):  # raised from a hook it would be pytest's internal error
                 output = f"grader error: {clean_text(exc)}"
@@ -74,14 +91,18 @@ class _Collector:
             elif isinstance(exc, (AssertionError, StudentFailure)):
                 # whole: a crash message keeps the student's file, line and exception
                 output = clean_text(str(exc) or "assertion failed", limit=MESSAGE_LIMIT)
-                output += diagnose.hint(diagnose.from_failure(str(exc)))  # what the failure itself shows
-                if hasattr(self.session, "failed_parts"):
-                    self.session.failed_parts.add(part)
+                if isinstance(exc, KnownMistake):  # raised by a check here, never by the child
+                    mistake = clean_text(exc.mistake)
+                else:  # what the failure itself shows: one of diagnose's fixed names, never the child's text
+                    mistake = diagnose.from_failure(str(exc))
+                    if mistake:
+                        output += NAMES_MISTAKE.format(mistake)
+                self.context.failed_parts.add(part)
             else:
                 output = f"internal grader error ({type(exc).__name__}: {clean_text(exc)})"
                 self.grader_errors.append(f"{check.nodeid}: {output}")
         self.records.append(Check(f"{part}: {doc}", part, points if passed else 0, points,
-                                  "passed" if passed else "failed", output,
+                                  "passed" if passed else "failed", output, mistake=mistake,
                                   picture=getattr(exc, "picture", None) if failed else None))
 
 
@@ -265,13 +286,15 @@ class Grader:
     """Grades submissions; holds one warm zygote for all of them."""
 
     def __init__(self, assignment=None, isolation="full", hidden=(), timeout=5.0, budget=60.0,
-                 zygote=None, unsafe_same_uid=False, ahead=True):
+                 zygote=None, unsafe_same_uid=False, ahead=True, earlier_reference=False):
         """``assignment``: the one every submission is graded as (default: each submission's
         own, found from its folder, see course.detect). ``zygote``: one started earlier
         (before this process imported torch, say); the grader owns it from here on.
         ``unsafe_same_uid``: grade even where a child would run with this process's uid
         (trusted code only; otherwise grade() raises Refused there). ``ahead``: start the next
-        submission's child as a grading ends (False where only one is graded)."""
+        submission's child as a grading ends (False where only one is graded).
+        ``earlier_reference``: a module of an earlier assignment this one builds on that the
+        submission lacks is the course's reference (see course.submission_sources)."""
         self.assignment = course.get(assignment) if assignment else None
         self.unsafe_same_uid = unsafe_same_uid
         # Probes use tiny tensors: a second intra-op thread only adds contention with the child.
@@ -280,6 +303,7 @@ class Grader:
         self.timeout, self.budget = timeout, budget
         self._suites = {}  # assignment's suites folder -> _Suites, collected at its first grading
         self.ahead = ahead
+        self.earlier_reference = earlier_reference
 
     def close(self):
         self.zygote.close()
@@ -308,8 +332,10 @@ class Grader:
             assignment = course.get(assignment) if assignment else self.assignment or course.detect(folder)
         except course.CourseError as exc:
             raise SubmissionError(str(exc)) from None
+        syntax = syntax_notes(sources)  # the folder's own files; read once, here
         if assignment.builds_on:
-            sources, notes = course.submission_sources(folder, assignment.name)
+            sources, notes = course.submission_sources(folder, assignment.name, self.earlier_reference,
+                                                       own=(sources, notes))
         self.zygote.prepare()  # the child sets up its sandbox while the suites are collected
         _switch_to(assignment)
         suites = self._suites.get(assignment.suites)
@@ -337,8 +363,9 @@ class Grader:
             # e.g. a suite that fails to import: pytest's own words say why
             why = collector.grader_errors or [f"the hidden suites ran no check: {printed.getvalue()[-1500:].strip()}"]
             raise GraderError("; ".join(why))
-        return SubmissionResult.build(collector.records, notes, session.isolation, time.perf_counter() - started,
-                                      protections=session.protections, assignment=assignment.name,
-                                      # shards graded apart must agree on it
-                                      suites=course.suites_digest(assignment.name))
+        result = SubmissionResult.build(collector.records, notes, session.isolation, time.perf_counter() - started,
+                                        protections=session.protections, assignment=assignment.name,
+                                        # shards graded apart must agree on it
+                                        suites=course.suites_digest(assignment.name))
+        return replace(result.with_notes(syntax), fingerprint=digest(sources))
 

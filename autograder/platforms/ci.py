@@ -12,17 +12,19 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 
-from . import classreport, report, shards
-from .files import display_name, feedback_title, result_stem, write_atomic
+from . import classreport, deadlines, report, shards
+from .files import display_name, feedback_title, own_folder, result_stem, write_atomic
 from ..grading import course
-from ..grading.grade import fingerprint, grade_one
+from ..grading.engine import Options, start_grader, start_zygote
+from ..grading.grade import fingerprint
 from ..grading.result import SubmissionResult
 from ..paths import ASSIGNMENTS, SOLUTIONS
 from ..sandbox import isolate
 from ..sandbox.submission import SubmissionError, printable
-from ..sandbox.zygote import Zygote, import_torch, restore_environment
+from ..sandbox.startup import import_torch, restore_environment
 
 
 def _fail(message, code=2):
@@ -30,23 +32,11 @@ def _fail(message, code=2):
     return code
 
 
-def submissions(folder, assignment=None):
-    """The submissions in ``folder`` as [(folder holding the modules, assignment or None)]:
-    ``folder`` itself when it holds Python files (its assignment is found from it unless
-    ``assignment`` says), else each ``folder/<assignment>`` laid out like assignments/ (one
-    student may hand in several). Empty when it holds neither."""
-    if _holds_python(folder):
-        return [(folder, assignment)]
-    found = []
-    for name in [assignment] if assignment else course.names():
-        candidate = folder / name
-        if candidate.is_symlink() or _holds_python(candidate):  # a link: read_sources refuses it, and says so
-            found.append((candidate, name))
-    return found
-
-
-def _holds_python(folder):
-    return folder.is_dir() and not folder.is_symlink() and any(p.suffix == ".py" for p in folder.iterdir())
+def _relative(text, root):
+    """A status without the instructor's own path: folders named relative to the class folder."""
+    for prefix in sorted({str(root.resolve()), str(root.absolute())}, key=len, reverse=True):
+        text = text.replace(prefix + os.sep, "")
+    return text
 
 
 def trusted(path):
@@ -55,16 +45,16 @@ def trusted(path):
     return any(real == top or top in real.parents for top in (SOLUTIONS.resolve(), ASSIGNMENTS.resolve()))
 
 
-def same_uid_consent(path, isolation, args, hidden=(), checking=None):
+def same_uid_consent(path, isolation, unsafe_same_uid, hidden=(), checking=None):
     """Asked of the sandbox before the first submission runs. False: a child here is kept apart
     from the grader (and the session refuses any child that is not). True: it would run with
     the grader's own uid, and may (the repository's own code, or --unsafe-same-uid, said
     loudly). None: it may not; the message saying how to get isolation here has been printed.
-    ``checking``: the check, started earlier (isolate.start_check) with the same ``hidden``."""
+    ``unsafe_same_uid``: the user said --unsafe-same-uid. ``checking``: the check, started earlier (isolate.start_check) with the same ``hidden``."""
     hello = (checking or isolate.start_check(isolation, hidden))()
     if "failed" in hello or hello["separated"]:  # a child that cannot start says why when it is asked to
         return False
-    if args.unsafe_same_uid:
+    if unsafe_same_uid:
         print(printable(f"WARNING: --unsafe-same-uid: submissions run as your own user (uid {os.geteuid()}) and "
                         "can read and rewrite everything you can: the reference, the hidden suites, the grader "
                         f"and the results ({hello['isolation']}). Trusted code only."), file=sys.stderr)
@@ -89,17 +79,24 @@ def grade(args):
     isolation = "off" if args.no_isolation else "full"
     if path.is_symlink():
         return _fail(f"{path} is a symbolic link: give the folder itself")
-    found = submissions(path, args.assignment)
-    if found:
+    found = course.find(path, args.assignment)
+    if found.submissions and (args.due or args.times or args.extensions):
+        return _fail("--due, --times and --extensions grade a class: give the folder of submission folders")
+    if found.submissions:
         return grade_student(path, found, isolation, args)
     # A linked student folder could point anywhere (solutions/ included): listed, and refused.
     students = sorted(p for p in path.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
-    if not students:
-        return _fail(f"{path} holds no submission: no .py files and no subfolders")
+    if not students and not args.shard:  # a shard's slice may be empty (its collect step found nobody)
+        return _fail(f"{path} holds no submission: it {found.problem.split('/ ', 1)[-1]}")
+    identity = shards.identity([s.name for s in students], args.assignment)  # of the whole class, for merge
     if args.shard:  # an empty slice is no error: its (empty) outputs still go to the merge
         students = [s for s in students if shards.in_shard(s.name, *args.shard)]
     out = Path(args.out or Path("graded") / path.resolve().name)
-    return grade_class(path, students, out, isolation, args)
+    try:
+        args.deadlines = deadlines.for_class(args)
+    except deadlines.DeadlineError as exc:
+        return _fail(str(exc))
+    return grade_class(path, students, out, isolation, args, identity)
 
 
 def grade_student(path, found, isolation, args):
@@ -107,23 +104,22 @@ def grade_student(path, found, isolation, args):
     each; --json and --markdown get the result, or {assignment: result} for several."""
     checking = isolate.start_check(isolation)  # its interpreter starts beside our import of torch
     # Forked from this process now, before the grader loads anything secret: torch once for both.
-    # tiktoken's encoding only where an assignment uses it (one not known from its folder's name
-    # is found later from the modules, and might). No child is started before the consent.
-    names = [a or folder.name for folder, a in found]
-    tiktoken = any(n not in course.names() or course.get(n).uses_tiktoken for n in names)
-    zygote = Zygote(isolation=isolation, fork=True, tiktoken=tiktoken)
-    same_uid = same_uid_consent(path, isolation, args, checking=checking)
+    # tiktoken's encoding only where an assignment uses it. No child is started before the consent.
+    tiktoken = any(course.get(a).uses_tiktoken for _, a in found.submissions)
+    options = Options(isolation=isolation, timeout=args.timeout, fork=True, tiktoken=tiktoken,
+                      ahead=len(found.submissions) > 1, earlier_reference=args.earlier_reference)
+    zygote = start_zygote(options)
+    same_uid = same_uid_consent(path, isolation, args.unsafe_same_uid, checking=checking)
     if same_uid is None:
         zygote.close()
         return 3
-    from ..grading.runner import Grader, GraderError
+    from ..grading.runner import GraderError
     results = {}
-    with Grader(isolation=isolation, timeout=args.timeout, zygote=zygote, unsafe_same_uid=same_uid,
-                ahead=len(found) > 1) as grader:
-        for folder, assignment in found:
-            name = str(path if len(found) == 1 else folder)
+    with start_grader(replace(options, same_uid=same_uid), zygote) as grader:
+        for folder, assignment in found.submissions:
+            name = str(path if len(found.submissions) == 1 else folder)
             try:
-                result = grade_one(grader, folder, assignment)
+                result = grader.grade_result(folder, assignment).with_notes([found.note])
             except SubmissionError as exc:
                 return _fail(str(exc))
             except GraderError as exc:
@@ -137,8 +133,24 @@ def grade_student(path, found, isolation, args):
     if args.markdown:
         write_atomic(Path(args.markdown), "\n".join(report.markdown(r, name) for name, r in results.items()))
     ci_outputs(args, [(name, result, "graded") for name, result in results.items()])
+    _warn_uncounted_memory(results.values())
     isolated = all(r.fully_isolated for r in results.values())
     return 3 if args.require_isolation and not isolated else 0
+
+
+def _warn_uncounted_memory(results):
+    """Where neither a memory cgroup nor a private root held, memory was limited per process
+    (address space) only, and files left in a shared tmpfs count nowhere. (In a private root
+    the only tmpfs is the child's own, capped; the result records the missing cgroup anyway.)"""
+    missing = set()
+    for result in results:
+        protections = result.protections or {}
+        if "private root" not in protections.get("held", []):
+            missing.add(protections.get("unavailable", {}).get("memory cgroup"))
+    for why in sorted(missing - {None}):
+        print(printable(f"WARNING: submissions' memory was limited per process only, not where it is charged "
+                        f"(memory cgroup unavailable: {why}): files a submission leaves in a shared tmpfs such "
+                        "as /dev/shm are not counted"))
 
 
 def ci_outputs(args, rows):
@@ -167,21 +179,19 @@ def _progress(done, total, started, name):
 _grader = None  # the grading process's own Grader (one per worker in a parallel class run)
 
 
-def _start_grader(isolation, timeout, hidden=(), unsafe_same_uid=False, fork=False):
-    """``fork``: this process holds nothing secret yet, so the zygote is forked from it (see
-    Zygote); otherwise the zygote is a fresh interpreter, whose import of torch overlaps ours."""
+def _start_grader(options):
+    """This process's grader. ``options.fork``: this process holds nothing secret yet, so the
+    zygote is forked from it (see Zygote); otherwise the zygote is a fresh interpreter, whose
+    import of torch overlaps ours."""
     global _grader
-    zygote = Zygote(hidden=hidden, isolation=isolation, fork=fork)
-    from ..grading.runner import Grader
-    _grader = Grader(isolation=isolation, timeout=timeout, hidden=hidden, zygote=zygote,
-                     unsafe_same_uid=unsafe_same_uid)
+    _grader = start_grader(options)
 
 
 def _grade_task(folder, assignment=None):
     """(result, status, grader_failed) for one submission; never raises."""
     from ..grading.runner import GraderError
     try:
-        return grade_one(_grader, folder, assignment), "graded", False
+        return _grader.grade_result(folder, assignment), "graded", False
     except SubmissionError as exc:
         return None, f"not graded: {exc}", False
     except GraderError as exc:
@@ -190,7 +200,7 @@ def _grade_task(folder, assignment=None):
         return None, f"grader failed: {type(exc).__name__}: {exc}", True
 
 
-def _kept(target, folder, assignment):
+def _kept(target, folder, assignment, earlier_reference=False):
     """An earlier run's result, if it exists and the submission's sources are unchanged."""
     try:
         previous = json.loads(target.read_text(encoding="utf-8"))
@@ -199,7 +209,7 @@ def _kept(target, folder, assignment):
             return None
         if extra["suites"] != course.suites_digest(extra.get("assignment") or assignment):
             return None  # graded by other suites (or another reference): grade it again
-        if extra["fingerprint"] == fingerprint(folder, assignment):
+        if extra["fingerprint"] == fingerprint(folder, assignment, earlier_reference):
             return SubmissionResult.from_json(previous)
         return None
     except (OSError, ValueError, KeyError, TypeError, SubmissionError):
@@ -212,52 +222,51 @@ def _start_engine(isolation, args, hidden, count, same_uid, fork):
     Parallel only where it pays for the workers' start. ``fork``: this process holds nothing
     secret yet and has imported torch, so the workers (or its zygote) are forked from it;
     otherwise each worker is a fresh interpreter with a zygote of its own."""
-    jobs = args.jobs or min(os.cpu_count() or 1, max(1, count // 8))
-    if jobs <= 1:
-        _start_grader(isolation, args.timeout, hidden, same_uid, fork=fork)
+    options = Options(isolation=isolation, timeout=args.timeout, hidden=hidden, same_uid=same_uid, fork=fork,
+                      jobs=args.jobs or min(os.cpu_count() or 1, max(1, count // 8)),
+                      earlier_reference=args.earlier_reference)
+    if options.jobs <= 1:
+        _start_grader(options)
         return 1, None
     if not fork:
         restore_environment()  # fresh interpreters: they inherit this process's environment
     context = multiprocessing.get_context("fork" if fork else "spawn")
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_start_grader,
-                               initargs=(isolation, args.timeout, hidden, same_uid, fork))
+    pool = ProcessPoolExecutor(options.jobs, mp_context=context, initializer=_start_grader, initargs=(options,))
     pool.submit(int)  # the first task forks every worker: now, before this process reads a result
     restore_environment()  # every worker is forked (each forks its zygote before it restores its own)
-    return jobs, pool
+    return options.jobs, pool
 
 
 def _class_submissions(students, forced):
-    """[(student, folder, assignment or None)]: each student's submissions, one per assignment
-    they hand in; a student folder that holds none is listed as it is (and found not gradable)."""
-    items = []
+    """([(student, folder, assignment or None)], {(student's name, assignment): (note, problem)}):
+    each student's submissions, one per assignment they hand in (course.find), with the note on
+    what their folder holds that belongs to none; a student with none is listed once, with why."""
+    items, found = [], {}
     for student in students:
-        found = [] if student.is_symlink() else submissions(student, forced)  # a link: refused
-        for folder, assignment in found or [(student, forced)]:
-            if assignment is None and _holds_python(folder):
-                try:
-                    assignment = course.detect(folder).name
-                except course.CourseError:
-                    pass  # the grader says why
+        holds = (course.Found((), problem=f"{student.name} is a symbolic link: not followed") if student.is_symlink()
+                 else course.find(student, forced))
+        for folder, assignment in holds.submissions or [(student, forced if holds.submissions else None)]:
             items.append((student, folder, assignment))
-    return items
+            found[student.name, assignment] = (holds.note, holds.problem)
+    return items, found
 
 
-def grade_class(root, students, out, isolation, args):
+def grade_class(root, students, out, isolation, args, identity=None):
     """Grade every subfolder; one JSON each as it finishes, then the CSV. Resumable.
 
     With several jobs, each worker process has its own grader and zygote; results are still
     written here, one atomic file at a time."""
     painter = classreport.Painter()  # the report's charts: its import of matplotlib runs beside ours of torch
     try:
-        return _grade_class(root, students, out, isolation, args, painter)
+        return _grade_class(root, students, out, isolation, args, painter, identity)
     finally:
         painter.close()
 
 
-def _grade_class(root, students, out, isolation, args, painter):
+def _grade_class(root, students, out, isolation, args, painter, identity):
     started = time.perf_counter()
     hidden = (str(root.resolve()), str(out.resolve()))  # other students and all results: never in a child
-    items = _class_submissions(students, args.assignment)
+    items, found = _class_submissions(students, args.assignment)
     assignments = sorted({a for _, _, a in items if a})
     several = len(assignments) > 1  # then a folder of results per assignment, a column group each
 
@@ -268,17 +277,28 @@ def _grade_class(root, students, out, isolation, args, painter):
     def make_out():
         """Made by the grader before any child runs: a child never gets to make it (in a folder it may write)."""
         try:
-            out.mkdir(parents=True, exist_ok=True)
+            own_folder(out)
         except OSError as exc:
-            return _fail(f"{out}: the results folder cannot be made: {exc.strerror}")
+            return _fail(f"{out}: the results folder cannot be used: {exc.strerror}")
 
+    if out.exists() or out.is_symlink():  # before any earlier result in it is read
+        try:
+            own_folder(out)
+        except OSError as exc:
+            return _fail(f"{out}: the results folder cannot be used: {exc.strerror}")
+    taken = {}
+    for student, _, assignment in items:  # unique by construction (result_stem); refused loudly if not
+        other = taken.setdefault(target(student.name, assignment, ""), student.name)
+        if other != student.name:
+            return _fail(printable(f"{display_name(other)!r} and {display_name(student.name)!r} would share the "
+                                   "result files: rename one of the folders"))
     # Where something is to be graded for sure, the graders start now, forked from this process
     # before it reads an earlier result (a child sees its zygote's memory): torch is imported once.
     engine = None
-    if args.regrade or any(not target(s.name, a, ".json").exists() for s, _, a in items):
+    if args.regrade or any(not target(s.name, a, ".json").exists() for s, _, a in items if not found[s.name, a][1]):
         checking = isolate.start_check(isolation, hidden)  # its interpreter starts beside our import of torch
         import_torch()  # once, here: the graders are forked with it
-        same_uid = same_uid_consent(root, isolation, args, hidden, checking)
+        same_uid = same_uid_consent(root, isolation, args.unsafe_same_uid, hidden, checking)
         if same_uid is None:
             return 3
         if make_out():
@@ -287,19 +307,27 @@ def _grade_class(root, students, out, isolation, args, painter):
     outcomes, todo = {}, []
     for student, folder, assignment in items:
         key = (student.name, assignment)
-        kept = None if args.regrade else _kept(target(student.name, assignment, ".json"), folder, assignment)
+        if found[key][1]:
+            outcomes[key] = (None, f"not graded: {found[key][1]}", False)
+            continue
+        kept = None if args.regrade else _kept(target(student.name, assignment, ".json"), folder, assignment,
+                                                   args.earlier_reference)
         if kept:
             outcomes[key] = (kept, "graded", False)
         else:
             todo.append((key, folder, assignment))
     if engine is None:
-        same_uid = same_uid_consent(root, isolation, args, hidden) if todo else False
+        same_uid = same_uid_consent(root, isolation, args.unsafe_same_uid, hidden) if todo else False
         if same_uid is None:
             return 3
         if make_out():
             return 2
 
-    def finish(key, outcome):
+    def finish(key, outcome, kept=False):
+        outcome = deadlines.apply(*args.deadlines, key[0], outcome)  # the late policy, on the earned score
+        if not kept:  # a kept result has its notes and status already
+            result = outcome[0] and outcome[0].with_notes([found[key][0]])
+            outcome = (result, _relative(outcome[1], root), outcome[2])
         result = outcome[0]
         if result is not None:
             try:
@@ -310,6 +338,9 @@ def _grade_class(root, students, out, isolation, args, painter):
         outcomes[key] = outcome
         _progress(len(outcomes), len(items), started, key[0])
 
+    if args.deadlines[0]:  # a kept result gets today's due dates and policy too
+        for key in [key for key in outcomes if outcomes[key][0]]:
+            finish(key, outcomes[key], kept=True)
     if engine is None and todo:  # earlier results are in memory now: fresh interpreters only
         engine = _start_engine(isolation, args, hidden, len(todo), same_uid, fork=False)
     restore_environment()  # where nothing was graded
@@ -341,10 +372,10 @@ def _grade_class(root, students, out, isolation, args, painter):
     report_started = time.perf_counter()
     summary = class_report(out, [(student.name, a, *outcomes[student.name, a][:2],
                                   target(student.name, a, "").relative_to(out)) for student, _, a in items],
-                           root.resolve().name, args.shard, painter)
+                           root.resolve().name, args.shard, painter, identity)
     report_seconds = time.perf_counter() - report_started
     graded = sum(1 for _, result, _ in rows if result)
-    kept = len(items) - len(todo)
+    kept = len(items) - len(todo) - sum(1 for s, _, a in items if found[s.name, a][1])  # not gradable: not kept
     print(printable(f"graded {graded} of {len(rows)} submissions ({kept} unchanged since an earlier run, kept) in "
                     f"{report_started - started:.1f} s ({jobs} job{'s' if jobs > 1 else ''}); "
                     f"results in {out}/ (grades.csv, and a JSON and a Markdown feedback file per student"
@@ -352,6 +383,7 @@ def _grade_class(root, students, out, isolation, args, painter):
     reduced = sorted({r.isolation for _, r, _ in rows if r and r.isolation != "namespaces"})
     for isolation in reduced:
         print(printable(f"WARNING: submissions ran without full isolation: {isolation}"))
+    _warn_uncounted_memory(result for _, result, _ in rows if result)
     for name, _, status in rows:
         if status != "graded":
             print(printable(f"  {name}: {status}"))
@@ -366,7 +398,7 @@ def _grade_class(root, students, out, isolation, args, painter):
     return 3 if args.require_isolation and reduced else 0
 
 
-def class_report(out, entries, title, shard=None, painter=None):
+def class_report(out, entries, title, shard=None, painter=None, identity=None):
     """report.html and summary.json for a class; entries: (folder name, assignment or None,
     result or None, status, the stem of its result files relative to ``out``). Returns the
     summary, or None when they could not be written (the grades are saved already).
@@ -378,7 +410,7 @@ def class_report(out, entries, title, shard=None, painter=None):
                                             f"{stem.as_posix()}.html" if saved else None,
                                             f"{stem.as_posix()}.json" if saved else None, assignment))
     try:
-        return classreport.write(out, students, display_name(title), shard, painter)
+        return classreport.write(out, students, display_name(title), shard, painter, identity)
     except Exception as exc:  # the grades are on disk: a report that fails must not lose them
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else f"{type(exc).__name__}: {exc}"
         print(printable(f"error: the class report was not written in {out}: {why}"), file=sys.stderr)

@@ -29,10 +29,6 @@ from .files import write_atomic
 from ..grading.result import SubmissionResult
 from ..sandbox.submission import printable
 
-# The hint compare.expect_close (and the suites' own checks) end a failed check's feedback with.
-# Only at the very end: a student's exception message that imitates it is followed by the
-# grader's "(file line N)".
-HINT = "This is exactly what you get with: "
 FEEDBACK_LIMIT = 300        # characters of one line of feedback shown on the page
 NAMES_SHOWN = 12            # students named inline before the rest fold into "and N more"
 ROWS_SHOWN = 10             # checks failed without a name listed before the rest fold away
@@ -46,12 +42,6 @@ class Student(NamedTuple):
     feedback: Optional[str] = None  # the Markdown feedback file, relative to the report
     result_file: Optional[str] = None  # the result JSON, relative to the report
     assignment: Optional[str] = None   # what the class run graded it as (None: it could not tell)
-
-
-def named_mistake(output):
-    """The mistake a check's feedback names ("... This is exactly what you get with: <name>."), or None."""
-    _, hint, name = output.strip().rpartition(HINT)
-    return name[:-1].strip() if hint and name.endswith(".") else None
 
 
 def _first_line(text):
@@ -103,7 +93,7 @@ def _assignment(key, entries):
             check["failed"] += 1
             if test.part in not_started:
                 continue
-            name = named_mistake(test.output)
+            name = test.mistake  # recorded by the check that recognised it; feedback text is never parsed
             if name:
                 mistake = mistakes.setdefault(name, {"mistake": name, "students": [], "checks": []})
                 if student.name not in mistake["students"]:
@@ -621,12 +611,14 @@ def render(summary, drawn=None):
     return "\n".join(out) + "\n"
 
 
-def write(out, students, title, shard=None, painter=None):
+def write(out, students, title, shard=None, painter=None, identity=None):
     """Write ``out``/summary.json and ``out``/report.html for a class; returns the summary.
     ``shard``: (K, N) when these students are the K-th of N slices of a class (merge checks it).
-    ``painter``: a Painter to draw the charts (else they are drawn here)."""
+    ``painter``: a Painter to draw the charts (else they are drawn here).
+    ``identity``: the class and engine the run graded (shards.identity; merge checks it)."""
     out = Path(out)
     summary = summarize(students, title)
+    summary.update(identity or {})
     if shard:
         summary["shard"] = list(shard)
     write_atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")

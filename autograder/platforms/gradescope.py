@@ -15,7 +15,6 @@ a child that would not is refused: the log says why).
 import json
 import os
 import stat
-import sys
 import time
 import zipfile
 from pathlib import Path
@@ -66,11 +65,13 @@ def bundle_files(assignment):
     return files
 
 
-def build(assignment, out, checks="visible", stdout="hidden"):
-    """Write the Gradescope autograder zip for ``assignment`` to ``out``; returns its names."""
+def build(assignment, out, checks="visible", stdout="hidden", earlier_reference=False):
+    """Write the Gradescope autograder zip for ``assignment`` to ``out``; returns its names.
+    ``earlier_reference``: grade a module of an earlier assignment that a submission lacks on the
+    course's reference (see course.submission_sources; only after that assignment's deadline)."""
     if checks not in VISIBILITY or stdout not in VISIBILITY:
         raise ValueError(f"visibility must be one of {', '.join(VISIBILITY)}")
-    config = {"assignment": assignment, "checks": checks, "stdout": stdout}
+    config = {"assignment": assignment, "checks": checks, "stdout": stdout, "earlier_reference": earlier_reference}
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bundle:
@@ -126,7 +127,7 @@ def to_gradescope(result, checks="visible", stdout="hidden"):
     protections held goes to extra_data and stdout, which only the instructor sees."""
     tests = [{"name": c.name, "number": str(i), "score": c.score, "max_score": c.max_score,
               "status": c.status, "output": c.output, "output_format": "text",
-              "tags": [c.part], "visibility": checks}
+              "tags": [c.part], "visibility": checks, **({"extra_data": {"mistake": c.mistake}} if c.mistake else {})}
              for i, c in enumerate(result.checks, start=1)]
     notes = [line for line in result.output.splitlines() if not line.startswith("WARNING: the submission ran")]
     parts = {p.name: p for p in result.parts}
@@ -146,10 +147,8 @@ def not_graded(why, execution_time=0.0):
 
 def main():
     """run_autograder's body. Exit 0 when results.json holds a grade, 1 when the grader failed."""
-    from ..grading.grade import grade_one
-    from ..grading.runner import Grader
+    from ..grading.engine import Options, start_grader, start_zygote
     from ..sandbox.submission import SubmissionError
-    from ..sandbox.zygote import Zygote
 
     started = time.perf_counter()
     base = Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
@@ -159,22 +158,22 @@ def main():
     results.parent.mkdir(parents=True, exist_ok=True)
     if os.geteuid() == 0:  # the child is nobody, and what it leaves running must not replace results.json
         os.chmod(results.parent, stat.S_IMODE(results.parent.stat().st_mode) & ~0o022)
-    modules = course.get(config["assignment"]).modules
-    folder = locate(base / "submission", modules)
+    assignment = course.get(config["assignment"])
+    folder = locate(base / "submission", assignment.modules)
     code = 0
     if folder is None:
-        earlier = [m for ms in course.get(config["assignment"]).builds_on.values() for m in ms]
-        gradescope = not_graded(f"No file of the assignment found in your submission: upload {', '.join(modules)} "
-                                + (f"and your own {', '.join(earlier)} " if earlier else "")
-                                + "(at the top level or in one folder).")
+        gradescope = not_graded(f"No file of the assignment found in your submission: upload "
+                                f"{assignment.hand_in_text()} (at the top level or in one folder).")
     else:
         # Forked from this process, which holds nothing secret yet: torch is imported once for both.
-        zygote = Zygote(hidden=[str(results.parent)], isolation=isolation, fork=True,
-                        tiktoken=course.get(config["assignment"]).uses_tiktoken)
+        options = Options(config["assignment"], isolation=isolation, hidden=(str(results.parent),), fork=True,
+                          tiktoken=course.get(config["assignment"]).uses_tiktoken, ahead=False,
+                          same_uid=os.environ.get("AUTOGRADER_UNSAFE_SAME_UID") == "1",
+                          earlier_reference=config.get("earlier_reference", False))
+        zygote = start_zygote(options)
         try:
-            with Grader(config["assignment"], isolation=isolation, hidden=[str(results.parent)], zygote=zygote,
-                        unsafe_same_uid=os.environ.get("AUTOGRADER_UNSAFE_SAME_UID") == "1", ahead=False) as grader:
-                result = grade_one(grader, folder)
+            with start_grader(options, zygote) as grader:
+                result = grader.grade_result(folder)
             print(report.table(result, f"Submission {folder.relative_to(base)}"))
             gradescope = to_gradescope(result, config["checks"], config["stdout"])
         except SubmissionError as exc:
@@ -203,7 +202,7 @@ def _hide_source():
 
 
 if __name__ == "__main__":
-    from ..sandbox.zygote import clean_start, exit_now
+    from ..sandbox.startup import clean_start, exit_now
     clean_start()  # torch is then imported once, for this process and the zygote forked from it
     _hide_source()
     exit_now(main())

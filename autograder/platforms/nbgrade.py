@@ -90,11 +90,11 @@ def grade_in_subprocess(folder, assignment=None, timeout=600):
 
 
 def _grade_folder(folder, assignment):
-    from ..grading.runner import Grader
+    from ..grading.engine import Options, start_grader
 
     # Outside autograde (see part_score) the kernel asking has already run these modules as this
     # user: a child with the same uid exposes nothing more.
-    with Grader(assignment=assignment or None, unsafe_same_uid=True) as grader:
+    with start_grader(Options(assignment or None, same_uid=True, ahead=False)) as grader:
         return grader.grade(folder)
 
 

@@ -37,6 +37,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 
 import nbformat
 from nbconvert.preprocessors import Preprocessor
@@ -54,13 +55,14 @@ RESULT_KEY = "autograder_result"
 _graders = {}
 
 
-def _grader(assignment, hidden, unsafe_same_uid=False):
-    """One warm Grader per (assignment, hidden paths) for the whole nbgrader run."""
-    from ..grading.runner import Grader
+def _grader(assignment, hidden, unsafe_same_uid=False, earlier_reference=False):
+    """One warm Grader per (assignment, hidden paths, settings) for the whole nbgrader run."""
+    from ..grading.engine import Options, start_grader
 
-    key = (assignment, tuple(hidden), unsafe_same_uid)
+    key = (assignment, tuple(hidden), unsafe_same_uid, earlier_reference)
     if key not in _graders:
-        _graders[key] = Grader(assignment=assignment, hidden=hidden, unsafe_same_uid=unsafe_same_uid)
+        _graders[key] = start_grader(Options(assignment, hidden=tuple(hidden), same_uid=unsafe_same_uid,
+                                             earlier_reference=earlier_reference))
         if len(_graders) == 1:
             atexit.register(close_graders)
     return _graders[key]
@@ -83,12 +85,17 @@ class GradeSubmission(Preprocessor):
     unsafe_same_uid = Bool(False, help="Grade even where the child would run as this user, able to rewrite "
                                        "the course and the gradebook (trusted code only)."
                            ).tag(config=True)
+    earlier_reference = Bool(False, help="Where a submission lacks a module of an earlier assignment it builds "
+                                         "on, grade it on the course's reference of that module (the child then "
+                                         "reads it: only after that assignment's deadline); the result says so."
+                             ).tag(config=True)
 
     def preprocess(self, nb, resources):
         folder = submitted_folder(self.config, resources)
         assignment = self.assignment or resources["nbgrader"]["assignment"]
         self.log.info("Grading the modules in %s with the hidden suites of %s", folder, assignment)
-        resources[RESULT_KEY] = _grader(assignment, self.hidden, self.unsafe_same_uid).grade_result(folder)
+        grader = _grader(assignment, self.hidden, self.unsafe_same_uid, self.earlier_reference)
+        resources[RESULT_KEY] = grader.grade_result(folder)
         autograded = resources.get("metadata", {}).get("path") or "."
         drop_followed_links(folder, autograded, self.log)
         bring_earlier_modules(folder, autograded, assignment, self.log)
@@ -332,8 +339,15 @@ def feedback_under_submitted_names(notebooks, **_):
     html = os.path.join(root, "feedback", student, assignment, os.path.splitext(name)[0] + ".html")
     for submitted in glob.glob(os.path.join(root, "submitted", student, assignment, "*.ipynb")):
         if os.path.basename(submitted) != name and os.path.isfile(html):
-            shutil.copy(html, os.path.join(os.path.dirname(html),
-                                           os.path.splitext(os.path.basename(submitted))[0] + ".html"))
+            # the student named the copy: read and written without following a link at either end
+            with os.fdopen(os.open(html, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
+                page, mode = handle.read(), os.fstat(handle.fileno()).st_mode & 0o777
+            fd, partial = tempfile.mkstemp(dir=os.path.dirname(html), prefix=".feedback-")
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(page)
+            os.chmod(partial, mode)
+            os.replace(partial, os.path.join(os.path.dirname(html),
+                                             os.path.splitext(os.path.basename(submitted))[0] + ".html"))
 
 
 class PartsExport(CsvExportPlugin):
@@ -391,8 +405,7 @@ def configure(c, assignment, course_root):
     # (their own copies of what the assignment builds on included) in every assignment of the
     # course, not only the one released last (one course, one gradebook, several assignments).
     c.Autograde.exclude_overwriting = {
-        a.name: [*a.modules, *(m for modules in a.builds_on.values() for m in modules)]
-        for a in course.assignments()}
+        a.name: [f.file for f in a.hand_in] for a in course.assignments()}
     c.Autograde.sanitize_preprocessors = [
         ClearOutput,
         DeduplicateIds,

@@ -44,6 +44,15 @@ def not_written(functions):
             else "not written yet (the stubs still raise NotImplementedError)")
 
 
+def same_cause(checks):
+    """Failed checks grouped by part and feedback, in order: a cause several checks share (a
+    module that does not import, say) is said once, with the checks it failed."""
+    groups = {}
+    for check in checks:
+        groups.setdefault((check.part, check.output), []).append(check)
+    return list(groups.values())
+
+
 def table(result, title):
     """The per-part table with one line of feedback for each failed check."""
     lines = [f"{title}  (isolation: {result.isolation})"]
@@ -62,10 +71,11 @@ def table(result, title):
         lines.append("  failed checks:")
         for part in in_order(blank, result):
             lines.append(f"  - {part}: {not_written(blank[part])}")
-        for check in failed:
-            if check.part not in blank:
-                lines.append(f"  - {check.name} (0/{check.max_score})")
-                lines.append(f"      {check.output}")
+        for group in same_cause(c for c in failed if c.part not in blank):
+            check = group[0]
+            lines.append(f"  - {check.name} (0/{check.max_score})" if len(group) == 1 else
+                         f"  - {check.part}: {len(group)} checks (0/{sum(c.max_score for c in group)})")
+            lines.append(f"      {check.output}")
     return printable("\n".join(lines))  # folder and file names can carry terminal escapes
 
 
@@ -76,18 +86,22 @@ def _fenced(text):
     return f"{fence}text\n{text}\n{fence}"
 
 
-def _text(text):
-    """Untrusted text (a folder name) as Markdown that renders as exactly that text, on one line,
-    in a heading: what could start a tag, an entity, a link, emphasis, code, math or the
-    heading's end is escaped (CommonMark's backslash escapes; GitHub renders $ as math)."""
-    return re.sub(r"([\\`*_\[\]<>&#~$])", r"\\\1", " ".join(str(text).splitlines()))
+def _code(text):
+    """Untrusted text (a folder name) as a Markdown code span, on one line: it renders as exactly
+    that text, with nothing a tag, an entity, emphasis, math or a link (GitHub autolinks a
+    domain or an address in text, never in code). The fence is longer than any run of backticks
+    inside; a space pads a text that starts or ends with one (CommonMark strips it again)."""
+    text = " ".join(str(text).splitlines())
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    pad = " " if text[:1] == "`" or text[-1:] == "`" or (text[:1] == text[-1:] == " " and text.strip()) else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def markdown(result, title, pictures=None):
     """Feedback for the student: score per part, then what each failed check found.
     ``pictures``: {check name: the file of its picture, beside the Markdown}."""
     parts = {p.name: p for p in result.parts}
-    lines = [f"# Feedback: {_text(title)}", "", f"**Score: {result.score} / {result.max_score}**", "",
+    lines = [f"# Feedback: {_code(title)}", "", f"**Score: {result.score} / {result.max_score}**", "",
              "| part | points |", "|---|---|"]
     order = in_order(parts, result)
     lines += [f"| {name} | {parts[name].score} / {parts[name].max_score} |" for name in order]
@@ -98,11 +112,17 @@ def markdown(result, title, pictures=None):
     blank = unwritten(result)
     lines += [f"- **{part}**: {not_written(blank[part])}" for part in in_order(blank, result)]
     lines += [""] if blank else []
-    for check in sorted(failed, key=lambda c: order.index(c.part) if c.part in parts else 0):
-        if check.part not in blank:
-            lines += [f"### {check.name} (0 / {check.max_score})", "", _fenced(check.output), ""]
-            if (pictures or {}).get(check.name):
-                lines += [f"![your matrix beside the expected one]({pictures[check.name]})", ""]
+    in_book_order = sorted(failed, key=lambda c: order.index(c.part) if c.part in parts else 0)
+    for group in same_cause(c for c in in_book_order if c.part not in blank):
+        check = group[0]
+        if len(group) == 1:
+            lines += [f"### {check.name} (0 / {check.max_score})", ""]
+        else:
+            lines += [f"### {check.part}: {len(group)} checks (0 / {sum(c.max_score for c in group)})", "",
+                      *(f"- {c.description}" for c in group), ""]
+        lines += [_fenced(check.output), ""]
+        for drawn in filter(None, ((pictures or {}).get(c.name) for c in group)):
+            lines += [f"![your matrix beside the expected one]({drawn})", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -151,8 +171,8 @@ def _named_assignment(result):
 
 
 def _columns(result, status, parts):
-    if result is None:
-        return [0, "", *[""] * len(parts), status]
+    if result is None:  # not graded: an empty score, which no importer reads as a zero
+        return ["", "", *[""] * len(parts), status]
     scores = [result.part(p).score if result.part(p) else "" for p in parts]
     return [result.score, result.max_score, *scores, status]
 
@@ -188,8 +208,10 @@ def junit(results):
             points = ET.SubElement(case, "properties")
             for key, value in (("score", check.score), ("max_score", check.max_score)):
                 ET.SubElement(points, "property", name=key, value=str(value))
+            if check.mistake:
+                ET.SubElement(points, "property", name="mistake", value=text(check.mistake))
             if not check.passed:
-                failure = ET.SubElement(case, "failure", type="WrongAnswer",
+                failure = ET.SubElement(case, "failure", type="KnownMistake" if check.mistake else "WrongAnswer",
                                         message=text(check.output.splitlines()[0] if check.output else "failed"))
                 failure.text = text(check.output)
         if result.output:
@@ -203,7 +225,7 @@ def summary(rows):
     lines = ["| student | score | status |", "|---|---|---|"]
     for name, result, status in rows:
         score = f"{result.score} / {result.max_score}" if result else "–"
-        lines.append(f"| {_cell(name)} | {score} | {_cell(status)} |")
+        lines.append(f"| {_code(_cell(name))} | {score} | {_cell(status)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -7,19 +7,27 @@ results), and N jobs get about equal slices of a large class.
 
 ``python -m autograder merge graded-1 ... graded-N --out graded`` joins the shards' results into
 one grades.csv, summary.json and report.html, byte for byte what one run over the whole class
-writes. It refuses a student found in two shards, a shard missing or given twice, and results
-graded with another version of the suites (every result records ``extra_data.suites``, a
-digest of the suite files and the reference solution: ``course.suites_digest``).
+writes, or refuses (exit 2) with the reason: a student found in two shards or in the wrong one,
+a shard missing or given twice, results graded with another version of the suites (every result
+records ``extra_data.suites``, a digest of the suite files and the reference solution:
+``course.suites_digest``), shards of another engine, class or assignment (each summary.json
+records ``identity``), a row dropped or added, a result path that is not where a class run
+writes it, or a link on the way. Nothing in a shard is taken on trust that can be recomputed:
+each score is added up again from its checks, each file name again from its folder's name.
 """
 import hashlib
 import json
-import shutil
+import os
+import stat
 import sys
-from pathlib import Path
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
 
+from ..grading import course
+from ..grading.result import Part, SubmissionResult
+from ..sandbox.submission import printable
 from . import classreport, report
-from .files import display_name, feedback_title, write_atomic
-from ..grading.result import SubmissionResult
+from .files import display_name, feedback_title, own_folder, result_stem, write_atomic
 
 
 def parse(text):
@@ -40,38 +48,89 @@ def in_shard(name, k, n):
     return int.from_bytes(digest[:8], "big") % n == k - 1
 
 
+def identity(names, assignment):
+    """What a class run records of the class it grades, for ``merge`` to check: the digest of
+    every student folder's name (the whole class, before a shard is cut from it) with the
+    assignment it was asked to grade (--assignment, or None), and the engine's version."""
+    whole = json.dumps([assignment, sorted(names)]).encode()   # \udcxx for bytes that are not UTF-8
+    return {"class": hashlib.sha256(whole).hexdigest()[:16], "assignment": assignment,
+            "engine": course.engine_digest()}
+
+
 class MergeError(Exception):
     """The shards cannot be joined into one class (the message says which and why)."""
 
 
-def _load_shard(folder):
-    """(summary, Students) of one shard's output folder."""
+def _read(folder, relative):
+    """A file of a shard's folder, read without following a link anywhere below the folder."""
+    parts = PurePosixPath(relative).parts
+    if not parts or PurePosixPath(relative).is_absolute() or any(p in ("", ".", "..") for p in parts):
+        raise MergeError(f"{folder}: {relative!r} is not a file of the shard")
+    for depth in range(1, len(parts)):
+        if not stat.S_ISDIR(os.lstat(folder.joinpath(*parts[:depth])).st_mode):   # a link is not a folder
+            raise MergeError(f"{folder}: {'/'.join(parts[:depth])} is not a folder (a link?)")
     try:
-        summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise MergeError(f"{folder} holds no summary.json: is it a graded folder?") from None
-    except (OSError, ValueError) as exc:
+        fd = os.open(folder.joinpath(*parts), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise MergeError(f"{folder}: {relative} cannot be read: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read().decode("utf-8")
+
+
+def _recounted(result, where):
+    """``result`` with its score, max score and parts added up from its checks: what one run
+    would have written (a score as written is never taken)."""
+    totals = {}
+    for check in result.checks:
+        if not 0 <= check.score <= check.max_score:
+            raise MergeError(f"{where}: the check {check.name!r} scores {check.score} of {check.max_score}")
+        got, most = totals.get(check.part, (0, 0))
+        totals[check.part] = (got + check.score, most + check.max_score)
+    return replace(result, score=sum(c.score for c in result.checks), max_score=sum(c.max_score for c in result.checks),
+                   parts=tuple(Part(name, got, most) for name, (got, most) in totals.items()))
+
+
+def _load_shard(folder):
+    """(summary, Students) of one shard's output folder; each result read afresh from its own
+    file, at the one place a class run writes it."""
+    try:
+        summary = json.loads(_read(folder, "summary.json"))
+        rows = summary["rows"]
+    except MergeError:
+        raise MergeError(f"{folder} holds no readable summary.json: is it a graded folder?") from None
+    except (ValueError, KeyError, TypeError) as exc:
         raise MergeError(f"{folder}/summary.json cannot be read: {exc}") from None
+    known = set(course.names())
     students = []
-    for row in summary["rows"]:
-        result = None
-        if "score" in row:
-            try:
-                result = SubmissionResult.from_json(json.loads((folder / row["result"]).read_text(encoding="utf-8")))
-            except (OSError, ValueError, TypeError, KeyError) as exc:
-                raise MergeError(f"{folder}: the result of {row['student']} cannot be read: {exc}") from None
-        students.append(classreport.Student(row.get("folder", row["student"]), row["student"], result, row["status"],
-                                row["feedback"], row["result"], row["assignment"] or None))
+    for row in rows:
+        try:
+            name, assignment = row.get("folder", row["student"]), row["assignment"] or None
+            if assignment is not None and assignment not in known:
+                raise MergeError(f"{folder}: {name!r} has an assignment this course does not hold: {assignment!r}")
+            result = None
+            if row["result"] is not None:
+                stem = result_stem(name)
+                if row["result"] not in (f"{stem}.json", f"{assignment}/{stem}.json"):
+                    raise MergeError(f"{folder}: the result of {name!r} is not where a class run writes it: "
+                                     f"{row['result']!r}")
+                where = f"{folder}/{row['result']}"
+                result = _recounted(SubmissionResult.from_json(json.loads(_read(folder, row["result"]))), where)
+            students.append(classreport.Student(name, printable(display_name(name)), result, row["status"],
+                                                row["feedback"], row["result"], assignment))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise MergeError(f"{folder}: a row of summary.json cannot be read: {exc!r}") from None
     return summary, students
 
 
 def merge(folders, out):
     """Join shard folders into ``out``; returns (summary, rows for CI outputs). Raises MergeError."""
     folders = [Path(f) for f in folders]
-    shards, everyone, where, titles = {}, [], {}, set()
+    shards, everyone, where, titles, identities = {}, [], {}, set(), {}
     for folder in folders:
         summary, students = _load_shard(folder)
         titles.add(summary["title"])
+        found = tuple(summary.get(key) for key in ("class", "assignment", "engine"))
+        identities.setdefault(found, folder)
         shard = tuple(summary.get("shard") or ())
         if shard in shards:
             raise MergeError(f"{shards[shard]} and {folder} are the same shard ({'/'.join(map(str, shard)) or 'whole class'})")
@@ -79,8 +138,18 @@ def merge(folders, out):
         for student in students:
             if student.folder in where and where[student.folder] != folder:
                 raise MergeError(f"{student.name} is in two shards: {where[student.folder]} and {folder}")
+            if shard and not in_shard(student.folder, *shard):
+                raise MergeError(f"{folder}: {student.name} does not belong to shard {shard[0]}/{shard[1]}")
             where[student.folder] = folder
             everyone.append((student, folder))
+    if len(identities) > 1:
+        (first, one), (second, other) = list(identities.items())[:2]
+        what = ("versions of the grading engine" if first[2] != second[2] else "assignments" if first[1] != second[1]
+                else "classes (their lists of students differ)")
+        raise MergeError(f"the shards were graded as different {what}: {one} and {other}")
+    ((klass, assignment, engine),) = identities
+    if None in (klass, engine):
+        raise MergeError(f"{folders[0]} does not say which class and engine graded it: regrade it with this version")
     if () not in shards:  # slices of one class: each exactly once, none missing
         sizes = {n for _, n in shards}
         if len(sizes) > 1:
@@ -89,6 +158,9 @@ def merge(folders, out):
         missing = [f"{k}/{n}" for k in range(1, n + 1) if (k, n) not in shards]
         if missing:
             raise MergeError(f"shard {', '.join(missing)} missing: every slice of the class must be given")
+    if identity(where, assignment)["class"] != klass:
+        raise MergeError("the shards' students are not the class they were cut from: a student was dropped "
+                         "or added (regrade the shards)")
     digests = {}
     for student, folder in everyone:
         if student.result is not None:
@@ -104,23 +176,25 @@ def merge(folders, out):
     assignments = sorted({s.assignment for s, _ in everyone if s.assignment})
     several = len(assignments) > 1  # then results go in a folder per assignment, as one run puts them
     out = Path(out)
+    try:
+        own_folder(out)
+    except OSError as exc:
+        raise MergeError(f"{out}: {exc.strerror}") from None
     students = []
-    for student, folder in everyone:
-        if student.result_file:
-            stem = (f"{student.assignment}/" if several and student.assignment else "") + \
-                Path(student.result_file).stem
-            target = out / f"{stem}.json"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if (folder / student.result_file).resolve() != target.resolve():
-                shutil.copyfile(folder / student.result_file, target)
-            # written anew: its title says the assignment only in a class of several
+    for student, _ in everyone:
+        if student.result is not None:
+            stem = (f"{student.assignment}/" if several and student.assignment else "") + result_stem(student.folder)
+            # written as a class run writes them: whole, private, never through a link; the
+            # feedback's title says the assignment only in a class of several
             classreport.write_feedback(out / stem, student.result,
                                        feedback_title(student.folder, student.assignment, several))
+            write_atomic(out / f"{stem}.json", json.dumps(student.result.to_json(), indent=1))
             student = student._replace(feedback=f"{stem}.html", result_file=f"{stem}.json")
         students.append(student)
     rows = [(display_name(s.folder), s.result, s.status, s.assignment) for s in students]
     write_atomic(out / "grades.csv", report.class_csv(rows, assignments or None))
-    summary = classreport.write(out, students, " + ".join(sorted(titles)))
+    summary = classreport.write(out, students, " + ".join(sorted(titles)),
+                                identity={"class": klass, "assignment": assignment, "engine": engine})
     return summary, [(f"{name}/{a}" if several and a else name, result, status) for name, result, status, a in rows]
 
 

@@ -19,7 +19,7 @@ files and file size. The hello message lists what held and what was unavailable,
 the reason. A step that fails after the point of no return (a user namespace without a
 uid map, a pivoted root whose old root cannot be dropped) stops the child and names the
 step: it never runs half set up. The grader's environment never reaches a child (see
-zygote.ZYGOTE_ENV).
+startup.ZYGOTE_ENV).
 
 One rule decides whether untrusted code may run at all (``separated``): never with the
 grader's own uid, unless namespaces hide everything of the grader from it. The hello says
@@ -27,17 +27,23 @@ whether it holds; ``check`` finds it out before any submission runs, and ``refus
 how to get it on this machine.
 """
 import ctypes
+import errno
 import os
 import platform
 import resource
 import signal
 import struct
+import functools
 import sys
+import time
 
 from . import interpreter
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+CLONE_NEWCGROUP = 0x02000000
+# Every namespace clone() can make (CLONE_NEWTIME shares its bit with the exit signal there).
+NEW_NAMESPACES = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
@@ -49,21 +55,31 @@ ARCH = {
     "x86_64": {"audit": 0xC000003E, "pivot_root": 155, "capset": 126, "keyctl": 250,
                "deny": {"shmget": 29, "shmat": 30, "semget": 64, "msgget": 68, "ptrace": 101,
                         "add_key": 248, "request_key": 249, "keyctl": 250, "process_vm_readv": 310,
-                        "process_vm_writev": 311, "tkill": 200, "pidfd_send_signal": 424, "pidfd_getfd": 438},
-               "own_pid_only": {"kill": 62, "tgkill": 234}},
+                        "process_vm_writev": 311, "tkill": 200, "pidfd_send_signal": 424, "pidfd_getfd": 438,
+                        "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155,
+                        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
+                        "fspick": 433, "mount_setattr": 442, "memfd_create": 319, "memfd_secret": 447},
+               "own_pid_only": {"kill": 62, "tgkill": 234}, "clone": 56, "clone3": 435},
     "aarch64": {"audit": 0xC00000B7, "pivot_root": 41, "capset": 91, "keyctl": 219,
                 "deny": {"shmget": 194, "shmat": 196, "semget": 190, "msgget": 186, "ptrace": 117,
                          "add_key": 217, "request_key": 218, "keyctl": 219, "process_vm_readv": 270,
-                         "process_vm_writev": 271, "tkill": 130, "pidfd_send_signal": 424, "pidfd_getfd": 438},
-                "own_pid_only": {"kill": 129, "tgkill": 131}},
+                         "process_vm_writev": 271, "tkill": 130, "pidfd_send_signal": 424, "pidfd_getfd": 438,
+                         "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
+                         "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
+                         "fspick": 433, "mount_setattr": 442, "memfd_create": 279, "memfd_secret": 447},
+                "own_pid_only": {"kill": 129, "tgkill": 131}, "clone": 220, "clone3": 435},
 }
 
 FULL = "namespaces"          # what the report calls full isolation
 REDUCED = "limits only"      # what it calls a run where no namespace held
 # Protections whose absence does not make a run "reduced": /proc is a convenience inside the
 # private root (without it the child sees no processes at all), and the SysV limits are
-# belt and braces to seccomp's refusal of the same calls.
-OPTIONAL = {"/proc", "no SysV IPC"}
+# belt and braces to seccomp's refusal of the same calls. The memory cgroup counts what
+# RLIMIT_AS does not (tmpfs and shared memory, the whole process tree together); without it
+# seccomp still refuses memfd and new namespaces, and a private root's tmpfs is capped, so its
+# absence is reported (each result's protections, the class report, a WARNING) but the
+# isolation stays what the namespaces make it.
+OPTIONAL = {"/proc", "no SysV IPC", "memory cgroup"}
 
 
 class Limits:
@@ -76,6 +92,9 @@ class Limits:
     processes = 8
     open_files = 256
     file_bytes = 16 << 20
+    # The memory cgroup's memory.max: every process of the child together, with its tmpfs
+    # files and shared memory (what RLIMIT_AS cannot see); swap none.
+    charged_bytes = 2 << 30
 
 
 class SetupFailed(Exception):
@@ -153,6 +172,96 @@ class Protections:
         return f"{prefix}: " + "; ".join(f"{', '.join(n.removesuffix(' namespace') for n in names[:-1])}"
                                          f"{', ' if len(names) > 1 else ''}{names[-1]} unavailable ({why})"
                                          for why, names in by_reason.items())
+
+
+CGROUP_PREFIX = "autograder-"
+
+
+def cgroup_name(pid, parent):
+    """A child's memory cgroup: named by its zygote and its own pid (a pid freed when one zygote
+    reaps its child may be another zygote's next child before the first removes the cgroup)."""
+    return f"{CGROUP_PREFIX}{parent}-{pid}"
+
+
+def _cgroup_bases():
+    """Where a child's cgroup may go in the cgroup v2 hierarchy: under this process's own cgroup
+    (its "0::" line; a subtree delegated to this user), then, for root, at the top of the
+    hierarchy (a cgroup that holds processes, as a login's or a service's does, cannot hand its
+    controllers on; the top can). OSError where there is no cgroup2 hierarchy."""
+    with open("/proc/self/mounts") as mounts:
+        mount = next((line.split()[1] for line in mounts if line.split()[2:3] == ["cgroup2"]), None)
+    with open("/proc/self/cgroup") as groups:
+        own = next((line[3:].strip() for line in groups if line.startswith("0::")), None)
+    if mount is None or own is None:
+        raise OSError(0, "no cgroup v2 hierarchy")
+    home = os.path.join(mount, own.strip("/")).rstrip("/")
+    return [home] + ([mount] if os.geteuid() == 0 and mount != home else [])
+
+
+def _memory_cgroup(limits, pid=None, parent=None):
+    """Move this process into a cgroup of its own, with memory.max and no swap: what the child
+    and everything it starts hold is counted there, tmpfs pages and shared memory included.
+    Needs a cgroup2 hierarchy this process may write (root, or a subtree delegated to this user)
+    whose memory controller reaches the new cgroup; the first base that has one is used."""
+    name = cgroup_name(pid or os.getpid(), parent or os.getppid())
+    why = None
+    for base in _cgroup_bases():
+        try:
+            return _join_memory_cgroup(base, os.path.join(base, name), limits)
+        except OSError as exc:
+            why = why or exc   # the first reason: the own cgroup's is the one to fix
+    raise why
+
+
+def _join_memory_cgroup(base, group, limits):
+    with open(os.path.join(base, "cgroup.controllers")) as handle:
+        if "memory" not in handle.read().split():
+            raise OSError(0, f"the cgroup v2 hierarchy has no memory controller at {base}")
+    _remove_cgroup(group)  # left by an earlier child of that pid (this zygote's: it is gone)
+    os.mkdir(group, 0o755)
+    try:
+        with open(os.path.join(group, "cgroup.controllers")) as handle:
+            if "memory" not in handle.read().split():
+                try:
+                    _write(os.path.join(base, "cgroup.subtree_control"), "+memory")
+                except OSError as exc:  # a cgroup that holds processes cannot hand its controllers on
+                    raise OSError(exc.errno, f"no memory controller for a cgroup under {base} "
+                                             f"({exc.strerror})") from None
+        _write(os.path.join(group, "memory.max"), str(limits.charged_bytes))
+        try:
+            _write(os.path.join(group, "memory.swap.max"), "0")
+        except FileNotFoundError:  # swap is not accounted on this kernel: there is none to limit
+            pass
+        _write(os.path.join(group, "cgroup.procs"), "0")  # "0": the process that writes
+    except OSError:
+        _remove_cgroup(group)
+        raise
+
+
+def release_cgroup(pid):
+    """Remove the memory cgroup of this process's child ``pid`` once it is gone."""
+    try:
+        bases = _cgroup_bases()
+    except OSError:
+        return
+    for base in bases:
+        _remove_cgroup(os.path.join(base, cgroup_name(pid, os.getpid())))
+
+
+def _remove_cgroup(group):
+    """rmdir an empty cgroup, after cgroup.kill ends what is left in it; one not there stays so."""
+    for _ in range(20):  # its last processes may still be dying (their keeper is gone)
+        try:
+            os.rmdir(group)
+            return
+        except OSError as exc:
+            if exc.errno != errno.EBUSY:
+                return
+        try:
+            _write(os.path.join(group, "cgroup.kill"), "1")
+        except OSError:
+            pass
+        time.sleep(0.02)
 
 
 def _readonly_dirs(hidden):
@@ -297,19 +406,34 @@ def _no_new_privs():
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
-def _seccomp():
+def _seccomp(own_signals_only=True):
     """Refuse (EPERM, as Docker does) SysV IPC, the keyring calls, ptrace and reading other
     processes' memory, and signals to any process but the worker itself: needed where no
-    PID namespace or user change separates the child from the grader."""
+    PID namespace or user change separates the child from the grader.
+
+    Also refused: memory that RLIMIT_AS does not count. memfd_create's pages are held by a
+    file, not a mapping, and a new user namespace would let the child mount a tmpfs of its
+    own; so no new namespace (unshare, setns, clone with a CLONE_NEW* flag; clone3, whose flags
+    a filter cannot read, says ENOSYS, so libc falls back to clone), no mount of any kind and no
+    memfd. Nothing the course runs needs them (torch, tiktoken and safetensors included: every
+    assignment's solutions grade with this filter, tests/test_sandbox.py).
+
+    ``own_signals_only=False``: signals are left alone (the notebook's kernel, whose PID
+    namespace or uid separates it, stops what it starts itself)."""
     arch, own = _arch(), os.getpid() & 0xFFFFFFFF
     deny = 0x00050000 | 1            # SECCOMP_RET_ERRNO | EPERM
+    enosys = 0x00050000 | 38
     allow = 0x7FFF0000
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     program = [(ld, 0, 0, 4), (jeq, 1, 0, arch["audit"]), (ret, 0, 0, deny), (ld, 0, 0, 0),
                (jge, 0, 1, 0x40000000), (ret, 0, 0, deny)]   # x32 and other ABIs: refused
     for number in arch["deny"].values():
         program += [(jeq, 0, 1, number), (ret, 0, 0, deny)]
-    for number in arch["own_pid_only"].values():
+    program += [(jeq, 0, 1, arch["clone3"]), (ret, 0, 0, enosys),
+                # clone: its flags (first argument, low 32 bits) must ask for no new namespace
+                (jeq, 0, 4, arch["clone"]), (ld, 0, 0, 16), (jset, 0, 1, NEW_NAMESPACES),
+                (ret, 0, 0, deny), (ret, 0, 0, allow)]
+    for number in arch["own_pid_only"].values() if own_signals_only else ():
         # kill/tgkill: first argument (low 32 bits) must be 0, the worker's pid or its group
         program += [(jeq, 0, 6, number), (ld, 0, 0, 16), (jeq, 3, 0, 0), (jeq, 2, 0, own),
                     (jeq, 1, 0, (-own) & 0xFFFFFFFF), (ret, 0, 0, deny), (ret, 0, 0, allow)]
@@ -379,9 +503,11 @@ NAMESPACES = (("mount namespace", CLONE_NEWNS), ("PID namespace", CLONE_NEWPID),
               ("IPC namespace", CLONE_NEWIPC), ("UTS namespace", CLONE_NEWUTS))
 
 
-def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused):
+def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused, limits=Limits):
     """Every protection that works here, one at a time. Returns in the worker."""
     is_root = os.geteuid() == 0
+    # First, with the grader's own rights: a cgroup can be joined only before they are dropped.
+    protections.attempt("memory cgroup", _memory_cgroup, limits)
     protections.attempt("fresh session keyring", _fresh_keyring)
     in_user_ns, held = False, set()
     if not namespaces:
@@ -461,7 +587,7 @@ def start_child(channel_fd, root, hidden, mode, userns_refused=None, limits=Limi
         mapped = _mapped_bytes()
         protections = Protections()
         try:
-            _isolate(channel_fd, root, hidden, protections, mode == "full", userns_refused)
+            _isolate(channel_fd, root, hidden, protections, mode == "full", userns_refused, limits)
             protections.attempt("limits", apply_limits, limits, headroom, mapped)
         except (SetupFailed, OSError) as exc:
             protocol.send(channel, {"hello": {"failed": str(exc)}})
@@ -480,6 +606,26 @@ CHECK = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.i
          "_dry_run(sys.argv[2], __import__('json').loads(sys.argv[3]))")
 
 
+# What the zygote's Python must hold, at the grader's versions, when it is not the grader's own.
+CHILD_NEEDS = ("torch", "safetensors", "numpy")
+
+
+@functools.lru_cache(maxsize=None)
+def children_python(isolation):
+    """The zygote's Python: this one, unless children run as nobody without a private root and
+    nobody cannot reach it; then one it can (see interpreter), or this one and a WARNING (once)
+    that says why. ``isolate.check`` asks it too, so its dry run is the zygote's."""
+    if os.geteuid() != 0 or interpreter.first_blocked(interpreter.own_paths()) is None:
+        return sys.executable
+    if isolation == "full" and probe_namespaces():
+        return sys.executable  # each child's private root binds it where nobody reaches it
+    python, why = interpreter.python_for_others(CHILD_NEEDS)
+    if python is None:
+        print(f"WARNING: {why}", file=sys.stderr)
+        return sys.executable
+    return python
+
+
 def check(mode, hidden=()):
     """The hello a child would send here, found before any submission runs: a fresh interpreter,
     started as the zygote is, takes every step a child takes in a throwaway process that then
@@ -495,7 +641,7 @@ def start_check(mode, hidden=()):
     import subprocess
 
     from ..paths import COURSE, ROOT
-    from .zygote import ZYGOTE_ENV, children_python
+    from .startup import ZYGOTE_ENV
 
     env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
     process = subprocess.Popen([children_python(mode), "-P", "-c", CHECK, str(ROOT), mode,   # hidden as the zygote hides them
@@ -539,6 +685,7 @@ def _dry_run(mode, hidden):
     os.close(write)
     data = b"".join(iter(lambda: os.read(read, 65536), b""))
     os.waitpid(pid, 0)
+    release_cgroup(pid)
     os.rmdir(root)
     sys.stdout.write(data.decode())
 

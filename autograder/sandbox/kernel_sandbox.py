@@ -9,8 +9,9 @@
 
 The worker gets what ``isolate.start_child`` gives the CLI's child: new mount, PID, network,
 IPC and UTS namespaces (plus a user namespace when the grader is not root), a tmpfs root
-holding only read-only binds of the Python installation, uid nobody, no_new_privs and
-rlimits. Into that root go, in memory, a copy of the notebook's folder as
+holding only read-only binds of the Python installation, uid nobody, no_new_privs, the
+child's seccomp filter but its rule on signals (no memfd, mount or new namespace: memory
+the rlimits would not count) and rlimits. Into that root go, in memory, a copy of the notebook's folder as
 ``/home/student/<assignment>`` (writable: the notebook may write files, nothing reaches the
 course, whose path the kernel never learns) and the kernel's private folder
 (``SPEC["private"]``: its connection file, the kernel side of our package). No course, gradebook, exchange or repository exists there, and no network: the kernel
@@ -33,7 +34,7 @@ import time
 import traceback  # here: after the uid change the standard library may be out of reach
 
 from . import interpreter, isolate
-from .zygote import ZYGOTE_ENV
+from .startup import ZYGOTE_ENV
 
 PR_SET_CHILD_SUBREAPER = 36
 LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.kernel_sandbox import main; main()"
@@ -226,6 +227,7 @@ def main():
             _chown_tree(private, isolate.NOBODY if is_root else None)
             isolate._drop_privileges(in_user_namespace=False)
         isolate._no_new_privs()
+        isolate._seccomp(own_signals_only=False)  # no memfd, mount or namespace: memory no limit counts
         # After the uid change, which clears it: the kernel dies with its keeper.
         isolate._check(isolate._libc.prctl(isolate.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
         os.chdir(sandbox_work)

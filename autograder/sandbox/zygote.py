@@ -12,7 +12,6 @@ Control messages are one JSON object each; a spawn request carries the child's e
 its channel as an SCM_RIGHTS file descriptor. ``Zygote`` is the grader's handle (it imports
 no torch, so the zygote's start can overlap the grader's own); ``main`` runs inside.
 """
-import functools
 import gc
 import json
 import os
@@ -23,97 +22,22 @@ import tempfile
 import time
 import types
 
-# The only variables the zygote (and so every child) inherits. A child can read its own
-# environment and put it in an error message the student sees, so the grader's tokens and
-# keys (CI secrets, cloud credentials) must never reach it.
-# tiktoken's cache folders are paths, not secrets: the zygote loads the GPT-2 encoding from there.
-ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME",
-              "TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")
-# What the zygote's Python must hold, at the grader's versions, when it is not the grader's own.
-CHILD_NEEDS = ("torch", "safetensors", "numpy")
+from .isolate import children_python
+from .startup import ENVIRON_FD, ZYGOTE_ENV, import_torch, restore_environment
 
 # The grader's modules a zygote (and so every child) keeps; a zygote forked from the grader
 # drops the others it inherited (autograder.paths, for one, names the reference's folder).
 ZYGOTE_MODULES = ("autograder", "autograder.sandbox", "autograder.sandbox.zygote", "autograder.sandbox.isolate",
                   "autograder.sandbox.child", "autograder.sandbox.protocol",
                   "autograder.sandbox.interpreter",  # isolate asks interpreter in each child
-                  "autograder.support", "autograder.support.tiktoken_offline")
-
-
-# A clean start (see clean_start) keeps the grader's environment here, out of its memory,
-# until its zygote is forked: the number of a memory file holding it.
-_ENVIRON_FD = "AUTOGRADER_ENVIRON_FD"
-
-
-@functools.lru_cache(maxsize=None)
-def children_python(isolation):
-    """The zygote's Python: this one, unless children run as nobody without a private root and
-    nobody cannot reach it; then one it can (see interpreter), or this one and a WARNING (once)
-    that says why. ``isolate.check`` asks it too, so its dry run is the zygote's."""
-    from . import interpreter, isolate
-
-    if os.geteuid() != 0 or interpreter.first_blocked(interpreter.own_paths()) is None:
-        return sys.executable
-    if isolation == "full" and isolate.probe_namespaces():
-        return sys.executable  # each child's private root binds it where nobody reaches it
-    python, why = interpreter.python_for_others(CHILD_NEEDS)
-    if python is None:
-        print(f"WARNING: {why}", file=sys.stderr)
-        return sys.executable
-    return python
-
-
-def exit_now(code):
-    """``sys.exit(code)`` for a command that has written and closed all its files: the
-    interpreter's last garbage collections would walk every object torch made (~0.25 s of a
-    one-submission run's 1.7 s); frozen, they are skipped. Objects are still freed as the modules go;
-    only reference cycles among them are left to the ending process."""
-    gc.freeze()
-    sys.exit(code)
-
-
-def clean_start():
-    """Start this program again, once, as the process a zygote may be forked from: with one hash
-    seed (a set's order, and so a wrong answer's feedback, is then the same on every run, in the
-    grader and in every child) and with only ZYGOTE_ENV and the grader's own AUTOGRADER_*
-    settings in its environment. The rest waits in a memory file, never read into this
-    process's memory before its zygote is forked (restore_environment): a child sees all the
-    memory its zygote inherited, freed strings included. A no-op where it cannot be done (the
-    zygote is then a fresh interpreter, as for any other caller)."""
-    if _ENVIRON_FD in os.environ or not hasattr(os, "memfd_create") or not getattr(sys, "orig_argv", None):
-        return
-    try:
-        fd = os.memfd_create("autograder-environ", 0)  # inherited by the program started again
-        with open(fd, "wb", closefd=False) as saved:
-            saved.write(b"\0".join(k + b"=" + v for k, v in os.environb.items()))
-    except OSError:
-        return
-    kept = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV or k.startswith("AUTOGRADER_")}
-    kept.update({_ENVIRON_FD: str(fd), "PYTHONHASHSEED": "0"})
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], kept)
-
-
-def restore_environment():
-    """The environment a clean start put aside, back in os.environ (once its zygote is forked)."""
-    fd = os.environ.get(_ENVIRON_FD)
-    if fd is None:
-        return
-    try:
-        data = os.pread(int(fd), os.fstat(int(fd)).st_size, 0)
-    except (OSError, ValueError):
-        data = None  # a process that no longer holds the file keeps what it has
-    if data is not None:
-        os.environb.clear()
-        os.environb.update(dict(e.split(b"=", 1) for e in data.split(b"\0") if b"=" in e))
-    os.environ.pop(_ENVIRON_FD, None)
+                  "autograder.sandbox.startup",
+                  "autograder.support", "autograder.support.tiktoken_offline", "autograder.support.gpt2_offline")
 
 
 def _clean(root, course):
     """Whether this process may be forked into a zygote: started clean (clean_start), its
     environment not yet restored, and no module of the reference or the suites loaded."""
-    if _ENVIRON_FD not in os.environ or sys.flags.hash_randomization:
+    if ENVIRON_FD not in os.environ or sys.flags.hash_randomization:
         return False
     secret = tuple(os.path.realpath(p) + os.sep for top in {root, course}
                    for p in (top / "solutions", top / "autograder" / "suites"))
@@ -314,24 +238,6 @@ class _Forked:
 
 # -- inside the zygote process ------------------------------------------------------
 
-def import_torch():
-    """``import torch``, with no garbage collection while it runs: torch's import makes some
-    170,000 objects that all stay, and collecting among them cost ~0.2 s of the 1.5 s, then
-    more at every full collection afterwards (~0.15 s while pytest imports). What the import
-    made is frozen instead: later collections skip it, and a forked process shares its pages."""
-    if "torch" not in sys.modules:
-        enabled = gc.isenabled()
-        gc.disable()
-        try:
-            import torch.nn  # noqa: F401
-        finally:
-            gc.freeze()
-            if enabled:
-                gc.enable()
-    import torch
-    return torch
-
-
 def _warm_up():
     """Import what a child needs and round-trip a frame once, so that every module the
     channel imports lazily (safetensors pulls in numpy.ctypeslib) is loaded: a child may be
@@ -472,7 +378,10 @@ def _reply(ctl, message):
 _FINISHED = {}  # pid -> exit code of a child collected before the grader asked for it
 
 
-def _code(status):
+def _code(status, pid):
+    """A collected child's exit code; its memory cgroup (isolate._memory_cgroup) goes with it."""
+    from .isolate import release_cgroup
+    release_cgroup(pid)
     return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
@@ -486,7 +395,7 @@ def _collect_finished():
             return
         if not pid:
             return
-        _FINISHED[pid] = _code(status)
+        _FINISHED[pid] = _code(status, pid)
         if len(_FINISHED) > 4096:
             del _FINISHED[next(iter(_FINISHED))]
 
@@ -496,7 +405,10 @@ def _collect_last(seconds=2.0):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
-            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+            pid, status = os.waitpid(-1, os.WNOHANG)
+            if pid:
+                _code(status, pid)
+            else:
                 time.sleep(0.005)
         except ChildProcessError:
             return
@@ -513,7 +425,7 @@ def _reap(pid, wait_seconds):
         except ChildProcessError:  # not ours, or asked for twice
             return None
         if done:
-            return _code(status)
+            return _code(status, pid)
         if time.monotonic() > deadline:
             return None
         time.sleep(0.005)
@@ -538,29 +450,12 @@ def main(ctl_fd, hidden, mode, tiktoken=True):
         os.rmdir(root)
 
 
-def gpt2_offline():
-    """tiktoken's GPT-2 encoding, from this machine only: every connection is refused while it
-    loads (the grader never downloads). Raises where tiktoken or the encoding is missing."""
-    import tiktoken
-
-    def refuse(*args, **kwargs):
-        raise OSError("the grader never downloads")
-
-    saved = socket.socket.connect, socket.getaddrinfo, socket.create_connection
-    socket.socket.connect = socket.getaddrinfo = socket.create_connection = refuse
-    try:
-        from ..support.tiktoken_offline import install
-        install()
-        return tiktoken.get_encoding("gpt2")
-    finally:
-        socket.socket.connect, socket.getaddrinfo, socket.create_connection = saved
-
-
 def _warm_tiktoken():
     """Load tiktoken's GPT-2 encoding here, once, where this machine has it: a child's root
     holds only the Python installation (not tiktoken's cache), and building the encoding costs
     each child ~0.6 s. A machine without it loads nothing (and its children fail to load it
     the same way, offline)."""
+    from ..support.gpt2_offline import gpt2_offline
     try:
         gpt2_offline()
     except Exception:  # not on this machine: nothing to warm

@@ -10,18 +10,17 @@ what they were, and the next submission is graded as before.
 import hashlib
 import os
 import socket
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS))
-from banks import reference_sources, stub_sources  # noqa: E402
+from banks import reference_sources, stub_sources
 
-from autograder.grading import course  # noqa: E402
-from autograder.paths import ROOT  # noqa: E402
+from autograder.grading import course
+from autograder.paths import ROOT
+
+TESTS = Path(__file__).resolve().parents[1]
 
 A = "ch02_text_data"
 PROTECTED = [course.get(A).solutions / "the-verdict.txt", course.get(A).stubs / "the-verdict.txt",
@@ -142,24 +141,35 @@ def _honest(grader, tmp_path):
     return grader.grade(folder, A)
 
 
-def test_hostile_chapter_2_submissions_gain_nothing(grader, listener, tmp_path):
-    port, seen = listener
+@pytest.fixture(scope="module")
+def course_files(grader, tmp_path_factory):
+    """(the course files' digests before any case ran, whether children run in namespaces)."""
     before = _digests()
-    sandboxed = _honest(grader, tmp_path)["extra_data"]["isolation"] == "namespaces"
-    for number, (name, (score, files)) in enumerate(cases(port).items()):
-        if name in DESTRUCTIVE and not sandboxed:
-            continue
-        folder = tmp_path / f"s{number}" / A
-        folder.mkdir(parents=True)
-        base = reference_sources(A) if score else stub_sources(A)
-        for filename, text in {**base, **files}.items():
-            (folder / filename).write_text(text)
-        result = grader.grade(folder, A)
-        failed = [f"{t['name']}: {t['output']}" for t in result["tests"] if t["status"] != "passed"]
-        assert result["score"] == score, f"{name}: {result['score']} points, expected {score}: {failed}"
-        assert all(t["output"].strip() and "internal grader error" not in t["output"]
-                   for t in result["tests"] if t["status"] != "passed"), name
-        assert _digests() == before, f"{name}: a course file changed"
+    sandboxed = _honest(grader, tmp_path_factory.mktemp("honest"))["extra_data"]["isolation"] == "namespaces"
+    return before, sandboxed
+
+
+@pytest.mark.parametrize("name", list(cases(0)))
+def test_hostile_chapter_2_submission_gains_nothing(grader, listener, course_files, tmp_path, name):
+    port, seen = listener
+    before, sandboxed = course_files
+    score, files = cases(port)[name]
+    if name in DESTRUCTIVE and not sandboxed:
+        pytest.skip("rewrites the course's files: run only where children are shut in namespaces")
+    folder = tmp_path / A
+    folder.mkdir(parents=True)
+    base = reference_sources(A) if score else stub_sources(A)
+    for filename, text in {**base, **files}.items():
+        (folder / filename).write_text(text)
+    result = grader.grade(folder, A)
+    failed = [f"{t['name']}: {t['output']}" for t in result["tests"] if t["status"] != "passed"]
+    assert result["score"] == score, f"{name}: {result['score']} points, expected {score}: {failed}"
+    assert all(t["output"].strip() and "internal grader error" not in t["output"]
+               for t in result["tests"] if t["status"] != "passed"), name
+    assert _digests() == before, f"{name}: a course file changed"
     assert not seen, f"a submission reached the grader's machine: {seen}"
-    # the next honest submission is graded as before
+
+
+def test_after_the_hostile_submissions_an_honest_one_is_graded_as_before(grader, course_files, tmp_path):
     assert _honest(grader, tmp_path)["score"] == 100
+    assert _digests() == course_files[0]

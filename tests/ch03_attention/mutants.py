@@ -13,8 +13,8 @@ fragment of the check's name) inside those parts that use nothing the mistake to
 so must keep their points (exercise 3.1 does not need ``CausalAttention``).
 
 ``named`` is, where the suites model the mistake (or should), a fragment of the name the
-feedback must print ("This is exactly what you get with: ..."); a mutant without ``named``
-should not be given any mistake's name.
+check must record as its mistake (``Check.mistake``; the feedback then ends "This is exactly
+what you get with: ..."); a mutant without ``named`` should not be given any mistake's name.
 
 ``also`` holds further (module, old, new) edits of the same submission, each held to the
 same exactly-once rule: for a mistake whose collateral cost shows only together with the

@@ -6,15 +6,14 @@ Each starts from the reference, so the points it loses are exactly the parts tha
 broke; every failed check says why, no internal error shows, the whole grading stays inside
 the session's budget, and the next honest submission is graded as before.
 """
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from banks import describe, reference_sources
+
 TESTS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TESTS))
-from banks import describe, reference_sources  # noqa: E402
 
 A = "ch04_gpt"
 GPT_INIT = 'self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])\n'

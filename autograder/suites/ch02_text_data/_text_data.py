@@ -11,9 +11,10 @@ import re
 
 import torch
 
-from autograder.grading.compare import compiles
+from autograder.grading.kit import known_mistake
+from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import GraderError, StudentFailure
-from autograder.sandbox.zygote import gpt2_offline
+from autograder.support.gpt2_offline import gpt2_offline
 
 # The split that gives the book's numbers, and listing 2.4's as printed (fewer characters).
 SPLIT = r'([,.:;?_!"()\']|--|\s)'
@@ -169,15 +170,7 @@ def difference(actual, expected):
 def mistake_names(actual, mistakes):
     """The names of the mistakes whose answer ``actual`` is; ``mistakes`` (or a function that
     makes them, called only for a wrong answer) maps each name to its answer or a function."""
-    names = []
-    for name, model in ((mistakes() if callable(mistakes) else mistakes) or {}).items():
-        try:
-            value = model() if callable(model) else model
-        except Exception:  # a mistake that cannot happen on this input is not this one
-            continue
-        if same(actual, value):
-            names.append(name)
-    return " or ".join(names) or None
+    return known_mistake(actual, mistakes, lambda a, value: 0 if same(a, value) else None)
 
 
 def expect(actual, expected, what, mistakes=None, accepted=()):
@@ -185,9 +178,7 @@ def expect(actual, expected, what, mistakes=None, accepted=()):
     gives full marks); name a known mistake where one fits, else say where the answer is off."""
     if same(actual, expected) or any(same(actual, a) for a in accepted):
         return
-    name = mistake_names(actual, mistakes)
-    hint = f" This is exactly what you get with: {name}." if name else ""
-    raise AssertionError(f"{what}: {difference(actual, expected)}.{hint}")
+    raise failure(f"{what}: {difference(actual, expected)}.", mistake_names(actual, mistakes))
 
 
 def value(reply, step, what, mistakes_on_error=()):
@@ -201,7 +192,7 @@ def value(reply, step, what, mistakes_on_error=()):
             match = re.search(pattern, str(exc))
             if match:
                 name = name(match) if callable(name) else name
-                raise AssertionError(f"{what}: {exc}. This is exactly what you get with: {name}.") from None
+                raise KnownMistake(f"{what}: {exc}.", name) from None
         raise
 
 
@@ -298,7 +289,7 @@ def check_decode(answer, tokens, ids, vocab, what):
     if all(0 <= i < len(by_position) for i in ids):
         looked_up = [by_position[i] for i in ids]
         if any(same(answer, join_tokens(looked_up, marks)) for marks in DECODE_MARKS.values()):
-            raise AssertionError(f"{what}: got {short(answer)}. This is exactly what you get with: {BY_POSITION}.")
+            raise KnownMistake(f"{what}: got {short(answer)}.", BY_POSITION)
     expect(answer, accepted[0], what, decode_mistakes(tokens))
 
 
@@ -382,10 +373,3 @@ def as_batches(answer):
 
 # ------------------------------------------------------------------ lower parts
 
-def lower_part_wrong(student, part):
-    """Whether ``part`` lost points in this grading and is really written (it earned points of
-    its own, or its file does not compile): the evidence a later part needs before it credits
-    an answer that is right with the student's own wrong piece from below."""
-    lost = part in getattr(student, "failed_parts", set())
-    written = part in getattr(student, "passed_parts", set()) or not compiles(student.sources.get(part))
-    return lost and written

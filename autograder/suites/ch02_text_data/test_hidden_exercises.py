@@ -1,7 +1,8 @@
 """Hidden checks for exercises 2.1 and 2.2 (10 points)."""
 import pytest
 
-from _text_data import STORY, expect, gpt2, lower_part_wrong, per_reference, same, value, verdict
+from _text_data import STORY, expect, gpt2, per_reference, same, value, verdict
+from autograder.grading.kit import lower_part_wrong
 
 points = pytest.mark.points
 BYTES = "the pieces as bytes (decode_single_token_bytes) instead of str: decode([token_id]) for each id"

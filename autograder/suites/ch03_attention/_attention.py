@@ -11,8 +11,10 @@ import re
 import torch
 import torch.nn.functional as F
 
-from autograder.grading.compare import compiles, expect_close, seeded, set_seed
-from autograder.grading.diagnose import IN_PLACE, concat_models, hint, picture, shown
+from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.diagnose import IN_PLACE, concat_models, picture, shown
+from autograder.grading.kit import lower_part_wrong
+from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import StudentFailure
 
 
@@ -210,11 +212,10 @@ def own_answer(student, own, failure, request):
     twice; so the lower part must also be shown to be really written: it earned points of its
     own in this grading, or (for a failure inside its file) the grader's own compile() of its
     source fails. Blank or forged lower parts earn nothing, and so nothing here."""
-    lost = sorted(set(own["parts"]) & getattr(student, "failed_parts", set()))
-    written = [p for p in lost if p in getattr(student, "passed_parts", set())]
-    broken = [p for p in lost if not compiles(student.sources.get(p))]
-    if not written and not broken:
+    if not any(lower_part_wrong(student, p) for p in own["parts"]):
         return None
+    lost = sorted(set(own["parts"]) & student.failed_parts)
+    written = [p for p in lost if p in student.passed_parts]
     note = (f"{own['what']} itself is right: the difference from the reference comes from "
             f"{' and '.join(lost)}, charged there.")
     in_lower = re.compile(rf"\(({'|'.join(map(re.escape, lost))})\.py line \d+\)$")
@@ -328,14 +329,14 @@ def check_seeded_init(student, module, name, args, ref_factory, seed, order=(), 
         if list(other) != list(order):
             models[f"the layers created in another order ({', '.join(other)}; the book's: {', '.join(order)})"] = \
                 lambda other=other: _drawn_in_order(ref_module, other, seed)
-    hint = ""
+    found = None
     for mistake, model in models.items():
         drawn = model() if callable(model) else model
         if all(_same_values(state.get(k), v) for k, v in drawn.items()):
-            hint = f" This is exactly what you get with: {mistake}."
+            found = mistake
             break
-    raise AssertionError(f"{wrong[0]} of {label} after torch.manual_seed({seed}) differs from the book's draw "
-                         f"(the book creates {', '.join(order)} in that order).{hint}")
+    raise failure(f"{wrong[0]} of {label} after torch.manual_seed({seed}) differs from the book's draw "
+                  f"(the book creates {', '.join(order)} in that order).", found)
 
 
 PLAIN_TENSORS = "the weights held as plain tensors, not nn.Parameter (wrap each in nn.Parameter(...))"
@@ -349,9 +350,9 @@ def unregistered(label, names, info):
     only because the module keeps them as plain tensors (their names are right)."""
     plain = [n for n in names if n in info.get("tensors", {})]
     if plain:
-        raise AssertionError(f"{label}: {', '.join(plain)} {'is a plain tensor' if len(plain) == 1 else 'are plain tensors'}"
-                             ", not registered as parameters, so the module does not train, save or move them. "
-                             f"This is exactly what you get with: {PLAIN_TENSORS}.")
+        raise KnownMistake(f"{label}: {', '.join(plain)} {'is a plain tensor' if len(plain) == 1 else 'are plain tensors'}"
+                           ", not registered as parameters, so the module does not train, save or move them.",
+                           PLAIN_TENSORS)
 
 
 def _not_cut_error(b, n, ctx):
@@ -386,8 +387,8 @@ def check_module_cases(student, ref_class, module, name, cases, *, dropout=0.0, 
         except StudentFailure as exc:
             model = _not_cut_error(b, n, ctx) if n < ctx else None
             if model and model in str(exc):
-                raise StudentFailure(f"{exc} This is exactly what you get with: the mask not cut to "
-                                     "[:num_tokens, :num_tokens] (num_tokens < context_length).") from None
+                raise KnownMistake(str(exc), "the mask not cut to [:num_tokens, :num_tokens] "
+                                   "(num_tokens < context_length)") from None
             raise
 
 
@@ -414,17 +415,17 @@ def check_mask_buffer(student, module, name, args, ref_module, x):
     label = f"{name}{args}"
     if "mask" not in reply["info"]["buffers"]:
         if "mask" in reply["info"]["params"]:
-            raise AssertionError(f"{label}: its mask is a parameter, not a buffer (an optimiser would train it and "
-                                 f"the module counts it as a weight). This is exactly what you get with: {MASK_PARAMETER}.")
-        plain = hint(MASK_ATTRIBUTE) if "mask" in reply["info"].get("tensors", {}) else ""
-        raise AssertionError(f"{label} has no buffer named 'mask' (buffers: {sorted(reply['info']['buffers'])}): "
-                             f"register the causal mask with self.register_buffer('mask', ...).{plain}")
+            raise KnownMistake(f"{label}: its mask is a parameter, not a buffer (an optimiser would train it and "
+                               "the module counts it as a weight).", MASK_PARAMETER)
+        plain = MASK_ATTRIBUTE if "mask" in reply["info"].get("tensors", {}) else None
+        raise failure(f"{label} has no buffer named 'mask' (buffers: {sorted(reply['info']['buffers'])}): "
+                      "register the causal mask with self.register_buffer('mask', ...).", plain)
     if same_close(reply["outputs"][0], causal):
         if reply.get("causal_sdpa"):  # PyTorch's own causal mask, made on the input's device
             return
-        raise AssertionError(f"{label} in float64 with its mask buffer transposed still masks the future: forward "
-                             "must mask with the registered self.mask (cut to num_tokens), or leave the mask to "
-                             f"F.scaled_dot_product_attention(..., is_causal=True), not build a mask of its own.{hint(OWN_MASK)}")
+        raise KnownMistake(f"{label} in float64 with its mask buffer transposed still masks the future: forward "
+                           "must mask with the registered self.mask (cut to num_tokens), or leave the mask to "
+                           "F.scaled_dot_product_attention(..., is_causal=True), not build a mask of its own.", OWN_MASK)
     # the mistakes of forward itself, with the same transposed mask: one mistake reads as one
     found = mistakes(x, linear_weights(ref_module), num_heads=getattr(ref_module, "num_heads", 1),
                      out_proj=getattr(ref_module, "out_proj", None), future=True)
@@ -481,8 +482,7 @@ def _reference_gradients(ref_module, x):
 def _check_gradients(student, module, name, args, ref_copy, x, g, out, label):
     reply = student.module(module, name, *args, params=_params(ref_copy), inputs=[x.clone()], grad_weights=[g])
     if not torch.equal(reply["inputs_after"][0], x):
-        raise AssertionError(f"{label} changed the caller's input in place: forward must leave x as it was."
-                             f"{hint(IN_PLACE)}")
+        raise KnownMistake(f"{label} changed the caller's input in place: forward must leave x as it was.", IN_PLACE)
     right = same_close(reply["outputs"][0], out.detach())
     for key, param in ref_copy.named_parameters():
         grad = reply["grads"].get(key)

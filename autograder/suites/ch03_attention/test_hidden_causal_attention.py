@@ -6,6 +6,7 @@ from _attention import (check_forward, check_mask_buffer, check_module_cases, ch
                         reference, with_picture)
 from autograder.grading.compare import check_calls, seeded, set_seed
 from autograder.grading.diagnose import dropout_mask_models
+from autograder.grading.kit import Case
 
 points = pytest.mark.points
 # (batch, num_tokens, context_length, d_in, d_out, scale): full and shorter than the context,
@@ -42,7 +43,7 @@ def test_masked_renormalized_weights(student, ref):
     for i, n in enumerate((1, 4, 6, 9)):
         weights = torch.softmax(seeded(n, n, seed=10 + i, scale=2.0), dim=-1)
         masked = weights * torch.tril(torch.ones(n, n))
-        cases.append(((weights,), ref.causal_attention.masked_renormalized_weights(weights),
+        cases.append(Case((weights,), ref.causal_attention.masked_renormalized_weights(weights),
                       f"masked_renormalized_weights on {n}x{n} weights",
                       {"masked but not renormalised": masked,
                        "renormalised over columns (dim=0)": masked / masked.sum(0, keepdim=True),
@@ -66,7 +67,7 @@ def test_mask_future_scores(student, ref):
     for i, shape in enumerate(((5, 5), (2, 4, 4), (2, 3, 6, 6), (1, 1))):
         scores = seeded(*shape, seed=15 + i, scale=3.0)
         T = shape[-1]
-        cases.append(((scores,), ref.causal_attention.mask_future_scores(scores),
+        cases.append(Case((scores,), ref.causal_attention.mask_future_scores(scores),
                       f"mask_future_scores on scores of shape {shape}",
                       {"no causal mask (the scores returned unmasked)": scores,
                        "the mask also hides the diagonal (use diagonal=1)":
@@ -84,7 +85,7 @@ def test_causal_attn_weights(student, ref):
     shapes = [((6, 6), 2, 1.0), ((2, 5, 5), 4, 1.0), ((2, 3, 4, 4), 3, 1.0), ((1, 1), 2, 1.0), ((7, 7), 2, 20.0)]
     for i, (shape, d_k, scale) in enumerate(shapes):
         scores = seeded(*shape, seed=20 + i, scale=scale)
-        cases.append(((scores, d_k), ref.causal_attention.causal_attn_weights(scores, d_k),
+        cases.append(Case((scores, d_k), ref.causal_attention.causal_attn_weights(scores, d_k),
                       f"causal_attn_weights on scores of shape {shape} with d_k={d_k}", _mistakes(scores, d_k)))
     book = ref.simple_attention.inputs
     with_picture(lambda: check_calls(student, "causal_attention", "causal_attn_weights", cases), student, ref,
@@ -100,7 +101,7 @@ def test_dropout_attn_weights(student, ref):
         weights = torch.softmax(seeded(*shape, seed=30 + i), dim=-1)
         set_seed(seed)
         kept = torch.nn.Dropout(p)(torch.ones(shape)) != 0
-        cases.append(((weights, p, seed), ref.causal_attention.dropout_attn_weights(weights, p, seed),
+        cases.append(Case((weights, p, seed), ref.causal_attention.dropout_attn_weights(weights, p, seed),
                       f"dropout_attn_weights on shape {shape}, p={p}, seed={seed}",
                       {"kept values not scaled by 1/(1-p)": weights * kept, "dropout not applied": weights,
                        **dropout_mask_models(weights, p)}))

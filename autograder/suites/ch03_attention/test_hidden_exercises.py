@@ -6,7 +6,8 @@ import torch
 
 from _attention import attention_forward, check_forward, linear_weights, own_pieces, reference, same_close
 from autograder.grading.compare import expect_close, seeded, set_seed
-from autograder.grading.diagnose import Projection, hint
+from autograder.grading.diagnose import Projection
+from autograder.grading.result import KnownMistake
 from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
@@ -160,8 +161,8 @@ def test_3_3_gpt2_small(student, ref):
     info = (reply or student.module("exercises", "build_gpt2_small_mha"))["info"]
     mask = info.get("mask", {}).get("shape") or info["params"].get("mask") or info["buffers"].get("mask", [[]])[0]
     if mask[-2:] != [1024, 1024]:
-        raise AssertionError(f"the mask buffer has shape {mask}: GPT-2 small's context length is 1,024 tokens."
-                             f"{hint(OTHER_CONTEXT)}")
+        raise KnownMistake(f"the mask buffer has shape {mask}: GPT-2 small's context length is 1,024 tokens.",
+                           OTHER_CONTEXT)
     # not GPT-2's 0.1, so that a hard-coded 0.1 shows
     module = reference(ref.exercises.build_gpt2_small_mha, dropout=0.25, seed=142)
     x = seeded(1, 3, 768, seed=143)

@@ -4,6 +4,7 @@ import torch
 
 from _attention import check_forward, check_seeded_init, check_trainable, linear_biases, linear_weights, reference
 from autograder.grading.compare import check_calls, expect_close, seeded, set_seed
+from autograder.grading.kit import Case
 
 points = pytest.mark.points
 # (num_tokens, d_in, d_out, scale): d_in != d_out so a missing transpose shows; one token; large inputs
@@ -39,7 +40,7 @@ def test_scaled_attn_weights(student, ref):
     for i, (n, _, d_out, scale) in enumerate(SHAPES):
         query, keys = seeded(d_out, seed=100 + i, scale=scale), seeded(n, d_out, seed=150 + i, scale=scale)
         scores = keys @ query
-        cases.append(((query, keys), ref.self_attention.scaled_attn_weights(query, keys),
+        cases.append(Case((query, keys), ref.self_attention.scaled_attn_weights(query, keys),
                       f"scaled_attn_weights with {n} keys of size {d_out}",
                       {"no 1/sqrt(d_k) scaling": torch.softmax(scores, dim=-1),
                        "scores divided by d_k instead of sqrt(d_k)": torch.softmax(scores / d_out, dim=-1),
@@ -56,7 +57,7 @@ def test_context_vector_for_query(student, ref):
         keys, values = inputs @ W[1], inputs @ W[2]
         for q in {0, n // 2, n - 1}:
             scores = (inputs[q] @ W[0]) @ keys.T
-            cases.append(((inputs[q], inputs, *W), ref.self_attention.context_vector_for_query(inputs[q], inputs, *W),
+            cases.append(Case((inputs[q], inputs, *W), ref.self_attention.context_vector_for_query(inputs[q], inputs, *W),
                           f"context_vector_for_query of token {q} of {n}, d_in={d_in}, d_out={d_out}",
                           {"no 1/sqrt(d_k) scaling": torch.softmax(scores, dim=-1) @ values,
                            "weighted sum of the inputs instead of the values":

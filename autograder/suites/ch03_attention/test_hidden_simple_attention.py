@@ -5,6 +5,7 @@ import torch
 from _attention import with_picture
 from autograder.grading.compare import check_calls, seeded
 from autograder.grading.diagnose import LOOP_SHORT
+from autograder.grading.kit import Case
 
 points = pytest.mark.points
 # (num_tokens, d, scale): the book's size, wider embeddings, one token, and large magnitudes
@@ -30,8 +31,8 @@ def test_dot_product_loop(student):
     cases = []
     for i, (_, d, scale) in enumerate(SHAPES):
         x, y = seeded(d, seed=10 + i, scale=scale), seeded(d, seed=20 + i, scale=scale)
-        cases.append(((x, y), torch.dot(x, y), f"dot_product_loop on vectors of size {d}",
-                      {LOOP_SHORT: torch.dot(x[:-1], y[:-1])} if d > 1 else None))
+        cases.append(Case((x, y), torch.dot(x, y), f"dot_product_loop on vectors of size {d}",
+                          {LOOP_SHORT: torch.dot(x[:-1], y[:-1])} if d > 1 else None))
     check_calls(student, "simple_attention", "dot_product_loop", cases)
 
 
@@ -42,7 +43,7 @@ def test_attn_scores_for_query(student, ref):
     for i, case in enumerate(SHAPES):
         inputs = inputs_for(case, 100 + i)
         for q in {0, case[0] - 1}:
-            cases.append(((inputs, inputs[q]), ref.simple_attention.attn_scores_for_query(inputs, inputs[q]),
+            cases.append(Case((inputs, inputs[q]), ref.simple_attention.attn_scores_for_query(inputs, inputs[q]),
                           f"attn_scores_for_query, {case[0]} tokens of size {case[1]}, query {q}",
                           {"scores of the inputs with themselves (x_i . x_i)": (inputs * inputs).sum(-1),
                            **({FIXED_QUERY: inputs @ inputs[1]} if q != 1 < case[0] else {})}))
@@ -55,7 +56,7 @@ def test_attn_scores_loop(student, ref):
     cases = []
     for i, case in enumerate(SHAPES):
         inputs = inputs_for(case, 200 + i)
-        cases.append(((inputs,), ref.simple_attention.attn_scores_matmul(inputs),
+        cases.append(Case((inputs,), ref.simple_attention.attn_scores_matmul(inputs),
                       f"attn_scores_loop on {case[0]} tokens of size {case[1]}", None))
     check_calls(student, "simple_attention", "attn_scores_loop", cases)
 
@@ -66,7 +67,7 @@ def test_attn_scores_matmul(student, ref):
     cases = []
     for i, case in enumerate(SHAPES):
         inputs = inputs_for(case, 300 + i)
-        cases.append(((inputs,), ref.simple_attention.attn_scores_matmul(inputs),
+        cases.append(Case((inputs,), ref.simple_attention.attn_scores_matmul(inputs),
                       f"attn_scores_matmul on {case[0]} tokens of size {case[1]}",
                       {"inputs.T @ inputs instead of inputs @ inputs.T": inputs.T @ inputs}))
     check_calls(student, "simple_attention", "attn_scores_matmul", cases)
@@ -78,9 +79,9 @@ def test_normalize_by_sum(student, ref):
     cases = []
     for i, (n, _, _) in enumerate(SHAPES):
         scores = seeded(n, seed=400 + i).abs() + 0.1
-        cases.append(((scores,), ref.simple_attention.normalize_by_sum(scores), f"normalize_by_sum of {n} scores",
-                      {"softmax instead of dividing by the sum": torch.softmax(scores, dim=-1),
-                       "divided by the vector's length (.norm()) instead of its sum": scores / scores.norm()}))
+        cases.append(Case((scores,), ref.simple_attention.normalize_by_sum(scores), f"normalize_by_sum of {n} scores",
+                          {"softmax instead of dividing by the sum": torch.softmax(scores, dim=-1),
+                           "divided by the vector's length (.norm()) instead of its sum": scores / scores.norm()}))
     check_calls(student, "simple_attention", "normalize_by_sum", cases)
 
 
@@ -90,7 +91,7 @@ def test_softmax_naive(student, ref):
     cases = []
     for i, (n, _, _) in enumerate(SHAPES):
         scores = seeded(n, seed=500 + i, scale=2.0)
-        cases.append(((scores,), ref.simple_attention.softmax_naive(scores), f"softmax_naive of {n} scores",
+        cases.append(Case((scores,), ref.simple_attention.softmax_naive(scores), f"softmax_naive of {n} scores",
                       {"exp(x) without dividing by the sum": torch.exp(scores),
                        "dividing by the plain sum (no exp)": scores / scores.sum()}))
     check_calls(student, "simple_attention", "softmax_naive", cases)
@@ -104,7 +105,7 @@ def test_attn_weights_from_scores(student, ref):
         # + 100: exp() overflows above ~88, so only a softmax that subtracts the maximum passes
         for scores in (seeded(n, seed=600 + i, scale=scale * 3), seeded(n, n, seed=650 + i, scale=scale * 3),
                        seeded(n, seed=680 + i) + 100.0):
-            cases.append(((scores,), ref.simple_attention.attn_weights_from_scores(scores),
+            cases.append(Case((scores,), ref.simple_attention.attn_weights_from_scores(scores),
                           f"attn_weights_from_scores on scores of shape {tuple(scores.shape)}",
                           {"softmax over dim=0 (columns) instead of dim=-1 (rows)": torch.softmax(scores, dim=0),
                            NAIVE: _naive_softmax(scores)}))
@@ -121,9 +122,9 @@ def test_context_vector_for_query(student, ref):
     for i, case in enumerate(SHAPES):
         inputs = inputs_for(case, 700 + i)
         weights = torch.softmax(seeded(case[0], seed=750 + i), dim=0)
-        cases.append(((inputs, weights), ref.simple_attention.context_vector_for_query(inputs, weights),
-                      f"context_vector_for_query with {case[0]} tokens of size {case[1]}",
-                      {LOOP_SHORT: weights[:-1] @ inputs[:-1]} if case[0] > 1 else None))
+        cases.append(Case((inputs, weights), ref.simple_attention.context_vector_for_query(inputs, weights),
+                          f"context_vector_for_query with {case[0]} tokens of size {case[1]}",
+                          {LOOP_SHORT: weights[:-1] @ inputs[:-1]} if case[0] > 1 else None))
     check_calls(student, "simple_attention", "context_vector_for_query", cases)
 
 
@@ -133,7 +134,7 @@ def test_all_context_vectors(student, ref):
     cases = []
     for i, case in enumerate(SHAPES):
         inputs = inputs_for(case, 800 + i)
-        cases.append(((inputs,), ref.simple_attention.all_context_vectors(inputs),
+        cases.append(Case((inputs,), ref.simple_attention.all_context_vectors(inputs),
                       f"all_context_vectors on {case[0]} tokens of size {case[1]} (scale {case[2]})",
                       {"softmax over dim=0 instead of dim=-1": lambda inputs=inputs: torch.softmax(inputs @ inputs.T, dim=0) @ inputs,
                        "unnormalised scores times the inputs": lambda inputs=inputs: (inputs @ inputs.T) @ inputs,

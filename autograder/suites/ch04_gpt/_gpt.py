@@ -14,7 +14,8 @@ import re
 import torch
 import torch.nn.functional as F
 
-from autograder.grading.compare import compiles, seeded, set_seed
+from autograder.grading.compare import seeded, set_seed
+from autograder.grading.kit import lower_part_wrong
 from autograder.sandbox.session import StudentFailure
 
 # Small configurations: several vocabularies, heads, depths; qkv_bias both ways.
@@ -222,11 +223,9 @@ def lower_charged(student, lower, failure):
     (the student's traceback names it) and they have lost points in this grading, while being
     really written (they earned points too, or do not even compile: a blank or forged lower
     part earns nothing here). Empty when the failure is the checked module's own."""
-    failed, passed = getattr(student, "failed_parts", set()), getattr(student, "passed_parts", set())
     named = set(re.findall(r"\((\w+)\.py line \d+\)", str(failure)))
     named |= set(re.findall(r"(\w+)\.py could not be imported", str(failure)))
-    return sorted(p for p in lower if p in named and p in failed
-                  and (p in passed or not compiles(student.sources.get(p))))
+    return sorted(p for p in lower if p in named and lower_part_wrong(student, p))
 
 
 def credit_lower(student, lower, failure, what):

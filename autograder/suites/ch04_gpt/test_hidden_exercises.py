@@ -10,7 +10,8 @@ from _gpt import (BLOCK_PIECES, CFGS, as_dict, block_forward, block_mistakes, bl
                   gpt_mistakes, judged,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped, token_ids)
 from autograder.grading.compare import expect_close, seeded
-from autograder.grading.diagnose import Projection, hint
+from autograder.grading.diagnose import Projection
+from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
@@ -48,10 +49,10 @@ def test_4_1_feed_forward_and_attention_params(student):
             if cfg["qkv_bias"]:
                 models["the attention built without cfg['qkv_bias'] (its three biases not counted)"] = \
                     [expected[0], expected[1] - 3 * emb]
-            raise AssertionError(f"feed_forward_and_attention_params({cfg}) returned {answer!r}; your FeedForward(cfg) "
-                                 f"and MultiHeadAttention({', '.join(map(str, args))}) have {expected[0]} and "
-                                 f"{expected[1]} parameters: return both counts as ints, feed forward first."
-                                 f"{hint(next((n for n, m in models.items() if m == answer), None))}")
+            raise failure(f"feed_forward_and_attention_params({cfg}) returned {answer!r}; your FeedForward(cfg) "
+                          f"and MultiHeadAttention({', '.join(map(str, args))}) have {expected[0]} and "
+                          f"{expected[1]} parameters: return both counts as ints, feed forward first.",
+                          next((n for n, m in models.items() if m == answer), None))
 
 
 @points(2)
@@ -73,14 +74,14 @@ def test_4_2_configs(student, ref):
         if got != expected:
             one_off = isinstance(got, dict) and got.keys() == expected.keys() and \
                 sum(got[k] != expected[k] for k in expected) == 1
-            raise AssertionError(f"gpt2_config({size!r}) is {got!r}; expected GPT_CONFIG_124M with emb_dim={emb}, "
-                                 f"n_layers={layers}, n_heads={heads}.{hint(OTHER_SIZE if one_off else None)}")
+            raise failure(f"gpt2_config({size!r}) is {got!r}; expected GPT_CONFIG_124M with emb_dim={emb}, "
+                          f"n_layers={layers}, n_heads={heads}.", OTHER_SIZE if one_off else None)
     if plan.values["book_after"] != ref.gpt_model.GPT_CONFIG_124M:
-        raise AssertionError(f"after gpt2_config('medium'), ('large') and ('xl'), GPT_CONFIG_124M is "
-                             f"{plan.values['book_after']!r}: leave it as it is.{hint(CONFIG_CHANGED)}")
+        raise failure(f"after gpt2_config('medium'), ('large') and ('xl'), GPT_CONFIG_124M is "
+                      f"{plan.values['book_after']!r}: leave it as it is.", CONFIG_CHANGED)
     if plan.values["medium_after"] != ref.exercises.gpt2_config("medium"):
-        raise AssertionError("changing the dict gpt2_config('small') returned changed the one gpt2_config('medium') "
-                             f"returned: return a new dict each call.{hint(ONE_DICT)}")
+        raise failure("changing the dict gpt2_config('small') returned changed the one gpt2_config('medium') "
+                      "returned: return a new dict each call.", ONE_DICT)
     if plan.values["small_again"] != ref.exercises.gpt2_config("small"):
         raise AssertionError("gpt2_config('small') after the other sizes is not GPT-2 small: return a new dict each "
                              "call and leave GPT_CONFIG_124M as it is ({**GPT_CONFIG_124M, ...} or dict(...))")
@@ -138,12 +139,11 @@ def count_mistakes(expected, cfg):
 def check_count(count, mb, expected, what, cfg):
     if type(count) is not int or count != expected:
         name = next((n for n, m in count_mistakes(expected, cfg).items() if m == count), None)
-        raise AssertionError(f"gpt_parameter_count for {what} returned {count!r}; expected {expected:,}.{hint(name)}")
+        raise failure(f"gpt_parameter_count for {what} returned {count!r}; expected {expected:,}.", name)
     if type(mb) not in (int, float) or abs(mb - expected * 4 / 2**20) > 1e-6 * max(1.0, mb):
         decimal = type(mb) in (int, float) and abs(mb - expected * 4 / 1e6) <= 1e-6 * max(1.0, mb)
-        raise AssertionError(f"gpt_size_mb for {what} returned {mb!r}; expected {expected * 4 / 2**20:.4f} "
-                             "(4 bytes a parameter, 1024 * 1024 bytes a megabyte)."
-                             f"{hint(MEGABYTE if decimal else None)}")
+        raise failure(f"gpt_size_mb for {what} returned {mb!r}; expected {expected * 4 / 2**20:.4f} "
+                      "(4 bytes a parameter, 1024 * 1024 bytes a megabyte).", MEGABYTE if decimal else None)
 
 
 def separate(cfg, emb, shortcut, attn):
@@ -154,7 +154,7 @@ def separate(cfg, emb, shortcut, attn):
 def own_block_matches(student, plan_steps, cfg, x, what):
     """Where transformer_block has lost (and earned) points: the exercise's block gives what the
     student's own TransformerBlock gives with the same stand-ins and seed (its wiring is charged there)."""
-    if not {"transformer_block"} & getattr(student, "failed_parts", set()) & getattr(student, "passed_parts", set()):
+    if not {"transformer_block"} & student.failed_parts & student.passed_parts:
         return False
     try:
         plan = student.plan(plan_steps, needs=f"{EX}.TransformerBlockSeparateDropout")

@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from _gpt import CFGS, built, live_tensor, params, run
 from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.result import failure
 
 points = pytest.mark.points
 FF = "feed_forward.FeedForward"
@@ -79,11 +80,10 @@ def test_feed_forward_seeded_init(student, ref):
     set_seed(123)
     second = torch.nn.Linear(4 * cfg["emb_dim"], cfg["emb_dim"])
     first = torch.nn.Linear(cfg["emb_dim"], 4 * cfg["emb_dim"])
-    hint = ""
-    if torch.equal(mine["layers.0.weight"], first.weight) and torch.equal(mine["layers.2.weight"], second.weight):
-        hint = " This is exactly what you get with: the second linear layer created before the first."
-    raise AssertionError("FeedForward's weights after torch.manual_seed(123) differ from the book's draw (the book "
-                         f"creates Linear(emb_dim, 4 * emb_dim), then Linear(4 * emb_dim, emb_dim)).{hint}")
+    swapped = torch.equal(mine["layers.0.weight"], first.weight) and torch.equal(mine["layers.2.weight"], second.weight)
+    raise failure("FeedForward's weights after torch.manual_seed(123) differ from the book's draw (the book "
+                  "creates Linear(emb_dim, 4 * emb_dim), then Linear(4 * emb_dim, emb_dim)).",
+                  "the second linear layer created before the first" if swapped else None)
 
 
 @points(2)

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from _gpt import CFGS, block_names, judged, live_ids, stand_ins, token_ids
-from autograder.grading.diagnose import LOOP_SHORT, hint as named
+from autograder.grading.diagnose import LOOP_SHORT
+from autograder.grading.result import failure
 
 points = pytest.mark.points
 GEN = "generate.generate_text_simple"
@@ -31,26 +32,25 @@ def judge_steps(idx, out, calls, max_new_tokens, context_size):
     what = f"generate_text_simple(model, idx of shape {tuple(idx.shape)}, max_new_tokens={max_new_tokens}, " \
            f"context_size={context_size})"
     if len(calls) != max_new_tokens:
-        short = named(LOOP_SHORT) if len(calls) == max_new_tokens - 1 else ""
-        raise AssertionError(f"{what} called the model {len(calls)} times; expected once per new token.{short}")
+        raise failure(f"{what} called the model {len(calls)} times; expected once per new token.",
+                      LOOP_SHORT if len(calls) == max_new_tokens - 1 else None)
     only_new(idx, out, calls, what)
     seq = idx
     for step, call in enumerate(calls):
         given, logits = call[0], call[-1]
         want = seq[:, -context_size:]
         if not (isinstance(given, torch.Tensor) and given.shape == want.shape and torch.equal(given, want)):
-            hint = ""
+            mistake = None
             if isinstance(given, torch.Tensor) and given.shape == seq[:, :context_size].shape and \
                     torch.equal(given, seq[:, :context_size]) and seq.shape[1] > context_size:
-                hint = " This is exactly what you get with: cropping the first tokens (idx[:, :context_size]; the book keeps the last ones, idx[:, -context_size:])."
+                mistake = "cropping the first tokens (idx[:, :context_size]; the book keeps the last ones, idx[:, -context_size:])"
             elif isinstance(given, torch.Tensor) and given.shape == seq.shape and torch.equal(given, seq):
-                hint = " This is exactly what you get with: no cropping to the last context_size tokens."
+                mistake = "no cropping to the last context_size tokens"
             elif isinstance(given, torch.Tensor) and context_size > 1 and \
                     given.shape == seq[:, -(context_size - 1):].shape and torch.equal(given, seq[:, -(context_size - 1):]):
-                hint = (" This is exactly what you get with: cropping to context_size - 1 tokens "
-                        "(idx[:, -context_size:] keeps context_size).")
-            raise AssertionError(f"{what}: step {step + 1} gave the model {list(getattr(given, 'shape', ()))} "
-                                 f"tokens, expected the last {want.shape[1]} of the sequence so far.{hint}")
+                mistake = "cropping to context_size - 1 tokens (idx[:, -context_size:] keeps context_size)"
+            raise failure(f"{what}: step {step + 1} gave the model {list(getattr(given, 'shape', ()))} "
+                          f"tokens, expected the last {want.shape[1]} of the sequence so far.", mistake)
         if not isinstance(logits, torch.Tensor) or logits.dim() != 3 or logits.shape[:2] != given.shape:
             raise AssertionError(f"{what}: the model's answer at step {step + 1} is not (batch, num_tokens, vocab)")
         nxt = logits[:, -1, :].argmax(dim=-1, keepdim=True)
@@ -59,13 +59,13 @@ def judge_steps(idx, out, calls, max_new_tokens, context_size):
             continue
         got = out[:, seq.shape[1] - 1]
         if not torch.equal(got, nxt[:, 0]):
-            hint = ""
+            mistake = None
             if torch.equal(got, logits[:, 0, :].argmax(dim=-1)):
-                hint = " This is exactly what you get with: the first position's logits (logits[:, -1, :] is the last)."
+                mistake = "the first position's logits (logits[:, -1, :] is the last)"
             elif torch.equal(got, logits[:, -1, :].argmin(dim=-1)):
-                hint = " This is exactly what you get with: argmin instead of argmax."
-            raise AssertionError(f"{what}: new token {step + 1} is {got.tolist()}, but the most likely next token "
-                                 f"after the model's last position is {nxt[:, 0].tolist()}.{hint}")
+                mistake = "argmin instead of argmax"
+            raise failure(f"{what}: new token {step + 1} is {got.tolist()}, but the most likely next token "
+                          f"after the model's last position is {nxt[:, 0].tolist()}.", mistake)
     if not isinstance(out, torch.Tensor) or out.shape != seq.shape or not torch.equal(out, seq):
         raise AssertionError(f"{what} returned {list(getattr(out, 'shape', ())) or type(out).__name__}; expected the "
                              f"prompt followed by the {max_new_tokens} new tokens, shape {list(seq.shape)}")
@@ -81,8 +81,8 @@ def only_new(idx, out, calls, what):
         new.append(logits[:, -1, :].argmax(dim=-1, keepdim=True))
     if new and isinstance(out, torch.Tensor) and out.shape == (idx.shape[0], len(new)) and \
             torch.equal(out, torch.cat(new, dim=1)):
-        raise AssertionError(f"{what} returned {list(out.shape)}: only the new tokens; expected the prompt followed "
-                             f"by them, shape {[idx.shape[0], idx.shape[1] + len(new)]}.{named(ONLY_NEW)}")
+        raise failure(f"{what} returned {list(out.shape)}: only the new tokens; expected the prompt followed "
+                      f"by them, shape {[idx.shape[0], idx.shape[1] + len(new)]}.", ONLY_NEW)
 
 
 ONLY_NEW = "only the new tokens returned (the book returns the prompt with them: idx grows by one each step)"

@@ -9,6 +9,7 @@ import torch
 from _gpt import (judged, CFGS, TIED, as_dict, built, gpt_case, gpt_mistakes, live_ids, named_parameters_steps,
                   params, run, token_ids)
 from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.result import KnownMistake, failure
 
 points = pytest.mark.points
 GPT = "gpt_model.GPTModel"
@@ -86,18 +87,18 @@ def test_gpt_structure(student, ref):
                       if not n.startswith(("trf_blocks.", "final_norm.")))
         shared = [i for i in range(1, n_layers) if not any(n.startswith(f"trf_blocks.{i}.") for n in names)]
         if shared:  # named_parameters lists a module met twice once
-            raise AssertionError(f"{what}.trf_blocks[{shared[0]}] is an earlier block again. This is exactly what you "
-                                 "get with: one block repeated ([TransformerBlock(cfg)] * n_layers shares one block's "
-                                 "weights; build a new block each time).")
+            raise KnownMistake(f"{what}.trf_blocks[{shared[0]}] is an earlier block again.",
+                               "one block repeated ([TransformerBlock(cfg)] * n_layers shares one block's "
+                               "weights; build a new block each time)")
         if own == book:
             continue
-        hint = ""
+        mistake = None
         if "out_head.bias" in own:
-            hint = " This is exactly what you get with: out_head with a bias (the book's has bias=False)."
+            mistake = "out_head with a bias (the book's has bias=False)"
         elif "out_head.weight" not in own and "tok_emb.weight" in own:
-            hint = f" This is exactly what you get with: {TIED}."
-        raise AssertionError(f"{what} has the parameters {own} besides its blocks' and final_norm's; the book's are "
-                             f"{book}.{hint}")
+            mistake = TIED
+        raise failure(f"{what} has the parameters {own} besides its blocks' and final_norm's; the book's are "
+                      f"{book}.", mistake)
 
 
 @points(3)
@@ -116,10 +117,10 @@ def test_gpt_seeded_init(student, ref):
         set_seed(123)
         pos = torch.nn.Embedding(cfg["context_length"], cfg["emb_dim"]).weight
         tok = torch.nn.Embedding(cfg["vocab_size"], cfg["emb_dim"]).weight
-        hint = (" This is exactly what you get with: pos_emb created before tok_emb."
-                if torch.equal(mine["tok_emb.weight"], tok) and torch.equal(mine["pos_emb.weight"], pos) else "")
-        raise AssertionError("GPTModel's tok_emb and pos_emb after torch.manual_seed(123) differ from the book's "
-                             f"draw: create tok_emb, then pos_emb, before anything else random.{hint}")
+        swapped = torch.equal(mine["tok_emb.weight"], tok) and torch.equal(mine["pos_emb.weight"], pos)
+        raise failure("GPTModel's tok_emb and pos_emb after torch.manual_seed(123) differ from the book's "
+                      "draw: create tok_emb, then pos_emb, before anything else random.",
+                      "pos_emb created before tok_emb" if swapped else None)
     # out_head is drawn after the blocks: judged where the blocks draw what the book's draw (what a
     # block, its attention or its feed forward network draws is judged in their own parts)
     blocks = {k: v for k, v in book.items() if k.startswith("trf_blocks.")}

@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from _gpt import credit_lower, linear_map, once, params, swapped
 from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
@@ -129,8 +130,8 @@ def test_print_gradients(student, ref):
                              {"let": "means", "call": "shortcuts.print_gradients", "args": [{"$ref": "net"}, x],
                               "grad": True, "return": True}], needs="shortcuts.print_gradients")
         means = plan.values["means"]
-    except StudentFailure as failure:
-        credit_lower(student, ("feed_forward",), failure, "print_gradients")
+    except StudentFailure as exc:
+        credit_lower(student, ("feed_forward",), exc, "print_gradients")
         return
     expected = gradient_model(net, x)
     what = f"print_gradients(ExampleDeepNeuralNetwork({sizes}, use_shortcut=True), {x.tolist()}) (GELUs stood in)"
@@ -146,7 +147,7 @@ def test_print_gradients(student, ref):
         if isinstance(got, torch.Tensor) and got.numel() == 1:  # a one-element tensor says the same
             got = got.item()
         if type(got) not in (int, float) or abs(got - value) > 1e-5 + 1e-4 * abs(value):
-            hint = next((f" This is exactly what you get with: {model}." for model, change in models.items()
-                         if type(got) in (int, float) and
-                         abs(got - gradient_model(net, x, **change)[name]) <= 1e-5 + 1e-4 * abs(value)), "")
-            raise AssertionError(f"{what}: {name} gave {got!r}, expected {value:.6g}.{hint}")
+            mistake = next((model for model, change in models.items()
+                            if type(got) in (int, float) and
+                            abs(got - gradient_model(net, x, **change)[name]) <= 1e-5 + 1e-4 * abs(value)), None)
+            raise failure(f"{what}: {name} gave {got!r}, expected {value:.6g}.", mistake)

@@ -12,7 +12,7 @@ import torch
 from _gpt import (judged, BLOCK_PIECES, CFGS, as_dict, block_mistakes, built, live_tensor,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped)
 from autograder.grading.compare import expect_close, seeded, yours_vs_expected
-from autograder.grading.diagnose import hint
+from autograder.grading.result import failure
 
 points = pytest.mark.points
 TB = "transformer_block.TransformerBlock"
@@ -98,10 +98,10 @@ def test_block_structure_and_attention_arguments(student, ref):
         if book is not None and sorted(att) != book:
             differ = set(att) ^ set(book)
             bias = all(re.search(r"^W_(query|key|value)\.bias$", n) for n in differ)
-            raise AssertionError(f"{what}.att is not built with the book's arguments: " + yours_vs_expected(
+            raise failure(f"{what}.att is not built with the book's arguments: " + yours_vs_expected(
                 yours=sorted(att), expected=book, yours_are="the block's attention has the parameters",
-                expected_are=f"your MultiHeadAttention({', '.join(map(str, args))}) has") + "." +
-                (hint(QKV_NOT_PASSED) if bias else ""))
+                expected_are=f"your MultiHeadAttention({', '.join(map(str, args))}) has") + ".",
+                QKV_NOT_PASSED if bias else None)
         # The block's attention against your own class built with the book's arguments: the same
         # weights, the same input (the whole context) and the same dropout draw give the same output.
         x = seeded(2, ctx, emb, seed=780 + i)
@@ -144,10 +144,10 @@ def test_block_seeded_init(student):
     if all(torch.equal(mine[k], v) for k, v in expected.items()):
         return
     first = {f"ff.{k}": v for k, v in as_dict(plan.values["ff_first_state"], "FeedForward").items()}
-    hint = (" This is exactly what you get with: ff created before att (the book creates att, ff, norm1, norm2)."
-            if all(torch.equal(mine[k], v) for k, v in first.items()) else "")
-    raise AssertionError("TransformerBlock's ff after torch.manual_seed(123) is not what your FeedForward(cfg) draws "
-                         f"right after your MultiHeadAttention: create att first, then ff.{hint}")
+    raise failure("TransformerBlock's ff after torch.manual_seed(123) is not what your FeedForward(cfg) draws "
+                  "right after your MultiHeadAttention: create att first, then ff.",
+                  "ff created before att (the book creates att, ff, norm1, norm2)"
+                  if all(torch.equal(mine[k], v) for k, v in first.items()) else None)
 
 
 @points(3)

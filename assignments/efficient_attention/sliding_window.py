@@ -1,0 +1,38 @@
+"""Sliding-window attention: each token attends only to the last ``window`` tokens.
+
+Causal attention's work and its KV cache grow with the whole text; with a window they stop
+growing at ``window`` tokens (Mistral, Gemma 2 and 3 alternate such layers with full ones).
+Information still travels further than the window, one window per layer.
+"""
+import torch
+import torch.nn as nn
+
+
+def sliding_window_mask(num_tokens, window):
+    """The (num_tokens, num_tokens) boolean mask of causal sliding-window attention, True
+    where query i may NOT see key j, as chapter 3's mask (for ``masked_fill``).
+
+    Query i sees keys i - window + 1 .. i: itself and the ``window - 1`` tokens before it
+    (window=1: only itself). With window >= num_tokens it is chapter 3's causal mask. A window
+    below 1 raises ValueError.
+    """
+    raise NotImplementedError("sliding_window_mask: replace this line with your code")
+
+
+class SlidingWindowAttention(nn.Module):
+    """Chapter 3's multi-head attention with the sliding-window mask instead of the causal one.
+
+    Graded structure: chapter 3's ``W_query``, ``W_key``, ``W_value`` (``nn.Linear(d_in, d_out,
+    bias=qkv_bias)``), ``out_proj = nn.Linear(d_out, d_out)``, ``dropout = nn.Dropout(dropout)``,
+    no other parameters; the mask ``sliding_window_mask(context_length, window)`` as a buffer
+    ``mask``. forward: (batch, num_tokens, d_in) -> (batch, num_tokens, d_out), num_tokens <=
+    context_length, each query seeing the last ``window`` tokens up to itself; with window >=
+    num_tokens it equals chapter 3's MultiHeadAttention with the same weights.
+    """
+
+    def __init__(self, d_in, d_out, num_heads, context_length, window, dropout=0.0, qkv_bias=False):
+        super().__init__()
+        raise NotImplementedError("SlidingWindowAttention.__init__: replace this line with your code")
+
+    def forward(self, x):
+        raise NotImplementedError("SlidingWindowAttention.forward: replace this line with your code")

@@ -1,0 +1,82 @@
+"""Public tests of chapter 3's efficient multi-head attention: each class equals your chapter-3
+MultiHeadAttention once its weights are moved in."""
+import pytest
+import torch
+
+from efficient_mha import (MHAEinsum, MHAPyTorchClass, MHAPyTorchScaledDotProduct, MultiHeadAttentionCombinedQKV,
+                           transfer_to_combined_qkv, transfer_to_einsum, transfer_to_pytorch_class, transfer_to_sdpa)
+from multihead_attention import MultiHeadAttention
+
+PAIRS = [(MultiHeadAttentionCombinedQKV, transfer_to_combined_qkv), (MHAEinsum, transfer_to_einsum),
+         (MHAPyTorchScaledDotProduct, transfer_to_sdpa), (MHAPyTorchClass, transfer_to_pytorch_class)]
+
+
+def pair(cls, transfer, d_in, d_out, heads, ctx, dropout=0.0, qkv_bias=False):
+    torch.manual_seed(123)
+    mha = MultiHeadAttention(d_in, d_out, ctx, dropout, heads, qkv_bias=qkv_bias)
+    with torch.no_grad():  # a non-zero bias everywhere, so a missing one shows
+        for p in mha.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    other = cls(d_in, d_out, heads, ctx, dropout=dropout, qkv_bias=qkv_bias)
+    before = {k: v.clone() for k, v in mha.state_dict().items()}
+    transfer(mha, other)
+    assert all(torch.equal(v, mha.state_dict()[k]) for k, v in before.items()), "transfer must leave mha unchanged"
+    return mha, other
+
+
+@pytest.mark.parametrize("cls, transfer", PAIRS, ids=[c.__name__ for c, _ in PAIRS])
+@pytest.mark.parametrize("qkv_bias", [False, True])
+def test_equals_chapter_3_after_transfer(cls, transfer, qkv_bias):
+    d_in = 8 if cls is MHAPyTorchClass else 6  # nn.MultiheadAttention needs d_in == d_out
+    mha, other = pair(cls, transfer, d_in, 8, 2, 10, dropout=0.5, qkv_bias=qkv_bias)
+    mha.eval(), other.eval()  # dropout off in eval mode
+    x = torch.randn(3, 7, d_in) * 3  # fewer tokens than the context
+    with torch.no_grad():
+        assert torch.allclose(other(x), mha(x), atol=1e-5)
+
+
+def test_graded_structure():
+    combined = MultiHeadAttentionCombinedQKV(6, 8, 2, 10, qkv_bias=True)
+    assert [n for n, _ in combined.named_parameters()] == ["qkv.weight", "qkv.bias", "proj.weight", "proj.bias"]
+    assert combined.qkv.weight.shape == (24, 6) and combined.mask.shape[-1] == 10
+    assert "mask" in dict(combined.named_buffers())
+    einsum = MHAEinsum(6, 8, 2, 10)
+    assert sorted(n for n, _ in einsum.named_parameters()) == ["W_key", "W_query", "W_value", "out_proj.bias",
+                                                               "out_proj.weight"]
+    assert einsum.W_query.shape == (6, 8)
+    assert sorted(n for n, _ in MHAEinsum(6, 8, 2, 10, qkv_bias=True).named_parameters())[:3] == ["W_key", "W_query",
+                                                                                                  "W_value"]
+    assert {"bias_q", "bias_k", "bias_v"} <= {n for n, _ in MHAEinsum(6, 8, 2, 10, qkv_bias=True).named_parameters()}
+    sdpa = MHAPyTorchScaledDotProduct(6, 8, 2, 10, dropout=0.25)
+    assert [n for n, _ in sdpa.named_parameters()] == ["qkv.weight", "proj.weight", "proj.bias"]
+    assert sdpa.dropout == 0.25
+    torch_class = MHAPyTorchClass(8, 8, 2, 10)
+    assert isinstance(torch_class.multihead_attn, torch.nn.MultiheadAttention) and torch_class.multihead_attn.batch_first
+    assert sorted(n for n, _ in torch_class.named_parameters()) == [
+        "multihead_attn.in_proj_weight", "multihead_attn.out_proj.weight", "proj.bias", "proj.weight"]
+
+
+@pytest.mark.parametrize("cls, transfer", PAIRS[:3], ids=[c.__name__ for c, _ in PAIRS[:3]])
+def test_dropout_only_in_training(cls, transfer):
+    mha, other = pair(cls, transfer, 6, 8, 2, 10, dropout=0.5)
+    x = torch.randn(2, 7, 6)
+    with torch.no_grad():
+        other.eval()
+        assert torch.allclose(other(x), other(x)), "eval mode is deterministic"
+        assert torch.allclose(other(x), mha.eval()(x), atol=1e-5)
+        other.train()
+        mha.train()
+        torch.manual_seed(5)
+        theirs = other(x)
+        torch.manual_seed(5)  # the same draws: one dropout mask over the (b, heads, n, n) attention weights
+        assert torch.allclose(theirs, mha(x), atol=1e-5)
+
+
+def test_sdpa_masks_the_future():
+    torch.manual_seed(1)
+    sdpa = MHAPyTorchScaledDotProduct(4, 4, 2, 6).eval()
+    x = torch.randn(1, 6, 4)
+    changed = x.clone()
+    changed[:, 3:] += 10  # later tokens must not change earlier outputs
+    with torch.no_grad():
+        assert torch.allclose(sdpa(x)[:, :3], sdpa(changed)[:, :3], atol=1e-6)

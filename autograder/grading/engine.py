@@ -1,0 +1,47 @@
+"""How every platform starts grading: one typed ``Options``, one ``start_grader``.
+
+Torch-free (the runner, and torch with it, is imported only when a grader starts): a platform
+can start the zygote, or ask for consent, before this process imports torch.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a grader runs submissions; every platform starts its graders from one of these."""
+    assignment: Optional[str] = None  # every submission graded as this one (None: each its own)
+    isolation: str = "full"           # "full" (the sandbox) or "off"
+    timeout: float = 5.0              # seconds a probe may take
+    hidden: tuple = ()                # paths a child must never see (other students', the results)
+    same_uid: bool = False            # consent to grade where a child runs with the grader's uid (trusted code)
+    fork: bool = False                # the zygote is forked from this process (it holds nothing secret yet)
+    tiktoken: bool = True             # the zygote loads tiktoken's GPT-2 encoding for its children
+    ahead: bool = True                # start the next submission's child as a grading ends
+    jobs: int = 1                     # grading processes of a class run (each starts its own grader)
+    earlier_reference: bool = False   # a missing module of an earlier assignment: the course's reference (after its deadline)
+
+    def __post_init__(self):
+        # anything but "full" would silently grade with less isolation: say so here instead
+        if self.isolation not in ("full", "off"):
+            raise ValueError(f"isolation must be 'full' or 'off', not {self.isolation!r}")
+        if not (isinstance(self.jobs, int) and self.jobs >= 1) or not self.timeout > 0:
+            raise ValueError(f"jobs must be a whole number from 1 and timeout positive (got {self.jobs!r}, "
+                             f"{self.timeout!r})")
+        object.__setattr__(self, "hidden", tuple(self.hidden))  # a list given is kept as a tuple (hashable)
+
+
+def start_zygote(options):
+    """The zygote ``options`` ask for, started now (before this process loads anything secret,
+    say); ``start_grader`` takes it over."""
+    from ..sandbox.zygote import Zygote
+    return Zygote(hidden=options.hidden, isolation=options.isolation, fork=options.fork, tiktoken=options.tiktoken)
+
+
+def start_grader(options, zygote=None):
+    """A runner.Grader started from ``options`` (with ``zygote``, one start_zygote started earlier,
+    or a new one). The one way any platform starts grading."""
+    from .runner import Grader
+    return Grader(options.assignment, timeout=options.timeout, ahead=options.ahead,
+                  zygote=zygote or start_zygote(options), unsafe_same_uid=options.same_uid,
+                  earlier_reference=options.earlier_reference)

@@ -1,0 +1,71 @@
+"""What every chapter's suite helpers share: a case to check, a seed per check, one rule for
+naming a mistake, one rule for charging a lower part.
+
+Torch-free: the rules take the comparison (``fit``) from the suite that knows its values.
+"""
+import hashlib
+from typing import Any, NamedTuple, Optional
+
+
+
+class Case(NamedTuple):
+    """One input of a check: the arguments, the reference's answer, how the feedback names it, and
+    the known mistakes ({name: their answer, or a function computing it}) to name where one fits.
+    A tuple still: ``args, expected, what, mistakes = case`` reads it."""
+    args: tuple
+    expected: Any
+    what: str
+    mistakes: Optional[dict] = None
+
+
+def seed_of(name, salt=0):
+    """A seed derived from a check's own name (its nodeid, say): adding or moving a check never
+    shifts another's inputs. ``salt`` tells a check's several inputs apart."""
+    digest = hashlib.sha256(f"{name}#{salt}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def known_mistake(actual, mistakes, fit):
+    """The name of the mistake whose answer ``actual`` is, or None.
+
+    ``mistakes`` maps a mistake's name to its answer or a function computing it (or is a function
+    that makes that map, called only now, for a wrong answer). ``fit(actual, answer)``: how far
+    apart they are (0 for exactly equal), or None where they do not match. Every model is tried;
+    of those that match, the closest wins, so a model that merely comes close never hides the
+    exact one; models that fit equally well are all named (on these inputs they coincide, and
+    the evidence cannot choose)."""
+    fits = []
+    for name, model in ((mistakes() if callable(mistakes) else mistakes) or {}).items():
+        try:
+            value = model() if callable(model) else model
+            error = fit(actual, value)
+        except Exception:  # a mistake that cannot even run on these inputs is not this one
+            continue
+        if error is not None:
+            fits.append((error, name))
+    if not fits:
+        return None
+    best = min(error for error, _ in fits)
+    return " or ".join(name for error, name in fits if error == best)
+
+
+def lower_part_wrong(student, part):
+    """Whether ``part`` lost points in this grading and is really written (it earned points of its
+    own, or its file does not compile): the evidence a later part needs before it credits an
+    answer that is right with the student's own wrong piece from below. A blank or forged lower
+    part earns nothing, so it excuses nothing."""
+    lost = part in student.failed_parts
+    written = part in student.passed_parts or not compiles(student.sources.get(part))
+    return lost and written
+
+
+def compiles(source):
+    """Whether ``source`` (the student's text, or None) compiles: checked here, in the grader,
+    never in the child, whose word about its own syntax errors cannot be trusted."""
+    if source is None:
+        return False
+    try:
+        compile(source, "<submission>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True

@@ -1,0 +1,58 @@
+"""Set-up of the public tests of the efficient-attention assignment (pytest runs it first).
+
+Your modules here build on your chapter-3 attention and your chapter-4 LayerNorm and
+FeedForward, imported as the book does (``from layer_norm import LayerNorm``). Copy those files
+into this folder (you hand them in with this assignment); until you do, they are taken from the
+``ch03_attention`` and ``ch04_gpt`` folders beside this one, and pytest says in one line which
+are missing from both.
+"""
+import sys
+from pathlib import Path
+
+try:
+    import public_tests
+except ImportError:  # the master folder (solutions/): the engine holds the module, the stubs a copy
+    sys.path.append(str(Path(__file__).resolve().parents[2] / "autograder" / "support"))
+    import public_tests
+
+# The parts in the book's order (the stub generator writes them here from the course's
+# manifest; the master reads the manifest itself).
+PARTS = ()
+if not PARTS:
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
+    from autograder.grading.course import get
+    PARTS = get("efficient_attention").parts
+
+# Every file you hand in, and the assignment it comes from (the stub generator writes it here
+# from the course's manifest; the master reads the manifest itself).
+HAND_IN = ()
+if not HAND_IN:
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
+    from autograder.grading.course import get
+    HAND_IN = tuple((f.file, f.assignment) for f in get("efficient_attention").hand_in)
+
+here = Path(__file__).resolve().parent
+earlier = dict.fromkeys(assignment for _, assignment in HAND_IN if assignment != here.name)
+for folder in (here.parent / name for name in earlier):
+    if folder.is_dir():
+        sys.path.append(str(folder))  # last: modules in this folder come first
+missing = [(file, assignment) for file, assignment in HAND_IN
+           if not (here / file).is_file() and not (here.parent / assignment / file).is_file()]
+
+
+def pytest_report_header():
+    """One line before the tests (and after them, see below) naming what is missing, and whence."""
+    if missing:
+        return ["missing: " + ", ".join(f"{file} (your own from {assignment})" for file, assignment in missing)
+                + ": copy them into this folder; the tests that import them fail until you do"]
+    return []
+
+
+def pytest_collection_modifyitems(items):
+    public_tests.book_order(items, PARTS)
+
+
+def pytest_terminal_summary(terminalreporter):
+    public_tests.summary(terminalreporter, PARTS)
+    for line in pytest_report_header():  # the missing files again, below the parts
+        terminalreporter.write_line(line)

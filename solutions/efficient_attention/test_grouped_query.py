@@ -1,0 +1,81 @@
+"""Public tests of grouped-query attention and the KV cache's size."""
+import pytest
+import torch
+
+from grouped_query import GroupedQueryAttention, kv_cache_bytes
+from multihead_attention import MultiHeadAttention
+
+LLAMA_2_7B_LIKE = {"emb_dim": 4096, "n_heads": 32, "n_layers": 32, "context_length": 32768}
+
+
+def test_as_many_groups_as_heads_is_multi_head_attention():
+    torch.manual_seed(123)
+    mha = MultiHeadAttention(6, 8, 10, 0.0, 4, qkv_bias=True).eval()
+    gqa = GroupedQueryAttention(6, 8, 4, 4, 10, qkv_bias=True).eval()
+    gqa.load_state_dict(mha.state_dict())  # the same names and shapes
+    x = torch.randn(2, 7, 6)
+    with torch.no_grad():
+        assert torch.allclose(gqa(x), mha(x), atol=1e-6)
+
+
+def test_keys_and_values_are_smaller():
+    gqa = GroupedQueryAttention(16, 16, 8, 2, 10)
+    assert gqa.W_query.weight.shape == (16, 16)
+    assert gqa.W_key.weight.shape == (4, 16) and gqa.W_value.weight.shape == (4, 16)  # 2 groups of head_dim 2
+    assert gqa.W_key.bias is None and gqa.out_proj.bias is not None
+    assert [n for n, _ in gqa.named_parameters()] == ["W_query.weight", "W_key.weight", "W_value.weight",
+                                                      "out_proj.weight", "out_proj.bias"]
+    assert "mask" in dict(gqa.named_buffers())
+
+
+def test_query_heads_share_key_value_heads_in_order():
+    """Query heads 0 and 1 use key/value head 0, heads 2 and 3 use head 1 (repeat_interleave)."""
+    torch.manual_seed(0)
+    gqa = GroupedQueryAttention(4, 8, 4, 2, 6).eval()  # head_dim 2
+    x = torch.randn(1, 5, 4)
+    with torch.no_grad():
+        q = gqa.W_query(x).view(1, 5, 4, 2).transpose(1, 2)
+        k = gqa.W_key(x).view(1, 5, 2, 2).transpose(1, 2)
+        v = gqa.W_value(x).view(1, 5, 2, 2).transpose(1, 2)
+        heads = []
+        for h in range(4):
+            kh, vh = k[:, h // 2], v[:, h // 2]
+            scores = (q[:, h] @ kh.transpose(1, 2)).masked_fill(torch.ones(5, 5).triu(1).bool(), -torch.inf)
+            heads.append(torch.softmax(scores / 2**0.5, dim=-1) @ vh)
+        expected = gqa.out_proj(torch.cat(heads, dim=-1))
+        assert torch.allclose(gqa(x), expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("num_heads, num_kv_groups", [(4, 3), (6, 4), (2, 4)])
+def test_groups_must_divide_the_heads(num_heads, num_kv_groups):
+    with pytest.raises(ValueError):
+        GroupedQueryAttention(12, 12, num_heads, num_kv_groups, 6)
+
+
+def test_dropout_only_in_training():
+    torch.manual_seed(1)
+    gqa = GroupedQueryAttention(6, 8, 4, 2, 10, dropout=0.5)
+    x = torch.randn(2, 7, 6)
+    with torch.no_grad():
+        gqa.eval()
+        assert torch.equal(gqa(x), gqa(x))
+        gqa.train()
+        assert not torch.allclose(gqa(x), gqa.eval()(x))
+
+
+def test_kv_cache_bytes_of_the_bonus_material():
+    assert kv_cache_bytes(LLAMA_2_7B_LIKE) == 17_179_869_184            # 17.18 GB (bf16)
+    assert kv_cache_bytes({**LLAMA_2_7B_LIKE, "n_kv_groups": 8}) == 4_294_967_296  # 4.29 GB
+    ratio = kv_cache_bytes(LLAMA_2_7B_LIKE) / kv_cache_bytes({**LLAMA_2_7B_LIKE, "n_kv_groups": 4})
+    assert ratio == 32 / 4  # num_heads / num_kv_groups times smaller
+    assert kv_cache_bytes(LLAMA_2_7B_LIKE, batch_size=2, bytes_per_elem=4) == 4 * 17_179_869_184
+    assert type(kv_cache_bytes(LLAMA_2_7B_LIKE)) is int
+
+
+def test_kv_cache_bytes_matches_the_tensors():
+    cfg = {"emb_dim": 12, "n_heads": 6, "n_layers": 3, "context_length": 5, "n_kv_groups": 2}
+    gqa = GroupedQueryAttention(12, 12, 6, 2, 5)
+    x = torch.randn(4, 5, 12)
+    with torch.no_grad():
+        one_layer = gqa.W_key(x).element_size() * (gqa.W_key(x).numel() + gqa.W_value(x).numel())
+    assert kv_cache_bytes(cfg, batch_size=4, bytes_per_elem=4) == cfg["n_layers"] * one_layer

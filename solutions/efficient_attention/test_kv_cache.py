@@ -1,0 +1,116 @@
+"""Public tests of the KV cache: the cache changes the work, never the answer."""
+import torch
+from kv_cache import (
+    GPTModel,
+    MultiHeadAttention,
+    TransformerBlock,
+    generate_text_simple_cached,
+)
+from multihead_attention import MultiHeadAttention as ChapterThreeAttention
+
+CFG = {"vocab_size": 50, "context_length": 12, "emb_dim": 12, "n_heads": 3, "n_layers": 2, "drop_rate": 0.0,
+       "qkv_bias": True}
+
+
+def in_pieces(module, x, sizes):
+    """x's tokens fed in pieces of ``sizes`` with use_cache=True, the outputs concatenated."""
+    outs, start = [], 0
+    with torch.no_grad():
+        for size in sizes:
+            outs.append(module(x[:, start:start + size], use_cache=True))
+            start += size
+    return torch.cat(outs, dim=1)
+
+
+def test_without_the_cache_it_is_chapter_3s_attention():
+    torch.manual_seed(1)
+    att = MultiHeadAttention(7, 12, 10, 0.0, 3).eval()
+    book = ChapterThreeAttention(7, 12, 10, 0.0, 3).eval()
+    book.load_state_dict(att.state_dict())
+    x, x2 = torch.randn(2, 6, 7), torch.randn(3, 10, 7)
+    with torch.no_grad():
+        assert torch.allclose(att(x), book(x), atol=1e-6)
+        att.reset_cache()
+        att(x[:, :3], use_cache=True)
+        assert torch.allclose(att(x2, use_cache=False), book(x2), atol=1e-6)  # no cache read
+        fourth = att(x[:, 3:4], use_cache=True)  # ... and none changed
+    assert torch.allclose(fourth, book(x[:, :4])[:, 3:], atol=1e-6)
+
+
+def test_attention_in_pieces_gives_the_rows_of_the_whole():
+    torch.manual_seed(2)
+    att = MultiHeadAttention(5, 8, 11, 0.0, 2, qkv_bias=True).eval()
+    x, x2 = torch.randn(2, 7, 5), torch.randn(2, 4, 5)
+    with torch.no_grad():
+        whole, whole2 = att(x), att(x2)
+    att.reset_cache()
+    assert torch.allclose(in_pieces(att, x, [3, 1, 1, 2]), whole, atol=1e-6)
+    att.reset_cache()  # a new sequence
+    assert torch.allclose(in_pieces(att, x2, [2, 1, 1]), whole2, atol=1e-6)
+
+
+def test_the_block_passes_use_cache_on():
+    torch.manual_seed(3)
+    block = TransformerBlock(CFG).eval()
+    x = torch.randn(2, 7, CFG["emb_dim"])
+    with torch.no_grad():
+        whole = block(x)
+    block.att.reset_cache()
+    assert torch.allclose(in_pieces(block, x, [3, 1, 1, 2]), whole, atol=1e-5)
+
+
+def test_the_model_goes_on_from_the_positions_fed_and_resets():
+    torch.manual_seed(4)
+    model = GPTModel(CFG).eval()
+    idx, idx2 = torch.randint(0, 50, (2, 5)), torch.randint(0, 50, (2, 4))
+    with torch.no_grad():
+        whole, whole2 = model(idx), model(idx2)
+    model.reset_kv_cache()
+    assert torch.allclose(in_pieces(model, idx, [3, 1, 1]), whole, atol=1e-5)
+    model.reset_kv_cache()
+    assert torch.allclose(in_pieces(model, idx2, [2, 1, 1]), whole2, atol=1e-5)
+    with torch.no_grad():  # without the cache: positions from 0, the cache left alone
+        assert torch.allclose(model(idx2, use_cache=False), whole2, atol=1e-5)
+
+
+def greedy_without_cache(model, idx, max_new_tokens):
+    """Chapter 4's generate_text_simple: the whole sequence through the model at every step."""
+    with torch.no_grad():
+        for _ in range(max_new_tokens):
+            idx = torch.cat([idx, model(idx)[:, -1].argmax(dim=-1, keepdim=True)], dim=1)
+    return idx
+
+
+def test_cached_generation_gives_the_same_tokens_again_and_again():
+    torch.manual_seed(5)
+    model = GPTModel(CFG).eval()
+    first, second = torch.randint(0, 50, (2, 3)), torch.randint(0, 50, (2, 3))
+    expected = greedy_without_cache(model, first, 3)
+    out = generate_text_simple_cached(model, first, 3)
+    assert torch.equal(out, expected)
+    assert torch.equal(generate_text_simple_cached(model, second, 3), greedy_without_cache(model, second, 3))
+    assert torch.equal(generate_text_simple_cached(model, first, 3), expected), "the cache is reset each call"
+
+
+def test_after_the_prompt_each_step_feeds_one_token():
+    torch.manual_seed(6)
+    model = GPTModel(CFG).eval()
+    idx = torch.randint(0, 50, (2, 4))
+    seen = []
+    hook = model.trf_blocks[0].att.register_forward_hook(lambda module, inputs, output: seen.append(inputs[0].shape))
+    try:
+        out = generate_text_simple_cached(model, idx, 6)
+    finally:
+        hook.remove()
+    assert torch.equal(out, greedy_without_cache(model, idx, 6))
+    assert seen[0] == (2, 4, CFG["emb_dim"]), "the whole prompt in one call first"
+    assert len(seen) - 1 in (5, 6) and all(shape == (2, 1, CFG["emb_dim"]) for shape in seen[1:]), seen
+
+
+def test_the_cache_stays_out_of_the_state_dict():
+    model = GPTModel(CFG).eval()
+    before = sorted(model.state_dict())
+    model.reset_kv_cache()
+    with torch.no_grad():
+        model(torch.randint(0, 50, (2, 4)), use_cache=True)
+    assert sorted(model.state_dict()) == before

@@ -1,0 +1,58 @@
+"""The suite kit: cases, seeds from a check's name, one mistake matcher, one lower-part rule."""
+from types import SimpleNamespace
+
+from autograder.grading.kit import Case, compiles, known_mistake, lower_part_wrong, seed_of
+
+
+def test_a_case_reads_as_the_tuple_it_replaces():
+    args, expected, what, mistakes = Case((1, 2), 3, "add on (1, 2)")
+    assert (args, expected, what, mistakes) == ((1, 2), 3, "add on (1, 2)", None)
+
+
+def test_a_seed_depends_on_its_checks_name_only():
+    first = seed_of("test_hidden_x.py::test_a")
+    assert first == seed_of("test_hidden_x.py::test_a")          # the same on every run
+    assert first != seed_of("test_hidden_x.py::test_b")          # another check, other inputs
+    assert first != seed_of("test_hidden_x.py::test_a", salt=1)  # a check's second input differs
+    assert 0 <= first < 2 ** 31
+
+
+def test_the_closest_mistake_wins_and_ties_are_all_named():
+    fit = lambda a, v: abs(a - v) if abs(a - v) <= 0.5 else None  # noqa: E731
+    assert known_mistake(1.0, {"near": 1.4, "exact": 1.0, "far": 9.0}, fit) == "exact"
+    assert known_mistake(1.0, {"a": 1.0, "b": lambda: 1.0}, fit) == "a or b"
+    assert known_mistake(1.0, {"broken": lambda: 1 / 0, "far": 9.0}, fit) is None
+    assert known_mistake(1.0, lambda: {"made late": 1.0}, fit) == "made late"
+
+
+def test_a_lower_part_excuses_only_when_it_lost_points_and_is_really_written():
+    def student(failed, passed, source="x = 1\n"):
+        return SimpleNamespace(failed_parts=set(failed), passed_parts=set(passed), sources={"low": source})
+    assert lower_part_wrong(student({"low"}, {"low"}), "low")
+    assert not lower_part_wrong(student({"low"}, set()), "low")            # blank or forged: no points of its own
+    assert lower_part_wrong(student({"low"}, set(), "def f(:\n"), "low")   # does not compile: really the student's
+    assert not lower_part_wrong(student(set(), {"low"}), "low")            # lost nothing: nothing to excuse
+    assert compiles("x = 1") and not compiles("def f(:") and not compiles(None)
+
+
+def test_the_engine_options_refuse_what_would_grade_wrongly():
+    import pytest
+
+    from autograder.grading.engine import Options
+    assert Options(hidden=["/a"]).hidden == ("/a",)
+    for bad in (dict(isolation="partial"), dict(jobs=0), dict(timeout=0)):
+        with pytest.raises(ValueError):
+            Options(**bad)
+
+
+def test_the_cli_refuses_a_timeout_or_jobs_the_options_would_refuse():
+    import argparse
+
+    import pytest
+
+    from autograder.cli import _at_least
+    assert _at_least(float, 0, above=True)("2.5") == 2.5 and _at_least(int, 0)("0") == 0
+    for parse, text in ((_at_least(float, 0, above=True), "0"), (_at_least(float, 0, above=True), "nan"),
+                        (_at_least(int, 0), "-1"), (_at_least(int, 0), "two")):
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse(text)
