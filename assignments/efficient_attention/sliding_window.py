@@ -20,19 +20,38 @@ def sliding_window_mask(num_tokens, window):
 
 
 class SlidingWindowAttention(nn.Module):
-    """Chapter 3's multi-head attention with the sliding-window mask instead of the causal one.
+    """Chapter 3's multi-head attention with the sliding-window mask instead of the causal one,
+    and a KV cache that keeps only the window.
 
     Graded structure: chapter 3's ``W_query``, ``W_key``, ``W_value`` (``nn.Linear(d_in, d_out,
     bias=qkv_bias)``), ``out_proj = nn.Linear(d_out, d_out)``, ``dropout = nn.Dropout(dropout)``,
     no other parameters; the mask ``sliding_window_mask(context_length, window)`` as a buffer
-    ``mask``. forward: (batch, num_tokens, d_in) -> (batch, num_tokens, d_out), num_tokens <=
-    context_length, each query seeing the last ``window`` tokens up to itself; with window >=
-    num_tokens it equals chapter 3's MultiHeadAttention with the same weights.
+    ``mask``.
+
+    ``forward(x, use_cache=False)``, x of shape (batch, num_tokens, d_in) -> (batch, num_tokens,
+    d_out):
+    - ``use_cache=False``: each query sees the last ``window`` tokens up to itself; with window >=
+      num_tokens it equals chapter 3's MultiHeadAttention with the same weights.
+    - ``use_cache=True``: as ``kv_cache.py``'s attention, x holds the next tokens of a sequence
+      (any number at a time) whose earlier keys and values are in the cache (none after
+      ``reset_cache()``); fed in pieces, the outputs are the rows of the whole sequence run with
+      ``use_cache=False``, for any window. A token never sees keys ``window`` or more back, so
+      after each call the cache keeps at most the last ``window`` positions (the oldest dropped):
+      its size stops growing at the window. Mind the mask: its rows are the new tokens'
+      positions in the sequence, its columns the positions of the keys still held.
+    - ``reset_cache()`` empties the cache: the next cached call starts a new sequence.
+    The cache is kept in non-persistent buffers ``cache_k`` and ``cache_v`` (created empty, as in
+    ``kv_cache.py``), in any layout of (batch, positions held, d_out) numbers: graded, after each
+    cached call, by their size (at most ``window`` positions each). A sequence fits in
+    ``context_length`` tokens.
     """
 
     def __init__(self, d_in, d_out, num_heads, context_length, window, dropout=0.0, qkv_bias=False):
         super().__init__()
         raise NotImplementedError("SlidingWindowAttention.__init__: replace this line with your code")
 
-    def forward(self, x):
+    def forward(self, x, use_cache=False):
         raise NotImplementedError("SlidingWindowAttention.forward: replace this line with your code")
+
+    def reset_cache(self):
+        raise NotImplementedError("SlidingWindowAttention.reset_cache: replace this line with your code")

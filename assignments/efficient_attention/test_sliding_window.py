@@ -52,3 +52,24 @@ def test_tokens_outside_the_window_change_nothing():
     assert not torch.allclose(out[:, 3], out_changed[:, 3]), "token 3 sees token 2"
     assert [n for n, _ in swa.named_parameters()] == ["W_query.weight", "W_key.weight", "W_value.weight",
                                                       "out_proj.weight", "out_proj.bias"]
+
+
+@pytest.mark.parametrize("window", [1, 3, 20])
+def test_cache_in_pieces_keeps_only_the_window(window):
+    torch.manual_seed(1)
+    swa = SlidingWindowAttention(6, 8, 2, 16, window=window, qkv_bias=True).eval()
+    x, x2 = torch.randn(2, 11, 6), torch.randn(2, 4, 6)
+    with torch.no_grad():
+        whole, whole2 = swa(x), swa(x2)
+        swa.reset_cache()
+        rows, start = [], 0
+        for size in [5, 1, 1, 2, 1, 1]:  # a prompt, then one or two tokens at a time
+            rows.append(swa(x[:, start:start + size], use_cache=True))
+            start += size
+            for cache in (swa.cache_k, swa.cache_v):  # (batch, positions held, d_out) numbers, any layout
+                assert cache.numel() // (2 * 8) <= window, "the cache keeps at most the last window positions"
+        assert torch.allclose(torch.cat(rows, dim=1), whole, atol=1e-5)
+        swa.reset_cache()
+        rows2 = [swa(x2[:, :3], use_cache=True), swa(x2[:, 3:], use_cache=True)]
+        assert torch.allclose(torch.cat(rows2, dim=1), whole2, atol=1e-5), "reset_cache() starts a new sequence"
+    assert "cache_k" not in swa.state_dict(), "the cache is in non-persistent buffers"

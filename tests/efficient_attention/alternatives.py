@@ -496,17 +496,40 @@ class SlidingWindowAttention(nn.Module):
         self.out_proj = nn.Linear(d_out, d_out)
         self.dropout = nn.Dropout(dropout)
         self.register_buffer("mask", sliding_window_mask(context_length, window))
+        self.window = window
+        self.register_buffer("cache_k", None, persistent=False)
+        self.register_buffer("cache_v", None, persistent=False)
+        self.seen = 0
 
-    def forward(self, x):
+    def reset_cache(self):
+        self.cache_k = None
+        self.cache_v = None
+        self.seen = 0
+
+    def forward(self, x, use_cache=False):
         b, n, d_in = x.shape
         heads = []
         hd = self.W_query.out_features // self.num_heads
         q_all, k_all, v_all = self.W_query(x), self.W_key(x), self.W_value(x)
+        first_query = 0
+        if use_cache:
+            first_query = self.seen
+            if self.cache_k is not None:
+                k_all = torch.cat((self.cache_k, k_all), dim=1)
+                v_all = torch.cat((self.cache_v, v_all), dim=1)
+            self.seen += n
+            drop = max(k_all.shape[1] - (self.window - 1), 0)  # the next token sees window - 1 of them
+            self.cache_k = k_all[:, drop:]
+            self.cache_v = v_all[:, drop:]
+        # the mask from the positions of the queries and of the keys held
+        q_pos = torch.arange(first_query, first_query + n).unsqueeze(1)
+        k_pos = torch.arange(first_query + n - k_all.shape[1], first_query + n).unsqueeze(0)
+        hidden = (k_pos > q_pos) | (q_pos - k_pos >= self.window)
         w_all = []
         for h in range(self.num_heads):
             cols = slice(h * hd, (h + 1) * hd)
             s = q_all[..., cols] @ k_all[..., cols].transpose(1, 2) / hd ** 0.5
-            w_all.append(torch.softmax(s.masked_fill(self.mask[:n, :n], -torch.inf), dim=-1))
+            w_all.append(torch.softmax(s.masked_fill(hidden, -torch.inf), dim=-1))
         w_all = self.dropout(torch.stack(w_all, dim=1))  # one draw over (b, heads, n, n), as chapter 3
         for h in range(self.num_heads):
             heads.append(w_all[:, h] @ v_all[..., h * hd:(h + 1) * hd])
@@ -538,12 +561,40 @@ class SlidingWindowAttention(nn.Module):
         self.out_proj = nn.Linear(d_out, d_out)
         self.dropout = nn.Dropout(dropout)
         self.register_buffer("mask", sliding_window_mask(context_length, window))
+        self.window = window
+        # a ring of window slots, rolled along as tokens come; `filled` of them hold keys
+        self.register_buffer("cache_k", None, persistent=False)
+        self.register_buffer("cache_v", None, persistent=False)
+        self.filled = 0
+        self.pos = 0
 
-    def forward(self, x):
+    def reset_cache(self):
+        self.cache_k = self.cache_v = None
+        self.filled = self.pos = 0
+
+    def forward(self, x, use_cache=False):
         b, n, _ = x.shape
         q, k, v = (lin(x).view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
                    for lin in (self.W_query, self.W_key, self.W_value))
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=~self.mask[:n, :n],
+        if not use_cache:
+            mask = self.mask[:n, :n]
+        else:
+            if self.cache_k is None:
+                self.cache_k = k.new_zeros(b, self.num_heads, self.window, self.head_dim)
+                self.cache_v = torch.zeros_like(self.cache_k)
+            old_k = self.cache_k[:, :, self.window - self.filled:]
+            old_v = self.cache_v[:, :, self.window - self.filled:]
+            rows = slice(self.pos, self.pos + n)
+            mask = self.mask[rows, self.pos - self.filled:self.pos + n]
+            take = min(n, self.window)  # the newest keys go in at the end of the ring
+            self.cache_k = torch.roll(self.cache_k, -take, dims=2)
+            self.cache_v = torch.roll(self.cache_v, -take, dims=2)
+            self.cache_k[:, :, self.window - take:] = k[:, :, n - take:]
+            self.cache_v[:, :, self.window - take:] = v[:, :, n - take:]
+            self.filled = min(self.filled + n, self.window)
+            self.pos += n
+            k, v = torch.cat([old_k, k], dim=2), torch.cat([old_v, v], dim=2)
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=~mask,
                                              dropout_p=self.dropout.p if self.training else 0.0)
         return self.out_proj(out.transpose(1, 2).reshape(b, n, -1))
 ''',
@@ -1208,7 +1259,7 @@ ALTERNATIVES_ATTENTION = [
     Alternative("additive float masks, torch.where, SDPA with a float mask, load_state_dict transfer",
                 {"efficient_mha": "float_masks"}),
     Alternative("GQA by indexing the key/value heads, the cache size on the meta device", {"grouped_query": "index"}),
-    Alternative("sliding-window mask by loops, attention by SDPA with ~mask", {"sliding_window": "sdpa"}),
+    Alternative("sliding-window mask by loops, attention by SDPA with ~mask, the cache a rolled ring of window slots", {"sliding_window": "sdpa"}),
     Alternative("RoPE with complex numbers in float64 parameters, attention by SDPA", {"rope": "complex"}),
     Alternative("mixed: float masks, indexed groups, SDPA window, complex RoPE",
                 {"efficient_mha": "float_masks", "grouped_query": "index", "sliding_window": "sdpa",

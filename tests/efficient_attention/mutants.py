@@ -9,6 +9,9 @@ MHA, GQA, SWA, ROPE = "efficient_mha", "grouped_query", "sliding_window", "rope"
 COMBINED_SPLIT = ("qkv = self.qkv(x).view(b, num_tokens, 3, self.num_heads, self.head_dim)\n"
                   "        queries, keys, values = qkv.permute(2, 0, 3, 1, 4)\n\n        attn_scores")
 SDPA_CALL = "queries, keys, values, attn_mask=None, dropout_p=self.dropout if self.training else 0.0, is_causal=True)"
+SWA_TRIM = "self.cache_k, self.cache_v = keys[:, :, -self.window:], values[:, :, -self.window:]"
+# the sliding-window checks that run without the cache
+SWA_UNCACHED = ("sliding_window_mask(", "each query seeing the last window tokens", "window >= num_tokens")
 STACK = "combined.qkv.weight.copy_(torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]))"
 
 MUTANTS_ATTENTION = [
@@ -139,8 +142,34 @@ MUTANTS_ATTENTION = [
            'self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1).bool())',
            (SWA,), named="no window", keeps=("sliding_window_mask(", "window >= num_tokens")),
     Mutant("sliding window mask inverted in the class", SWA,
-           "masked_fill(self.mask[:n, :n], -torch.inf)", "masked_fill(~self.mask[:n, :n], -torch.inf)", (SWA,),
+           "masked_fill(mask, -torch.inf)", "masked_fill(~mask, -torch.inf)", (SWA,),
            keeps=("sliding_window_mask(",)),
+    Mutant("sliding-window cache not trimmed", SWA, SWA_TRIM, "self.cache_k, self.cache_v = keys, values", (SWA,),
+           named="the cache not trimmed", keeps=SWA_UNCACHED),
+    Mutant("sliding-window cache keeps window + 1 positions", SWA, SWA_TRIM,
+           SWA_TRIM.replace("-self.window:", "-self.window - 1:"), (SWA,), named="one position too long",
+           keeps=SWA_UNCACHED),
+    Mutant("sliding-window cache keeps window - 2 positions", SWA, SWA_TRIM,
+           SWA_TRIM.replace("-self.window:", "-self.window + 2:"), (SWA,), named="one position too short",
+           keeps=SWA_UNCACHED),
+    Mutant("sliding-window cache trimmed before attending", SWA, SWA_TRIM,
+           "keys, values = keys[:, :, -self.window:], values[:, :, -self.window:]\n"
+           "            self.cache_k, self.cache_v = keys, values", (SWA,), named="before attending",
+           keeps=SWA_UNCACHED),
+    Mutant("sliding-window mask columns not offset by the cache", SWA,
+           "mask = self.mask[start:start + n, first:start + n]", "mask = self.mask[start:start + n, :keys.shape[2]]",
+           (SWA,), named="the mask not offset by the cache", keeps=SWA_UNCACHED),
+    Mutant("sliding-window mask rows from 0 with the cache", SWA,
+           "mask = self.mask[start:start + n, first:start + n]", "mask = self.mask[:n, :keys.shape[2]]",
+           (SWA,), named="rows not the new tokens' positions", keeps=SWA_UNCACHED),
+    Mutant("sliding-window reset_cache keeps the position", SWA,
+           "self.cache_k, self.cache_v = None, None\n        self.ptr_current_pos = 0",
+           "self.cache_k, self.cache_v = None, None", (SWA,), keeps=SWA_UNCACHED),
+    Mutant("sliding-window cache in persistent buffers", SWA,
+           'self.register_buffer("cache_k", None, persistent=False)\n'
+           '        self.register_buffer("cache_v", None, persistent=False)',
+           'self.register_buffer("cache_k", None)\n        self.register_buffer("cache_v", None)', (SWA,),
+           named="the cache in persistent buffers", keeps=SWA_UNCACHED),
     # ------------------------------------------------------------- RoPE
     Mutant("RoPE angles interleaved", ROPE, "angles = torch.cat([angles, angles], dim=1)",
            "angles = angles.repeat_interleave(2, dim=1)", (ROPE,), named="the angles interleaved",

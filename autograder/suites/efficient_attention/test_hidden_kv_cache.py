@@ -44,7 +44,7 @@ from _kv_cache import (
 )
 
 from autograder.grading.compare import expect_close, seeded
-from autograder.grading.result import KnownMistake, failure
+from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
@@ -77,10 +77,10 @@ def pieces_got(plan, let, sizes, what):
         try:
             outs.append(plan.values[f"{let}{j}"])
         except StudentFailure as exc:
-            said = f"{what}: feeding piece {j + 1} of {sizes} failed: {exc}"
-            if j > 0 and "must match except in dimension" in str(exc):
-                raise KnownMistake(said, WRONG_DIM) from None
-            raise StudentFailure(said) from None
+            # torch.cat's own complaint at the second piece: the one mistake that raises it there
+            wrong_dim = j > 0 and "must match except in dimension" in str(exc)
+            raise failure(f"{what}: feeding piece {j + 1} of {sizes} failed: {exc}",
+                          WRONG_DIM if wrong_dim else None) from None
         if not isinstance(outs[-1], torch.Tensor) or outs[-1].dim() != 3 or outs[-1].shape[1] != sizes[j]:
             raise AssertionError(f"{what}: piece {j + 1} of {sizes} tokens gave "
                                  f"{list(getattr(outs[-1], 'shape', ())) or type(outs[-1]).__name__}; expected "
@@ -372,9 +372,9 @@ def test_generate_feeds_one_token_per_step(student, ref):
             raise AssertionError(f"{what}: the model's first call was fed {fed[:1]} tokens; expected the whole "
                                  f"prompt, {list(idx.shape)}, in one call")
         if len(calls) > 1 and all(f == [b, n0 + k] for k, f in enumerate(fed)):
-            raise AssertionError(f"{what} fed the model {fed} tokens: the whole sequence at every step. This is "
-                                 "exactly what you get with: the whole sequence fed at every step (each step then redoes "
-                                 "the work of all the tokens before it; feed only the new token).")
+            raise failure(f"{what} fed the model {fed} tokens: the whole sequence at every step.",
+                          "the whole sequence fed at every step (each step then redoes the work of all the tokens "
+                          "before it; feed only the new token)")
         if any(f != [b, 1] for f in fed[1:]) or len(calls) not in (new, new + 1):
             raise AssertionError(f"{what} called the model {len(calls)} times, fed {fed} tokens; expected the "
                                  f"prompt {list(idx.shape)} once, then one new token [{b}, 1] per step ({new - 1} or "
@@ -414,6 +414,6 @@ def test_cache_stays_out_of_the_state_dict(student, ref):
     before, after = plan.values["names0"], plan.values["names1"]
     extra = sorted(set(after) - set(before))
     if extra or sorted(after) != sorted(before):
-        raise AssertionError(f"GPTModel's state_dict after cached calls holds {extra or sorted(after)} too. This is "
-                             "exactly what you get with: the cache in persistent buffers (register_buffer(\"cache_k\", "
-                             "None, persistent=False) keeps it out of the state_dict and of every saved model).")
+        raise failure(f"GPTModel's state_dict after cached calls holds {extra or sorted(after)} too.",
+                      "the cache in persistent buffers (register_buffer(\"cache_k\", None, persistent=False) keeps "
+                      "it out of the state_dict and of every saved model)")

@@ -1,13 +1,16 @@
 """Hidden checks of sliding-window attention (15 points).
 
 The mask is judged as a value; the class against the reference on seeded weights; a window
-at least as long as the input against the reference chapter-3 MultiHeadAttention."""
+at least as long as the input against the reference chapter-3 MultiHeadAttention; the cache
+by the student's own class fed in pieces against itself run whole, and by its buffers' size."""
 import pytest
 import torch
+import torch.nn.functional as F
 
 from _efficient import (COMMON_MISTAKES, build_and_run, ch03_params, expect_buffers, hidden_mask, loaded, mistakes, run,
-                        weights)
+                        split, weights)
 from autograder.grading.compare import expect_close, seeded
+from autograder.grading.result import failure
 
 points = pytest.mark.points
 SWA = "sliding_window.SlidingWindowAttention"
@@ -30,7 +33,7 @@ def mask_mistake(n, window, variant):
     return hidden_mask(n, window, variant)
 
 
-@points(5)
+@points(4)
 def test_sliding_window_mask(student, ref):
     """sliding_window_mask(num_tokens, window): True where j > i or j <= i - window; bool; a window below 1 refused"""
     cases = [(6, 2), (7, 1), (8, 3), (5, 5), (4, 9)]
@@ -62,7 +65,7 @@ def describe(args, x):
             f"window={window}, dropout={drop}, qkv_bias={qkv_bias}) in eval mode on input {tuple(x.shape)}")
 
 
-@points(7)
+@points(5)
 def test_sliding_window_forward(student, ref):
     """SlidingWindowAttention: chapter 3's attention, each query seeing the last window tokens up to itself; mask a buffer"""
     steps, expected = [], []
@@ -82,7 +85,7 @@ def test_sliding_window_forward(student, ref):
         expect_buffers(plan, f"m{i}", ["mask"], describe(args, x))
 
 
-@points(3)
+@points(2)
 def test_a_window_as_long_as_the_input_is_causal_attention(student, ref):
     """with window >= num_tokens it equals chapter 3's MultiHeadAttention with the same weights"""
     steps, expected = [], []
@@ -100,3 +103,129 @@ def test_a_window_as_long_as_the_input_is_causal_attention(student, ref):
         expect_close(plan.values[f"m{i}_out"], want, describe(args, x) + f": window {window} >= {x.shape[1]} tokens, "
                      "so it must equal chapter 3's causal attention", mistakes(x, W, heads, WINDOW_MISTAKES,
                                                                               window=window))
+
+
+# -- the cache -------------------------------------------------------------------------------------
+NOT_TRIMMED = "the cache not trimmed: it grows with the sequence (keep only the last window positions)"
+ONE_TOO_MANY = "the cache trimmed one position too long (window + 1 kept; a token never sees keys window or more back)"
+CACHE_MISTAKES = {  # {name: (positions kept after a call, trimmed before attending, mask variant)}
+    "the cache trimmed one position too short (the next token sees itself and the window - 1 positions before it: "
+    "keep at least those)": ("window - 2", False, "book"),
+    "the cache trimmed to the window before attending (the first new tokens of a piece lose keys they see: trim "
+    "after the attention, or keep the window before the new tokens)": ("window", True, "book"),
+    "the mask not offset by the cache (its columns must start at the position of the first key held, not at 0)":
+        ("window", False, "columns from 0"),
+    "the mask's rows not the new tokens' positions in the sequence (they start at the position of the first "
+    "new token)": ("window", False, "rows from 0"),
+}
+PERSISTENT = ("the cache in persistent buffers (register_buffer(\"cache_k\", None, persistent=False): a "
+              "checkpoint must not hold a sequence's keys)")
+SIZE_MISTAKES = {NOT_TRIMMED: "all", ONE_TOO_MANY: "window + 1"}
+
+
+def cached_pieces(x, W, heads, window, sizes, keep="window", trim_first=False, mask="book"):
+    """The rows of x fed in pieces of ``sizes`` to sliding-window attention with a cache, and the
+    positions the cache holds after each piece; ``keep``, ``trim_first``, ``mask``: one mistake."""
+    q_all, k_all, v_all = (split(F.linear(x, W[w], W[b]), heads) for w, b in (("wq", "bq"), ("wk", "bk"),
+                                                                               ("wv", "bv")))
+    kept = {"all": None, "window": window, "window + 1": window + 1, "window - 2": max(window - 2, 0)}[keep]
+    held, rows, counts, start = [], [], [], 0
+    for size in sizes:
+        new = list(range(start, start + size))
+        keys = held + new
+        if trim_first:
+            keys = keys[-window:]
+        qpos, kpos = torch.tensor(new)[:, None], torch.tensor(keys)[None, :]
+        if mask == "columns from 0":
+            kpos = torch.arange(len(keys))[None, :]
+        elif mask == "rows from 0":
+            qpos, kpos = torch.arange(size)[:, None], torch.arange(len(keys))[None, :]
+        hidden = (kpos > qpos) | (kpos <= qpos - window)
+        scores = (q_all[:, :, new] @ k_all[:, :, keys].transpose(-2, -1)).masked_fill(hidden, -torch.inf)
+        context = torch.softmax(scores / q_all.shape[-1]**0.5, dim=-1) @ v_all[:, :, keys]
+        b = x.shape[0]
+        rows.append(F.linear(context.transpose(1, 2).reshape(b, size, -1), W["wo"], W["bo"]))
+        held = keys if kept is None else keys[len(keys) - kept:] if kept else []
+        counts.append(len(held))
+        start += size
+    return torch.cat(rows, dim=1), counts
+
+
+# (d_in, d_out, num_heads, context_length, window, qkv_bias), batch, pieces; the second sequence after the reset
+CACHE_CASES = [((6, 8, 2, 16, 3, False), 2, [5, 1, 1, 2, 1, 1], [2, 1, 1]),
+               ((5, 6, 3, 12, 1, True), 1, [2, 1, 1, 1], [1, 2]),
+               ((4, 8, 4, 12, 4, False), 2, [1, 1, 1, 1, 1, 1, 2], [3, 3]),
+               ((8, 8, 2, 12, 10, True), 1, [3, 1, 2, 1], [2, 2])]
+
+
+def held(value, batch, d_out, what):
+    """The positions a cache buffer holds: its numbers over batch * d_out (any layout); None: 0."""
+    if value is None:
+        return 0
+    if not isinstance(value, torch.Tensor) or value.numel() % (batch * d_out):
+        raise AssertionError(f"{what} is {getattr(value, 'shape', type(value).__name__)}; expected a tensor of "
+                             f"(batch={batch}, positions held, d_out={d_out}) numbers in some layout")
+    return value.numel() // (batch * d_out)
+
+
+@points(4)
+def test_sliding_window_cache(student, ref):
+    """use_cache=True: pieces give the rows of the whole; the cache keeps at most window positions; reset_cache()"""
+    steps, cases = [], []
+    for i, (args, b, sizes, sizes2) in enumerate(CACHE_CASES):
+        d_in, d_out, heads, ctx, window, qkv_bias = args
+        W = weights(d_in, d_out, qkv_bias, seed=800 + 10 * i)
+        x, x2 = seeded(b, sum(sizes), d_in, seed=850 + i), seeded(b, sum(sizes2), d_in, seed=860 + i)
+        full = [d_in, d_out, heads, ctx, window, 0.0, qkv_bias]
+        steps += [{"let": f"m{i}", "call": SWA, "args": full, "params": ch03_params(W), "train": False},
+                  {"let": f"w{i}", "call": f"m{i}", "args": [x], "return": True},
+                  {"let": f"v{i}", "call": f"m{i}", "args": [x2], "return": True},
+                  {"let": f"r{i}", "call": f"m{i}.reset_cache"}]
+        start = 0
+        for j, size in enumerate(sizes):
+            steps += [{"let": f"a{i}_{j}", "call": f"m{i}", "args": [x[:, start:start + size]],
+                       "kwargs": {"use_cache": True}, "return": True},
+                      {"let": f"k{i}_{j}", "attr": f"m{i}.cache_k", "return": True},
+                      {"let": f"c{i}_{j}", "attr": f"m{i}.cache_v", "return": True}]
+            start += size
+        steps += [{"let": f"s{i}", "call": f"m{i}.state_dict"}, {"let": f"s{i}_keys", "call": f"s{i}.keys"},
+                  {"let": f"s{i}_names", "iterate": f"s{i}_keys", "return": True},
+                  {"let": f"q{i}", "call": f"m{i}.reset_cache"},
+                  {"let": f"b{i}_0", "call": f"m{i}", "args": [x2[:, :sizes2[0]]], "kwargs": {"use_cache": True},
+                   "return": True}]
+        start = sizes2[0]
+        for j, size in enumerate(sizes2[1:], 1):
+            steps.append({"let": f"b{i}_{j}", "call": f"m{i}", "args": [x2[:, start:start + size]],
+                          "kwargs": {"use_cache": True}, "return": True})
+            start += size
+        cases.append((full, W, b, sizes, sizes2, x, x2))
+    plan = student.plan(steps, needs=SWA)
+    for i, (full, W, b, sizes, sizes2, x, x2) in enumerate(cases):
+        d_in, d_out, heads, ctx, window, _, qkv_bias = full
+        what = describe(full, x)
+        # the student's own class run whole is the truth: a mistake of the window or of the attention costs
+        # in the checks above, not again here
+        want = plan.values[f"w{i}"] if not plan.failed(f"w{i}") else ref_whole(ref, full, W, x)
+        got = torch.cat([plan.values[f"a{i}_{j}"] for j in range(len(sizes))], dim=1)
+        found = {name: (lambda k=k, t=t, m=m: cached_pieces(x, W, heads, window, sizes, k, t, m)[0])
+                 for name, (k, t, m) in CACHE_MISTAKES.items()}
+        expect_close(got, want, f"{what}, fed in pieces of {sizes} tokens with use_cache=True, against the whole "
+                     "sequence run with use_cache=False", found)
+        counts = [max(held(plan.values[f"{kv}{i}_{j}"], b, d_out, f"{name} after piece {j + 1}")
+                      for kv, name in (("k", "cache_k"), ("c", "cache_v"))) for j in range(len(sizes))]
+        if max(counts) > window:
+            named = [name for name, keep in SIZE_MISTAKES.items()
+                     if cached_pieces(x, W, heads, window, sizes, keep)[1] == counts]
+            raise failure(f"{what}, fed in pieces of {sizes} tokens: the cache held {counts} positions after each "
+                          f"piece; at most window={window} each.", named[0] if named else None)
+        names = plan.values[f"s{i}_names"]
+        if any(name in names for name in ("cache_k", "cache_v")):
+            raise failure(f"{what}: cache_k or cache_v is in the state_dict after cached calls.", PERSISTENT)
+        want2 = plan.values[f"v{i}"] if not plan.failed(f"v{i}") else ref_whole(ref, full, W, x2)
+        got2 = torch.cat([plan.values[f"b{i}_{j}"] for j in range(len(sizes2))], dim=1)
+        expect_close(got2, want2, f"{what}: after reset_cache(), a second sequence fed in pieces of {sizes2} tokens "
+                     "(reset_cache() empties the cache and starts the positions at 0 again)")
+
+
+def ref_whole(ref, full, W, x):
+    return run(loaded(ref.sliding_window.SlidingWindowAttention, full, ch03_params(W)), x)
