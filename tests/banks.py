@@ -27,6 +27,7 @@ class Mutant:
     named: str = None     # fragment of the mistake's name the feedback must give; None: no name fits
     keeps: tuple = ()     # fragments of check names, inside ``parts``, that must still pass
     also: tuple = ()      # further (module, old, new) edits of the same submission
+    says: tuple = ()      # fragments the feedback must hold: the student's own object named as the student's
 
 
 def with_tabs(text):

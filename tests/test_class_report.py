@@ -11,6 +11,7 @@ import csv
 import html
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -240,7 +241,8 @@ READ_PAGE = """(() => {
     injected: document.querySelectorAll("img, b, script:not(:last-child), [onerror], [onmouseover]").length,
     scripts: document.scripts.length,
     buttons: section.querySelectorAll("table.students th button").length,
-    svgs: document.querySelectorAll("figure svg").length,
+    svgs: document.querySelectorAll(".charts figure svg").length,
+    pictures: document.querySelectorAll("details.picture figure svg").length,
     width: document.documentElement.scrollWidth,
   };
 })()"""
@@ -289,6 +291,9 @@ def test_report_page_in_a_browser(graded, tmp_path):
     # the hostile name and feedback are text, not markup
     assert HOSTILE in [row[0] for row in seen["students"]]
     assert seen["injected"] == 0 and seen["scripts"] == 1 and seen["svgs"] == 2
+    # a named mistake with a picture shows one student's weights beside the book's, folded away
+    assert seen["pictures"] == sum(1 for m in json.loads((graded["one"] / "summary.json").read_text())
+                                   ["assignments"][0]["mistakes"] if m.get("picture"))
     assert order[0] == sorted(scores) and order[1] == sorted(scores, reverse=True)
     assert seen["buttons"] == len(seen["headers"]) and seen["width"] <= 1280  # no sideways scrolling
     # without the script: the same numbers, in name order, and no sort buttons
@@ -314,14 +319,20 @@ def test_markdown_feedback_and_job_summary_show_the_students_text_as_text(graded
     files["classroom.md"] = classroom_summary("simple_attention", 0, 15, 0, 1, [(HOSTILE, HOSTILE_MESSAGE)], "")
     files["classroom-error.md"] = classroom_summary("simple_attention", 0, 15, 0, 0, [], HOSTILE_MESSAGE)
     assert len(files) == 14
+    for picture in graded["one"].glob("*.svg"):  # the pictures the feedback shows, beside it
+        shutil.copy(picture, tmp_path)
     shown, titles = {}, {}
     with browser_or_skip() as browser:
         for name, text in files.items():
             page = browser.open(markdown_page(text, tmp_path / f"{len(shown)}.html")).settle(300)
-            assert (page.console, page.requests) == ([], [page.url]), (name, page.console, page.requests)
-            # only the renderer's own elements (its heading anchors are links within the page)
+            pictures = sorted(re.findall(r"!\[[^\]]*\]\(([^)/:]+\.\d+\.svg)\)", text))
+            assert page.console == [] and page.requests[0] == page.url, (name, page.console, page.requests)
+            assert sorted(page.requests[1:]) == sorted((tmp_path / p).as_uri() for p in pictures), page.requests
+            # only the renderer's own elements (its heading anchors are links within the page), and the
+            # pictures drawn by the grader, beside the file
             assert page.evaluate("document.querySelectorAll('body *:not(h1,h2,h3,p,pre,code,div,span,table,thead,"
-                                 "tbody,tr,th,td,ul,li,strong,a), a:not([href^=\"#\"])').length") == 0, name
+                                 "tbody,tr,th,td,ul,li,strong,a,img), a:not([href^=\"#\"]), "
+                                 "img:not([src$=\".svg\"])').length") == 0, name
             shown[name] = page.evaluate("document.body.innerText")
             titles[name] = page.evaluate("Array.from((document.querySelector('h1') || {}).childNodes || [])"
                                          ".filter(n => n.nodeName != 'A').map(n => n.textContent).join('')")
@@ -440,7 +451,11 @@ def test_a_class_of_two_assignments_merges_into_the_one_run_too(tiny, tmp_path):
     assert [a["assignment"] for a in summary["assignments"]] == [CH03, TINY]
     assert [(a["graded"], a["median"]) for a in summary["assignments"]] == [(2, 100), (2, 2.5)]
     page = one["report.html"].decode()
-    assert f'href="{CH03}/alice.md"' in page and f'href="{TINY}/alice.md"' in page
+    # a student's name links to the feedback as a page of its own: rendered, escaped, offline
+    assert f'href="{CH03}/alice.html"' in page and f'href="{TINY}/alice.html"' in page
+    feedback = one[f"{CH03}/alice.html"].decode()
+    assert feedback.startswith("<!DOCTYPE html>") and "Score: 100 / 100" in feedback
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", feedback)
 
 
 def test_the_charts_are_the_same_from_the_painter_and_a_failed_painter_loses_nothing(graded):

@@ -37,8 +37,11 @@ def test_a_module_that_does_not_import_costs_only_what_uses_it(grader, tmp_path)
     # and exercises 3.1 and 3.3 never touch it
     assert parts["multihead_attention"] == [15, 25] and parts["exercises"] == [11, 15], parts
     failed = [t for t in result["tests"] if t["status"] == "failed"]
+    from autograder.grading.diagnose import SYNTAX
+    from autograder.grading.result import NAMES_MISTAKE
     assert all(t["output"] == "causal_attention.py could not be imported: SyntaxError in causal_attention.py "
-               "line 29: expected ':'" for t in failed), [t["output"] for t in failed]
+               "line 29: expected ':'" + NAMES_MISTAKE.format(SYNTAX) for t in failed), [t["output"] for t in failed]
+    assert all(t["extra_data"]["mistake"] == SYNTAX for t in failed)  # named as data, from the failure itself
 
 
 def test_a_crash_message_is_kept_whole(grader, tmp_path):

@@ -124,9 +124,9 @@ def test_class_mode_grades_everyone_and_resumes(tmp_path):
     run = cli("grade", klass, "--out", out)
     assert run.returncode == 0
     assert json.loads((out / "alice.json").read_text()) == first  # kept, not regraded
-    assert sorted(p.name for p in out.iterdir()) == ["alice.json", "alice.md", "bob.json", "bob.md",
-                                                    "dave.json", "dave.md", "eve.json", "eve.md", "grades.csv",
-                                                    "report.html", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["alice.html", "alice.json", "alice.md", "bob.html", "bob.json",
+                                                    "bob.md", "dave.html", "dave.json", "dave.md", "eve.html",
+                                                    "eve.json", "eve.md", "grades.csv", "report.html", "summary.json"]
     assert "**Score: 100 / 100**" in (out / "alice.md").read_text()
     assert "| causal_attention | 0 / 25 |" in (out / "bob.md").read_text()
     # two worker processes give the same grades as one

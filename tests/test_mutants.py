@@ -115,6 +115,18 @@ def test_mutant_is_named_right(grade, assignment, mutant):
         assert names, f"{mutant.name}: the feedback names no mistake, expected one like {mutant.named!r}"
         wrong = [n for n in names if mutant.named not in n]
         assert not wrong, f"{mutant.name}: the feedback also names {wrong}, expected only {mutant.named!r}"
+    result = grade(assignment, mutant.name, mutated_sources(assignment, mutant))
+    feedback = " ".join(t["output"] for t in result["tests"])
+    for fragment in getattr(mutant, "says", ()):  # "yours" is the student's: never the wrong way round
+        assert fragment in feedback, f"{mutant.name}: the feedback does not say {fragment!r}\n{describe(result)}"
+
+
+def test_banks_name_four_mistakes_in_five():
+    """Each bank declares a name for at least 80% of its mutants: the feedback teaches what went
+    wrong, not only where (each declared name is checked by test_mutant_is_named_right)."""
+    for assignment, bank in BANKS:
+        named = sum(m.named is not None for m in bank.MUTANTS)
+        assert named >= 0.8 * len(bank.MUTANTS), f"{assignment}: {named} of {len(bank.MUTANTS)} mutants named"
 
 
 def bank_class(grade, assignment, bank):

@@ -21,6 +21,12 @@ def counts(output):
     return found.get("passed", 0), found.get("failed", 0)
 
 
+def progress(output):
+    """(part, how far) of each line of the summary the conftest's public_tests writes last."""
+    section = output.rpartition("your progress, part by part")[2]
+    return re.findall(r"^  (\w+) +(all|not written yet|\d+ of)\b", section, flags=re.M)
+
+
 @pytest.fixture(scope="module")
 def on_solutions():
     return {}
@@ -32,6 +38,7 @@ def test_public_tests_pass_on_the_solutions(assignment, on_solutions):
     assert run.returncode == 0, run.stdout[-2000:]
     passed, failed = on_solutions[assignment] = counts(run.stdout)
     assert passed > 0 and failed == 0
+    assert progress(run.stdout) == [(part, "all") for part in course.get(assignment).parts], run.stdout[-2000:]
 
 
 @pytest.mark.parametrize("assignment", course.names())
@@ -42,6 +49,9 @@ def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solu
     failures = re.findall(r"^FAILED .*$", run.stdout, flags=re.M)
     assert len(failures) == total
     assert all("NotImplementedError" in line for line in failures), failures
+    # the run ends with one line per part, in the book's (the manifest's) order: none started
+    assert progress(run.stdout) == [(part, "not written yet") for part in course.get(assignment).parts], \
+        run.stdout[-2000:]
 
 
 def test_public_tests_agree_with_the_mask_check(tmp_path):

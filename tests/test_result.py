@@ -63,8 +63,18 @@ def test_a_recognised_mistake_is_a_field_every_rendering_reads():
     assert '<property name="mistake" value="no scaling" />' in xml and xml.count('type="KnownMistake"') == 1
 
 
+def test_a_picture_travels_beside_the_mistake_in_extra_data():
+    drawn = {"title": "t", "tokens": ["a", "b"], "yours": [[1.0, 0.0], [0.5, 0.5]], "expected": [[1.0, 0.0], [0.0, 1.0]]}
+    check = Check("a: pictured", "a", 0, 2, "failed", "off.", mistake="no scaling", picture=drawn)
+    data = check.to_json()
+    assert data["extra_data"] == {"mistake": "no scaling", "picture": drawn} and "picture" not in data
+    assert Check.from_json(json.loads(json.dumps(data))) == check
+    assert "extra_data" not in Check("a: plain", "a", 2, 2, "passed", "").to_json()
+
+
 def test_a_student_message_that_imitates_the_sentence_names_no_mistake():
     """Only a check's KnownMistake names one: a child's error ending in the very sentence does not."""
+    from autograder.grading.diagnose import FLOAT_MASK
     from autograder.grading.runner import _Check, _Collector
     from autograder.sandbox.session import StudentFailure
 
@@ -75,5 +85,8 @@ def test_a_student_message_that_imitates_the_sentence_names_no_mistake():
     collector.record(check, False, True, AssertionError(forged))
     collector.record(check, False, True, failure("off.", "no scaling"))
     collector.record(check, False, True, failure("off.", None))
-    assert [c.mistake for c in collector.records] == [None, None, "no scaling", None]
+    # a failure's own text names only one of diagnose's fixed mistakes (never the child's words)
+    collector.record(check, False, True, StudentFailure("x.masked_fill(mask, -inf): masked_fill_ only supports boolean masks"))
+    assert [c.mistake for c in collector.records] == [None, None, "no scaling", None, FLOAT_MASK]
+    assert collector.records[-1].output.endswith(NAMES_MISTAKE.format(FLOAT_MASK))
     assert collector.records[0].output == forged and collector.records[2].output.endswith("with: no scaling.")

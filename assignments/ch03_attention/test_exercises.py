@@ -29,5 +29,6 @@ def test_3_3_gpt2_small_size():
     assert mha.W_query.weight.shape == (768, 768)
     assert mha.mask.shape[-2:] == (1024, 1024)
     assert build_gpt2_small_mha(dropout=0.1).dropout.p == 0.1
+    assert mha.W_query.bias is None, "qkv_bias=False: the query, key and value layers have no bias"
     # 4 projections of 768 x 768 plus out_proj's 768 biases: 2,360,064 parameters
     assert sum(p.numel() for p in mha.parameters()) == 2_360_064

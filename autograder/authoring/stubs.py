@@ -68,6 +68,7 @@ def solution_lines(source: str) -> set:
 
 
 HAND_IN = "HAND_IN = ()\n"  # a master's line where the stub gets the assignment's hand-in (course.Assignment.hand_in)
+PARTS = "PARTS = ()\n"  # a master's line where the stub gets the assignment's parts, in the book's order
 
 
 def expected_files(assignment: str) -> dict:
@@ -75,10 +76,11 @@ def expected_files(assignment: str) -> dict:
     a = course.get(assignment)
     files = {}
     hand_in = "HAND_IN = (\n" + "".join(f'    ("{f.file}", "{f.assignment}"),\n' for f in a.hand_in) + ")\n"
+    parts = "PARTS = (\n" + "".join(f'    "{part}",\n' for part in a.parts) + ")\n"
     for path in sorted(a.solutions.glob("*.py")):
         text = path.read_text(encoding="utf-8")
-        files[path.name] = text if path.name.startswith("test_") else make_stub(text, str(path)).replace(HAND_IN,
-                                                                                                          hand_in)
+        files[path.name] = text if path.name.startswith("test_") else \
+            make_stub(text, str(path)).replace(HAND_IN, hand_in).replace(PARTS, parts)
     for name in a.support:  # the engine's own module, as it is
         files[name] = (course.ENGINE / name).read_text(encoding="utf-8")
     return files

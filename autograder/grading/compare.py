@@ -7,6 +7,7 @@ much it was off, and, when the answer equals a known mistake, the mistake's name
 import torch
 
 from . import probes
+from .diagnose import IN_PLACE, Projection, python_number
 from .kit import known_mistake
 from .result import failure
 
@@ -25,7 +26,10 @@ def _close(a, b, atol, rtol):
 
 
 def _fit(actual, value, atol, rtol):
-    """How far a tensor answer is from a mistake's (the largest difference), or None beyond tolerance."""
+    """How far a tensor answer is from a mistake's (the largest difference), or None beyond tolerance.
+    A ``Projection`` model is the mistake's answer nearest ``actual`` (diagnose.Projection)."""
+    if isinstance(value, Projection):
+        value = value.fn(actual)
     if isinstance(value, torch.Tensor) and _close(actual, value.to(actual.dtype), atol, rtol):
         diff = (actual - value.to(actual.dtype)).abs().nan_to_num(nan=0.0)
         return diff.max().item() if diff.numel() else 0.0
@@ -44,6 +48,12 @@ def expect_tensor(actual, expected, what):
         raise AssertionError(f"{what}: contains {kind} where the reference is finite")
 
 
+def yours_vs_expected(*, yours, expected, yours_are="got", expected_are="expected"):
+    """The words that set the student's value beside the expected one. Keyword-only, so that a
+    caller cannot put them the wrong way round; ``*_are`` say whose each is."""
+    return f"{yours_are} {yours}, {expected_are} {expected}"
+
+
 def set_seed(seed):
     """``torch.manual_seed`` for the CPU generator only: the same draws, without torch's
     per-call bookkeeping for devices the grader does not use."""
@@ -55,7 +65,7 @@ def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
     if _close(actual, expected, atol, rtol):
         return
     name = (known_mistake(actual, mistakes, lambda a, v: _fit(a, v, atol, rtol))
-            if isinstance(actual, torch.Tensor) else None)
+            if isinstance(actual, torch.Tensor) else python_number(actual, expected))
     if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:
         raise failure(f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}.", name)
     try:
@@ -67,7 +77,7 @@ def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
         where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape)) if diff.dim() else ()
         got, want = actual[where].item(), expected[where].item()
         raise failure(f"{what}: wrong values, largest difference {diff.max().item():.4g} at index "
-                      f"{list(where)} (got {got:.4f}, expected {want:.4f}).", name)
+                      f"{list(where)} ({yours_vs_expected(yours=f'{got:.4f}', expected=f'{want:.4f}')}).", name)
 
 
 def check_calls(student, module, name, cases):
@@ -83,5 +93,5 @@ def check_calls(student, module, name, cases):
             if isinstance(arg, torch.Tensor) and now is not None and not (
                     isinstance(now, torch.Tensor) and now.shape == arg.shape
                     and bool(((now == arg) | (now.isnan() & arg.isnan())).all())):
-                raise AssertionError(f"{what}: {name} changed its argument {k + 1} in place; leave the "
-                                     "caller's tensors as they were (no in-place operations on them)")
+                raise failure(f"{what}: {name} changed its argument {k + 1} in place; leave the "
+                              "caller's tensors as they were.", IN_PLACE)

@@ -37,7 +37,8 @@ def failure(feedback, mistake=None):
 
 @dataclass(frozen=True)
 class Check:
-    """One hidden check: its points (all or nothing), the feedback it gave and the mistake it recognised."""
+    """One hidden check: its points (all or nothing), the feedback it gave, the mistake it recognised
+    and, where it drew one, a picture of the answer beside the expected one."""
     name: str           # "<part>: <first line of the check's docstring>"
     part: str
     score: float
@@ -46,6 +47,7 @@ class Check:
     output: str         # the feedback ("" for a plain pass)
     visibility: str = "visible"
     mistake: Optional[str] = None  # the known mistake the check recognised (its name), if any
+    picture: Optional[dict] = None  # attention weights, yours beside the expected (diagnose.picture)
 
     @property
     def passed(self):
@@ -57,17 +59,19 @@ class Check:
         return self.name.removeprefix(f"{self.part}: ")
 
     def to_json(self):
-        """A test of Gradescope's results.json; a recognised mistake goes in its ``extra_data``."""
+        """A test of Gradescope's results.json; a recognised mistake and a picture go in its ``extra_data``."""
         data = {"name": self.name, "part": self.part, "score": self.score, "max_score": self.max_score,
                 "status": self.status, "output": self.output, "visibility": self.visibility}
-        if self.mistake is not None:
-            data["extra_data"] = {"mistake": self.mistake}
+        extra = {key: getattr(self, key) for key in ("mistake", "picture") if getattr(self, key) is not None}
+        if extra:
+            data["extra_data"] = extra
         return data
 
     @classmethod
     def from_json(cls, data):
+        extra = data.get("extra_data", {})
         return cls(data["name"], data["part"], data["score"], data["max_score"], data["status"], data["output"],
-                   data.get("visibility", "visible"), data.get("extra_data", {}).get("mistake"))
+                   data.get("visibility", "visible"), extra.get("mistake"), extra.get("picture"))
 
 
 @dataclass(frozen=True)

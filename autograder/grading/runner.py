@@ -17,9 +17,9 @@ from dataclasses import replace
 import pytest
 import torch
 
-from . import course
+from . import course, diagnose
 from .grade import digest, syntax_notes
-from .result import Check, KnownMistake, SubmissionResult
+from .result import NAMES_MISTAKE, Check, KnownMistake, SubmissionResult
 from ..paths import PYTEST_INI
 from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
 from ..sandbox.submission import SubmissionError, clean_text, read_sources
@@ -93,12 +93,17 @@ class _Collector:
                 output = clean_text(str(exc) or "assertion failed", limit=MESSAGE_LIMIT)
                 if isinstance(exc, KnownMistake):  # raised by a check here, never by the child
                     mistake = clean_text(exc.mistake)
+                else:  # what the failure itself shows: one of diagnose's fixed names, never the child's text
+                    mistake = diagnose.from_failure(str(exc))
+                    if mistake:
+                        output += NAMES_MISTAKE.format(mistake)
                 self.context.failed_parts.add(part)
             else:
                 output = f"internal grader error ({type(exc).__name__}: {clean_text(exc)})"
                 self.grader_errors.append(f"{check.nodeid}: {output}")
         self.records.append(Check(f"{part}: {doc}", part, points if passed else 0, points,
-                                  "passed" if passed else "failed", output, mistake=mistake))
+                                  "passed" if passed else "failed", output, mistake=mistake,
+                                  picture=getattr(exc, "picture", None) if failed else None))
 
 
 class _Check:

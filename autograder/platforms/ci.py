@@ -331,7 +331,7 @@ def _grade_class(root, students, out, isolation, args, painter, identity):
         result = outcome[0]
         if result is not None:
             try:
-                write_atomic(target(*key, ".md"), report.markdown(result, feedback_title(*key, several)))
+                classreport.write_feedback(target(*key, ""), result, feedback_title(*key, several))
                 write_atomic(target(*key, ".json"), json.dumps(result.to_json(), indent=1))  # last: it marks it done
             except OSError as exc:  # this student's result is lost, not the class's
                 outcome = (result, f"graded ({result.score}), but the result was not saved: {exc.strerror}", True)
@@ -407,7 +407,7 @@ def class_report(out, entries, title, shard=None, painter=None, identity=None):
     for name, assignment, result, status, stem in entries:
         saved = result is not None and status == "graded"  # the JSON and the Markdown are on disk
         students.append(classreport.Student(name, printable(display_name(name)), result, status,
-                                            f"{stem.as_posix()}.md" if saved else None,
+                                            f"{stem.as_posix()}.html" if saved else None,
                                             f"{stem.as_posix()}.json" if saved else None, assignment))
     try:
         return classreport.write(out, students, display_name(title), shard, painter, identity)

@@ -78,8 +78,11 @@ def _assignment(key, entries):
         part_stats.append({"part": part, "max_score": _number(most), "students": len(got),
                            "full_marks": sum(g == m for g, m in got), "zero": sum(g == 0 for g, _ in got),
                            "mean": round(statistics.fmean(g for g, _ in got), 2)})
-    checks, mistakes, unnamed = {}, {}, {}
+    checks, mistakes, unnamed, blank = {}, {}, {}, {}
     for student in entries:
+        not_started = report.unwritten(student.result)
+        for part in not_started:  # a part not started counts once per student, not once per check
+            blank.setdefault(part, []).append(student.name)
         for test in student.result.checks:
             check = checks.setdefault(test.name, {
                 "check": test.name, "part": test.part, "description": test.description,
@@ -88,6 +91,8 @@ def _assignment(key, entries):
                 check["passed"] += 1
                 continue
             check["failed"] += 1
+            if test.part in not_started:
+                continue
             name = test.mistake  # recorded by the check that recognised it; feedback text is never parsed
             if name:
                 mistake = mistakes.setdefault(name, {"mistake": name, "students": [], "checks": []})
@@ -95,6 +100,8 @@ def _assignment(key, entries):
                     mistake["students"].append(student.name)
                 if test.name not in mistake["checks"]:
                     mistake["checks"].append(test.name)
+                if test.picture and "picture" not in mistake:  # the first student's, shown beside it
+                    mistake["picture"] = test.picture
             else:
                 line = _first_line(test.output)
                 # numbers differ from student to student; the wording is what repeats
@@ -108,6 +115,9 @@ def _assignment(key, entries):
         without_name.append({"check": name, "part": checks[name]["part"], "failed": len(failures),
                              "feedback": next(line for key, line, _ in failures if key == commonest),
                              "count": count, "students": [who for key, _, who in failures if key == commonest]})
+    for part, who in blank.items():
+        without_name.append({"check": f"{part}: not started", "part": part, "failed": len(who),
+                             "feedback": report.not_written([]), "count": len(who), "students": who})
     without_name.sort(key=lambda u: (-u["failed"], order.get(u["part"], len(order))))
     return {
         "assignment": key, "title": manifest.title if manifest else key, "parts": parts,
@@ -289,17 +299,22 @@ def _histogram_svg(a, name):
         colors = ["#55a868" if left == a["max_score"] else "#c44e52" if left == 0 and width == 1 else "#4c72b0"
                   for left in lefts]
         axes.bar(lefts, counts, width=width * 0.9, align="edge", color=colors)
-        axes.axvline(a["median"], color="#222222", linestyle="--", linewidth=1.2, label=f"median {a['median']}")
-        axes.axvline(a["mean"], color="#777777", linestyle=":", linewidth=1.8, label=f"mean {a['mean']}")
+        if a["mean"] == a["median"]:  # one line, named for both: a second would hide under the first
+            axes.axvline(a["median"], color="#222222", linestyle="--", linewidth=1.2,
+                         label=f"median = mean {a['median']}")
+        else:
+            axes.axvline(a["median"], color="#222222", linestyle="--", linewidth=1.2, label=f"median {a['median']}")
+            axes.axvline(a["mean"], color="#8c6d1f", linestyle=":", linewidth=2.0, label=f"mean {a['mean']}")
         axes.set_xlim(0, lefts[-1] + width)
         axes.yaxis.set_major_locator(MaxNLocator(integer=True))
         axes.set_xlabel(f"score (full marks: {a['max_score']})")
         axes.set_ylabel("students")
-        axes.legend(frameon=False, loc="upper left")
+        axes.legend(frameon=False, ncols=2, loc="lower left", bbox_to_anchor=(0, 1.0))  # above, over no bar
         return _svg(figure, name, f"Histogram of the {a['graded']} scores: median {a['median']}, mean {a['mean']}")
 
 
 def _parts_svg(a, name):
+    from matplotlib.ticker import MaxNLocator
     stats = a["part_stats"]
     with _style():
         figure, axes = _figure(6.4, 0.42 * len(stats) + 1.0)
@@ -310,11 +325,54 @@ def _parts_svg(a, name):
         axes.barh(labels, full, color="#55a868", label="full marks")
         axes.barh(labels, partial, left=full, color="#dd8452", label="some points")
         axes.barh(labels, zero, left=[f + p for f, p in zip(full, partial)], color="#c44e52", label="no points")
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # students are counted whole
         axes.set_xlabel("students")
         axes.legend(frameon=False, ncols=3, loc="lower left", bbox_to_anchor=(0, 1.0))
         return _svg(figure, name, "Students per part with full marks, some points and no points: "
                     + "; ".join(f"{p['part']} {p['full_marks']}, {p['students'] - p['full_marks'] - p['zero']}, "
                                 f"{p['zero']}" for p in stats))
+
+
+def _matrix(rows, n):
+    """A picture's matrix as n x n floats (the student's values came from their code: coerced here)."""
+    try:
+        out = [[float(v) for v in row] for row in rows]
+    except (TypeError, ValueError):
+        return None
+    return out if len(out) == n and all(len(row) == n for row in out) else None
+
+
+def attention_svg(picture, name):
+    """A check's picture (diagnose.picture): the student's attention weights beside the expected
+    ones, tokens on the axes, each cell's value written in it; an inline <svg>, or None where the
+    picture is not a pair of token-by-token matrices."""
+    tokens = [printable(str(t))[:12] for t in (picture or {}).get("tokens", [])][:16]
+    yours, expected = (_matrix((picture or {}).get(k), len(tokens)) for k in ("yours", "expected"))
+    if not tokens or yours is None or expected is None:
+        return None
+    with _style():
+        from matplotlib.figure import Figure
+        figure = Figure(figsize=(7.2, 3.5), layout="constrained")
+        axes = figure.subplots(1, 2)
+        low = min(0.0, *(v for row in yours + expected for v in row))
+        high = max(low + 1e-6, *(v for row in yours + expected for v in row))  # the darkest: the largest value
+        centres = [i + 0.5 for i in range(len(tokens))]
+        for ax, matrix, label in zip(axes, (yours, expected), ("yours", "expected (the book's)")):
+            # vector cells (imshow would embed a bitmap, a data: URL the report's pages do not load)
+            ax.pcolormesh(matrix, cmap="Blues", vmin=low, vmax=high)
+            ax.invert_yaxis()
+            ax.set_aspect("equal")
+            ax.set_title(label)
+            ax.set_xticks(centres, tokens, rotation=45, ha="right")
+            ax.set_yticks(centres, tokens)
+            ax.set_xlabel("attends to (key)")
+            for i, row in enumerate(matrix):
+                for j, v in enumerate(row):
+                    ax.text(j + 0.5, i + 0.5, f"{v:.2f}", ha="center", va="center", fontsize=6.5,
+                            color="white" if v > low + 0.6 * (high - low) else "#1d1d1f")
+        axes[0].set_ylabel("token (query)")
+        figure.suptitle(printable(str(picture.get("title", "")))[:120], fontsize=9)
+        return _svg(figure, name, f"{picture.get('title', '')}: your matrix beside the expected one")
 
 
 def _matplotlib():
@@ -346,6 +404,14 @@ def _people(names, links):
         shown += (f' <details><summary>and {len(rest)} more</summary>'
                   + ", ".join(_link(n, links.get(n)) for n in rest) + "</details>")
     return f'<span class="people">{shown}</span>'
+
+
+def _picture(drawn, name):
+    """A mistake's picture (one student's weights beside the book's), folded under its name."""
+    svg = drawn and attention_svg(drawn, name)
+    caption = e(f"{drawn.get('title', '')}: one student's matrix beside the book's") if svg else ""
+    return (f'<details class="picture"><summary>see it</summary><figure>{svg}<figcaption>{caption}'
+            "</figcaption></figure></details>") if svg else ""
 
 
 def _meter(done, total):
@@ -381,18 +447,21 @@ def _assignment_html(a, index, rows, links, drawn):
     out.append(f'<h3 id="{key}-mistakes">Named mistakes, commonest first</h3>')
     if a["mistakes"]:
         out.append(_table(["mistake", "students", "who", "found by"], [
-            [_td(e(m["mistake"])), _td(str(len(m["students"])), cls="num"), _td(_people(m["students"], links)),
-             _td("<br>".join(e(c) for c in m["checks"]), cls="small")] for m in a["mistakes"]], "mistakes"))
+            [_td(e(m["mistake"]) + _picture(m.get("picture"), f"{key}-m{i}")), _td(str(len(m["students"])), cls="num"),
+             _td(_people(m["students"], links)),
+             _td("<br>".join(e(c) for c in m["checks"]), cls="small")] for i, m in enumerate(a["mistakes"])],
+            "mistakes"))
     else:
         out.append("<p>No failed check named a known mistake.</p>")
     out.append(f'<h3 id="{key}-parts">Parts, by how many students lost points</h3>')
-    out.append(_table(["part", "full marks", "", "no points", "mean points"], [
-        [_td(e(p["part"])), _td(f"{p['full_marks']} of {p['students']}", cls="num"),
-         _td(_meter(p["full_marks"], p["students"])), _td(str(p["zero"]), cls="num"),
+    out.append(_table(["part", "full marks", "", "some points", "no points", "mean points"], [
+        [_td(e(p["part"]), cls="name"), _td(f"{p['full_marks']} of {p['students']}", cls="num"),
+         _td(_meter(p["full_marks"], p["students"])),
+         _td(str(p["students"] - p["full_marks"] - p["zero"]), cls="num"), _td(str(p["zero"]), cls="num"),
          _td(f"{p['mean']} of {p['max_score']}", cls="num")] for p in a["part_stats"]], "parts"))
     out.append(f'<h3 id="{key}-checks">Checks, the most often failed first</h3>')
     out.append(_table(["check", "part", "points", "passed", ""], [
-        [_td(e(c["description"])), _td(e(c["part"]), cls="small"), _td(str(c["points"]), cls="num"),
+        [_td(e(c["description"])), _td(e(c["part"]), cls="small name"), _td(str(c["points"]), cls="num"),
          _td(f"{c['passed']} of {c['passed'] + c['failed']}", cls="num"),
          _td(_meter(c["passed"], c["passed"] + c["failed"]))] for c in a["checks"]], "checks"))
     if a["failed_without_a_name"]:
@@ -466,7 +535,8 @@ th button { font: inherit; font-weight: 600; background: none; border: 0; paddin
 th[aria-sort=ascending] button::after { content: " \\25B2"; } th[aria-sort=descending] button::after { content: " \\25BC"; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 td.small, .small { font-size: .88em; color: #444; }
-.people a { white-space: nowrap; } td { overflow-wrap: anywhere; }
+.people a { white-space: nowrap; } td { overflow-wrap: anywhere; } td.name { overflow-wrap: normal; white-space: nowrap; }
+details.picture { margin-left: .5em; } details.picture[open] { display: block; margin: .4em 0 0; }
 meter { width: 9em; height: 1em; }
 code { font-size: .88em; white-space: pre-wrap; word-break: break-word; }
 td details { display: inline; } td summary { display: inline; }
@@ -554,3 +624,52 @@ def write(out, students, title, shard=None, painter=None, identity=None):
     write_atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")
     write_atomic(out / "report.html", render(summary, painter and painter.draw(summary["assignments"])))
     return summary
+
+
+def feedback_page(result, title):
+    """A student's feedback as an HTML page of its own (linked from the report): every text escaped,
+    nothing fetched, the pictures of attention weights inline beside the checks that drew them."""
+    parts = {p.name: p for p in result.parts}
+    order = report.in_order(parts, result)
+    blank = report.unwritten(result)
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>Feedback: {e(title)}</title>", '<link rel="icon" href="data:,">',
+           f"<style>{STYLE}pre {{ white-space: pre-wrap; word-break: break-word; background: #f6f7f9; "
+           "padding: .6em .8em; border-radius: 6px; }</style></head><body>",
+           f"<h1>Feedback: {e(title)}</h1>", f'<p class="lead"><strong>Score: {e(result.score)} / '
+           f"{e(result.max_score)}</strong></p>",
+           _table(["part", "points"], [[_td(e(name)), _td(f"{e(parts[name].score)} / {e(parts[name].max_score)}",
+                                                          cls="num")] for name in order], "parts")]
+    if result.output:
+        out.append(f"<h2>Notes</h2><pre>{e(result.output)}</pre>")
+    failed = result.failed
+    out.append("<h2>What to fix</h2>" if failed else "<h2>Every check passed</h2>")
+    if blank:
+        out.append("<ul>" + "".join(f"<li><strong>{e(p)}</strong>: {e(report.not_written(blank[p]))}</li>"
+                                    for p in report.in_order(blank, result)) + "</ul>")
+    for i, check in enumerate(sorted(failed, key=lambda c: order.index(c.part) if c.part in parts else 0)):
+        if check.part in blank:
+            continue
+        out.append(f"<h3>{e(check.name)} (0 / {e(check.max_score)})</h3><pre>{e(check.output)}</pre>")
+        drawn = check.picture and attention_svg(check.picture, f"p{i}")
+        if drawn:
+            out.append(f"<figure>{drawn}<figcaption>Your matrix beside the expected one, for the book's "
+                       "sentence.</figcaption></figure>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def write_feedback(base, result, title):
+    """A student's feedback files, ``base`` + ".md", ".html" and ".<n>.svg" for each picture (the
+    Markdown links them by name, beside it); the page is the one the class report links."""
+    base = Path(base)
+    pictures = {}
+    for i, check in enumerate(c for c in result.failed if c.picture):
+        drawn = attention_svg(check.picture, f"p{i}")
+        if drawn:
+            name = f"{base.name}.{i}.svg"
+            write_atomic(base.parent / name, drawn + "\n")
+            pictures[check.name] = quote(name)
+    write_atomic(base.parent / f"{base.name}.md", report.markdown(result, title, pictures))
+    write_atomic(base.parent / f"{base.name}.html", feedback_page(result, title))

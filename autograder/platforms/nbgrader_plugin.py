@@ -179,10 +179,23 @@ class OverwriteGradeOutputs(Preprocessor):
                 text = nbgrade.part_feedback(result, part, points=points)
             cell.outputs = [
                 new_output("stream", name="stdout", text=text + "\n"),
+                *pictures(result, part),
                 new_output("execute_result", data={"text/plain": f"{score:g}"},
                            execution_count=cell.get("execution_count")),
             ]
         return nb, resources
+
+
+def pictures(result, part):
+    """The part's pictures of attention weights (the student's beside the book's), as outputs
+    the feedback page shows: drawn here, in the trusted process, from the result's numbers."""
+    if part is None:
+        return []
+    from .classreport import attention_svg
+    drawn = (attention_svg(c.picture, f"{part}-{i}") for i, c in enumerate(result.checks_of(part))
+             if not c.passed and c.picture)
+    return [new_output("display_data", data={"image/svg+xml": svg, "text/plain": "your matrix beside the book's"})
+            for svg in drawn if svg]
 
 
 class DropUnknownGradeCells(Preprocessor):

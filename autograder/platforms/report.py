@@ -23,6 +23,27 @@ def in_order(parts, result=None):
     return assignment.in_order(parts) if assignment else sorted(parts)
 
 
+_STUB = re.compile(r"NotImplementedError: ([\w.]+): replace this line with your code")
+
+
+def unwritten(result):
+    """{part: [functions still raising the stub's NotImplementedError]} for each part that earned
+    nothing and whose every failed check hit a stub: a part not started, said once, not per check."""
+    out = {}
+    for part in result.parts:
+        failed = [c for c in result.failed if c.part == part.name]
+        if failed and part.score == 0 and all("NotImplementedError" in c.output for c in failed):
+            out[part.name] = list(dict.fromkeys(m[1] for c in failed if (m := _STUB.search(c.output))))
+    return out
+
+
+def not_written(functions):
+    """The one line for a part not started."""
+    count = len(functions)
+    return (f"not written yet: {count} function{'s' if count != 1 else ''} ({', '.join(functions)})" if count
+            else "not written yet (the stubs still raise NotImplementedError)")
+
+
 def same_cause(checks):
     """Failed checks grouped by part and feedback, in order: a cause several checks share (a
     module that does not import, say) is said once, with the checks it failed."""
@@ -45,14 +66,12 @@ def table(result, title):
         lines.append(f"  {name:<{width}}  {part.score:>3}/{part.max_score:<3} {'ok' if part.full_marks else ''}")
     lines.append(f"  {'total':<{width}}  {result.score:>3}/{result.max_score}")
     failed = result.failed
-    # A part whose every check hit the stub's NotImplementedError gets one line, not one per check.
-    unwritten = {p for p in parts if all("NotImplementedError" in c.output for c in failed if c.part == p)
-                 and parts[p].score == 0}
+    blank = unwritten(result)  # a part not started: one line, not one per check
     if failed:
         lines.append("  failed checks:")
-        for part in in_order(unwritten, result):
-            lines.append(f"  - {part}: not written yet (the stubs still raise NotImplementedError)")
-        for group in same_cause(c for c in failed if c.part not in unwritten):
+        for part in in_order(blank, result):
+            lines.append(f"  - {part}: {not_written(blank[part])}")
+        for group in same_cause(c for c in failed if c.part not in blank):
             check = group[0]
             lines.append(f"  - {check.name} (0/{check.max_score})" if len(group) == 1 else
                          f"  - {check.part}: {len(group)} checks (0/{sum(c.max_score for c in group)})")
@@ -78,8 +97,9 @@ def _code(text):
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-def markdown(result, title):
-    """Feedback for the student: score per part, then what each failed check found."""
+def markdown(result, title, pictures=None):
+    """Feedback for the student: score per part, then what each failed check found.
+    ``pictures``: {check name: the file of its picture, beside the Markdown}."""
     parts = {p.name: p for p in result.parts}
     lines = [f"# Feedback: {_code(title)}", "", f"**Score: {result.score} / {result.max_score}**", "",
              "| part | points |", "|---|---|"]
@@ -89,7 +109,11 @@ def markdown(result, title):
         lines += ["", "## Notes", "", _fenced(result.output)]
     failed = result.failed
     lines += ["", "## What to fix" if failed else "## Every check passed", ""]
-    for group in same_cause(sorted(failed, key=lambda c: order.index(c.part) if c.part in parts else 0)):
+    blank = unwritten(result)
+    lines += [f"- **{part}**: {not_written(blank[part])}" for part in in_order(blank, result)]
+    lines += [""] if blank else []
+    in_book_order = sorted(failed, key=lambda c: order.index(c.part) if c.part in parts else 0)
+    for group in same_cause(c for c in in_book_order if c.part not in blank):
         check = group[0]
         if len(group) == 1:
             lines += [f"### {check.name} (0 / {check.max_score})", ""]
@@ -97,6 +121,8 @@ def markdown(result, title):
             lines += [f"### {check.part}: {len(group)} checks (0 / {sum(c.max_score for c in group)})", "",
                       *(f"- {c.description}" for c in group), ""]
         lines += [_fenced(check.output), ""]
+        for drawn in filter(None, ((pictures or {}).get(c.name) for c in group)):
+            lines += [f"![your matrix beside the expected one]({drawn})", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -184,11 +184,12 @@ def merge(folders, out):
     for student, _ in everyone:
         if student.result is not None:
             stem = (f"{student.assignment}/" if several and student.assignment else "") + result_stem(student.folder)
-            # written as a class run writes them: whole, private, never through a link
-            write_atomic(out / f"{stem}.md", report.markdown(
-                student.result, feedback_title(student.folder, student.assignment, several)))
+            # written as a class run writes them: whole, private, never through a link; the
+            # feedback's title says the assignment only in a class of several
+            classreport.write_feedback(out / stem, student.result,
+                                       feedback_title(student.folder, student.assignment, several))
             write_atomic(out / f"{stem}.json", json.dumps(student.result.to_json(), indent=1))
-            student = student._replace(feedback=f"{stem}.md", result_file=f"{stem}.json")
+            student = student._replace(feedback=f"{stem}.html", result_file=f"{stem}.json")
         students.append(student)
     rows = [(display_name(s.folder), s.result, s.status, s.assignment) for s in students]
     write_atomic(out / "grades.csv", report.class_csv(rows, assignments or None))

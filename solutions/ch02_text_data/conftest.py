@@ -14,6 +14,16 @@ except ImportError:  # the master folder (solutions/): the engine holds the modu
     sys.path.append(str(Path(__file__).resolve().parents[2] / "autograder" / "support"))
     import tiktoken_offline
 
+import public_tests  # beside tiktoken_offline: the public tests' order and summary
+
+# The parts in the book's order (the stub generator writes them here from the course's
+# manifest; the master reads the manifest itself).
+PARTS = ()
+if not PARTS:
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
+    from autograder.grading.course import get
+    PARTS = get("ch02_text_data").parts
+
 
 def _refuse(*args, **kwargs):
     raise OSError("the course's tests never use the network")
@@ -39,3 +49,11 @@ def gpt2(no_network):
     except Exception as exc:
         pytest.skip("tiktoken's GPT-2 encoding is not on this machine and the course never downloads it "
                     f"({type(exc).__name__}): run the README's set-up command, then these tests again")
+
+
+def pytest_collection_modifyitems(items):
+    public_tests.book_order(items, PARTS)
+
+
+def pytest_terminal_summary(terminalreporter):
+    public_tests.summary(terminalreporter, PARTS)

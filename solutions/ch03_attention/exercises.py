@@ -34,7 +34,9 @@ def build_gpt2_small_mha(dropout=0.0):
     """Exercise 3.3: a ``MultiHeadAttention`` the size of GPT-2 small.
 
     12 heads, 768-dimensional inputs and outputs, a context of 1,024 tokens (the mask
-    buffer's last two dimensions); ``dropout`` is passed on.
+    buffer's last two dimensions); ``dropout`` is passed on. No bias in the query, key and
+    value layers (``qkv_bias=False``, the book's default and GPT_CONFIG_124M's in chapter 4),
+    so the module has 2,360,064 parameters.
     """
     ### BEGIN SOLUTION
     return MultiHeadAttention(768, 768, 1024, dropout, num_heads=12)

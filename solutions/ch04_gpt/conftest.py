@@ -18,6 +18,16 @@ except ImportError:  # the master folder (solutions/): the engine holds the modu
     sys.path.append(str(Path(__file__).resolve().parents[2] / "autograder" / "support"))
     import tiktoken_offline
 
+import public_tests  # beside tiktoken_offline: the public tests' order and summary
+
+# The parts in the book's order (the stub generator writes them here from the course's
+# manifest; the master reads the manifest itself).
+PARTS = ()
+if not PARTS:
+    sys.path.append(str(Path(__file__).resolve().parents[2]))
+    from autograder.grading.course import get
+    PARTS = get("ch04_gpt").parts
+
 # Every file you hand in, and the assignment it comes from (the stub generator writes it here
 # from the course's manifest; the master reads the manifest itself).
 HAND_IN = ()
@@ -46,7 +56,8 @@ def pytest_report_header():
 
 
 def pytest_terminal_summary(terminalreporter):
-    for line in pytest_report_header():
+    public_tests.summary(terminalreporter, PARTS)
+    for line in pytest_report_header():  # the missing files again, below the parts
         terminalreporter.write_line(line)
 
 
@@ -67,3 +78,7 @@ def gpt_124m():
             built.append((model, torch.get_rng_state()))
         return built[0]
     return get
+
+
+def pytest_collection_modifyitems(items):
+    public_tests.book_order(items, PARTS)

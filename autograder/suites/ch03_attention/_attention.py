@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 from autograder.grading import probes
 from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.diagnose import IN_PLACE, concat_models, picture, shown
 from autograder.grading.kit import lower_part_wrong
 from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import StudentFailure
@@ -101,13 +102,40 @@ def linear_weights(module):
     return tuple(getattr(module, n).weight.detach() for n in ("W_query", "W_key", "W_value"))
 
 
+def book_picture(student, ref, module, name, args, title):
+    """The student's ``module.name(*args)`` on the book's sentence beside the reference's, as a
+    picture for the feedback (diagnose.picture), or None where the student's call gives no matrix."""
+    expected = getattr(getattr(ref, module), name)(*args)
+    try:
+        answer = probes.calls(student, module, name, [args])[0]
+    except (StudentFailure, IndexError, TypeError):
+        return None
+    return picture(title, answer, expected)
+
+
+def with_picture(check, student, ref, module, name, args, title):
+    """Run ``check``; where it fails on wrong values, the failure carries ``book_picture``."""
+    try:
+        check()
+    except AssertionError as exc:
+        raise shown(exc, book_picture(student, ref, module, name, args, title))
+
+
+def linear_biases(module):
+    """(bias of W_query, W_key, W_value) of a reference module, None where a layer has none."""
+    return tuple(getattr(module, n).bias for n in ("W_query", "W_key", "W_value"))
+
+
 def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, out_proj=None, causal=True,
                       scale="head", softmax_dim=-1, mask_diagonal=1, fill=-torch.inf, post_mask=False,
                       split="transpose", merge="transpose", dropout=0.0, seed=None, dropout_on="weights",
-                      future=False):
-    """``future``: the mask transposed (each token sees itself and the tokens after it)."""
+                      future=False, swap_qk=False, keys_from=None):
+    """``future``: the mask transposed (each token sees itself and the tokens after it);
+    ``swap_qk``: keys @ queries.T; ``keys_from``: "query" projects the keys with W_query."""
+    if keys_from == "query":
+        Wk, bias = Wq, (bias[0], bias[0], bias[2])
     Wq, Wk, Wv = (W.to(x.dtype) for W in (Wq, Wk, Wv))
-    bias = tuple(None if bb is None else bb.to(x.dtype) for bb in bias)
+    bias = tuple(None if bb is None else bb.detach().to(x.dtype) for bb in bias)
     squeeze = x.dim() == 2
     if squeeze:
         x = x.unsqueeze(0)
@@ -122,7 +150,7 @@ def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, ou
         return t.reshape(b, num_heads, T, hd)
 
     q, k, v = split_heads(q), split_heads(k), split_heads(v)
-    scores = q @ k.transpose(-2, -1)
+    scores = k @ q.transpose(-2, -1) if swap_qk else q @ k.transpose(-2, -1)
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=mask_diagonal)
     if future:
         mask = mask.T
@@ -135,7 +163,7 @@ def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, ou
         scores = scores.masked_fill(mask, fill)
     if dropout and "scores" in places:
         scores = F.dropout(scores, dropout)
-    divisor = {"head": hd**0.5, "none": 1.0, "d_out": d_out**0.5, "d_k": float(hd)}[scale]
+    divisor = {"head": hd**0.5, "none": 1.0, "d_out": d_out**0.5, "d_k": float(hd), "d_in": x.shape[-1]**0.5}[scale]
     weights = torch.softmax(scores / divisor, dim=softmax_dim)
     if causal and post_mask:
         weights = weights.masked_fill(mask, 0.0)
@@ -162,6 +190,9 @@ def mistakes(x, weights, *, eval_dropout=0.0, **config):
         "scores divided by d_k instead of sqrt(d_k)": dict(scale="d_k"),
         "softmax over the wrong dimension (use dim=-1)": dict(softmax_dim=-2),
         "softmax over the wrong dimension (dim=0, the batch; use dim=-1)": dict(softmax_dim=0),
+        "keys @ queries.T instead of queries @ keys.T (the scores transposed)": dict(swap_qk=True),
+        "the keys projected with W_query (copy-paste: keys = self.W_query(x))": dict(keys_from="query"),
+        "scores scaled by sqrt(d_in), the input size, instead of sqrt(d_k) (keys.shape[-1])": dict(scale="d_in"),
     }
     if config.get("num_heads", 1) > 1:
         variants["softmax over the wrong dimension (dim=1, the heads; use dim=-1)"] = dict(softmax_dim=1)
@@ -193,6 +224,9 @@ def mistakes(x, weights, *, eval_dropout=0.0, **config):
             "dropout applied to the context vectors instead of the weights": dict(dropout_on="context"),
             "no dropout in training mode": dict(dropout=0.0),
         })
+        for rate in {0.5, 0.1} - {config["dropout"]}:  # the book's, GPT-2's
+            variants[f"a dropout rate written into the module ({rate}) instead of the dropout argument"] = \
+                dict(dropout=rate)
     return {name: (lambda change=change: attention_forward(x, *weights, **{**config, **change}))
             for name, change in variants.items()}
 
@@ -301,8 +335,10 @@ def _fails_alike(student, own, common, failure):
 
 
 def check_forward(student, module, name, args, ref_module, x, what, *, train=False, seed=None, kwargs=None,
-                  mistake_config=None, weights=None, own=None):
+                  mistake_config=None, weights=None, own=None, more=None):
     """Run the student's module with the reference's parameters on ``x`` and compare.
+
+    ``more``: a function of the expected output giving further {mistake: model}.
 
     ``own`` (from ``own_pieces``): a miss that ``own_answer`` puts down to a lower part passes,
     with a note in the feedback."""
@@ -310,9 +346,9 @@ def check_forward(student, module, name, args, ref_module, x, what, *, train=Fal
     try:
         reply = probe_module(student, module, name, *args, inputs=[x], params=params, train=train, seed=seed,
                                params_seed=_SEEDS.get(id(ref_module)), **(kwargs or {}))
-        found = None
+        found = dict(more(expected)) if more else {}
         if mistake_config is not None:
-            found = mistakes(x, weights or linear_weights(ref_module), **mistake_config)
+            found.update(mistakes(x, weights or linear_weights(ref_module), **mistake_config))
         expect_close(reply["outputs"][0], expected, what, found)
         return reply
     except (AssertionError, StudentFailure) as failure:
@@ -383,6 +419,8 @@ def check_seeded_init(student, module, name, args, ref_factory, seed, order=(), 
 
 
 PLAIN_TENSORS = "the weights held as plain tensors, not nn.Parameter (wrap each in nn.Parameter(...))"
+MASK_ATTRIBUTE = "the mask kept as a plain attribute, not a buffer (use self.register_buffer('mask', ...))"
+OWN_MASK = "a mask built in forward instead of the registered buffer self.mask"
 MASK_PARAMETER = "the mask registered as an nn.Parameter instead of a buffer (use self.register_buffer('mask', ...))"
 
 
@@ -421,8 +459,10 @@ def check_module_cases(student, ref_class, module, name, cases, *, dropout=0.0, 
         if heads and mistake_config is not None:
             mistake_config.update(num_heads=heads[i], out_proj=getattr(ref_module, "out_proj", None))
         own = own_pieces(("causal_attention",), name, heads=heads[i]) if wrapper else None
+        more = (lambda expected, n=heads[i]: concat_models(expected, n)) if wrapper else None
         try:
-            check_forward(student, module, name, args, ref_module, x, label, mistake_config=mistake_config, own=own)
+            check_forward(student, module, name, args, ref_module, x, label, mistake_config=mistake_config, own=own,
+                          more=more)
         except StudentFailure as exc:
             model = _not_cut_error(b, n, ctx) if n < ctx else None
             if model and model in str(exc):
@@ -456,16 +496,20 @@ def check_mask_buffer(student, module, name, args, ref_module, x):
         if "mask" in reply["info"]["params"]:
             raise KnownMistake(f"{label}: its mask is a parameter, not a buffer (an optimiser would train it and "
                                "the module counts it as a weight).", MASK_PARAMETER)
-        raise AssertionError(f"{label} has no buffer named 'mask' (buffers: {sorted(reply['info']['buffers'])}): "
-                             "register the causal mask with self.register_buffer('mask', ...)")
+        plain = MASK_ATTRIBUTE if "mask" in reply["info"].get("tensors", {}) else None
+        raise failure(f"{label} has no buffer named 'mask' (buffers: {sorted(reply['info']['buffers'])}): "
+                      "register the causal mask with self.register_buffer('mask', ...).", plain)
     if same_close(reply["outputs"][0], causal):
         if reply.get("causal_sdpa"):  # PyTorch's own causal mask, made on the input's device
             return
-        raise AssertionError(f"{label} in float64 with its mask buffer transposed still masks the future: forward "
-                             "must mask with the registered self.mask (cut to num_tokens), or leave the mask to "
-                             "F.scaled_dot_product_attention(..., is_causal=True), not build a mask of its own")
-    expect_close(reply["outputs"][0], expected, f"{label} after .to(torch.float64), forward with its mask buffer "
-                 "transposed (so each token sees the tokens after it)")
+        raise KnownMistake(f"{label} in float64 with its mask buffer transposed still masks the future: forward "
+                           "must mask with the registered self.mask (cut to num_tokens), or leave the mask to "
+                           "F.scaled_dot_product_attention(..., is_causal=True), not build a mask of its own.", OWN_MASK)
+    # the mistakes of forward itself, with the same transposed mask: one mistake reads as one
+    found = mistakes(x, linear_weights(ref_module), num_heads=getattr(ref_module, "num_heads", 1),
+                     out_proj=getattr(ref_module, "out_proj", None), future=True)
+    expect_close(reply["outputs"][0], expected, f"{label} after .to(torch.float64), run with a transposed mask put in "
+                 "its buffer by this check (the expected output is the reference's with that same buffer)", found)
 
 
 def _mask_answers(ref_module, x):
@@ -517,7 +561,7 @@ def _reference_gradients(ref_module, x):
 def _check_gradients(student, module, name, args, ref_copy, x, g, out, label):
     reply = probe_module(student, module, name, *args, params=_params(ref_copy), inputs=[x.clone()], grad_weights=[g])
     if not torch.equal(reply["inputs_after"][0], x):
-        raise AssertionError(f"{label} changed the caller's input in place: forward must leave x as it was")
+        raise KnownMistake(f"{label} changed the caller's input in place: forward must leave x as it was.", IN_PLACE)
     right = same_close(reply["outputs"][0], out.detach())
     for key, param in ref_copy.named_parameters():
         grad = reply["grads"].get(key)

@@ -3,8 +3,9 @@ import pytest
 import torch
 
 from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
-                        reference)
+                        reference, with_picture)
 from autograder.grading.compare import check_calls, seeded, set_seed
+from autograder.grading.diagnose import dropout_mask_models
 from autograder.grading.kit import Case
 
 points = pytest.mark.points
@@ -27,11 +28,12 @@ def _functional(scores, d_k, **change):
 @points(2)
 def test_simple_causal_mask(student, ref):
     """tril mask of ones"""
-    check_calls(student, "causal_attention", "simple_causal_mask", [
+    with_picture(lambda: check_calls(student, "causal_attention", "simple_causal_mask", [
         ((n,), ref.causal_attention.simple_causal_mask(n), f"simple_causal_mask({n})",
          {"triu instead of tril (ones above the diagonal)": torch.triu(torch.ones(n, n)),
           "the diagonal is masked too": torch.tril(torch.ones(n, n), diagonal=-1)})
-        for n in (1, 2, 5, 8)])
+        for n in (1, 2, 5, 8)]), student, ref, "causal_attention", "simple_causal_mask", (6,),
+        "simple_causal_mask(6), one row per token of the book's sentence")
 
 
 @points(2)
@@ -44,7 +46,8 @@ def test_masked_renormalized_weights(student, ref):
         cases.append(Case((weights,), ref.causal_attention.masked_renormalized_weights(weights),
                       f"masked_renormalized_weights on {n}x{n} weights",
                       {"masked but not renormalised": masked,
-                       "renormalised over columns (dim=0)": masked / masked.sum(0, keepdim=True)}))
+                       "renormalised over columns (dim=0)": masked / masked.sum(0, keepdim=True),
+                       "row sums without keepdim=True (they broadcast over the columns)": masked / masked.sum(-1)}))
     check_calls(student, "causal_attention", "masked_renormalized_weights", cases)
 
 
@@ -84,7 +87,10 @@ def test_causal_attn_weights(student, ref):
         scores = seeded(*shape, seed=20 + i, scale=scale)
         cases.append(Case((scores, d_k), ref.causal_attention.causal_attn_weights(scores, d_k),
                       f"causal_attn_weights on scores of shape {shape} with d_k={d_k}", _mistakes(scores, d_k)))
-    check_calls(student, "causal_attention", "causal_attn_weights", cases)
+    book = ref.simple_attention.inputs
+    with_picture(lambda: check_calls(student, "causal_attention", "causal_attn_weights", cases), student, ref,
+                 "causal_attention", "causal_attn_weights", (book @ book.T, 3),
+                 "causal_attn_weights(inputs @ inputs.T, d_k=3), the book's sentence")
 
 
 @points(3)
@@ -97,7 +103,8 @@ def test_dropout_attn_weights(student, ref):
         kept = torch.nn.Dropout(p)(torch.ones(shape)) != 0
         cases.append(Case((weights, p, seed), ref.causal_attention.dropout_attn_weights(weights, p, seed),
                       f"dropout_attn_weights on shape {shape}, p={p}, seed={seed}",
-                      {"kept values not scaled by 1/(1-p)": weights * kept, "dropout not applied": weights}))
+                      {"kept values not scaled by 1/(1-p)": weights * kept, "dropout not applied": weights,
+                       **dropout_mask_models(weights, p)}))
     check_calls(student, "causal_attention", "dropout_attn_weights", cases)
 
 

@@ -4,14 +4,20 @@ import re
 import pytest
 import torch
 
-from _attention import check_forward, own_pieces, probe_module, reference, same_close, transfer
+from _attention import (attention_forward, check_forward, linear_weights, own_pieces, probe_module, reference,
+                        same_close, transfer)
 from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.diagnose import Projection
+from autograder.grading.result import KnownMistake
 from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
 
 
 BOOK_WEIGHTS = ("W_query", "W_key", "W_value")
+SWAPPED = {"W_query": "W_key", "W_key": "W_query"}
+OTHER_HEADS = "a num_heads other than GPT-2 small's 12 (768 = 12 heads of 64)"
+OTHER_CONTEXT = "a context_length other than GPT-2 small's 1,024"
 
 
 @points(6)
@@ -62,6 +68,8 @@ def test_3_1_transfer_weights(student, ref):
             weight = params[f"{name}.weight"]
             expect_close(held.get(name), weight.T, f"SelfAttention_v1.{name} after the transfer ({d_in}->{d_out})",
                          {"weights copied without transposing (nn.Linear stores (d_out, d_in))": weight,
+                          **({"the query and key weights swapped in the transfer": params[f"{SWAPPED[name]}.weight"].T}
+                             if name in SWAPPED else {}),
                           f"v1's {name} left unchanged (nothing copied into the module itself)": untouched[name].detach()})
         # The output is checked with the reference v1 holding the transferred weights, so a bug in
         # the student's own SelfAttention_v1.forward costs points in self_attention only.
@@ -130,10 +138,12 @@ def test_3_2_two_dimensional_wrapper(student, ref):
                                  f"CausalAttention heads of d_out=1; its heads are {heads})") from None
     module = reference(ref.exercises.build_2d_output_wrapper, 3, 6, dropout=0.5, seed=135)
     x = seeded(2, 6, 3, seed=136)
+    unused = {"the dropout argument not passed on to the heads (no dropout in training mode)":
+              lambda: _without_dropout(module, x)}
     check_forward(student, "exercises", "build_2d_output_wrapper", (3, 6), module, x,
                   "build_2d_output_wrapper(3, 6, dropout=0.5) in training mode, seed 123: the dropout argument "
                   "must reach the heads", train=True, seed=123, kwargs={"dropout": 0.5},
-                  own=_own_wrapper(3, 6, dropout=0.5))
+                  own=_own_wrapper(3, 6, dropout=0.5), more=lambda expected: unused)
 
 
 def _own_mha(dropout=0.0):
@@ -146,16 +156,40 @@ def test_3_3_gpt2_small(student, ref):
     """3.3: 12 heads, 768 in and out, context 1,024, forward as the reference, dropout passed on"""
     module = reference(ref.exercises.build_gpt2_small_mha, seed=140)
     x = seeded(2, 4, 768, seed=141)
+    other_heads = {OTHER_HEADS: _other_heads(module, x)}
     reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
-                          "build_gpt2_small_mha() on (2, 4, 768)", own=_own_mha())
+                          "build_gpt2_small_mha() on (2, 4, 768)", own=_own_mha(), more=lambda expected: other_heads)
     info = (reply or probe_module(student, "exercises", "build_gpt2_small_mha"))["info"]
     mask = info.get("mask", {}).get("shape") or info["params"].get("mask") or info["buffers"].get("mask", [[]])[0]
     if mask[-2:] != [1024, 1024]:
-        raise AssertionError(f"the mask buffer has shape {mask}: GPT-2 small's context length is 1,024 tokens")
+        raise KnownMistake(f"the mask buffer has shape {mask}: GPT-2 small's context length is 1,024 tokens.",
+                           OTHER_CONTEXT)
     # not GPT-2's 0.1, so that a hard-coded 0.1 shows
     module = reference(ref.exercises.build_gpt2_small_mha, dropout=0.25, seed=142)
     x = seeded(1, 3, 768, seed=143)
     check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
                   "build_gpt2_small_mha(dropout=0.25) in training mode, seed 123: pass the dropout argument on to "
                   "MultiHeadAttention", train=True, seed=123, kwargs={"dropout": 0.25},
-                  own=_own_mha(dropout=0.25))
+                  own=_own_mha(dropout=0.25),
+                  mistake_config=dict(num_heads=12, out_proj=module.out_proj, dropout=0.25, seed=123))
+
+
+def _other_heads(module, x):
+    """A model for each other head count that divides 768: the same weights split otherwise."""
+    def closest(actual):
+        if not isinstance(actual, torch.Tensor) or actual.shape != x.shape:
+            return None
+        with torch.no_grad():
+            fits = [attention_forward(x, *linear_weights(module), num_heads=h, out_proj=module.out_proj)
+                    for h in (1, 2, 3, 4, 6, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 768)]
+        return min(fits, key=lambda f: (actual - f).abs().max().item())
+    return Projection(closest)
+
+
+def _without_dropout(module, x):
+    """The reference's output in eval mode (no dropout), its training switch left as it was."""
+    training = module.training
+    with torch.no_grad():
+        out = module.eval()(x)
+    module.train(training)
+    return out

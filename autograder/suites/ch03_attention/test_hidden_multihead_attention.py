@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
-                        own_answer, own_pieces, probe_module, reference)
+                        linear_biases, own_answer, own_pieces, probe_module, reference)
 from autograder.grading.compare import expect_close, seeded
 from autograder.sandbox.session import StudentFailure
 
@@ -124,4 +124,5 @@ def test_multihead_attention_qkv_bias(student, ref):
     module = reference(ref.multihead_attention.MultiHeadAttention, 4, 6, 6, 0.0, 2, qkv_bias=True, seed=90)
     check_forward(student, "multihead_attention", "MultiHeadAttention", (4, 6, 6, 0.0, 2), module,
                   seeded(2, 6, 4, seed=91), "MultiHeadAttention(4, 6, 6, 0.0, 2, qkv_bias=True)",
-                  kwargs={"qkv_bias": True})
+                  kwargs={"qkv_bias": True},
+                  mistake_config=dict(num_heads=2, out_proj=module.out_proj, bias=linear_biases(module)))

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _attention import check_forward, check_seeded_init, check_trainable, linear_weights, reference
+from _attention import check_forward, check_seeded_init, check_trainable, linear_biases, linear_weights, reference
 from autograder.grading.compare import check_calls, expect_close, seeded, set_seed
 from autograder.grading import probes
 from autograder.grading.kit import Case
@@ -25,11 +25,14 @@ def test_compute_query_key_value(student, ref):
         for x in (inputs, inputs[-1]):
             calls.append((x, *W))
             expected.append((ref.self_attention.compute_query_key_value(x, *W), f"input of shape {tuple(x.shape)}, d_out={d_out}"))
-    for got, (want, label) in zip(probes.calls(student, "self_attention", "compute_query_key_value", calls), expected):
+    for call, got, (want, label) in zip(calls, probes.calls(student, "self_attention", "compute_query_key_value", calls),
+                                        expected):
         if not isinstance(got, list) or len(got) != 3:
             raise AssertionError("compute_query_key_value must return (queries, keys, values)")
+        x, Wq = call[0], call[1]
         for name, g, w in zip(("queries", "keys", "values"), got, want):
-            expect_close(g, w, f"{name} for {label}")
+            copied = {} if name == "queries" else {f"the {name} projected with W_query (copy-paste)": x @ Wq}
+            expect_close(g, w, f"{name} for {label}", copied)
 
 
 @points(3)
@@ -60,7 +63,10 @@ def test_context_vector_for_query(student, ref):
                           f"context_vector_for_query of token {q} of {n}, d_in={d_in}, d_out={d_out}",
                           {"no 1/sqrt(d_k) scaling": torch.softmax(scores, dim=-1) @ values,
                            "weighted sum of the inputs instead of the values":
-                               torch.softmax(scores / d_out**0.5, dim=-1) @ inputs}))
+                               torch.softmax(scores / d_out**0.5, dim=-1) @ inputs,
+                           **({"a fixed token (inputs[1], the book's 'journey') used as the query instead of x_query":
+                               torch.softmax((inputs[1] @ W[0]) @ keys.T / d_out**0.5, dim=-1) @ values}
+                              if q != 1 < n else {})}))
     check_calls(student, "self_attention", "context_vector_for_query", cases)
 
 
@@ -110,7 +116,8 @@ def test_self_attention_v2_seeded_init_and_bias(student, ref):
     module = reference(ref.self_attention.SelfAttention_v2, 4, 3, qkv_bias=True, seed=11)
     x = seeded(5, 4, seed=12)
     check_forward(student, "self_attention", "SelfAttention_v2", (4, 3), module, x,
-                  "SelfAttention_v2(4, 3, qkv_bias=True)", kwargs={"qkv_bias": True})
+                  "SelfAttention_v2(4, 3, qkv_bias=True)", kwargs={"qkv_bias": True},
+                  mistake_config=dict(causal=False, bias=linear_biases(module)))
 
 
 @points(2)

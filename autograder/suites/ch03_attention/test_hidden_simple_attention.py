@@ -2,7 +2,9 @@
 import pytest
 import torch
 
+from _attention import with_picture
 from autograder.grading.compare import check_calls, seeded
+from autograder.grading.diagnose import LOOP_SHORT
 from autograder.grading.kit import Case
 
 points = pytest.mark.points
@@ -10,6 +12,7 @@ points = pytest.mark.points
 SHAPES = [(6, 3, 1.0), (4, 7, 1.0), (1, 5, 1.0), (9, 2, 1.0), (5, 4, 8.0)]
 
 
+FIXED_QUERY = "a fixed token (inputs[1], the book's 'journey') used as the query instead of the query argument"
 NAIVE = "exp(x) / sum(exp(x)) without subtracting the maximum (overflows; torch.softmax does not)"
 
 
@@ -28,7 +31,8 @@ def test_dot_product_loop(student):
     cases = []
     for i, (_, d, scale) in enumerate(SHAPES):
         x, y = seeded(d, seed=10 + i, scale=scale), seeded(d, seed=20 + i, scale=scale)
-        cases.append(Case((x, y), torch.dot(x, y), f"dot_product_loop on vectors of size {d}", None))
+        cases.append(Case((x, y), torch.dot(x, y), f"dot_product_loop on vectors of size {d}",
+                          {LOOP_SHORT: torch.dot(x[:-1], y[:-1])} if d > 1 else None))
     check_calls(student, "simple_attention", "dot_product_loop", cases)
 
 
@@ -41,7 +45,8 @@ def test_attn_scores_for_query(student, ref):
         for q in {0, case[0] - 1}:
             cases.append(Case((inputs, inputs[q]), ref.simple_attention.attn_scores_for_query(inputs, inputs[q]),
                           f"attn_scores_for_query, {case[0]} tokens of size {case[1]}, query {q}",
-                          {"scores of the inputs with themselves (x_i . x_i)": (inputs * inputs).sum(-1)}))
+                          {"scores of the inputs with themselves (x_i . x_i)": (inputs * inputs).sum(-1),
+                           **({FIXED_QUERY: inputs @ inputs[1]} if q != 1 < case[0] else {})}))
     check_calls(student, "simple_attention", "attn_scores_for_query", cases)
 
 
@@ -75,7 +80,8 @@ def test_normalize_by_sum(student, ref):
     for i, (n, _, _) in enumerate(SHAPES):
         scores = seeded(n, seed=400 + i).abs() + 0.1
         cases.append(Case((scores,), ref.simple_attention.normalize_by_sum(scores), f"normalize_by_sum of {n} scores",
-                      {"softmax instead of dividing by the sum": torch.softmax(scores, dim=-1)}))
+                          {"softmax instead of dividing by the sum": torch.softmax(scores, dim=-1),
+                           "divided by the vector's length (.norm()) instead of its sum": scores / scores.norm()}))
     check_calls(student, "simple_attention", "normalize_by_sum", cases)
 
 
@@ -103,7 +109,10 @@ def test_attn_weights_from_scores(student, ref):
                           f"attn_weights_from_scores on scores of shape {tuple(scores.shape)}",
                           {"softmax over dim=0 (columns) instead of dim=-1 (rows)": torch.softmax(scores, dim=0),
                            NAIVE: _naive_softmax(scores)}))
-    check_calls(student, "simple_attention", "attn_weights_from_scores", cases)
+    book = ref.simple_attention.inputs
+    with_picture(lambda: check_calls(student, "simple_attention", "attn_weights_from_scores", cases), student, ref,
+                 "simple_attention", "attn_weights_from_scores", (book @ book.T,),
+                 "attn_weights_from_scores(inputs @ inputs.T), the book's sentence")
 
 
 @points(1)
@@ -114,7 +123,8 @@ def test_context_vector_for_query(student, ref):
         inputs = inputs_for(case, 700 + i)
         weights = torch.softmax(seeded(case[0], seed=750 + i), dim=0)
         cases.append(Case((inputs, weights), ref.simple_attention.context_vector_for_query(inputs, weights),
-                      f"context_vector_for_query with {case[0]} tokens of size {case[1]}", None))
+                          f"context_vector_for_query with {case[0]} tokens of size {case[1]}",
+                          {LOOP_SHORT: weights[:-1] @ inputs[:-1]} if case[0] > 1 else None))
     check_calls(student, "simple_attention", "context_vector_for_query", cases)
 
 

@@ -6,14 +6,23 @@ GPTModel), so a mistake in a lower part is charged there only."""
 import pytest
 import torch
 
-from _gpt import (KEEP, BLOCK_PIECES, CFGS, as_dict, block_mistakes, block_names, built, gpt_mistakes, judged,
+from _gpt import (KEEP, BLOCK_PIECES, CFGS, as_dict, block_forward, block_mistakes, block_names, built, gpt_forward,
+                  gpt_mistakes, judged,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped, token_ids)
 from autograder.grading.compare import expect_close, seeded
+from autograder.grading.diagnose import Projection
+from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
 EX = "exercises"
 LOWER = ("layer_norm", "feed_forward", "transformer_block", "gpt_model")
+OTHER_SIZE = "an emb_dim, n_layers or n_heads other than that GPT-2 size's (see the docstring's table)"
+CONFIG_CHANGED = ("GPT_CONFIG_124M changed in place (cfg = GPT_CONFIG_124M does not copy it: "
+                  "use {**GPT_CONFIG_124M, ...} or dict(GPT_CONFIG_124M, ...))")
+ONE_DICT = "one dict returned by every call (each call must build a new one)"
+MEGABYTE = "megabytes of 1,000 * 1,000 bytes (the book divides by 1024 * 1024)"
+RATES_MIXED = "the dropout rates mixed up (drop_rate_emb, drop_rate_shortcut and drop_rate_attn each have one place)"
 SIZES = {"small": (768, 12, 12), "medium": (1024, 24, 16), "large": (1280, 36, 20), "xl": (1600, 48, 25)}
 
 
@@ -36,15 +45,25 @@ def test_4_1_feed_forward_and_attention_params(student):
         answer = plan.values["answer"]
         expected = [numel(plan.values["ff_state"], "FeedForward"), numel(plan.values["att_state"], "MultiHeadAttention")]
         if not (isinstance(answer, list) and [type(a) for a in answer] == [int, int] and answer == expected):
-            raise AssertionError(f"feed_forward_and_attention_params({cfg}) returned {answer!r}; your FeedForward(cfg) "
-                                 f"and MultiHeadAttention({', '.join(map(str, args))}) have {expected[0]} and "
-                                 f"{expected[1]} parameters: return both counts as ints, feed forward first")
+            models = {"the two counts in the other order (the feed forward's first)": expected[::-1]}
+            if cfg["qkv_bias"]:
+                models["the attention built without cfg['qkv_bias'] (its three biases not counted)"] = \
+                    [expected[0], expected[1] - 3 * emb]
+            raise failure(f"feed_forward_and_attention_params({cfg}) returned {answer!r}; your FeedForward(cfg) "
+                          f"and MultiHeadAttention({', '.join(map(str, args))}) have {expected[0]} and "
+                          f"{expected[1]} parameters: return both counts as ints, feed forward first.",
+                          next((n for n, m in models.items() if m == answer), None))
 
 
 @points(2)
 def test_4_2_configs(student, ref):
     """4.2: gpt2_config gives GPT-2 small, medium, large and XL; another size raises ValueError"""
     steps = [{"let": size, "call": f"{EX}.gpt2_config", "args": [size], "return": True} for size in SIZES]
+    # GPT_CONFIG_124M as it is after those calls; then each result is a dict of its own: changing
+    # the first one changes no other
+    steps += [{"let": "book_after", "attr": "gpt_model.GPT_CONFIG_124M", "return": True},
+              {"let": "poke", "call": "small.update", "args": [{"n_layers": -1}]},
+              {"let": "medium_after", "attr": "medium", "return": True}]
     steps.append({"let": "huge", "call": f"{EX}.gpt2_config", "args": ["huge"], "return": True})
     # a new dict each call: asked again after the others, "small" is still GPT-2 small
     steps.append({"let": "small_again", "call": f"{EX}.gpt2_config", "args": ["small"], "return": True})
@@ -53,8 +72,16 @@ def test_4_2_configs(student, ref):
         expected = ref.exercises.gpt2_config(size)
         got = plan.values[size]
         if got != expected:
-            raise AssertionError(f"gpt2_config({size!r}) is {got!r}; expected GPT_CONFIG_124M with emb_dim={emb}, "
-                                 f"n_layers={layers}, n_heads={heads}")
+            one_off = isinstance(got, dict) and got.keys() == expected.keys() and \
+                sum(got[k] != expected[k] for k in expected) == 1
+            raise failure(f"gpt2_config({size!r}) is {got!r}; expected GPT_CONFIG_124M with emb_dim={emb}, "
+                          f"n_layers={layers}, n_heads={heads}.", OTHER_SIZE if one_off else None)
+    if plan.values["book_after"] != ref.gpt_model.GPT_CONFIG_124M:
+        raise failure(f"after gpt2_config('medium'), ('large') and ('xl'), GPT_CONFIG_124M is "
+                      f"{plan.values['book_after']!r}: leave it as it is.", CONFIG_CHANGED)
+    if plan.values["medium_after"] != ref.exercises.gpt2_config("medium"):
+        raise failure("changing the dict gpt2_config('small') returned changed the one gpt2_config('medium') "
+                      "returned: return a new dict each call.", ONE_DICT)
     if plan.values["small_again"] != ref.exercises.gpt2_config("small"):
         raise AssertionError("gpt2_config('small') after the other sizes is not GPT-2 small: return a new dict each "
                              "call and leave GPT_CONFIG_124M as it is ({**GPT_CONFIG_124M, ...} or dict(...))")
@@ -86,7 +113,7 @@ def test_4_2_parameter_counts_and_sizes(student, ref):
         book_model &= own in (None, book)
         # the book's count (a formula) or your own GPTModel's (built on the meta device): both are right
         check_count(count, mb, own if own is not None and count == own else book,
-                    f"{cfg}" + (f" (your GPTModel has {own})" if own not in (None, book) else ""))
+                    f"{cfg}" + (f" (your GPTModel has {own})" if own not in (None, book) else ""), cfg)
     for i, cfg in enumerate(big):
         count, mb = plan.values[f"big{i}"], plan.values[f"bigmb{i}"]
         if count != ref.exercises.gpt_parameter_count(cfg) and not book_model:
@@ -94,15 +121,29 @@ def test_4_2_parameter_counts_and_sizes(student, ref):
                                  "of parameters than the book's (see gpt_model and chapter 3).")
             return
         check_count(count, mb, ref.exercises.gpt_parameter_count(cfg),
-                    f"GPT-2 with emb_dim={cfg['emb_dim']}, n_layers={cfg['n_layers']}")
+                    f"GPT-2 with emb_dim={cfg['emb_dim']}, n_layers={cfg['n_layers']}", cfg)
 
 
-def check_count(count, mb, expected, what):
+def count_mistakes(expected, cfg):
+    """{mistake: the count it gives} for a count of ``cfg``'s GPT model that leaves a piece out."""
+    emb = cfg["emb_dim"]
+    models = {"the output head left out of the count (out_head has vocab_size * emb_dim weights)":
+              expected - cfg["vocab_size"] * emb,
+              "the final norm left out of the count (its scale and shift)": expected - 2 * emb}
+    if cfg["qkv_bias"]:
+        models["the query, key and value biases left out of the count (qkv_bias is True)"] = \
+            expected - cfg["n_layers"] * 3 * emb
+    return models
+
+
+def check_count(count, mb, expected, what, cfg):
     if type(count) is not int or count != expected:
-        raise AssertionError(f"gpt_parameter_count for {what} returned {count!r}; expected {expected:,}")
+        name = next((n for n, m in count_mistakes(expected, cfg).items() if m == count), None)
+        raise failure(f"gpt_parameter_count for {what} returned {count!r}; expected {expected:,}.", name)
     if type(mb) not in (int, float) or abs(mb - expected * 4 / 2**20) > 1e-6 * max(1.0, mb):
-        raise AssertionError(f"gpt_size_mb for {what} returned {mb!r}; expected {expected * 4 / 2**20:.4f} "
-                             "(4 bytes a parameter, 1024 * 1024 bytes a megabyte)")
+        decimal = type(mb) in (int, float) and abs(mb - expected * 4 / 1e6) <= 1e-6 * max(1.0, mb)
+        raise failure(f"gpt_size_mb for {what} returned {mb!r}; expected {expected * 4 / 2**20:.4f} "
+                      "(4 bytes a parameter, 1024 * 1024 bytes a megabyte).", MEGABYTE if decimal else None)
 
 
 def separate(cfg, emb, shortcut, attn):
@@ -138,8 +179,11 @@ def test_4_3_separate_dropout_rates(student, ref):
                             needs=f"{EX}.TransformerBlockSeparateDropout")
         what = "TransformerBlockSeparateDropout(drop_rate_shortcut=0.5) in training mode (stand-ins for att, ff, norms)"
         try:
-            expect_close(plan.values["out"], run(module, x, train=True, seed=123), what,
-                         block_mistakes(x, pieces_of(spec), drop=0.5, seed=123, train=True))
+            mistakes = block_mistakes(x, pieces_of(spec), drop=0.5, seed=123, train=True)
+            mistakes[RATES_MIXED] = Projection(lambda actual: next(
+                (m for m in (block_forward(x, pieces_of(spec), drop=r, seed=123) for r in (0.3, 0.2))
+                 if m.shape == getattr(actual, "shape", None) and torch.allclose(m, actual, atol=1e-5)), None))
+            expect_close(plan.values["out"], run(module, x, train=True, seed=123), what, mistakes)
         except AssertionError:
             plain = {**CFGS[0], "drop_rate": 0.5}
             own = [step, {"let": "mine", "call": "blk", "args": [x], "seed": 123, "return": True},
@@ -159,9 +203,12 @@ def test_4_3_separate_dropout_rates(student, ref):
                               "params_keep": KEEP, "params": params(module), "train": True},
                              {"let": "out", "call": "m", "args": [idx], "seed": 123, "return": True}],
                             needs=f"{EX}.GPTModelSeparateDropout")
+        mistakes = gpt_mistakes(idx, module, spec, drop=0.3, seed=123, train=True)
+        mistakes[RATES_MIXED] = Projection(lambda actual: next(
+            (m for m in (gpt_forward(idx, module, spec, drop=r, seed=123) for r in (0.5, 0.2))
+             if m.shape == getattr(actual, "shape", None) and torch.allclose(m, actual, atol=1e-5)), None))
         expect_close(plan.values["out"], run(module, idx, train=True, seed=123),
-                     "GPTModelSeparateDropout(drop_rate_emb=0.3) in training mode (stand-ins for the blocks)",
-                     gpt_mistakes(idx, module, spec, drop=0.3, seed=123, train=True))
+                     "GPTModelSeparateDropout(drop_rate_emb=0.3) in training mode (stand-ins for the blocks)", mistakes)
 
     def attention():
         emb, ctx = cfg["emb_dim"], cfg["context_length"]

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from _gpt import CFGS, block_names, judged, live_ids, stand_ins, token_ids
+from autograder.grading.diagnose import LOOP_SHORT
 from autograder.grading.result import failure
 
 points = pytest.mark.points
@@ -31,7 +32,9 @@ def judge_steps(idx, out, calls, max_new_tokens, context_size):
     what = f"generate_text_simple(model, idx of shape {tuple(idx.shape)}, max_new_tokens={max_new_tokens}, " \
            f"context_size={context_size})"
     if len(calls) != max_new_tokens:
-        raise AssertionError(f"{what} called the model {len(calls)} times; expected once per new token")
+        raise failure(f"{what} called the model {len(calls)} times; expected once per new token.",
+                      LOOP_SHORT if len(calls) == max_new_tokens - 1 else None)
+    only_new(idx, out, calls, what)
     seq = idx
     for step, call in enumerate(calls):
         given, logits = call[0], call[-1]
@@ -43,6 +46,9 @@ def judge_steps(idx, out, calls, max_new_tokens, context_size):
                 mistake = "cropping the first tokens (idx[:, :context_size]; the book keeps the last ones, idx[:, -context_size:])"
             elif isinstance(given, torch.Tensor) and given.shape == seq.shape and torch.equal(given, seq):
                 mistake = "no cropping to the last context_size tokens"
+            elif isinstance(given, torch.Tensor) and context_size > 1 and \
+                    given.shape == seq[:, -(context_size - 1):].shape and torch.equal(given, seq[:, -(context_size - 1):]):
+                mistake = "cropping to context_size - 1 tokens (idx[:, -context_size:] keeps context_size)"
             raise failure(f"{what}: step {step + 1} gave the model {list(getattr(given, 'shape', ()))} "
                           f"tokens, expected the last {want.shape[1]} of the sequence so far.", mistake)
         if not isinstance(logits, torch.Tensor) or logits.dim() != 3 or logits.shape[:2] != given.shape:
@@ -63,6 +69,23 @@ def judge_steps(idx, out, calls, max_new_tokens, context_size):
     if not isinstance(out, torch.Tensor) or out.shape != seq.shape or not torch.equal(out, seq):
         raise AssertionError(f"{what} returned {list(getattr(out, 'shape', ())) or type(out).__name__}; expected the "
                              f"prompt followed by the {max_new_tokens} new tokens, shape {list(seq.shape)}")
+
+
+def only_new(idx, out, calls, what):
+    """Fail, naming the mistake, where ``out`` is exactly the new tokens without the prompt."""
+    new = []
+    for call in calls:
+        logits = call[-1]
+        if not isinstance(logits, torch.Tensor) or logits.dim() != 3:
+            return
+        new.append(logits[:, -1, :].argmax(dim=-1, keepdim=True))
+    if new and isinstance(out, torch.Tensor) and out.shape == (idx.shape[0], len(new)) and \
+            torch.equal(out, torch.cat(new, dim=1)):
+        raise failure(f"{what} returned {list(out.shape)}: only the new tokens; expected the prompt followed "
+                      f"by them, shape {[idx.shape[0], idx.shape[1] + len(new)]}.", ONLY_NEW)
+
+
+ONLY_NEW = "only the new tokens returned (the book returns the prompt with them: idx grows by one each step)"
 
 
 def run_case(student, cfg, idx, max_new_tokens, context_size, seed):

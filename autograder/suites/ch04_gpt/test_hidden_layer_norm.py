@@ -12,8 +12,9 @@ CASES = [(5, (2, 5), 1.0, 0.0), (12, (2, 3, 12), 3.0, 2.0), (8, (4, 8), 50.0, -1
          (16, (2, 2, 3, 16), 0.5, 0.0)]
 
 
-def ln_model(x, scale, shift, *, unbiased=False, eps=1e-5, where="inside", dim=-1, root=True, affine="book"):
-    mean = x.mean(dim=dim, keepdim=True)
+def ln_model(x, scale, shift, *, unbiased=False, eps=1e-5, where="inside", dim=-1, root=True, affine="book",
+             center=True):
+    mean = x.mean(dim=dim, keepdim=True) if center else torch.zeros_like(x)
     var = x.var(dim=dim, keepdim=True, unbiased=unbiased)
     if not root:
         norm_x = (x - mean) / (var + eps)
@@ -36,6 +37,7 @@ MISTAKES = {
     "divided by the variance instead of its square root": dict(root=False),
     "scale and shift swapped (scale * norm_x + shift)": dict(affine="swapped"),
     "scale and shift not applied": dict(affine="none"),
+    "the mean not subtracted (the book normalises x - mean)": dict(center=False),
 }
 
 

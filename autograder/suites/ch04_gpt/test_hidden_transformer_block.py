@@ -4,17 +4,20 @@ The block runs with the grader's linear maps in place of att, ff, norm1 and norm
 stand_in; the reference gets the same maps), so what is judged here is the block's own wiring:
 pre-LayerNorm, two shortcuts, dropout on both branches. The attention's arguments and the
 creation order are judged against the student's own classes."""
+import re
+
 import pytest
 import torch
 
 from _gpt import (KEEP, judged, BLOCK_PIECES, CFGS, as_dict, block_mistakes, built, live_tensor,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped)
-from autograder.grading.compare import expect_close, seeded
+from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.result import failure
 
 points = pytest.mark.points
 TB = "transformer_block.TransformerBlock"
 LOWER = ("layer_norm", "feed_forward")
+QKV_NOT_PASSED = "the attention built without cfg['qkv_bias'] (pass it on: MultiHeadAttention(..., qkv_bias=cfg['qkv_bias']))"
 PIECES = {"att": "MultiHeadAttention", "ff": "FeedForward", "norm1": "LayerNorm", "norm2": "LayerNorm"}
 
 
@@ -72,11 +75,15 @@ def test_block_structure_and_attention_arguments(student, ref):
     """att is your MultiHeadAttention(emb_dim, emb_dim, context_length, drop_rate, n_heads, qkv_bias); ff, norm1, norm2"""
     for i, cfg in enumerate([{**CFGS[1], "drop_rate": 0.2}, {**CFGS[0], "drop_rate": 0.1}]):
         what = f"TransformerBlock({cfg})"
+        emb, ctx = cfg["emb_dim"], cfg["context_length"]
+        args = [emb, emb, ctx, cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"]]
         plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 770 + i},
                              {"let": "names", "grads": "blk", "return": True},
                              *[{"let": f"kind_{piece}", "attr": f"blk.{piece}.__class__.__name__", "return": True}
                                for piece in PIECES],
-                             *named_parameters_steps("att", "blk.att")], needs=TB)
+                             *named_parameters_steps("att", "blk.att"),
+                             {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args},
+                             *named_parameters_steps("own_state", "own")], needs=TB)
         kinds = {piece: plan.values[f"kind_{piece}"] for piece in PIECES}
         if kinds != PIECES:
             raise AssertionError(f"{what}'s pieces are {kinds}; expected {PIECES} (your own classes)")
@@ -86,11 +93,18 @@ def test_block_structure_and_attention_arguments(student, ref):
             raise AssertionError(f"{what} has the parameters {own} besides those of att, ff, norm1 and norm2; the "
                                  "book's block has no others")
         att = as_dict(plan.values["att"], "blk.att")
+        # The block's attention holds what your class, built with the book's arguments, holds
+        book = None if plan.failed("own_state") else sorted(as_dict(plan.values["own_state"], "MultiHeadAttention"))
+        if book is not None and sorted(att) != book:
+            differ = set(att) ^ set(book)
+            bias = all(re.search(r"^W_(query|key|value)\.bias$", n) for n in differ)
+            raise failure(f"{what}.att is not built with the book's arguments: " + yours_vs_expected(
+                yours=sorted(att), expected=book, yours_are="the block's attention has the parameters",
+                expected_are=f"your MultiHeadAttention({', '.join(map(str, args))}) has") + ".",
+                QKV_NOT_PASSED if bias else None)
         # The block's attention against your own class built with the book's arguments: the same
         # weights, the same input (the whole context) and the same dropout draw give the same output.
-        emb, ctx = cfg["emb_dim"], cfg["context_length"]
         x = seeded(2, ctx, emb, seed=780 + i)
-        args = [emb, emb, ctx, cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"]]
         plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 770 + i, "train": True},
                              {"let": "mine", "call": "blk.att", "args": [x], "seed": 9, "return": True},
                              {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args,

@@ -180,6 +180,9 @@ def test_transfers(student, ref):
                 {"let": "moved", "call": f"efficient_mha.{transfer}", "args": [{"$ref": "mha"}, {"$ref": "target"}]},
                 *named_parameters_steps("after", "target"), *named_parameters_steps("source", "mha")],
                 needs=f"efficient_mha.{transfer}")
+            if plan.failed("mha") and plan.failed("target"):  # this part's own class: its own failure
+                raise AssertionError(f"{transfer} could not be judged: efficient_mha.{name} could not be built "
+                                     f"({plan.failed('target')})")
             if plan.failed("mha"):
                 student.notes.append(f"{transfer} could not be judged: your chapter-3 MultiHeadAttention could not "
                                      f"be built ({plan.failed('mha')}); chapter 3 grades it.")

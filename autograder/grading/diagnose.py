@@ -1,0 +1,175 @@
+"""Diagnosis by property: how a wrong answer is wrong, named only where the evidence fits exactly.
+
+Trusted side, pure functions. Two kinds of evidence:
+
+- a failure's text (``from_failure``): an exception the student's code raised, or the names of
+  the parameters the module registered, matched against what one mistake makes happen and
+  nothing else (a float ``head_dim`` is the only way to hand ``view`` a float size);
+- the answers themselves (the ``*_models`` functions): {mistake: model} dicts for
+  ``compare.expect_close``'s ``mistakes``, where a model may be a projection of the answer
+  onto the outputs that mistake can give (a dropout mask drawn from another seed is any 0/scaled
+  pattern of the input), so that it fits exactly when, and only when, the answer has the property.
+
+Names are fixed sentences (the class report counts students per name); where several mistakes
+fit, ``kit.known_mistake`` names them all, and where none fits the message locates and stops.
+"""
+import re
+
+import torch
+
+from .result import NAMES_MISTAKE
+
+
+# -- mistakes named from a failure's text ------------------------------------------------------
+IN_PLACE = ("an in-place operation on the caller's tensor (x.div_(...), x.masked_fill_(...), x += ..., "
+            "inplace=True): compute a new tensor and leave the argument as it was")
+QKV_BIAS_MISSING = "W_query, W_key and W_value built without bias=qkv_bias (qkv_bias=True asks for a bias)"
+QKV_BIAS_EXTRA = ("W_query, W_key or W_value with a bias where qkv_bias=False asks for none "
+                  "(nn.Linear's default is bias=True: pass bias=qkv_bias)")
+BIAS_MISSING = "an nn.Linear built with bias=False where the book's layer keeps its bias"
+OUT_PROJ_IN_WRAPPER = "an out_proj added to the wrapper (MultiHeadAttentionWrapper only concatenates its heads)"
+RENAMED = "attributes named differently from the book's (the book's names are part of the API)"
+PLAIN_LIST = "the heads kept in a plain Python list (nn.ModuleList registers them as submodules)"
+MHA_FOR_WRAPPER = "a MultiHeadAttention where a MultiHeadAttentionWrapper is asked for"
+WRAPPER_FOR_MHA = "a MultiHeadAttentionWrapper where a MultiHeadAttention is asked for"
+NO_GRAD = "weights created with requires_grad=False (they get no gradient: nn.Parameter(torch.rand(...)) trains)"
+MISSING_IMPORT = "a missing import (a module used without `import torch` / `import torch.nn as nn` at the top)"
+MISSPELT_IMPORT = "an import of a name the other module does not define (a misspelt name)"
+SYNTAX = "a syntax error: Python cannot read the module, so nothing in it runs"
+FLOAT_MASK = "a float mask passed to masked_fill (it needs a bool mask: self.mask.bool()[:num_tokens, :num_tokens])"
+FLOAT_HEAD_DIM = "head_dim computed with / (a float): use d_out // num_heads"
+NOT_CONTIGUOUS = "view() after a transpose without .contiguous() (or use .reshape)"
+PLAIN_ASSIGN = ("a plain tensor assigned to a parameter (copy it in with param.copy_(...) under torch.no_grad(), "
+                "or wrap it in nn.Parameter)")
+
+_LOAD = re.compile(r"has parameters \[(?P<own>[^\]]*)\]; the book's names are \[(?P<book>[^\]]*)\] "
+                   r"\(missing (?P<missing>\[[^\]]*\]|none), extra (?P<extra>\[[^\]]*\]|none)\)")
+_QKV_BIAS = re.compile(r"(^|\.)W_(query|key|value)\.bias$")
+_RAISED = [  # (pattern of the exception's text, mistake): each pattern is raised by that mistake alone
+    (re.compile(r"changed (the caller's input|its argument \d+) in place"), IN_PLACE),
+    (re.compile(r"could not be imported: SyntaxError"), SYNTAX),
+    (re.compile(r"could not be imported: NameError: name '(torch|nn|F)' is not defined"), MISSING_IMPORT),
+    (re.compile(r"could not be imported: ImportError: cannot import name '\w+' from '\w+'"), MISSPELT_IMPORT),
+    (re.compile(r"element 0 of tensors does not require grad and does not have a grad_fn"), NO_GRAD),
+    (re.compile(r"masked_fill_? only supports boolean masks"), FLOAT_MASK),
+    (re.compile(r"view\(\): argument 'size' failed to unpack .*but got float"), FLOAT_HEAD_DIM),
+    (re.compile(r"view size is not compatible with input tensor's size and stride"), NOT_CONTIGUOUS),
+    (re.compile(r"cannot assign '[\w.]+' as parameter '\w+' \(torch\.nn\.Parameter or None expected\)"), PLAIN_ASSIGN),
+]
+
+
+def _names(listed):
+    return [] if listed == "none" else re.findall(r"'([^']*)'", listed)
+
+
+def _from_parameters(own, book, missing, extra):
+    """The mistake whose module registers ``own`` where the book's registers ``book``, or None.
+    ``missing``: the book's names the module lacks; ``extra``: its names the book's lacks."""
+    if missing and not extra and all(_QKV_BIAS.search(n) for n in missing):
+        return QKV_BIAS_MISSING
+    if extra and not missing and all(_QKV_BIAS.search(n) for n in extra):
+        return QKV_BIAS_EXTRA
+    if missing and not extra and all(n.endswith(".bias") for n in missing):
+        return BIAS_MISSING
+    if extra and not missing and any(n.startswith("heads.") for n in book) and \
+            sorted(extra) == ["out_proj.bias", "out_proj.weight"]:
+        return OUT_PROJ_IN_WRAPPER
+    if book and not own and all(n.startswith("heads.") for n in book):
+        return PLAIN_LIST
+    if own and all(n.startswith("heads.") for n in book) and not any(n.startswith("heads.") for n in own) \
+            and any(n.startswith("out_proj.") for n in own):
+        return MHA_FOR_WRAPPER
+    if own and any(n.startswith("out_proj.") for n in book) and all(n.startswith("heads.") for n in own):
+        return WRAPPER_FOR_MHA
+    suffixes = [sorted(n.rpartition(".")[2] if "." in n else "" for n in names) for names in (missing, extra)]
+    if missing and len(missing) == len(extra) and suffixes[0] == suffixes[1] and \
+            not any(n.startswith("heads.") for n in missing + extra):
+        return RENAMED  # the same kinds of tensors, one for one, under other names
+    return None
+
+
+def from_failure(text):
+    """The mistake a failed check's text shows exactly, or None (and None where it names one already).
+    The runner calls it on a failure that is not a ``KnownMistake`` and records the name it returns:
+    one of the fixed names above, never text of the child's."""
+    if NAMES_MISTAKE.format("").strip() in text:
+        return None
+    load = _LOAD.search(text)
+    if load:
+        return _from_parameters(*(_names(load[k]) for k in ("own", "book", "missing", "extra")))
+    for pattern, name in _RAISED:
+        if pattern.search(text):
+            return name
+    return None
+
+
+# -- pictures: attention weights seen before they are read ---------------------------------------
+BOOK_TOKENS = ("Your", "journey", "starts", "with", "one", "step")
+
+
+def picture(title, yours, expected, tokens=BOOK_TOKENS):
+    """The student's attention weights beside the expected ones, as data (lists of floats) that
+    the renderings draw (classreport.attention_svg): a mask on the wrong triangle or a softmax over
+    the wrong dimension is seen at a glance. None where ``yours`` is not a matrix of the same shape."""
+    n = len(tokens)
+    if not (isinstance(yours, torch.Tensor) and yours.shape == expected.shape == (n, n)):
+        return None
+    return {"title": title, "tokens": list(tokens), "yours": yours.double().nan_to_num(nan=-1.0).tolist(),
+            "expected": expected.double().tolist()}
+
+
+def shown(error, drawn):
+    """``error`` carrying a picture (the runner puts it in the check's result), where there is one."""
+    if drawn is not None:
+        error.picture = drawn
+    return error
+
+
+# -- mistakes named from the answers ------------------------------------------------------------
+LOOP_SHORT = "a loop that stops one step short (range(n - 1), or x[:-1])"
+DROPOUT_OTHER_MASK = ("a dropout mask from another draw: call torch.manual_seed(seed) with the seed argument "
+                      "right before the dropout")
+PYTHON_NUMBER = "a Python number (.item() or float(...)) returned instead of a tensor"
+
+
+class Projection:
+    """A mistake's model given as the set of answers it can give: ``fn(answer)`` is the answer
+    where it is one of them, else None (``compare.known_mistake`` calls it with the answer)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+def dropout_mask_models(x, p):
+    """{mistake: model} for a dropout of ``x`` at rate ``p`` whose mask is another draw than the seed's:
+    any answer whose every entry is 0 or x / (1 - p), with some kept."""
+    def model(actual):
+        kept = x / (1 - p)
+        ok = (isinstance(actual, torch.Tensor) and actual.shape == x.shape
+              and bool(((actual == 0) | torch.isclose(actual, kept, rtol=1e-5, atol=1e-6)).all())
+              and bool((actual != 0).any()))
+        return actual if ok else None
+    return {DROPOUT_OTHER_MASK: Projection(model)}
+
+
+def python_number(actual, expected):
+    """The mistake of returning a plain number equal to a 0-d expected tensor, or None."""
+    if type(actual) in (int, float) and isinstance(expected, torch.Tensor) and expected.dim() == 0 and \
+            torch.isclose(torch.tensor(float(actual), dtype=torch.float64), expected.double(), rtol=1e-4, atol=1e-5):
+        return PYTHON_NUMBER
+    return None
+
+
+HEADS_ALONG_BATCH = "the heads concatenated along the batch (torch.cat(..., dim=0); the book's: dim=-1)"
+HEADS_ALONG_TOKENS = "the heads concatenated along the tokens (torch.cat(..., dim=1); the book's: dim=-1)"
+HEADS_STACKED = "the heads stacked (torch.stack) instead of concatenated (torch.cat(..., dim=-1))"
+
+
+def concat_models(expected, num_heads):
+    """{mistake: output} for heads whose outputs are joined on the wrong dimension, from the right
+    join ``expected`` (batch, tokens, num_heads * head_size)."""
+    if expected.dim() != 3 or num_heads < 2:
+        return {}
+    heads = expected.chunk(num_heads, dim=-1)
+    return {HEADS_ALONG_BATCH: torch.cat(heads, dim=0), HEADS_ALONG_TOKENS: torch.cat(heads, dim=1),
+            HEADS_STACKED: torch.stack(heads, dim=-1)}
