@@ -2,6 +2,8 @@
 stubs): the tests run in the book's order, and the run ends with one line per part, in that
 order: how many tests pass, or, for a part not started, "not written yet: N functions"."""
 import re
+import sys
+from pathlib import Path
 
 STUB = re.compile(r"NotImplementedError: ([\w.]+): replace this line with your code")
 
@@ -43,3 +45,23 @@ def summary(terminalreporter, parts):
                 if entry["failed"] and not entry["passed"] and not entry["others"]
                 else f"{entry['passed']} of {total} tests pass" if entry["failed"] else f"all {total} tests pass")
         terminalreporter.write_line(f"  {part:<22} {line}")
+
+
+def use_earlier(conftest, hand_in):
+    """For an assignment that imports the student's own modules of earlier ones: puts the folders
+    of those assignments beside this one last on sys.path (modules in this folder come first), and
+    gives the ``hand_in`` files ((file, assignment)) found in neither place."""
+    here = Path(conftest).resolve().parent
+    for name in dict.fromkeys(assignment for _, assignment in hand_in if assignment != here.name):
+        if (here.parent / name).is_dir():
+            sys.path.append(str(here.parent / name))
+    return [(file, assignment) for file, assignment in hand_in
+            if not (here / file).is_file() and not (here.parent / assignment / file).is_file()]
+
+
+def missing_lines(missing):
+    """One line naming the files ``use_earlier`` found missing, and whence; none when nothing is."""
+    if not missing:
+        return []
+    return ["missing: " + ", ".join(f"{file} (your own from {assignment})" for file, assignment in missing)
+            + ": copy them into this folder; the tests that import them fail until you do"]

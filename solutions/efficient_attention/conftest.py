@@ -31,21 +31,12 @@ if not HAND_IN:
     from autograder.grading.course import get
     HAND_IN = tuple((f.file, f.assignment) for f in get("efficient_attention").hand_in)
 
-here = Path(__file__).resolve().parent
-earlier = dict.fromkeys(assignment for _, assignment in HAND_IN if assignment != here.name)
-for folder in (here.parent / name for name in earlier):
-    if folder.is_dir():
-        sys.path.append(str(folder))  # last: modules in this folder come first
-missing = [(file, assignment) for file, assignment in HAND_IN
-           if not (here / file).is_file() and not (here.parent / assignment / file).is_file()]
+missing = public_tests.use_earlier(__file__, HAND_IN)
 
 
 def pytest_report_header():
     """One line before the tests (and after them, see below) naming what is missing, and whence."""
-    if missing:
-        return ["missing: " + ", ".join(f"{file} (your own from {assignment})" for file, assignment in missing)
-                + ": copy them into this folder; the tests that import them fail until you do"]
-    return []
+    return public_tests.missing_lines(missing)
 
 
 def pytest_collection_modifyitems(items):
