@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 import yaml
 
+from autograder.grading import course
 from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS, SUITES
 from autograder.platforms import github, shards
 from test_grader import PART_POINTS
@@ -96,7 +97,9 @@ def test_nothing_hidden_reaches_students_or_pages(built):
     public = [built[k] for k in ("classroom50 template", "classroom50 config", "github template")]
     files = [p for folder in public for p in folder.rglob("*") if p.is_file()]
     assert not leaks(built["github template"], "ch03_attention")
-    assert not [p for p in files if p.name.startswith("test_hidden") or p.name in ("_attention.py", "conftest.py")]
+    assert not [p for p in files if p.name.startswith("test_hidden") or p.name == "_attention.py"]
+    hidden = {p.read_text() for p in SUITES.rglob("*.py")}   # the suites' own conftest.py included
+    assert not [p for p in files if p.suffix == ".py" and p.read_text(errors="replace") in hidden]
     text = "\n".join(p.read_text(errors="replace") for p in files)
     hidden = {line.strip() for path in (SUITES / "ch03_attention").glob("*.py") for line in path.read_text().splitlines()}
     given = {line.strip() for path in (ASSIGNMENTS / "ch03_attention").glob("*.py") for line in path.read_text().splitlines()}
@@ -298,7 +301,7 @@ def test_collect_takes_the_submission_that_counts_at_the_time_github_recorded(bu
     # only the files handed in, nothing else of the repository (its README, its .git)
     assert sorted(p.name for p in (work / "submitted" / "alice").iterdir()) == ["ch03_attention"]
     assert sorted(p.name for p in (work / "submitted" / "alice" / "ch03_attention").iterdir()) == \
-        sorted(m for m in os.listdir(SOLUTIONS / "ch03_attention") if m.endswith(".py") and not m.startswith("test_"))
+        sorted(f.file for f in course.get("ch03_attention").hand_in)
     assert "carol: push to main" in done.stdout and "late (due 2026-12-01T12:00:00Z)" in done.stdout
     assert "eve" not in done.stdout and "frank" not in done.stdout and "collected 4 of 4" in done.stdout
     # refuse: late work does not replace what came on time (dave's forged commit among it)

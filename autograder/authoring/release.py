@@ -11,6 +11,8 @@ into the result, and copies it to ``release/NAME/``. ``build_course`` is the sam
 course kept on disk: the gradebook, ``submitted/`` and ``nbgrader autograde`` live there.
 """
 import json
+import keyword
+import re
 import shutil
 import subprocess
 import sys
@@ -126,8 +128,8 @@ def secret_lines(assignment):
 
     A line counts when it occurs inside a solution or hidden-test region of a master
     (solutions/*.py, the source notebooks) and nowhere in what students get anyway
-    (code outside the regions, the public tests); lines without a letter or digit
-    (a lone ``)``) say nothing and are skipped.
+    (code outside the regions, the public tests); lines of nothing but Python's keywords
+    and punctuation (a lone ``)``, ``else:``, ``return None``) say nothing and are skipped.
     """
     inside, outside = set(), set()
     for path in sorted(get_assignment(assignment).solutions.glob("*.py")):
@@ -136,7 +138,8 @@ def secret_lines(assignment):
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
             _regions(source, inside, outside)
-    return {line for line in inside - outside if any(ch.isalnum() for ch in line)}
+    return {line for line in inside - outside
+            if any(not keyword.iskeyword(word) for word in re.findall(r"\w+", line))}
 
 
 def _file_lines(path):
