@@ -84,3 +84,25 @@ if __name__ == "__main__":
     (TESTS / "pictures").mkdir(exist_ok=True)
     for name, *args in SHOWN:
         (TESTS / "pictures" / name).write_text(classreport.attention_svg(picture(*args), "p0") + "\n")
+
+
+def test_gradescope_shows_the_picture_as_html_with_the_text_escaped():
+    import base64
+    import json
+    import re
+
+    import jsonschema
+    from autograder.platforms import gradescope
+    schema = json.loads((TESTS.parent / "autograder/platforms/templates/schemas/gradescope-results.schema.json").read_text())
+    converted = gradescope.to_gradescope(result_with(picture(*SHOWN[0][1:]), "got <script>alert(1)</script>"))
+    jsonschema.Draft202012Validator(schema).validate(converted)
+    failed, passed = converted["tests"]
+    assert (failed["output_format"], passed["output_format"]) == ("html", "text")
+    assert "<script>" not in failed["output"] and "got &lt;script&gt;alert(1)&lt;/script&gt;" in failed["output"]
+    png = base64.b64decode(re.search(r'src="data:image/png;base64,([A-Za-z0-9+/=]+)"', failed["output"])[1])
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert 600 < width < 1000 and 300 < height < 500  # both matrices, legible, small enough for a page
+    # a failed check without a picture stays plain text, word for word
+    plain = gradescope.to_gradescope(result_with(None, "wrong <values>"))["tests"][0]
+    assert (plain["output_format"], plain["output"]) == ("text", "wrong <values>")

@@ -342,37 +342,54 @@ def _matrix(rows, n):
     return out if len(out) == n and all(len(row) == n for row in out) else None
 
 
-def attention_svg(picture, name):
-    """A check's picture (diagnose.picture): the student's attention weights beside the expected
-    ones, tokens on the axes, each cell's value written in it; an inline <svg>, or None where the
-    picture is not a pair of token-by-token matrices."""
+def attention_figure(picture):
+    """A check's picture (diagnose.picture) as a matplotlib figure: the student's attention weights
+    beside the expected ones, tokens on the axes, each cell's value written in it; None where the
+    picture is not a pair of token-by-token matrices. Call it inside ``_style()``."""
     tokens = [printable(str(t))[:12] for t in (picture or {}).get("tokens", [])][:16]
     yours, expected = (_matrix((picture or {}).get(k), len(tokens)) for k in ("yours", "expected"))
     if not tokens or yours is None or expected is None:
         return None
+    from matplotlib.figure import Figure
+    figure = Figure(figsize=(7.2, 3.5), layout="constrained")
+    axes = figure.subplots(1, 2)
+    low = min(0.0, *(v for row in yours + expected for v in row))
+    high = max(low + 1e-6, *(v for row in yours + expected for v in row))  # the darkest: the largest value
+    centres = [i + 0.5 for i in range(len(tokens))]
+    for ax, matrix, label in zip(axes, (yours, expected), ("yours", "expected (the book's)")):
+        # vector cells (imshow would embed a bitmap, a data: URL the report's pages do not load)
+        ax.pcolormesh(matrix, cmap="Blues", vmin=low, vmax=high)
+        ax.invert_yaxis()
+        ax.set_aspect("equal")
+        ax.set_title(label)
+        ax.set_xticks(centres, tokens, rotation=45, ha="right")
+        ax.set_yticks(centres, tokens)
+        ax.set_xlabel("attends to (key)")
+        for i, row in enumerate(matrix):
+            for j, v in enumerate(row):
+                ax.text(j + 0.5, i + 0.5, f"{v:.2f}", ha="center", va="center", fontsize=6.5,
+                        color="white" if v > low + 0.6 * (high - low) else "#1d1d1f")
+    axes[0].set_ylabel("token (query)")
+    figure.suptitle(printable(str(picture.get("title", "")))[:120], fontsize=9)
+    return figure
+
+
+def attention_svg(picture, name):
+    """A check's picture as an inline <svg>, or None (see attention_figure)."""
     with _style():
-        from matplotlib.figure import Figure
-        figure = Figure(figsize=(7.2, 3.5), layout="constrained")
-        axes = figure.subplots(1, 2)
-        low = min(0.0, *(v for row in yours + expected for v in row))
-        high = max(low + 1e-6, *(v for row in yours + expected for v in row))  # the darkest: the largest value
-        centres = [i + 0.5 for i in range(len(tokens))]
-        for ax, matrix, label in zip(axes, (yours, expected), ("yours", "expected (the book's)")):
-            # vector cells (imshow would embed a bitmap, a data: URL the report's pages do not load)
-            ax.pcolormesh(matrix, cmap="Blues", vmin=low, vmax=high)
-            ax.invert_yaxis()
-            ax.set_aspect("equal")
-            ax.set_title(label)
-            ax.set_xticks(centres, tokens, rotation=45, ha="right")
-            ax.set_yticks(centres, tokens)
-            ax.set_xlabel("attends to (key)")
-            for i, row in enumerate(matrix):
-                for j, v in enumerate(row):
-                    ax.text(j + 0.5, i + 0.5, f"{v:.2f}", ha="center", va="center", fontsize=6.5,
-                            color="white" if v > low + 0.6 * (high - low) else "#1d1d1f")
-        axes[0].set_ylabel("token (query)")
-        figure.suptitle(printable(str(picture.get("title", "")))[:120], fontsize=9)
-        return _svg(figure, name, f"{picture.get('title', '')}: your matrix beside the expected one")
+        figure = attention_figure(picture)
+        return figure and _svg(figure, name, f"{picture.get('title', '')}: your matrix beside the expected one")
+
+
+def attention_png(picture):
+    """A check's picture as PNG bytes, for pages that take no inline SVG (Gradescope's), or None."""
+    with _style():
+        figure = attention_figure(picture)
+        if figure is None:
+            return None
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
+        return buffer.getvalue()
 
 
 def _matplotlib():

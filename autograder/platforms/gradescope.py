@@ -12,6 +12,7 @@ where the child would run as the grader's own user (the tests' runs of trusted c
 interpreter is unreadable by nobody; on Gradescope the child runs as nobody, and without this
 a child that would not is refused: the log says why).
 """
+import base64
 import json
 import os
 import stat
@@ -19,7 +20,7 @@ import time
 import zipfile
 from pathlib import Path
 
-from . import report
+from . import classreport, report
 from ..grading import course
 from ..paths import PYTEST_INI, ROOT
 from .files import write_atomic
@@ -126,8 +127,8 @@ def to_gradescope(result, checks="visible", stdout="hidden"):
     per-check feedback (at the chosen visibility) and notes about their files; which
     protections held goes to extra_data and stdout, which only the instructor sees."""
     tests = [{"name": c.name, "number": str(i), "score": c.score, "max_score": c.max_score,
-              "status": c.status, "output": c.output, "output_format": "text",
-              "tags": [c.part], "visibility": checks, **({"extra_data": {"mistake": c.mistake}} if c.mistake else {})}
+              "status": c.status, **_output(c), "tags": [c.part], "visibility": checks,
+              **({"extra_data": {"mistake": c.mistake}} if c.mistake else {})}
              for i, c in enumerate(result.checks, start=1)]
     notes = [line for line in result.output.splitlines() if not line.startswith("WARNING: the submission ran")]
     parts = {p.name: p for p in result.parts}
@@ -137,6 +138,18 @@ def to_gradescope(result, checks="visible", stdout="hidden"):
                                  *(summary if checks == "visible" else [])]),
             "output_format": "text", "visibility": "visible", "stdout_visibility": stdout,
             "extra_data": result.to_json()["extra_data"], "tests": tests}
+
+
+def _output(check):
+    """A check's feedback for Gradescope: plain text, or, where a failed check drew its picture,
+    HTML: the same text escaped, then the picture as a PNG in a data: URL (Gradescope's HTML
+    output shows such images; it takes no inline SVG and no file beside the results)."""
+    png = not check.passed and check.picture and classreport.attention_png(check.picture)
+    if not png:
+        return {"output": check.output, "output_format": "text"}
+    alt = classreport.e(f"{check.picture.get('title', '')}: your attention weights beside the book's")
+    return {"output": f'<pre>{classreport.e(check.output)}</pre>\n<img alt="{alt}" '
+                      f'src="data:image/png;base64,{base64.b64encode(png).decode()}">', "output_format": "html"}
 
 
 def not_graded(why, execution_time=0.0):
