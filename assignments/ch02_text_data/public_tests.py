@@ -129,13 +129,11 @@ def _differs(yours, book, what, tolerance, mistakes):
     else:
         gap = (yours.double() - book.double()).abs().nan_to_num(nan=math.inf)
         at = [int(i) for i in torch.unravel_index(gap.argmax(), gap.shape)] if gap.dim() else []
-        lines.append(f"{what}: yours differ from the book's (largest difference {_number(gap.max().item())}"
-                     + (f" at {at}" if at else "") + f"; {tolerance})")
+        detail = f"largest difference {_number(gap.max().item())}" + (f" at {at}" if at else "") + f"; {tolerance}"
         named = [sentence for sentence, model in mistakes if model.shape == yours.shape and
                  torch.allclose(yours.double(), model.detach().double(), atol=1e-4)]
-        if named:
-            lines[0] = f"  ({lines[0]})"
-            lines.insert(0, f"{what}: yours look like {named[0]}")
+        lines += [f"{what}: yours look like {named[0]}", f"  ({detail})"] if named else \
+            [f"{what}: yours differ from the book's ({detail})"]
     if yours.numel() <= SHOWN and book.numel() <= SHOWN:
         lines += _side_by_side(yours, book)
     elif yours.shape == book.shape:
@@ -203,8 +201,8 @@ def explain(item, call, report):
         lines = [f"not written yet: {stub[1]}"]
     elif isinstance(error, (AssertionError, pytest.fail.Exception)) and last and _is_test(last):
         message = str(error).strip() if isinstance(error, AssertionError) else str(error.msg).strip()
-        lines = (message or f"this check failed: {last.line}").splitlines()
-        lines.append(f"  (the check: {_where(last)}: {last.line})")
+        lines = message.splitlines() if message else [f"this check failed: {last.line}"]
+        lines.append(f"  (checked at {_where(last)})")
     else:
         lines = [f"{type(error).__name__}: {error}".strip().splitlines()[0] or type(error).__name__,
                  *[f"  {line}" for line in f"{error}".strip().splitlines()[1:]]]
