@@ -1,4 +1,8 @@
-"""Public tests for section 4.6: the GPT model (listing 4.7) and its size."""
+"""Public tests for section 4.6: the GPT model (listing 4.7) and its size.
+
+PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
+(public_tests.py), instead of pytest's view of the assert statement."""
+from public_tests import expect_close, expect_equal
 import tiktoken
 import torch
 
@@ -13,7 +17,7 @@ SMALL = {"vocab_size": 40, "context_length": 6, "emb_dim": 8, "n_heads": 2, "n_l
 def book_batch():
     tokenizer = tiktoken.get_encoding("gpt2")
     batch = torch.stack([torch.tensor(tokenizer.encode(txt)) for txt in ("Every effort moves you", "Every day holds a")])
-    assert batch.tolist() == [[6109, 3626, 6100, 345], [6109, 1110, 6622, 257]]
+    expect_equal(batch.tolist(), [[6109, 3626, 6100, 345], [6109, 1110, 6622, 257]], 'batch.tolist()')
     return batch
 
 
@@ -24,20 +28,20 @@ def test_book_logits(gpt_124m):
     torch.set_rng_state(state)  # the book runs the batch right after building the model, with dropout on
     with torch.no_grad():
         out = model(batch)
-    assert out.shape == (2, 4, 50257)
-    assert torch.allclose(out[0, 0, :3], torch.tensor([0.3613, 0.4222, -0.0711]), atol=1e-4)
-    assert torch.allclose(out[0, 0, -3:], torch.tensor([0.3483, 0.4661, -0.2838]), atol=1e-4)
-    assert torch.allclose(out[1, 3, :3], torch.tensor([-0.1565, 0.3926, 0.3288]), atol=1e-4)
+    expect_equal(out.shape, (2, 4, 50257), 'out.shape')
+    expect_close(out[0, 0, :3], torch.tensor([0.3613, 0.4222, -0.0711]), 'out[0, 0, :3]', atol=1e-4)
+    expect_close(out[0, 0, -3:], torch.tensor([0.3483, 0.4661, -0.2838]), 'out[0, 0, -3:]', atol=1e-4)
+    expect_close(out[1, 3, :3], torch.tensor([-0.1565, 0.3926, 0.3288]), 'out[1, 3, :3]', atol=1e-4)
 
 
 def test_book_parameter_count_and_size(gpt_124m):
     model, _ = gpt_124m()
     total_params = sum(p.numel() for p in model.parameters())
-    assert total_params == 163_009_536
+    expect_equal(total_params, 163_009_536, 'total_params')
     assert model.tok_emb.weight.shape == model.out_head.weight.shape == (50257, 768)
     total_params_gpt2 = total_params - sum(p.numel() for p in model.out_head.parameters())
-    assert total_params_gpt2 == 124_412_160, "out_head has no bias"
-    assert f"{total_params * 4 / (1024 * 1024):.2f}" == "621.83"
+    expect_equal(total_params_gpt2, 124_412_160, "out_head has no bias")
+    expect_equal(f"{total_params * 4 / (1024 * 1024):.2f}", "621.83", 'f"{total_params * 4 / (1024 * 1024):.2f}"')
 
 
 def test_graded_structure_and_distinct_blocks():
@@ -45,13 +49,13 @@ def test_graded_structure_and_distinct_blocks():
     model = GPTModel(SMALL)
     assert isinstance(model.trf_blocks, torch.nn.Sequential) and len(model.trf_blocks) == 3
     assert all(isinstance(block, TransformerBlock) for block in model.trf_blocks)
-    assert len({id(block) for block in model.trf_blocks}) == 3, "n_layers distinct blocks, not one block repeated"
+    expect_equal(len({id(block) for block in model.trf_blocks}), 3, "n_layers distinct blocks, not one block repeated")
     assert isinstance(model.final_norm, LayerNorm) and model.out_head.bias is None
     assert model.pos_emb.weight.shape == (6, 8) and model.drop_emb.p == 0.0
     names = [n for n, _ in model.named_parameters() if ".att." not in n]
     assert names[:2] == ["tok_emb.weight", "pos_emb.weight"] and names[-3:] == [
         "final_norm.scale", "final_norm.shift", "out_head.weight"]
-    assert sum(n.startswith("trf_blocks.2.") for n in names) == 8
+    expect_equal(sum(n.startswith("trf_blocks.2.") for n in names), 8, 'sum(n.startswith("trf_blocks.2.") for n in names)')
 
 
 def test_forward_wiring_on_a_short_input():
@@ -60,13 +64,13 @@ def test_forward_wiring_on_a_short_input():
     idx = torch.tensor([[3, 1, 4], [15, 9, 2]])  # 3 tokens, context_length 6
     with torch.no_grad():
         logits = model(idx)
-        assert idx.tolist() == [[3, 1, 4], [15, 9, 2]], "forward must not change in_idx"
+        expect_equal(idx.tolist(), [[3, 1, 4], [15, 9, 2]], "forward must not change in_idx")
         x = model.tok_emb(idx) + model.pos_emb(torch.arange(3))
         for block in model.trf_blocks:
             x = block(x)
         expected = model.out_head(model.final_norm(x))
-    assert logits.shape == (2, 3, 40)
-    assert torch.allclose(logits, expected, atol=1e-5)
+    expect_equal(logits.shape, (2, 3, 40), 'logits.shape')
+    expect_close(logits, expected, 'logits', atol=1e-5)
 
 
 def test_created_in_the_book_order():
@@ -78,4 +82,4 @@ def test_created_in_the_book_order():
     for _ in range(3):
         TransformerBlock(SMALL)
     LayerNorm(8)
-    assert torch.equal(model.out_head.weight, torch.nn.Linear(8, 40, bias=False).weight)
+    expect_equal(model.out_head.weight, torch.nn.Linear(8, 40, bias=False).weight, 'model.out_head.weight')

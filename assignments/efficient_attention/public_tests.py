@@ -96,10 +96,10 @@ def expect_equal(yours, book, what, mistakes=()):
         if not torch.equal(yours, book):
             _differs(yours.detach(), book, what, "they must be equal", mistakes)
         return
-    if isinstance(yours, torch.Tensor):
-        raise AssertionError(f"{what}: yours is {_kind(yours)}, the book's is {_kind(book)}")
     if _same(yours, book):
         return
+    if isinstance(yours, torch.Tensor):
+        raise AssertionError(f"{what}: yours is {_kind(yours)}, the book's is {_kind(book)}")
     head = f"{what}: yours differs from the book's"
     if isinstance(yours, (list, tuple)) and isinstance(book, (list, tuple)):
         notes = [f"{len(yours)} items, the book's {len(book)}"] if len(yours) != len(book) else []

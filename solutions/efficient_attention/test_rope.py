@@ -1,4 +1,8 @@
-"""Public tests of rotary position embeddings."""
+"""Public tests of rotary position embeddings.
+
+PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
+(public_tests.py), instead of pytest's view of the assert statement."""
+from public_tests import expect_close, expect_equal
 import math
 
 import pytest
@@ -12,8 +16,8 @@ def test_rope_params_values():
     cos, sin = compute_rope_params(head_dim=4, theta_base=100, context_length=3)
     assert cos.shape == sin.shape == (3, 4)
     # frequencies 100 ** (-0/4) = 1 and 100 ** (-2/4) = 0.1; position 2 turns them by 2 and 0.2
-    assert torch.allclose(cos[2], torch.tensor([math.cos(2), math.cos(0.2), math.cos(2), math.cos(0.2)]))
-    assert torch.allclose(sin[2], torch.tensor([math.sin(2), math.sin(0.2), math.sin(2), math.sin(0.2)]))
+    expect_close(cos[2], torch.tensor([math.cos(2), math.cos(0.2), math.cos(2), math.cos(0.2)]), 'cos[2]')
+    expect_close(sin[2], torch.tensor([math.sin(2), math.sin(0.2), math.sin(2), math.sin(0.2)]), 'sin[2]')
     assert torch.equal(cos[0], torch.ones(4)) and torch.equal(sin[0], torch.zeros(4))
 
 
@@ -31,7 +35,7 @@ def test_apply_rope_rotates_the_halves():
     a, b = 2.0, 0.2
     expected = torch.tensor([1 * math.cos(a) - 3 * math.sin(a), 2 * math.cos(b) - 4 * math.sin(b),
                              3 * math.cos(a) + 1 * math.sin(a), 4 * math.cos(b) + 2 * math.sin(b)])
-    assert torch.allclose(out.flatten(), expected, atol=1e-6)
+    expect_close(out.flatten(), expected, 'out.flatten()', atol=1e-6)
 
 
 def test_apply_rope_keeps_lengths_and_depends_only_on_distance():
@@ -41,8 +45,8 @@ def test_apply_rope_keeps_lengths_and_depends_only_on_distance():
 
     def score(m, n):
         return (apply_rope(q, cos, sin, offset=m) * apply_rope(k, cos, sin, offset=n)).sum()
-    assert torch.allclose(apply_rope(q, cos, sin, offset=37).norm(), q.norm())
-    assert torch.allclose(score(5, 2), score(45, 42), atol=1e-5)
+    expect_close(apply_rope(q, cos, sin, offset=37).norm(), q.norm(), 'apply_rope(q, cos, sin, offset=37).norm()')
+    expect_close(score(5, 2), score(45, 42), 'score(5, 2)', atol=1e-5)
     assert not torch.allclose(score(5, 2), score(5, 4), atol=1e-3)
 
 
@@ -50,16 +54,16 @@ def test_offset_is_the_position_of_the_first_token():
     cos, sin = compute_rope_params(6, context_length=20)
     x = torch.randn(2, 3, 7, 6)
     whole = apply_rope(x, cos, sin)
-    assert torch.allclose(apply_rope(x[:, :, 4:], cos, sin, offset=4), whole[:, :, 4:])
+    expect_close(apply_rope(x[:, :, 4:], cos, sin, offset=4), whole[:, :, 4:], 'apply_rope(x[:, :, 4:], cos, sin, offset=4)')
 
 
 def test_rope_attention():
     torch.manual_seed(123)
     att = MultiHeadAttentionRoPE(6, 8, 2, 10, qkv_bias=True).eval()
-    assert [n for n, _ in att.named_parameters()] == ["W_query.weight", "W_query.bias", "W_key.weight", "W_key.bias",
+    expect_equal([n for n, _ in att.named_parameters()], ["W_query.weight", "W_query.bias", "W_key.weight", "W_key.bias",
                                                       "W_value.weight", "W_value.bias", "out_proj.weight",
-                                                      "out_proj.bias"]
-    assert torch.equal(att.cos, compute_rope_params(4, context_length=10)[0])
+                                                      "out_proj.bias"], '[n for n, _ in att.named_parameters()]')
+    expect_equal(att.cos, compute_rope_params(4, context_length=10)[0], 'att.cos')
     x = torch.randn(2, 9, 6)
     with torch.no_grad():
         q = att.W_query(x).view(2, 9, 2, 4).transpose(1, 2)
@@ -68,7 +72,7 @@ def test_rope_attention():
         q, k = apply_rope(q, att.cos, att.sin), apply_rope(k, att.cos, att.sin)
         scores = (q @ k.transpose(2, 3)).masked_fill(torch.ones(9, 9).triu(1).bool(), -torch.inf)
         context = (torch.softmax(scores / 2, dim=-1) @ v).transpose(1, 2).reshape(2, 9, 8)
-        assert torch.allclose(att(x), att.out_proj(context), atol=1e-6)
+        expect_close(att(x), att.out_proj(context), 'att(x)', atol=1e-6)
         mha = MultiHeadAttention(6, 8, 10, 0.0, 2, qkv_bias=True).eval()
         mha.load_state_dict(att.state_dict(), strict=False)
         assert not torch.allclose(att(x), mha(x)), "RoPE changes the scores"
