@@ -2,8 +2,8 @@
 
 PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
 (public_tests.py), instead of pytest's view of the assert statement."""
-from public_tests import expect_equal
 from bpe import bpe_decode, bpe_encode
+from public_tests import expect_equal
 
 TEXT = "Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace."
 
@@ -11,8 +11,8 @@ TEXT = "Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunkn
 def test_the_books_ids(gpt2):
     ids = bpe_encode(TEXT)
     expect_equal(ids, [15496, 11, 466, 345, 588, 8887, 30, 220, 50256, 554, 262, 4252, 18250, 8812, 2114, 286, 617,
-                   34680, 27271, 13], 'ids')
-    expect_equal(ids, gpt2.encode(TEXT, allowed_special={"<|endoftext|>"}), 'ids')
+                   34680, 27271, 13], 'bpe_encode(TEXT) beside tiktoken\'s own encoding')
+    expect_equal(ids, gpt2.encode(TEXT, allowed_special={"<|endoftext|>"}), 'bpe_encode(TEXT) beside tiktoken\'s own encoding')
 
 
 def test_decoding_gives_the_text_back(gpt2):

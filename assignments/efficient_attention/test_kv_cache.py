@@ -2,7 +2,6 @@
 
 PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
 (public_tests.py), instead of pytest's view of the assert statement."""
-from public_tests import expect_close, expect_equal
 import torch
 from kv_cache import (
     GPTModel,
@@ -11,6 +10,7 @@ from kv_cache import (
     generate_text_simple_cached,
 )
 from multihead_attention import MultiHeadAttention as ChapterThreeAttention
+from public_tests import expect_close, expect_equal
 
 CFG = {"vocab_size": 50, "context_length": 12, "emb_dim": 12, "n_heads": 3, "n_layers": 2, "drop_rate": 0.0,
        "qkv_bias": True}
@@ -33,12 +33,12 @@ def test_without_the_cache_it_is_chapter_3s_attention():
     book.load_state_dict(att.state_dict())
     x, x2 = torch.randn(2, 6, 7), torch.randn(3, 10, 7)
     with torch.no_grad():
-        expect_close(att(x), book(x), 'att(x)', atol=1e-6)
+        expect_close(att(x), book(x), 'the output without the cache, beside chapter 3\'s', atol=1e-6)
         att.reset_cache()
         att(x[:, :3], use_cache=True)
-        expect_close(att(x2, use_cache=False), book(x2), 'att(x2, use_cache=False)', atol=1e-6)  # no cache read
+        expect_close(att(x2, use_cache=False), book(x2), 'use_cache=False after a cached call, beside chapter 3\'s', atol=1e-6)  # no cache read
         fourth = att(x[:, 3:4], use_cache=True)  # ... and none changed
-    expect_close(fourth, book(x[:, :4])[:, 3:], 'fourth', atol=1e-6)
+    expect_close(fourth, book(x[:, :4])[:, 3:], 'the fourth token fed alone after three cached ones', atol=1e-6)
 
 
 def test_attention_in_pieces_gives_the_rows_of_the_whole():
@@ -91,7 +91,7 @@ def test_cached_generation_gives_the_same_tokens_again_and_again():
     first, second = torch.randint(0, 50, (2, 3)), torch.randint(0, 50, (2, 3))
     expected = greedy_without_cache(model, first, 3)
     out = generate_text_simple_cached(model, first, 3)
-    expect_equal(out, expected, 'out')
+    expect_equal(out, expected, 'the cached generation beside the one without a cache')
     expect_equal(generate_text_simple_cached(model, second, 3), greedy_without_cache(model, second, 3), 'generate_text_simple_cached(model, second, 3)')
     expect_equal(generate_text_simple_cached(model, first, 3), expected, "the cache is reset each call")
 
@@ -106,7 +106,7 @@ def test_after_the_prompt_each_step_feeds_one_token():
         out = generate_text_simple_cached(model, idx, 6)
     finally:
         hook.remove()
-    expect_equal(out, greedy_without_cache(model, idx, 6), 'out')
+    expect_equal(out, greedy_without_cache(model, idx, 6), 'the cached generation beside the one without a cache')
     expect_equal(seen[0], (2, 4, CFG["emb_dim"]), "the whole prompt in one call first")
     assert len(seen) - 1 in (5, 6) and all(shape == (2, 1, CFG["emb_dim"]) for shape in seen[1:]), seen
 
@@ -117,4 +117,4 @@ def test_the_cache_stays_out_of_the_state_dict():
     model.reset_kv_cache()
     with torch.no_grad():
         model(torch.randint(0, 50, (2, 4)), use_cache=True)
-    expect_equal(sorted(model.state_dict()), before, 'sorted(model.state_dict())')
+    expect_equal(sorted(model.state_dict()), before, 'the state_dict\'s keys after a cached call')

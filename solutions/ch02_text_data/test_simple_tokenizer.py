@@ -2,10 +2,10 @@
 
 PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
 (public_tests.py), instead of pytest's view of the assert statement."""
-from public_tests import expect_equal
 import pytest
 
 from simple_tokenizer import VERDICT, SimpleTokenizerV1, build_vocab, preprocess, read_verdict
+from public_tests import expect_equal
 
 BOOK_SENTENCE = '"It\'s the last he painted, you know," Mrs. Gisburn said with pardonable pride.'
 BOOK_IDS = [1, 56, 2, 850, 988, 602, 533, 746, 5, 1126, 596, 5, 1, 67, 7, 38, 851, 1108, 754, 793, 7]
@@ -18,14 +18,14 @@ def test_preprocess_the_books_example():
 
 def test_the_verdict_has_4690_tokens(tmp_path):
     raw_text = read_verdict()
-    expect_equal(len(raw_text), 20479, 'len(raw_text)')
+    expect_equal(len(raw_text), 20479, 'the number of characters in The Verdict')
     # a copy with Windows line endings is refused, with the reason
     changed = tmp_path / "the-verdict.txt"
     changed.write_bytes(VERDICT.read_bytes().replace(b"\n", b"\r\n"))
     with pytest.raises(ValueError, match="sha256"):
         read_verdict(changed)
     preprocessed = preprocess(raw_text)
-    expect_equal(len(preprocessed), 4690, 'len(preprocessed)')
+    expect_equal(len(preprocessed), 4690, 'the number of tokens in The Verdict')
     expect_equal(preprocessed[:30], [
         "I", "HAD", "always", "thought", "Jack", "Gisburn", "rather", "a", "cheap", "genius", "--", "though",
         "a", "good", "fellow", "enough", "--", "so", "it", "was", "no", "great", "surprise", "to", "me", "to",
@@ -34,7 +34,7 @@ def test_the_verdict_has_4690_tokens(tmp_path):
 
 def test_vocabulary_of_1130_sorted_tokens():
     vocab = build_vocab(preprocess(read_verdict()))
-    expect_equal(len(vocab), 1130, 'len(vocab)')
+    expect_equal(len(vocab), 1130, 'the size of the vocabulary')
     expect_equal(list(vocab.items())[:8], [("!", 0), ('"', 1), ("'", 2), ("(", 3), (")", 4), (",", 5), ("--", 6),
                                        (".", 7)], 'list(vocab.items())[:8]')
     expect_equal(list(vocab.items())[45:51], [("Had", 45), ("Hang", 46), ("Has", 47), ("He", 48), ("Her", 49),
@@ -44,8 +44,8 @@ def test_vocabulary_of_1130_sorted_tokens():
 def test_tokenizer_v1_encodes_and_decodes_the_books_sentence():
     tokenizer = SimpleTokenizerV1(build_vocab(preprocess(read_verdict())))
     ids = tokenizer.encode(BOOK_SENTENCE)
-    expect_equal(ids, BOOK_IDS, 'ids')
-    expect_equal(tokenizer.decode(ids), '" It\' s the last he painted, you know," Mrs. Gisburn said with pardonable pride.', 'tokenizer.decode(ids)')
+    expect_equal(ids, BOOK_IDS, 'tokenizer.encode(the book\'s sentence)')
+    expect_equal(tokenizer.decode(ids), '" It\' s the last he painted, you know," Mrs. Gisburn said with pardonable pride.', 'tokenizer.decode(its ids)')
 
 
 def test_tokenizer_v1_uses_the_ids_of_its_vocabulary():
