@@ -68,6 +68,11 @@ def pytest_runtest_makereport(item, call):
     public_tests.explain(item, call, (yield).get_result())
 
 
+def pytest_exception_interact(node, call, report):
+    """A module that cannot be imported, in the same short words."""
+    public_tests.explain_collection(node, call, report)
+
+
 def pytest_sessionfinish(session, exitstatus):
     public_tests.hide_stubs(session, exitstatus)
 

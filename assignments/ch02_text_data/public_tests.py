@@ -212,6 +212,22 @@ def explain(item, call, report):
     return report
 
 
+def explain_collection(node, call, report):
+    """A test module that could not be imported (an error in a module it imports): the error and
+    its lines in the course's files, instead of pytest's and importlib's frames."""
+    if not isinstance(report, pytest.CollectReport) or not report.failed or call.excinfo is None:
+        return
+    error = call.excinfo.value
+    error = error.__cause__ or error.__context__ or error  # pytest wraps the import's error
+    lines = [f"could not import {node.path.name}: {type(error).__name__}: {error}"]
+    frames = _course_frames(error.__traceback__)
+    lines += [f"  {_where(frame)} in {frame.name}: {frame.line}" for frame in frames]
+    if isinstance(error, SyntaxError) and error.filename and error.text:
+        lines.append(f"  {Path(error.filename).name}:{error.lineno}: {error.text.strip()}")
+    last = frames[-1] if frames else None
+    report.longrepr = Failure(lines, Path(last.filename).name if last else node.path.name, last.lineno if last else 0)
+
+
 # -- order and summary --------------------------------------------------------------------------------
 
 def _part(nodeid, parts):
@@ -266,6 +282,8 @@ def summary(terminalreporter, parts):
             entry["passed" if kind == "passed" else "failed"] += 1
             entry["stubs"] += kind != "passed" and bool(_stub(report))
             entry["folder"] = (terminalreporter.config.rootpath / report.nodeid.split("::")[0]).parent
+    if not any(entry["passed"] + entry["failed"] for entry in counts.values()):
+        return  # nothing ran (a module that cannot be imported stops pytest before the tests)
     terminalreporter.section("your progress, part by part (in the book's order)")
     for part, entry in counts.items():
         total = entry["passed"] + entry["failed"]
