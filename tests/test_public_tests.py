@@ -150,3 +150,16 @@ def test_public_tests_agree_with_the_mask_check(tmp_path):
         run = run_pytest(folder)
         assert counts(run.stdout) == expected, run.stdout[-2000:]
         assert expected[1] == 0 or "forward must mask with self.mask" in run.stdout
+
+
+def test_a_module_that_cannot_be_imported_says_where(tmp_path):
+    """A syntax error in the student's module stops the collection: each test module that imports
+    it says so in one line, then the import's lines in the course's files, none of importlib's."""
+    folder = reference_copy("ch03_attention", tmp_path)
+    with (folder / "causal_attention.py").open("a") as handle:
+        handle.write("def broken(:\n")
+    run = run_pytest(folder)
+    assert "could not import test_causal_attention.py: SyntaxError" in run.stdout, run.stdout[-3000:]
+    assert re.search(r"^  causal_attention\.py:\d+: def broken\(:$", run.stdout, flags=re.M), run.stdout[-3000:]
+    for noise in ("importlib", "_pytest", "site-packages", "<frozen"):
+        assert noise not in run.stdout, f"{noise!r}:\n{run.stdout[-3000:]}"
