@@ -89,7 +89,8 @@ WRONG = {
                        "yours differ from the book's"),
     "ch03_attention": ("self_attention.py", "torch.softmax(attn_scores / d_k**0.5, dim=-1)",
                        "torch.softmax(attn_scores, dim=-1)", "yours look like weights without the scaling"),
-    "ch04_gpt": ("layer_norm.py", "unbiased=False", "unbiased=True", "yours differ from the book's"),
+    "ch04_gpt": ("layer_norm.py", "unbiased=False", "unbiased=True", "yours look like rows normalised with the "
+                 "unbiased variance"),
     "efficient_attention": ("rope.py", "1.0 / theta_base **", "2.0 / theta_base **", "yours differ from the book's"),
 }
 
