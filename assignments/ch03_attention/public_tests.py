@@ -17,7 +17,7 @@ import torch
 STUB = re.compile(r"([\w.]+): replace this line with your code")  # the stub generator's NotImplementedError
 STUB_LINE = re.compile(r"raise NotImplementedError\(\"([\w.]+): replace this line with your code\"\)")
 DECIMALS = 4  # as the book prints its tensors
-SHOWN = 24  # values shown in full (a 6 x 4 matrix); a larger tensor shows where it differs most
+SHOWN = 36  # values shown in full (the 6 x 6 attention weights); a larger tensor shows where it differs most
 # Python's and the packages' folders (pytest, torch): their frames are never the student's code.
 LIBRARIES = tuple({str(Path(path).resolve()) for key, path in sysconfig.get_paths().items()
                    if key in ("stdlib", "platstdlib", "purelib", "platlib")})
