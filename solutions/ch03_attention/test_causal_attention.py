@@ -37,8 +37,10 @@ def book_scores():
 
 
 def test_simple_mask_is_lower_triangular_ones():
+    upper = ("the upper triangle (torch.triu): each token would see the tokens after it", torch.ones(4, 4).triu())
     expect_equal(simple_causal_mask(4), torch.tensor(
-        [[1., 0., 0., 0.], [1., 1., 0., 0.], [1., 1., 1., 0.], [1., 1., 1., 1.]]), "simple_causal_mask(4)")
+        [[1., 0., 0., 0.], [1., 1., 0., 0.], [1., 1., 1., 0.], [1., 1., 1., 1.]]), "simple_causal_mask(4)",
+        mistakes=[upper])
 
 
 def test_mask_and_renormalise():
