@@ -149,11 +149,10 @@ def _differs(yours, book, what, tolerance, mistakes):
 
 class Failure:
     """A failed test's report in the tests' own words: ``lines[0]`` is the headline (pytest's
-    one-line summary and JUnit's message show it), the rest explain. ``stub``: the function whose
-    NotImplementedError failed the test, for a part not written yet."""
+    one-line summary and JUnit's message show it), the rest explain."""
 
-    def __init__(self, lines, path, lineno, stub=None):
-        self.lines, self.stub = lines, stub
+    def __init__(self, lines, path, lineno):
+        self.lines = lines
         self.reprcrash = _Crash(path, lineno, lines[0])
 
     def toterminal(self, out):
@@ -190,13 +189,17 @@ def _where(frame):
 
 def explain(item, call, report):
     """Gives a failed test's report in the tests' own words (see the module's docstring); keeps
-    pytest's traceback where the student asks for it (``--tb=long`` or ``--tb=native``)."""
-    if not report.failed or call.excinfo is None or item.config.option.tbstyle in ("long", "native"):
+    pytest's traceback where the student asks for it (``--tb=long`` or ``--tb=native``).
+    ``report.not_written``: the function whose stub failed the test, if one did."""
+    if not report.failed or call.excinfo is None:
         return report
     error = call.excinfo.value
+    stub = STUB.search(str(error)) if isinstance(error, NotImplementedError) else None
+    report.not_written = stub[1] if stub else None
+    if item.config.option.tbstyle in ("long", "native"):
+        return report
     frames = _course_frames(call.excinfo.tb)
     last = frames[-1] if frames else None
-    stub = STUB.search(str(error)) if isinstance(error, NotImplementedError) else None
     if stub:
         lines = [f"not written yet: {stub[1]}"]
     elif isinstance(error, (AssertionError, pytest.fail.Exception)) and last and _is_test(last):
@@ -208,7 +211,7 @@ def explain(item, call, report):
                  *[f"  {line}" for line in f"{error}".strip().splitlines()[1:]]]
         lines += [f"  {_where(frame)} in {frame.name}: {frame.line}" for frame in frames]
     report.longrepr = Failure(lines, Path(last.filename).name if last else report.location[0],
-                              last.lineno if last else 0, stub[1] if stub else None)
+                              last.lineno if last else 0)
     return report
 
 
@@ -243,7 +246,7 @@ def book_order(items, parts):
 
 
 def _stub(report):
-    return getattr(report.longrepr, "stub", None)
+    return getattr(report, "not_written", None)
 
 
 def hide_stubs(session, exitstatus):
@@ -260,7 +263,8 @@ def hide_stubs(session, exitstatus):
         return
     _hidden[:] = reporter.stats.get("failed", [])
     if _hidden:
-        reporter.stats["failed"] = [report for report in _hidden if not _stub(report)]
+        reporter.stats["failed"] = [report for report in _hidden
+                                    if not (_stub(report) and isinstance(report.longrepr, Failure))]
 
 
 _hidden = []  # every failed report while hide_stubs keeps some out of pytest's FAILURES section
