@@ -126,7 +126,8 @@ def test_progress_script_writes_classroom50_result_and_job_summary(built, tmp_pa
     assert list(rows) == list(PART_POINTS)
     assert rows["simple_attention"] == (True, 15, 15) and rows["self_attention"] == (False, 0, 20)
     assert (result["score"], result["max-score"], result["owner"]) == (15, 100, "alice")
-    assert "NotImplementedError" in next(r["message"] for r in result["tests"] if r["test-name"] == "self_attention")
+    assert "not written yet: compute_query_key_value" in next(
+        r["message"] for r in result["tests"] if r["test-name"] == "self_attention")
     summary = (tmp_path / "summary.md").read_text()
     assert "## Public tests: 15 / 100 points" in summary and "### self_attention: 0 / 20 points" in summary
 

@@ -1,6 +1,7 @@
 """The public tests students run: green on the reference, a clear NotImplementedError on the stubs."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -43,15 +44,90 @@ def test_public_tests_pass_on_the_solutions(assignment, on_solutions):
 
 @pytest.mark.parametrize("assignment", course.names())
 def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solutions):
+    """A blank submission: every test fails, each in one line saying which function is not
+    written yet, no traceback, and each part says so once with the functions still to write."""
     run = run_pytest(course.get(assignment).stubs)
+    parts = course.get(assignment).parts
     total = sum(on_solutions.get(assignment) or counts(run_pytest(course.get(assignment).solutions).stdout))
     assert counts(run.stdout) == (0, total), run.stdout[-2000:]
     failures = re.findall(r"^FAILED .*$", run.stdout, flags=re.M)
     assert len(failures) == total
-    assert all("NotImplementedError" in line for line in failures), failures
+    assert all(" - not written yet: " in line for line in failures), failures
+    for noise in ("Traceback", "NotImplementedError", "raise ", "^^^", "_ _ _", "FAILURES"):
+        assert noise not in run.stdout, f"{noise!r} in the blank run:\n{run.stdout[-2000:]}"
+    # one line a test, one a part, and a few of pytest's (the dots, the headings, the count, a missing file)
+    assert len(run.stdout.splitlines()) <= total + len(parts) + 8, run.stdout
     # the run ends with one line per part, in the book's (the manifest's) order: none started
-    assert progress(run.stdout) == [(part, "not written yet") for part in course.get(assignment).parts], \
-        run.stdout[-2000:]
+    assert progress(run.stdout) == [(part, "not written yet") for part in parts], run.stdout[-2000:]
+    stubs = {part: re.search(rf"^  {part} +not written yet: (\d+) functions?: (.*)$", run.stdout, flags=re.M)
+             for part in parts}
+    for part, found in stubs.items():  # the part's functions, every one still to write
+        source = (course.get(assignment).stubs / f"{part}.py").read_text()
+        assert int(found[1]) == len(found[2].split(", ")) == source.count("replace this line with your code")
+
+
+def reference_copy(assignment, tmp_path):
+    """The student's folder as a student with the reference's answers has it: the stubs' folder
+    (its generated conftest and support modules), the reference's modules, and the files handed
+    in from earlier assignments."""
+    a = course.get(assignment)
+    folder = tmp_path / assignment
+    shutil.copytree(a.stubs, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for path in a.solutions.glob("*.py"):
+        if not path.name.startswith("test_") and path.name != "conftest.py":
+            shutil.copy(path, folder / path.name)
+    for handed in a.hand_in:
+        if handed.assignment != assignment:
+            shutil.copy(course.get(handed.assignment).solutions / handed.file, folder / handed.file)
+    return folder
+
+
+# One wrong line in each assignment's reference: (module, the line, the wrong one, what the student
+# must read). Each is a mistake a public test catches with a value.
+WRONG = {
+    "ch02_text_data": ("embeddings.py", "torch.manual_seed(seed)", "torch.manual_seed(seed + 1)",
+                       "yours differ from the book's"),
+    "ch03_attention": ("self_attention.py", "torch.softmax(attn_scores / d_k**0.5, dim=-1)",
+                       "torch.softmax(attn_scores, dim=-1)", "yours look like weights without the scaling"),
+    "ch04_gpt": ("layer_norm.py", "unbiased=False", "unbiased=True", "yours look like rows normalised with the "
+                 "unbiased variance"),
+    "efficient_attention": ("rope.py", "1.0 / theta_base **", "2.0 / theta_base **", "yours differ from the book's"),
+}
+
+
+@pytest.mark.parametrize("assignment", course.names())
+def test_a_wrong_value_reads_yours_beside_the_books(assignment, tmp_path):
+    """The reference with one wrong line: the failures show the student's numbers beside the
+    book's, in the tests' words, never pytest's view of an assert (``<built-in method ...``)."""
+    module, line, wrong, says = WRONG[assignment]
+    folder = reference_copy(assignment, tmp_path)
+    source = (folder / module).read_text()
+    assert line in source, f"{module} no longer has {line!r}: pick another wrong line"
+    (folder / module).write_text(source.replace(line, wrong))
+    run = run_pytest(folder)
+    assert counts(run.stdout)[1] > 0, run.stdout[-2000:]
+    assert says in run.stdout, run.stdout[-3000:]
+    assert re.search(r"^  yours: +[\[\s-]*\d+\.\d{4}", run.stdout, flags=re.M), run.stdout[-3000:]
+    assert re.search(r"^  the book's: +[\[\s-]*\d+\.\d{4}", run.stdout, flags=re.M), run.stdout[-3000:]
+    for noise in ("<built-in method", "where False =", "+  where", "assert False", "Traceback"):
+        assert noise not in run.stdout, f"{noise!r}:\n{run.stdout[-3000:]}"
+
+
+def test_an_exception_keeps_a_short_traceback_through_the_students_files(tmp_path):
+    """An error in the student's code: its type and message first, then the test's line and the
+    student's lines that led there, and none of pytest's or torch's."""
+    folder = reference_copy("ch03_attention", tmp_path)
+    source = (folder / "simple_attention.py").read_text()
+    assert "attn_scores = inputs @ inputs.T" in source
+    (folder / "simple_attention.py").write_text(source.replace("attn_scores = inputs @ inputs.T",
+                                                               "attn_scores = inputs @ inputs"))
+    run = run_pytest(folder)
+    assert "RuntimeError: mat1 and mat2 shapes cannot be multiplied" in run.stdout, run.stdout[-3000:]
+    assert re.search(r"^  simple_attention\.py:\d+ in \w+: attn_scores = inputs @ inputs$", run.stdout, flags=re.M), \
+        run.stdout[-3000:]
+    assert re.search(r"^  test_simple_attention\.py:\d+ in test_\w+: ", run.stdout, flags=re.M), run.stdout[-3000:]
+    for noise in ("site-packages", "torch/", "_pytest", "Traceback"):
+        assert noise not in run.stdout, f"{noise!r}:\n{run.stdout[-3000:]}"
 
 
 def test_public_tests_agree_with_the_mask_check(tmp_path):
@@ -69,8 +145,22 @@ def test_public_tests_agree_with_the_mask_check(tmp_path):
         folder.mkdir()
         for test in course.get("ch03_attention").solutions.glob("test_*.py"):
             (folder / test.name).write_text(test.read_text())
+        shutil.copy(ROOT / "autograder" / "support" / "public_tests.py", folder)  # what the tests import
         for filename, text in sources.items():
             (folder / filename).write_text(text)
         run = run_pytest(folder)
         assert counts(run.stdout) == expected, run.stdout[-2000:]
         assert expected[1] == 0 or "forward must mask with self.mask" in run.stdout
+
+
+def test_a_module_that_cannot_be_imported_says_where(tmp_path):
+    """A syntax error in the student's module stops the collection: each test module that imports
+    it says so in one line, then the import's lines in the course's files, none of importlib's."""
+    folder = reference_copy("ch03_attention", tmp_path)
+    with (folder / "causal_attention.py").open("a") as handle:
+        handle.write("def broken(:\n")
+    run = run_pytest(folder)
+    assert "could not import test_causal_attention.py: SyntaxError" in run.stdout, run.stdout[-3000:]
+    assert re.search(r"^  causal_attention\.py:\d+: def broken\(:$", run.stdout, flags=re.M), run.stdout[-3000:]
+    for noise in ("importlib", "_pytest", "site-packages", "<frozen"):
+        assert noise not in run.stdout, f"{noise!r}:\n{run.stdout[-3000:]}"

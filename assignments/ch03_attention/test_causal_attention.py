@@ -1,8 +1,12 @@
-"""Public tests for section 3.5: masking the future, dropout, and listing 3.3."""
+"""Public tests for section 3.5: masking the future, dropout, and listing 3.3.
+
+PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
+(public_tests.py), instead of pytest's view of the assert statement."""
 import copy
 
 import torch
 import torch.nn.functional as F
+from public_tests import expect_close, expect_equal
 from torch.overrides import TorchFunctionMode
 
 from causal_attention import (
@@ -33,17 +37,20 @@ def book_scores():
 
 
 def test_simple_mask_is_lower_triangular_ones():
-    assert torch.equal(simple_causal_mask(4), torch.tensor(
-        [[1., 0., 0., 0.], [1., 1., 0., 0.], [1., 1., 1., 0.], [1., 1., 1., 1.]]))
+    upper = ("the upper triangle (torch.triu): each token would see the tokens after it", torch.ones(4, 4).triu())
+    expect_equal(simple_causal_mask(4), torch.tensor(
+        [[1., 0., 0., 0.], [1., 1., 0., 0.], [1., 1., 1., 0.], [1., 1., 1., 1.]]), "simple_causal_mask(4)",
+        mistakes=[upper])
 
 
 def test_mask_and_renormalise():
     weights = torch.softmax(book_scores() / 2**0.5, dim=-1)
-    assert torch.allclose(masked_renormalized_weights(weights), CAUSAL_WEIGHTS, atol=ATOL)
+    expect_close(masked_renormalized_weights(weights), CAUSAL_WEIGHTS, "the masked, renormalised weights", atol=ATOL)
 
 
 def test_minus_infinity_mask_before_softmax():
-    assert torch.allclose(causal_attn_weights(book_scores(), d_k=2), CAUSAL_WEIGHTS, atol=ATOL)
+    expect_close(causal_attn_weights(book_scores(), d_k=2), CAUSAL_WEIGHTS, "causal_attn_weights(scores, d_k=2)",
+                 atol=ATOL)
 
 
 def test_dropout_on_attention_weights_seed_123():
@@ -53,7 +60,7 @@ def test_dropout_on_attention_weights_seed_123():
     # and with the book's printed matrix where this machine reproduces it.
     torch.manual_seed(123)
     here = torch.nn.Dropout(0.5)(CAUSAL_WEIGHTS)
-    assert torch.allclose(dropped, here, atol=ATOL)
+    expect_close(dropped, here, "dropout_attn_weights(weights, p=0.5, seed=123) beside nn.Dropout's", atol=ATOL)
     book = torch.tensor([
         [2.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
         [0.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],
@@ -63,7 +70,7 @@ def test_dropout_on_attention_weights_seed_123():
         [0.0000, 0.3327, 0.3331, 0.3084, 0.3331, 0.0000],
     ])
     if torch.equal(here != 0, book != 0):
-        assert torch.allclose(dropped, book, atol=ATOL)
+        expect_close(dropped, book, "dropout_attn_weights(weights, p=0.5, seed=123)", atol=ATOL)
 
 
 def test_causal_attention_seed_123():
@@ -74,9 +81,9 @@ def test_causal_attention_seed_123():
     # Head 0 of the book's two-head wrapper is this very module (same seed, same order).
     expected = torch.tensor([[-0.4519, 0.2216], [-0.5874, 0.0058], [-0.6300, -0.0632],
                              [-0.5675, -0.0843], [-0.5526, -0.0981], [-0.5299, -0.1081]])
-    assert context_vecs.shape == (2, 6, 2)
-    assert torch.allclose(context_vecs[0], expected, atol=ATOL)
-    assert torch.allclose(context_vecs[1], expected, atol=ATOL)
+    expect_equal(tuple(context_vecs.shape), (2, 6, 2), "the shape of CausalAttention's output")
+    expect_close(context_vecs[0], expected, "CausalAttention(3, 2, 6, 0.0) under seed 123, batch item 0", atol=ATOL)
+    expect_close(context_vecs[1], expected, "CausalAttention(3, 2, 6, 0.0) under seed 123, batch item 1", atol=ATOL)
     assert "mask" in dict(ca.named_buffers()), "register the causal mask with register_buffer"
 
 
@@ -85,8 +92,8 @@ def test_graded_structure_of_causal_attention():
     buffer that forward uses, trainable weights, the input left unchanged."""
     ca = CausalAttention(3, 2, 6, 0.0)
     names = [n for n, _ in ca.named_parameters()]
-    assert names == ["W_query.weight", "W_key.weight", "W_value.weight"], f"{names}: {ONLY_THE_LAYERS}"
-    assert isinstance(ca.dropout, torch.nn.Dropout)
+    assert names == ["W_query.weight", "W_key.weight", "W_value.weight"], f"parameters {names}: {ONLY_THE_LAYERS}"
+    assert isinstance(ca.dropout, torch.nn.Dropout), "self.dropout is an nn.Dropout"
     x = torch.stack((inputs, inputs))
     ca(x).sum().backward()
     assert torch.equal(x, torch.stack((inputs, inputs))), "forward must not change its input"

@@ -1,5 +1,9 @@
-"""Public tests for section 3.6: listings 3.4 and 3.5 under seed 123."""
+"""Public tests for section 3.6: listings 3.4 and 3.5 under seed 123.
+
+PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
+(public_tests.py), instead of pytest's view of the assert statement."""
 import torch
+from public_tests import expect_close, expect_equal
 
 from causal_attention import CausalAttention
 from multihead_attention import MultiHeadAttention, MultiHeadAttentionWrapper
@@ -19,8 +23,9 @@ def test_wrapper_two_heads_seed_123():
         [-0.6300, -0.0632, 0.6202, 0.3860], [-0.5675, -0.0843, 0.5478, 0.3589],
         [-0.5526, -0.0981, 0.5321, 0.3428], [-0.5299, -0.1081, 0.5077, 0.3493],
     ])
-    assert context_vecs.shape == (2, 6, 4)
-    assert torch.allclose(context_vecs, expected.expand(2, 6, 4), atol=ATOL)
+    expect_equal(tuple(context_vecs.shape), (2, 6, 4), "the shape of the wrapper's output")
+    expect_close(context_vecs, expected.expand(2, 6, 4), "MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2) "
+                 "under seed 123", atol=ATOL)
 
 
 def test_multihead_attention_seed_123():
@@ -29,22 +34,24 @@ def test_multihead_attention_seed_123():
     context_vecs = mha(batch)
     expected = torch.tensor([[0.3190, 0.4858], [0.2943, 0.3897], [0.2856, 0.3593],
                              [0.2693, 0.3873], [0.2639, 0.3928], [0.2575, 0.4028]])
-    assert context_vecs.shape == (2, 6, 2)
-    assert torch.allclose(context_vecs, expected.expand(2, 6, 2), atol=ATOL)
+    expect_equal(tuple(context_vecs.shape), (2, 6, 2), "the shape of MultiHeadAttention's output")
+    expect_close(context_vecs, expected.expand(2, 6, 2), "MultiHeadAttention(3, 2, 6, 0.0, num_heads=2) "
+                 "under seed 123", atol=ATOL)
 
 
 def test_graded_structure_of_both_classes():
     """What the grader checks besides values: names and order (the seeded tests above), the mask
     buffer that forward uses, trainable weights, the input left unchanged."""
     wrapper = MultiHeadAttentionWrapper(3, 2, 6, 0.0, num_heads=2)
-    assert isinstance(wrapper.heads, torch.nn.ModuleList) and len(wrapper.heads) == 2
-    assert all(isinstance(head, CausalAttention) for head in wrapper.heads)
+    assert isinstance(wrapper.heads, torch.nn.ModuleList) and len(wrapper.heads) == 2, \
+        "self.heads: an nn.ModuleList of num_heads=2 heads"
+    assert all(isinstance(head, CausalAttention) for head in wrapper.heads), "each head is a CausalAttention"
     assert wrapper.heads[0].W_query.weight is not wrapper.heads[1].W_query.weight, "each head has its own weights"
     mha = MultiHeadAttention(3, 4, 6, 0.0, num_heads=2)
     names = [n for n, _ in mha.named_parameters()]
     assert names == ["W_query.weight", "W_key.weight", "W_value.weight", "out_proj.weight", "out_proj.bias"], \
-        f"{names}: {ONLY_THE_LAYERS}"
-    assert isinstance(mha.dropout, torch.nn.Dropout)
+        f"parameters {names}: {ONLY_THE_LAYERS}"
+    assert isinstance(mha.dropout, torch.nn.Dropout), "self.dropout is an nn.Dropout"
     for module in (wrapper, mha):
         x = batch.clone()
         module(x).sum().backward()

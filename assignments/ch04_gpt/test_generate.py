@@ -1,8 +1,12 @@
-"""Public tests for section 4.7: generating text (listing 4.8)."""
+"""Public tests for section 4.7: generating text (listing 4.8).
+
+PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
+(public_tests.py), instead of pytest's view of the assert statement."""
 import tiktoken
 import torch
 
 from generate import generate_text_simple
+from public_tests import expect_equal
 
 
 class Recorder(torch.nn.Module):
@@ -25,32 +29,32 @@ def test_book_hello_i_am(gpt_124m):
     model, _ = gpt_124m()
     tokenizer = tiktoken.get_encoding("gpt2")
     encoded = tokenizer.encode("Hello, I am")
-    assert encoded == [15496, 11, 314, 716]
+    expect_equal(encoded, [15496, 11, 314, 716], 'the ids of "Hello, I am"')
     encoded_tensor = torch.tensor(encoded).unsqueeze(0)
     model.eval()
     out = generate_text_simple(model=model, idx=encoded_tensor, max_new_tokens=6, context_size=1024)
-    assert out.tolist() == [[15496, 11, 314, 716, 27018, 24086, 47843, 30961, 42348, 7267]]
-    assert tokenizer.decode(out.squeeze(0).tolist()) == "Hello, I am Featureiman Byeswickattribute argue"
+    expect_equal(out.tolist(), [[15496, 11, 314, 716, 27018, 24086, 47843, 30961, 42348, 7267]], 'the generated ids')
+    expect_equal(tokenizer.decode(out.squeeze(0).tolist()), "Hello, I am Featureiman Byeswickattribute argue", 'the generated text')
 
 
 def test_greedy_from_the_last_position():
     model = Recorder()
     idx = torch.tensor([[1, 2], [3, 4]])
     out = generate_text_simple(model, idx, max_new_tokens=3, context_size=8)
-    assert torch.equal(idx, torch.tensor([[1, 2], [3, 4]])), "idx itself must be left unchanged"
-    assert len(model.inputs) == 3, "one model call per new token"
+    expect_equal(idx, torch.tensor([[1, 2], [3, 4]]), "idx itself must be left unchanged")
+    expect_equal(len(model.inputs), 3, "one model call per new token")
     expected = idx
     for given in model.inputs:
-        assert torch.equal(given, expected)
+        expect_equal(given, expected, 'what the model was given at this step')
         with torch.no_grad():
             nxt = model.table[given.shape[1] - 1, given[:, -1]].argmax(dim=-1, keepdim=True)
         expected = torch.cat([expected, nxt], dim=1)
-    assert torch.equal(out, expected)
+    expect_equal(out, expected, 'the generated ids (greedy, from the last position)')
 
 
 def test_crops_to_the_last_context_size_tokens():
     model = Recorder()
     idx = torch.tensor([[5, 6, 7, 8, 9, 10]])
     out = generate_text_simple(model, idx, max_new_tokens=2, context_size=4)
-    assert [given.tolist() for given in model.inputs] == [[[7, 8, 9, 10]], [[8, 9, 10, out[0, 6].item()]]]
-    assert out.shape == (1, 8) and out[0, :6].tolist() == [5, 6, 7, 8, 9, 10]
+    expect_equal([given.tolist() for given in model.inputs], [[[7, 8, 9, 10]], [[8, 9, 10, out[0, 6].item()]]], 'what the model was given (context_size=4)')
+    assert out.shape == (1, 8) and out[0, :6].tolist() == [5, 6, 7, 8, 9, 10], "the output is the whole input followed by the new tokens"

@@ -1,12 +1,237 @@
-"""The public tests' order and summary, shared by every chapter's conftest.py (copied beside the
-stubs): the tests run in the book's order, and the run ends with one line per part, in that
-order: how many tests pass, or, for a part not started, "not written yet: N functions"."""
+"""The public tests' order, messages and summary, shared by every chapter's conftest.py (copied
+beside the stubs). The tests run in the book's order. A failure reads in the tests' own words:
+a function not written yet is one line; a check that fails says what it compared, your value
+beside the book's (``expect_close``, ``expect_equal``); an exception from your code keeps a
+short traceback through your own files (``pytest --tb=long`` shows pytest's full one). The run
+ends with one line per part, in the book's order."""
+import math
 import re
 import sys
+import sysconfig
+import traceback
 from pathlib import Path
 
-STUB = re.compile(r"NotImplementedError: ([\w.]+): replace this line with your code")
+import pytest
+import torch
 
+STUB = re.compile(r"([\w.]+): replace this line with your code")  # the stub generator's NotImplementedError
+STUB_LINE = re.compile(r"raise NotImplementedError\(\"([\w.]+): replace this line with your code\"\)")
+DECIMALS = 4  # as the book prints its tensors
+SHOWN = 36  # values shown in full (the 6 x 6 attention weights); a larger tensor shows where it differs most
+# Python's and the packages' folders (pytest, torch): their frames are never the student's code.
+LIBRARIES = tuple({str(Path(path).resolve()) for key, path in sysconfig.get_paths().items()
+                   if key in ("stdlib", "platstdlib", "purelib", "platlib")})
+BOOKS = "the book's:"
+SET_UP = ("conftest.py", "public_tests.py", "tiktoken_offline.py")  # the course's, beside the tests
+
+
+# -- what a failing check says ------------------------------------------------------------------------
+
+def _number(value):
+    if isinstance(value, bool) or isinstance(value, int):
+        return str(value)
+    return f"{value:.{DECIMALS}f}" if math.isfinite(value) and abs(value) < 1e5 else f"{value:.4g}"
+
+
+def _values(tensor, width):
+    """Nested brackets, one row of the last dimension a line, numbers rounded and aligned."""
+    if tensor.dim() == 0:
+        return _number(tensor.item()).rjust(width)
+    if tensor.dim() == 1:
+        return "[" + ", ".join(_number(v).rjust(width) for v in tensor.tolist()) + "]"
+    rows = (",\n" + "\n" * (tensor.dim() - 2)).join(_values(row, width) for row in tensor)
+    return "[" + rows.replace("\n", "\n ").replace("\n \n", "\n\n") + "]"
+
+
+def _side_by_side(yours, book):
+    """Your values and the book's, each under its own label."""
+    numbers = [_number(v) for t in (yours, book) for v in t.flatten().tolist()]
+    width = max(map(len, numbers), default=1)
+    lines = []
+    for label, tensor in (("yours:", yours), (BOOKS, book)):
+        text = _values(tensor, width).splitlines() or [""]
+        lines += [f"  {label:<12}{text[0]}"] + [f"  {'':<12}{line}" if line else "" for line in text[1:]]
+    return lines
+
+
+def _shape(tensor):
+    return "(" + ", ".join(map(str, tensor.shape)) + (",)" if tensor.dim() == 1 else ")")
+
+
+def _kind(value):
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {_shape(value)}"
+    return f"{type(value).__name__} {_short(value, 100)}"
+
+
+def _short(value, limit=300):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def expect_close(yours, book, what, atol=1e-4, rtol=1e-5, mistakes=()):
+    """Passes where ``torch.allclose(yours, book, atol=atol, rtol=rtol)`` holds; otherwise fails,
+    saying ``what`` was compared, with your values beside the book's (and both shapes where they
+    differ). ``mistakes``: (sentence, model) pairs; where your values are a known mistake's model
+    (on the same inputs), the message names that mistake."""
+    if not isinstance(yours, torch.Tensor):
+        raise AssertionError(f"{what}: yours is {_kind(yours)}, the book's is {_kind(book)}")
+    yours, book = yours.detach(), book.detach()
+    if yours.dtype != book.dtype:
+        raise AssertionError(f"{what}: yours has dtype {yours.dtype}, the book's {book.dtype}")
+    try:
+        if torch.allclose(yours, book, atol=atol, rtol=rtol):
+            return
+    except RuntimeError:  # shapes that do not broadcast
+        pass
+    _differs(yours, book, what, f"tolerance {atol:g}", mistakes)
+
+
+def expect_equal(yours, book, what, mistakes=()):
+    """Passes where ``yours`` equals ``book`` (tensors: ``torch.equal``; anything else: ``==``);
+    otherwise fails, saying ``what`` was compared, yours beside the book's."""
+    if isinstance(book, torch.Tensor):
+        if not isinstance(yours, torch.Tensor):
+            raise AssertionError(f"{what}: yours is {_kind(yours)}, the book's is {_kind(book)}")
+        if not torch.equal(yours, book):
+            _differs(yours.detach(), book, what, "they must be equal", mistakes)
+        return
+    if _same(yours, book):
+        return
+    if isinstance(yours, torch.Tensor):
+        raise AssertionError(f"{what}: yours is {_kind(yours)}, the book's is {_kind(book)}")
+    head = f"{what}: yours differs from the book's"
+    if isinstance(yours, (list, tuple)) and isinstance(book, (list, tuple)):
+        notes = [f"{len(yours)} items, the book's {len(book)}"] if len(yours) != len(book) else []
+        first = next((i for i, (a, b) in enumerate(zip(yours, book)) if not _same(a, b)), None)
+        if first is not None:
+            notes.append(f"first at item {first}: yours {_short(yours[first], 60)}, "
+                         f"the book's {_short(book[first], 60)}")
+        head += f" ({'; '.join(notes)})" if notes else ""
+    named = [sentence for sentence, model in mistakes if _same(yours, model)]
+    lines = [f"{what}: yours looks like {named[0]}", f"  ({head})"] if named else [head]
+    lines += [f"  {'yours:':<12}{_short(yours)}", f"  {BOOKS:<12}{_short(book)}"]
+    raise AssertionError("\n".join(lines))
+
+
+def _same(a, b):
+    try:
+        return bool(a == b)
+    except Exception:  # a comparison that gives no truth value (a tensor beside a list)
+        return False
+
+
+def _differs(yours, book, what, tolerance, mistakes):
+    """Fails with where ``yours`` differs from ``book`` and, where it is one, the mistake it matches."""
+    lines = []
+    if yours.shape != book.shape:
+        lines.append(f"{what}: yours has shape {_shape(yours)}, the book's {_shape(book)}")
+    else:
+        gap = (yours.double() - book.double()).abs().nan_to_num(nan=math.inf)
+        at = [int(i) for i in torch.unravel_index(gap.argmax(), gap.shape)] if gap.dim() else []
+        detail = f"largest difference {_number(gap.max().item())}" + (f" at {at}" if at else "") + f"; {tolerance}"
+        named = [sentence for sentence, model in mistakes if model.shape == yours.shape and
+                 torch.allclose(yours.double(), model.detach().double(), atol=1e-4)]
+        lines += [f"{what}: yours look like {named[0]}", f"  ({detail})"] if named else \
+            [f"{what}: yours differ from the book's ({detail})"]
+    if yours.numel() <= SHOWN and book.numel() <= SHOWN:
+        lines += _side_by_side(yours, book)
+    elif yours.shape == book.shape:
+        lines.append(f"  {int((gap > 0).sum()):,} of {gap.numel():,} values differ; the largest differences:")
+        for flat in gap.flatten().topk(min(4, gap.numel())).indices.tolist():
+            index = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), gap.shape))
+            lines.append(f"  at {list(index)}: yours {_number(yours[index].item())}, "
+                         f"the book's {_number(book[index].item())}")
+    raise AssertionError("\n".join(lines))
+
+
+# -- how a failure reads ------------------------------------------------------------------------------
+
+class Failure:
+    """A failed test's report in the tests' own words: ``lines[0]`` is the headline (pytest's
+    one-line summary and JUnit's message show it), the rest explain."""
+
+    def __init__(self, lines, path, lineno):
+        self.lines = lines
+        self.reprcrash = _Crash(path, lineno, lines[0])
+
+    def toterminal(self, out):
+        for line in self.lines:
+            out.line(line)
+
+    def __str__(self):
+        return "\n".join(self.lines)
+
+
+class _Crash:
+    def __init__(self, path, lineno, message):
+        self.path, self.lineno, self.message = path, lineno, message
+
+    def __str__(self):
+        return f"{self.path}:{self.lineno}: {self.message}"
+
+
+def _course_frames(tb):
+    """The frames of a traceback in the course's files (the tests and the student's modules),
+    without Python's, pytest's, torch's or the tests' set-up."""
+    return [frame for frame in traceback.extract_tb(tb)
+            if Path(frame.filename).is_file() and Path(frame.filename).name not in SET_UP
+            and not str(Path(frame.filename).resolve()).startswith(LIBRARIES)]
+
+
+def _is_test(frame):
+    return Path(frame.filename).name.startswith("test_")
+
+
+def _where(frame):
+    return f"{Path(frame.filename).name}:{frame.lineno}"
+
+
+def explain(item, call, report):
+    """Gives a failed test's report in the tests' own words (see the module's docstring); keeps
+    pytest's traceback where the student asks for it (``--tb=long`` or ``--tb=native``).
+    ``report.not_written``: the function whose stub failed the test, if one did."""
+    if not report.failed or call.excinfo is None:
+        return report
+    error = call.excinfo.value
+    stub = STUB.search(str(error)) if isinstance(error, NotImplementedError) else None
+    report.not_written = stub[1] if stub else None
+    if item.config.option.tbstyle in ("long", "native"):
+        return report
+    frames = _course_frames(call.excinfo.tb)
+    last = frames[-1] if frames else None
+    if stub:
+        lines = [f"not written yet: {stub[1]}"]
+    elif isinstance(error, (AssertionError, pytest.fail.Exception)) and last and _is_test(last):
+        message = str(error).strip() if isinstance(error, AssertionError) else str(error.msg).strip()
+        lines = message.splitlines() if message else [f"this check failed: {last.line}"]
+        lines.append(f"  (checked at {_where(last)})")
+    else:
+        lines = [f"{type(error).__name__}: {error}".strip().splitlines()[0] or type(error).__name__,
+                 *[f"  {line}" for line in f"{error}".strip().splitlines()[1:]]]
+        lines += [f"  {_where(frame)} in {frame.name}: {frame.line}" for frame in frames]
+    report.longrepr = Failure(lines, Path(last.filename).name if last else report.location[0],
+                              last.lineno if last else 0)
+    return report
+
+
+def explain_collection(node, call, report):
+    """A test module that could not be imported (an error in a module it imports): the error and
+    its lines in the course's files, instead of pytest's and importlib's frames."""
+    if not isinstance(report, pytest.CollectReport) or not report.failed or call.excinfo is None:
+        return
+    error = call.excinfo.value
+    error = error.__cause__ or error.__context__ or error  # pytest wraps the import's error
+    lines = [f"could not import {node.path.name}: {type(error).__name__}: {error}"]
+    frames = _course_frames(error.__traceback__)
+    lines += [f"  {_where(frame)} in {frame.name}: {frame.line}" for frame in frames]
+    if isinstance(error, SyntaxError) and error.filename and error.text:
+        lines.append(f"  {Path(error.filename).name}:{error.lineno}: {error.text.strip()}")
+    last = frames[-1] if frames else None
+    report.longrepr = Failure(lines, Path(last.filename).name if last else node.path.name, last.lineno if last else 0)
+
+
+# -- order and summary --------------------------------------------------------------------------------
 
 def _part(nodeid, parts):
     name = nodeid.split("::")[0].rsplit("/", 1)[-1].removeprefix("test_").removesuffix(".py")
@@ -20,32 +245,65 @@ def book_order(items, parts):
     items.sort(key=lambda item: place.get(_part(item.nodeid, parts), len(place)))
 
 
+def _stub(report):
+    return getattr(report, "not_written", None)
+
+
+def hide_stubs(session, exitstatus):
+    """Keeps the tests of functions not written yet out of pytest's FAILURES section: their
+    one-line reason shows in pytest's short summary, and the part's line names them. Called as the
+    session finishes, where pytest's terminal summary follows (pytest's own condition), and undone
+    by ``summary``, which runs after the FAILURES section and before the short summary."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if _hidden:  # another conftest's call (tests of several folders in one run)
+        return
+    summarised = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED,
+                  pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.NO_TESTS_COLLECTED)
+    if reporter is None or reporter.no_summary or exitstatus not in summarised:
+        return
+    _hidden[:] = reporter.stats.get("failed", [])
+    if _hidden:
+        reporter.stats["failed"] = [report for report in _hidden
+                                    if not (_stub(report) and isinstance(report.longrepr, Failure))]
+
+
+_hidden = []  # every failed report while hide_stubs keeps some out of pytest's FAILURES section
+
+
 def summary(terminalreporter, parts):
-    """One line per part, in the book's order."""
-    counts = {part: {"passed": 0, "failed": 0, "stubs": [], "others": []} for part in parts}
+    """One line per part, in the book's order: all its tests pass, or how many do, or "not
+    written yet" and the functions still to write."""
+    if _hidden:  # see hide_stubs
+        terminalreporter.stats["failed"] = _hidden[:]
+        _hidden.clear()
+    counts = {part: {"passed": 0, "failed": 0, "stubs": 0, "folder": None} for part in parts}
     for kind in ("passed", "failed", "error"):
         for report in terminalreporter.stats.get(kind, []):
             part = _part(getattr(report, "nodeid", ""), parts)
             if part is None or getattr(report, "when", "call") not in ("call", "setup"):
                 continue
             entry = counts[part]
-            if kind == "passed":
-                entry["passed"] += 1
-                continue
-            entry["failed"] += 1
-            found = STUB.search(str(getattr(report, "longrepr", "")))
-            entry["stubs" if found else "others"].append(found[1] if found else report.nodeid)
+            entry["passed" if kind == "passed" else "failed"] += 1
+            entry["stubs"] += kind != "passed" and bool(_stub(report))
+            entry["folder"] = (terminalreporter.config.rootpath / report.nodeid.split("::")[0]).parent
+    if not any(entry["passed"] + entry["failed"] for entry in counts.values()):
+        return  # nothing ran (a module that cannot be imported stops pytest before the tests)
     terminalreporter.section("your progress, part by part (in the book's order)")
     for part, entry in counts.items():
         total = entry["passed"] + entry["failed"]
         if not total:
             continue
-        functions = list(dict.fromkeys(entry["stubs"]))
-        line = (f"not written yet: {len(functions)} function{'s' if len(functions) != 1 else ''}"
-                if entry["failed"] and not entry["passed"] and not entry["others"]
-                else f"{entry['passed']} of {total} tests pass" if entry["failed"] else f"all {total} tests pass")
+        module = entry["folder"] / f"{part}.py"
+        # the stubs still in the part's own module, whichever function a test met first
+        stubs = STUB_LINE.findall(module.read_text(encoding="utf-8")) if module.is_file() else []
+        to_write = f"not written yet: {len(stubs)} function{'s' if len(stubs) != 1 else ''}: {', '.join(stubs)}"
+        if not entry["failed"]:
+            line = f"all {total} tests pass"
+        elif entry["stubs"] == entry["failed"] and not entry["passed"]:
+            line = to_write if stubs else "waits for an earlier part (not written yet)"
+        else:
+            line = f"{entry['passed']} of {total} tests pass" + (f"; {to_write}" if stubs else "")
         terminalreporter.write_line(f"  {part:<22} {line}")
-
 
 def use_earlier(conftest, hand_in):
     """For an assignment that imports the student's own modules of earlier ones: puts the folders

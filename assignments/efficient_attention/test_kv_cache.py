@@ -1,4 +1,7 @@
-"""Public tests of the KV cache: the cache changes the work, never the answer."""
+"""Public tests of the KV cache: the cache changes the work, never the answer.
+
+PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
+(public_tests.py), instead of pytest's view of the assert statement."""
 import torch
 from kv_cache import (
     GPTModel,
@@ -7,6 +10,7 @@ from kv_cache import (
     generate_text_simple_cached,
 )
 from multihead_attention import MultiHeadAttention as ChapterThreeAttention
+from public_tests import expect_close, expect_equal
 
 CFG = {"vocab_size": 50, "context_length": 12, "emb_dim": 12, "n_heads": 3, "n_layers": 2, "drop_rate": 0.0,
        "qkv_bias": True}
@@ -29,12 +33,12 @@ def test_without_the_cache_it_is_chapter_3s_attention():
     book.load_state_dict(att.state_dict())
     x, x2 = torch.randn(2, 6, 7), torch.randn(3, 10, 7)
     with torch.no_grad():
-        assert torch.allclose(att(x), book(x), atol=1e-6)
+        expect_close(att(x), book(x), 'the output without the cache, beside chapter 3\'s', atol=1e-6)
         att.reset_cache()
         att(x[:, :3], use_cache=True)
-        assert torch.allclose(att(x2, use_cache=False), book(x2), atol=1e-6)  # no cache read
+        expect_close(att(x2, use_cache=False), book(x2), 'use_cache=False after a cached call, beside chapter 3\'s', atol=1e-6)  # no cache read
         fourth = att(x[:, 3:4], use_cache=True)  # ... and none changed
-    assert torch.allclose(fourth, book(x[:, :4])[:, 3:], atol=1e-6)
+    expect_close(fourth, book(x[:, :4])[:, 3:], 'the fourth token fed alone after three cached ones', atol=1e-6)
 
 
 def test_attention_in_pieces_gives_the_rows_of_the_whole():
@@ -44,9 +48,9 @@ def test_attention_in_pieces_gives_the_rows_of_the_whole():
     with torch.no_grad():
         whole, whole2 = att(x), att(x2)
     att.reset_cache()
-    assert torch.allclose(in_pieces(att, x, [3, 1, 1, 2]), whole, atol=1e-6)
+    expect_close(in_pieces(att, x, [3, 1, 1, 2]), whole, 'in_pieces(att, x, [3, 1, 1, 2])', atol=1e-6)
     att.reset_cache()  # a new sequence
-    assert torch.allclose(in_pieces(att, x2, [2, 1, 1]), whole2, atol=1e-6)
+    expect_close(in_pieces(att, x2, [2, 1, 1]), whole2, 'in_pieces(att, x2, [2, 1, 1])', atol=1e-6)
 
 
 def test_the_block_passes_use_cache_on():
@@ -56,7 +60,7 @@ def test_the_block_passes_use_cache_on():
     with torch.no_grad():
         whole = block(x)
     block.att.reset_cache()
-    assert torch.allclose(in_pieces(block, x, [3, 1, 1, 2]), whole, atol=1e-5)
+    expect_close(in_pieces(block, x, [3, 1, 1, 2]), whole, 'in_pieces(block, x, [3, 1, 1, 2])', atol=1e-5)
 
 
 def test_the_model_goes_on_from_the_positions_fed_and_resets():
@@ -66,11 +70,11 @@ def test_the_model_goes_on_from_the_positions_fed_and_resets():
     with torch.no_grad():
         whole, whole2 = model(idx), model(idx2)
     model.reset_kv_cache()
-    assert torch.allclose(in_pieces(model, idx, [3, 1, 1]), whole, atol=1e-5)
+    expect_close(in_pieces(model, idx, [3, 1, 1]), whole, 'in_pieces(model, idx, [3, 1, 1])', atol=1e-5)
     model.reset_kv_cache()
-    assert torch.allclose(in_pieces(model, idx2, [2, 1, 1]), whole2, atol=1e-5)
+    expect_close(in_pieces(model, idx2, [2, 1, 1]), whole2, 'in_pieces(model, idx2, [2, 1, 1])', atol=1e-5)
     with torch.no_grad():  # without the cache: positions from 0, the cache left alone
-        assert torch.allclose(model(idx2, use_cache=False), whole2, atol=1e-5)
+        expect_close(model(idx2, use_cache=False), whole2, 'model(idx2, use_cache=False)', atol=1e-5)
 
 
 def greedy_without_cache(model, idx, max_new_tokens):
@@ -87,9 +91,9 @@ def test_cached_generation_gives_the_same_tokens_again_and_again():
     first, second = torch.randint(0, 50, (2, 3)), torch.randint(0, 50, (2, 3))
     expected = greedy_without_cache(model, first, 3)
     out = generate_text_simple_cached(model, first, 3)
-    assert torch.equal(out, expected)
-    assert torch.equal(generate_text_simple_cached(model, second, 3), greedy_without_cache(model, second, 3))
-    assert torch.equal(generate_text_simple_cached(model, first, 3), expected), "the cache is reset each call"
+    expect_equal(out, expected, 'the cached generation beside the one without a cache')
+    expect_equal(generate_text_simple_cached(model, second, 3), greedy_without_cache(model, second, 3), 'generate_text_simple_cached(model, second, 3)')
+    expect_equal(generate_text_simple_cached(model, first, 3), expected, "the cache is reset each call")
 
 
 def test_after_the_prompt_each_step_feeds_one_token():
@@ -102,8 +106,8 @@ def test_after_the_prompt_each_step_feeds_one_token():
         out = generate_text_simple_cached(model, idx, 6)
     finally:
         hook.remove()
-    assert torch.equal(out, greedy_without_cache(model, idx, 6))
-    assert seen[0] == (2, 4, CFG["emb_dim"]), "the whole prompt in one call first"
+    expect_equal(out, greedy_without_cache(model, idx, 6), 'the cached generation beside the one without a cache')
+    expect_equal(seen[0], (2, 4, CFG["emb_dim"]), "the whole prompt in one call first")
     assert len(seen) - 1 in (5, 6) and all(shape == (2, 1, CFG["emb_dim"]) for shape in seen[1:]), seen
 
 
@@ -113,4 +117,4 @@ def test_the_cache_stays_out_of_the_state_dict():
     model.reset_kv_cache()
     with torch.no_grad():
         model(torch.randint(0, 50, (2, 4)), use_cache=True)
-    assert sorted(model.state_dict()) == before
+    expect_equal(sorted(model.state_dict()), before, 'the state_dict\'s keys after a cached call')

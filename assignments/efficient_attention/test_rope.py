@@ -1,4 +1,7 @@
-"""Public tests of rotary position embeddings."""
+"""Public tests of rotary position embeddings.
+
+PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
+(public_tests.py), instead of pytest's view of the assert statement."""
 import math
 
 import pytest
@@ -6,20 +9,21 @@ import torch
 
 from multihead_attention import MultiHeadAttention
 from rope import MultiHeadAttentionRoPE, apply_rope, compute_rope_params
+from public_tests import expect_close, expect_equal
 
 
 def test_rope_params_values():
     cos, sin = compute_rope_params(head_dim=4, theta_base=100, context_length=3)
-    assert cos.shape == sin.shape == (3, 4)
+    assert cos.shape == sin.shape == (3, 4), "cos and sin are context_length x head_dim"
     # frequencies 100 ** (-0/4) = 1 and 100 ** (-2/4) = 0.1; position 2 turns them by 2 and 0.2
-    assert torch.allclose(cos[2], torch.tensor([math.cos(2), math.cos(0.2), math.cos(2), math.cos(0.2)]))
-    assert torch.allclose(sin[2], torch.tensor([math.sin(2), math.sin(0.2), math.sin(2), math.sin(0.2)]))
-    assert torch.equal(cos[0], torch.ones(4)) and torch.equal(sin[0], torch.zeros(4))
+    expect_close(cos[2], torch.tensor([math.cos(2), math.cos(0.2), math.cos(2), math.cos(0.2)]), 'cos[2]')
+    expect_close(sin[2], torch.tensor([math.sin(2), math.sin(0.2), math.sin(2), math.sin(0.2)]), 'sin[2]')
+    assert torch.equal(cos[0], torch.ones(4)) and torch.equal(sin[0], torch.zeros(4)), "position 0 is not turned: cos 1, sin 0"
 
 
 def test_rope_params_defaults_and_odd_head_dim():
     cos, sin = compute_rope_params(16)
-    assert cos.shape == (4096, 16) and cos.dtype == torch.float32
+    assert cos.shape == (4096, 16) and cos.dtype == torch.float32, "the defaults: context_length 4096, float32"
     with pytest.raises(ValueError):
         compute_rope_params(7)
 
@@ -31,7 +35,7 @@ def test_apply_rope_rotates_the_halves():
     a, b = 2.0, 0.2
     expected = torch.tensor([1 * math.cos(a) - 3 * math.sin(a), 2 * math.cos(b) - 4 * math.sin(b),
                              3 * math.cos(a) + 1 * math.sin(a), 4 * math.cos(b) + 2 * math.sin(b)])
-    assert torch.allclose(out.flatten(), expected, atol=1e-6)
+    expect_close(out.flatten(), expected, 'apply_rope of [1, 2, 3, 4] at position 2', atol=1e-6)
 
 
 def test_apply_rope_keeps_lengths_and_depends_only_on_distance():
@@ -41,25 +45,25 @@ def test_apply_rope_keeps_lengths_and_depends_only_on_distance():
 
     def score(m, n):
         return (apply_rope(q, cos, sin, offset=m) * apply_rope(k, cos, sin, offset=n)).sum()
-    assert torch.allclose(apply_rope(q, cos, sin, offset=37).norm(), q.norm())
-    assert torch.allclose(score(5, 2), score(45, 42), atol=1e-5)
-    assert not torch.allclose(score(5, 2), score(5, 4), atol=1e-3)
+    expect_close(apply_rope(q, cos, sin, offset=37).norm(), q.norm(), 'the length of a rotated query beside the original\'s')
+    expect_close(score(5, 2), score(45, 42), 'the score at positions 5 and 2 beside 45 and 42', atol=1e-5)
+    assert not torch.allclose(score(5, 2), score(5, 4), atol=1e-3), "a different distance gives a different score"
 
 
 def test_offset_is_the_position_of_the_first_token():
     cos, sin = compute_rope_params(6, context_length=20)
     x = torch.randn(2, 3, 7, 6)
     whole = apply_rope(x, cos, sin)
-    assert torch.allclose(apply_rope(x[:, :, 4:], cos, sin, offset=4), whole[:, :, 4:])
+    expect_close(apply_rope(x[:, :, 4:], cos, sin, offset=4), whole[:, :, 4:], 'apply_rope(x[:, :, 4:], cos, sin, offset=4)')
 
 
 def test_rope_attention():
     torch.manual_seed(123)
     att = MultiHeadAttentionRoPE(6, 8, 2, 10, qkv_bias=True).eval()
-    assert [n for n, _ in att.named_parameters()] == ["W_query.weight", "W_query.bias", "W_key.weight", "W_key.bias",
+    expect_equal([n for n, _ in att.named_parameters()], ["W_query.weight", "W_query.bias", "W_key.weight", "W_key.bias",
                                                       "W_value.weight", "W_value.bias", "out_proj.weight",
-                                                      "out_proj.bias"]
-    assert torch.equal(att.cos, compute_rope_params(4, context_length=10)[0])
+                                                      "out_proj.bias"], '[n for n, _ in att.named_parameters()]')
+    expect_equal(att.cos, compute_rope_params(4, context_length=10)[0], 'the cos buffer')
     x = torch.randn(2, 9, 6)
     with torch.no_grad():
         q = att.W_query(x).view(2, 9, 2, 4).transpose(1, 2)
@@ -68,7 +72,7 @@ def test_rope_attention():
         q, k = apply_rope(q, att.cos, att.sin), apply_rope(k, att.cos, att.sin)
         scores = (q @ k.transpose(2, 3)).masked_fill(torch.ones(9, 9).triu(1).bool(), -torch.inf)
         context = (torch.softmax(scores / 2, dim=-1) @ v).transpose(1, 2).reshape(2, 9, 8)
-        assert torch.allclose(att(x), att.out_proj(context), atol=1e-6)
+        expect_close(att(x), att.out_proj(context), 'the output of MultiHeadAttentionRoPE', atol=1e-6)
         mha = MultiHeadAttention(6, 8, 10, 0.0, 2, qkv_bias=True).eval()
         mha.load_state_dict(att.state_dict(), strict=False)
         assert not torch.allclose(att(x), mha(x)), "RoPE changes the scores"

@@ -73,3 +73,18 @@ def gpt_124m():
 
 def pytest_collection_modifyitems(items):
     public_tests.book_order(items, PARTS)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failure in the tests' own words: one line for a function not written yet."""
+    public_tests.explain(item, call, (yield).get_result())
+
+
+def pytest_exception_interact(node, call, report):
+    """A module that cannot be imported, in the same short words."""
+    public_tests.explain_collection(node, call, report)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    public_tests.hide_stubs(session, exitstatus)

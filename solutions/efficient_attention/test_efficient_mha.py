@@ -1,11 +1,15 @@
 """Public tests of chapter 3's efficient multi-head attention: each class equals your chapter-3
-MultiHeadAttention once its weights are moved in."""
+MultiHeadAttention once its weights are moved in.
+
+PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
+(public_tests.py), instead of pytest's view of the assert statement."""
 import pytest
 import torch
 
 from efficient_mha import (MHAEinsum, MHAPyTorchClass, MHAPyTorchScaledDotProduct, MultiHeadAttentionCombinedQKV,
                            transfer_to_combined_qkv, transfer_to_einsum, transfer_to_pytorch_class, transfer_to_sdpa)
 from multihead_attention import MultiHeadAttention
+from public_tests import expect_close, expect_equal
 
 PAIRS = [(MultiHeadAttentionCombinedQKV, transfer_to_combined_qkv), (MHAEinsum, transfer_to_einsum),
          (MHAPyTorchScaledDotProduct, transfer_to_sdpa), (MHAPyTorchClass, transfer_to_pytorch_class)]
@@ -32,28 +36,28 @@ def test_equals_chapter_3_after_transfer(cls, transfer, qkv_bias):
     mha.eval(), other.eval()  # dropout off in eval mode
     x = torch.randn(3, 7, d_in) * 3  # fewer tokens than the context
     with torch.no_grad():
-        assert torch.allclose(other(x), mha(x), atol=1e-5)
+        expect_close(other(x), mha(x), 'the output beside your chapter-3 MultiHeadAttention\'s', atol=1e-5)
 
 
 def test_graded_structure():
     combined = MultiHeadAttentionCombinedQKV(6, 8, 2, 10, qkv_bias=True)
-    assert [n for n, _ in combined.named_parameters()] == ["qkv.weight", "qkv.bias", "proj.weight", "proj.bias"]
-    assert combined.qkv.weight.shape == (24, 6) and combined.mask.shape[-1] == 10
-    assert "mask" in dict(combined.named_buffers())
+    expect_equal([n for n, _ in combined.named_parameters()], ["qkv.weight", "qkv.bias", "proj.weight", "proj.bias"], '[n for n, _ in combined.named_parameters()]')
+    assert combined.qkv.weight.shape == (24, 6) and combined.mask.shape[-1] == 10, "qkv is one Linear(d_in, 3 * d_out) and the mask is context_length wide"
+    assert "mask" in dict(combined.named_buffers()), "register the causal mask with register_buffer"
     einsum = MHAEinsum(6, 8, 2, 10)
-    assert sorted(n for n, _ in einsum.named_parameters()) == ["W_key", "W_query", "W_value", "out_proj.bias",
-                                                               "out_proj.weight"]
-    assert einsum.W_query.shape == (6, 8)
-    assert sorted(n for n, _ in MHAEinsum(6, 8, 2, 10, qkv_bias=True).named_parameters())[:3] == ["W_key", "W_query",
-                                                                                                  "W_value"]
-    assert {"bias_q", "bias_k", "bias_v"} <= {n for n, _ in MHAEinsum(6, 8, 2, 10, qkv_bias=True).named_parameters()}
+    expect_equal(sorted(n for n, _ in einsum.named_parameters()), ["W_key", "W_query", "W_value", "out_proj.bias",
+                                                               "out_proj.weight"], 'sorted(n for n, _ in einsum.named_parameters())')
+    expect_equal(einsum.W_query.shape, (6, 8), 'einsum.W_query.shape')
+    expect_equal(sorted(n for n, _ in MHAEinsum(6, 8, 2, 10, qkv_bias=True).named_parameters())[:3], ["W_key", "W_query",
+                                                                                                  "W_value"], 'sorted(n for n, _ in MHAEinsum(6, 8, 2, 10, qkv_bias=True).named_parameters())[:3]')
+    assert {"bias_q", "bias_k", "bias_v"} <= {n for n, _ in MHAEinsum(6, 8, 2, 10, qkv_bias=True).named_parameters()}, "with qkv_bias=True MHAEinsum has bias_q, bias_k and bias_v"
     sdpa = MHAPyTorchScaledDotProduct(6, 8, 2, 10, dropout=0.25)
-    assert [n for n, _ in sdpa.named_parameters()] == ["qkv.weight", "proj.weight", "proj.bias"]
-    assert sdpa.dropout == 0.25
+    expect_equal([n for n, _ in sdpa.named_parameters()], ["qkv.weight", "proj.weight", "proj.bias"], '[n for n, _ in sdpa.named_parameters()]')
+    expect_equal(sdpa.dropout, 0.25, 'sdpa.dropout')
     torch_class = MHAPyTorchClass(8, 8, 2, 10)
-    assert isinstance(torch_class.multihead_attn, torch.nn.MultiheadAttention) and torch_class.multihead_attn.batch_first
-    assert sorted(n for n, _ in torch_class.named_parameters()) == [
-        "multihead_attn.in_proj_weight", "multihead_attn.out_proj.weight", "proj.bias", "proj.weight"]
+    assert isinstance(torch_class.multihead_attn, torch.nn.MultiheadAttention) and torch_class.multihead_attn.batch_first, "multihead_attn is an nn.MultiheadAttention with batch_first=True"
+    expect_equal(sorted(n for n, _ in torch_class.named_parameters()), [
+        "multihead_attn.in_proj_weight", "multihead_attn.out_proj.weight", "proj.bias", "proj.weight"], 'sorted(n for n, _ in torch_class.named_parameters())')
 
 
 @pytest.mark.parametrize("cls, transfer", PAIRS[:3], ids=[c.__name__ for c, _ in PAIRS[:3]])
@@ -62,14 +66,14 @@ def test_dropout_only_in_training(cls, transfer):
     x = torch.randn(2, 7, 6)
     with torch.no_grad():
         other.eval()
-        assert torch.allclose(other(x), other(x)), "eval mode is deterministic"
-        assert torch.allclose(other(x), mha.eval()(x), atol=1e-5)
+        expect_close(other(x), other(x), "eval mode is deterministic")
+        expect_close(other(x), mha.eval()(x), 'the output in eval mode beside your chapter-3 MultiHeadAttention\'s', atol=1e-5)
         other.train()
         mha.train()
         torch.manual_seed(5)
         theirs = other(x)
         torch.manual_seed(5)  # the same draws: one dropout mask over the (b, heads, n, n) attention weights
-        assert torch.allclose(theirs, mha(x), atol=1e-5)
+        expect_close(theirs, mha(x), 'the output in training mode, same dropout draws, beside chapter 3\'s', atol=1e-5)
 
 
 def test_sdpa_masks_the_future():
@@ -79,4 +83,4 @@ def test_sdpa_masks_the_future():
     changed = x.clone()
     changed[:, 3:] += 10  # later tokens must not change earlier outputs
     with torch.no_grad():
-        assert torch.allclose(sdpa(x)[:, :3], sdpa(changed)[:, :3], atol=1e-6)
+        expect_close(sdpa(x)[:, :3], sdpa(changed)[:, :3], 'the first three tokens\' outputs after later tokens change', atol=1e-6)

@@ -1,9 +1,13 @@
-"""Public tests of grouped-query attention and the KV cache's size."""
+"""Public tests of grouped-query attention and the KV cache's size.
+
+PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
+(public_tests.py), instead of pytest's view of the assert statement."""
 import pytest
 import torch
 
 from grouped_query import GroupedQueryAttention, kv_cache_bytes
 from multihead_attention import MultiHeadAttention
+from public_tests import expect_close, expect_equal
 
 LLAMA_2_7B_LIKE = {"emb_dim": 4096, "n_heads": 32, "n_layers": 32, "context_length": 32768}
 
@@ -15,17 +19,17 @@ def test_as_many_groups_as_heads_is_multi_head_attention():
     gqa.load_state_dict(mha.state_dict())  # the same names and shapes
     x = torch.randn(2, 7, 6)
     with torch.no_grad():
-        assert torch.allclose(gqa(x), mha(x), atol=1e-6)
+        expect_close(gqa(x), mha(x), 'the output with as many groups as heads, beside MultiHeadAttention\'s', atol=1e-6)
 
 
 def test_keys_and_values_are_smaller():
     gqa = GroupedQueryAttention(16, 16, 8, 2, 10)
-    assert gqa.W_query.weight.shape == (16, 16)
-    assert gqa.W_key.weight.shape == (4, 16) and gqa.W_value.weight.shape == (4, 16)  # 2 groups of head_dim 2
-    assert gqa.W_key.bias is None and gqa.out_proj.bias is not None
-    assert [n for n, _ in gqa.named_parameters()] == ["W_query.weight", "W_key.weight", "W_value.weight",
-                                                      "out_proj.weight", "out_proj.bias"]
-    assert "mask" in dict(gqa.named_buffers())
+    expect_equal(gqa.W_query.weight.shape, (16, 16), 'gqa.W_query.weight.shape')
+    assert gqa.W_key.weight.shape == (4, 16) and gqa.W_value.weight.shape == (4, 16), "W_key and W_value give num_kv_groups * head_dim outputs"  # 2 groups of head_dim 2
+    assert gqa.W_key.bias is None and gqa.out_proj.bias is not None, "no bias in W_key unless qkv_bias; out_proj has one"
+    expect_equal([n for n, _ in gqa.named_parameters()], ["W_query.weight", "W_key.weight", "W_value.weight",
+                                                      "out_proj.weight", "out_proj.bias"], '[n for n, _ in gqa.named_parameters()]')
+    assert "mask" in dict(gqa.named_buffers()), "register the causal mask with register_buffer"
 
 
 def test_query_heads_share_key_value_heads_in_order():
@@ -43,7 +47,7 @@ def test_query_heads_share_key_value_heads_in_order():
             scores = (q[:, h] @ kh.transpose(1, 2)).masked_fill(torch.ones(5, 5).triu(1).bool(), -torch.inf)
             heads.append(torch.softmax(scores / 2**0.5, dim=-1) @ vh)
         expected = gqa.out_proj(torch.cat(heads, dim=-1))
-        assert torch.allclose(gqa(x), expected, atol=1e-6)
+        expect_close(gqa(x), expected, 'the output, heads 0-1 sharing key/value head 0 and heads 2-3 head 1', atol=1e-6)
 
 
 @pytest.mark.parametrize("num_heads, num_kv_groups", [(4, 3), (6, 4), (2, 4)])
@@ -58,18 +62,18 @@ def test_dropout_only_in_training():
     x = torch.randn(2, 7, 6)
     with torch.no_grad():
         gqa.eval()
-        assert torch.equal(gqa(x), gqa(x))
+        expect_equal(gqa(x), gqa(x), 'two calls in eval mode')
         gqa.train()
-        assert not torch.allclose(gqa(x), gqa.eval()(x))
+        assert not torch.allclose(gqa(x), gqa.eval()(x)), "in training mode the dropout changes the output"
 
 
 def test_kv_cache_bytes_of_the_bonus_material():
-    assert kv_cache_bytes(LLAMA_2_7B_LIKE) == 17_179_869_184            # 17.18 GB (bf16)
-    assert kv_cache_bytes({**LLAMA_2_7B_LIKE, "n_kv_groups": 8}) == 4_294_967_296  # 4.29 GB
+    expect_equal(kv_cache_bytes(LLAMA_2_7B_LIKE), 17_179_869_184, 'kv_cache_bytes(LLAMA_2_7B_LIKE)')            # 17.18 GB (bf16)
+    expect_equal(kv_cache_bytes({**LLAMA_2_7B_LIKE, "n_kv_groups": 8}), 4_294_967_296, 'kv_cache_bytes({**LLAMA_2_7B_LIKE, "n_kv_groups": 8})')  # 4.29 GB
     ratio = kv_cache_bytes(LLAMA_2_7B_LIKE) / kv_cache_bytes({**LLAMA_2_7B_LIKE, "n_kv_groups": 4})
-    assert ratio == 32 / 4  # num_heads / num_kv_groups times smaller
-    assert kv_cache_bytes(LLAMA_2_7B_LIKE, batch_size=2, bytes_per_elem=4) == 4 * 17_179_869_184
-    assert type(kv_cache_bytes(LLAMA_2_7B_LIKE)) is int
+    expect_equal(ratio, 32 / 4, 'how many times smaller 4 groups make the cache')  # num_heads / num_kv_groups times smaller
+    expect_equal(kv_cache_bytes(LLAMA_2_7B_LIKE, batch_size=2, bytes_per_elem=4), 4 * 17_179_869_184, 'kv_cache_bytes(LLAMA_2_7B_LIKE, batch_size=2, bytes_per_elem=4)')
+    assert type(kv_cache_bytes(LLAMA_2_7B_LIKE)) is int, "kv_cache_bytes returns an int"
 
 
 def test_kv_cache_bytes_matches_the_tensors():
@@ -78,4 +82,4 @@ def test_kv_cache_bytes_matches_the_tensors():
     x = torch.randn(4, 5, 12)
     with torch.no_grad():
         one_layer = gqa.W_key(x).element_size() * (gqa.W_key(x).numel() + gqa.W_value(x).numel())
-    assert kv_cache_bytes(cfg, batch_size=4, bytes_per_elem=4) == cfg["n_layers"] * one_layer
+    expect_equal(kv_cache_bytes(cfg, batch_size=4, bytes_per_elem=4), cfg["n_layers"] * one_layer, 'kv_cache_bytes(cfg, batch_size=4, bytes_per_elem=4)')

@@ -1,9 +1,13 @@
-"""Public tests of sliding-window attention."""
+"""Public tests of sliding-window attention.
+
+PYTEST_DONT_REWRITE: a failing check says what it compared, your value beside the book's
+(public_tests.py), instead of pytest's view of the assert statement."""
 import pytest
 import torch
 
 from multihead_attention import MultiHeadAttention
 from sliding_window import SlidingWindowAttention, sliding_window_mask
+from public_tests import expect_close, expect_equal
 
 
 def test_mask_of_a_window_of_three():
@@ -12,16 +16,16 @@ def test_mask_of_a_window_of_three():
                              [0, 0, 0, 1, 1],
                              [1, 0, 0, 0, 1],   # token 3 sees tokens 1, 2, 3
                              [1, 1, 0, 0, 0]], dtype=torch.bool)
-    assert torch.equal(sliding_window_mask(5, 3), expected)
+    expect_equal(sliding_window_mask(5, 3), expected, 'sliding_window_mask(5, 3)')
 
 
 def test_window_of_one_sees_only_itself():
-    assert torch.equal(sliding_window_mask(4, 1), ~torch.eye(4, dtype=torch.bool))
+    expect_equal(sliding_window_mask(4, 1), ~torch.eye(4, dtype=torch.bool), 'sliding_window_mask(4, 1)')
 
 
 @pytest.mark.parametrize("window", [6, 7, 100])
 def test_a_long_window_is_the_causal_mask(window):
-    assert torch.equal(sliding_window_mask(6, window), torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1))
+    expect_equal(sliding_window_mask(6, window), torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1), 'sliding_window_mask(6, window)')
 
 
 def test_a_window_below_one_is_refused():
@@ -34,10 +38,10 @@ def test_long_window_equals_chapter_3():
     mha = MultiHeadAttention(6, 8, 10, 0.0, 2, qkv_bias=True).eval()
     swa = SlidingWindowAttention(6, 8, 2, 10, window=10, qkv_bias=True).eval()
     swa.load_state_dict(mha.state_dict(), strict=False)  # all but the mask
-    assert torch.equal(swa.mask, sliding_window_mask(10, 10))
+    expect_equal(swa.mask, sliding_window_mask(10, 10), 'the mask buffer')
     x = torch.randn(2, 9, 6)
     with torch.no_grad():
-        assert torch.allclose(swa(x), mha(x), atol=1e-6)
+        expect_close(swa(x), mha(x), 'the output with a window as long as the context, beside chapter 3\'s', atol=1e-6)
 
 
 def test_tokens_outside_the_window_change_nothing():
@@ -48,10 +52,10 @@ def test_tokens_outside_the_window_change_nothing():
     changed[:, :3] += 5  # tokens 0-2: outside the window of tokens 4 and 5
     with torch.no_grad():
         out, out_changed = swa(x), swa(changed)
-    assert torch.allclose(out[:, 4:], out_changed[:, 4:], atol=1e-6)
+    expect_close(out[:, 4:], out_changed[:, 4:], 'tokens 4 and 5 after tokens 0-2 change', atol=1e-6)
     assert not torch.allclose(out[:, 3], out_changed[:, 3]), "token 3 sees token 2"
-    assert [n for n, _ in swa.named_parameters()] == ["W_query.weight", "W_key.weight", "W_value.weight",
-                                                      "out_proj.weight", "out_proj.bias"]
+    expect_equal([n for n, _ in swa.named_parameters()], ["W_query.weight", "W_key.weight", "W_value.weight",
+                                                      "out_proj.weight", "out_proj.bias"], '[n for n, _ in swa.named_parameters()]')
 
 
 @pytest.mark.parametrize("window", [1, 3, 20])
@@ -68,8 +72,8 @@ def test_cache_in_pieces_keeps_only_the_window(window):
             start += size
             for cache in (swa.cache_k, swa.cache_v):  # (batch, positions held, d_out) numbers, any layout
                 assert cache.numel() // (2 * 8) <= window, "the cache keeps at most the last window positions"
-        assert torch.allclose(torch.cat(rows, dim=1), whole, atol=1e-5)
+        expect_close(torch.cat(rows, dim=1), whole, 'the outputs fed in pieces with the cache, beside the whole', atol=1e-5)
         swa.reset_cache()
         rows2 = [swa(x2[:, :3], use_cache=True), swa(x2[:, 3:], use_cache=True)]
-        assert torch.allclose(torch.cat(rows2, dim=1), whole2, atol=1e-5), "reset_cache() starts a new sequence"
+        expect_close(torch.cat(rows2, dim=1), whole2, "reset_cache() starts a new sequence", atol=1e-5)
     assert "cache_k" not in swa.state_dict(), "the cache is in non-persistent buffers"
