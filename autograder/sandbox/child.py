@@ -496,12 +496,15 @@ def op_plan(req):
 
     A step that fails gets its error; the steps that use it are not run."""
     env, failed, budget = {}, set(), _Budget()
-    values, records, errors, counts = {}, {}, {}, {}
+    values, records, errors, counts, unchanged = {}, {}, {}, {}, []
+    sent = {step["let"]: step["data"] for step in req["steps"] if "data" in step}  # as the grader sent it
     for step in req["steps"]:
         name = step["let"]
         try:
             obj, recorded = _step(step, env, failed, budget)
-            if step.get("return"):
+            if step.get("return") and "changed_from" in step and _same_tensor(obj, sent.get(step["changed_from"])):
+                unchanged.append(name)  # the grader holds this value already: it need not travel back
+            elif step.get("return"):
                 values[name] = _plain(obj, step.get("result") or f"{name} ({_action(step)})", budget)
             if "$count" in recorded:
                 counts[name] = recorded.pop("$count")
@@ -520,7 +523,18 @@ def op_plan(req):
     reply = {"values": values, "records": records, "errors": errors}
     if counts:
         reply["counts"] = counts
+    if unchanged:
+        reply["unchanged"] = unchanged
     return reply
+
+
+def _same_tensor(value, sent):
+    """Whether ``value`` is exactly the tensor the grader sent (the same shape, dtype and bytes)."""
+    try:
+        return (type(value) in (torch.Tensor, torch.nn.Parameter) and type(sent) is torch.Tensor
+                and protocol.digest(value) == protocol.digest(sent))
+    except Exception:  # a tensor with no readable bytes is sent back, or refused, as any value is
+        return False
 
 
 ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")

@@ -41,8 +41,9 @@ class Refused(GraderError):
 # the wrong shape is the student's failure, never a KeyError or TypeError in the grader.
 PLAIN = "plain"   # a plan's value: tensors, None, bool, int, float, str, lists, dicts with str keys (bounded)
 # per step: its value, what its recorded submodules were given and returned per call, its error,
-# and the calls it counted
-_REPLY = {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str}, "counts?": {str: int}}
+# the calls it counted, and the steps whose value is still what the grader sent (``changed_from``)
+_REPLY = {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str}, "counts?": {str: int},
+          "unchanged?": [str]}
 
 
 # What the comparisons can handle; anything else (float8, complex, quantized) is a failed check.
@@ -263,7 +264,10 @@ class StudentSession:
         calls: ``Plan.counts``), ``what`` (what the call, or a ``backward``, is called in its
         errors), ``result`` (the value must be a function's answer, tensors or numbers, else
         "{result} returned ..."; of a ``backward``: what made its tensor, in its errors),
-        ``return`` (send the value back; any step).
+        ``return`` (send the value back; any step), ``changed_from`` (with ``return``: an earlier
+        ``data`` step holding one tensor; the value travels back only where it is not exactly that
+        tensor, else ``Plan.values`` holds the grader's own tensor of that step and ``Plan.unchanged``
+        names the step: a child that claims so gets back only what it was sent).
         Arguments hold plain data and ``{"$ref": step}`` for an earlier step's object; never code.
         ``needs`` names what the plan probes (default: its first ``module.name`` call)."""
         steps = [dict(step) for step in steps]
@@ -274,11 +278,14 @@ class StudentSession:
                           and step["call"].split(".")[0] not in names and "." in step["call"]), "plan")
         reply = self._request(steps, needs=needs, timeout=timeout)
         values, records, errors = reply["values"], reply["records"], reply["errors"]
+        unchanged = set(reply.get("unchanged", ()))
+        changed_from = {step["let"]: step["changed_from"] for step in steps if "changed_from" in step}
         returned = {step["let"] for step in steps if step.get("return")}
         recording = {step["let"]: set(step.get("record", ())) for step in steps if "record" in step}
         counting = {step["let"] for step in steps if step.get("count_causal_sdpa")}
         if not (set(errors) <= set(names) and set(values) <= returned and not set(values) & set(errors)
-                and returned <= set(values) | set(errors) and set(records) <= set(recording) - set(errors)
+                and unchanged <= set(changed_from) - set(values) - set(errors)
+                and returned <= set(values) | set(errors) | unchanged and set(records) <= set(recording) - set(errors)
                 and all(set(records[name]) == recording[name] for name in records)
                 and set(recording) - set(errors) <= set(records)
                 and set(reply.get("counts", {})) == counting - set(errors)):
@@ -294,23 +301,25 @@ class StudentSession:
                                 " return the dtype of its inputs (float32)")
                 values.pop(name, None)
                 records.pop(name, None)
-        return Plan(values, records, errors, reply.get("counts", {}))
+        sent = {step["let"]: step["data"] for step in steps if "data" in step}
+        values.update({name: sent[changed_from[name]] for name in unchanged})  # the grader's own, never the child's
+        return Plan(values, records, errors, reply.get("counts", {}), unchanged)
 
 
 _ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")
 _OPTIONS = {"let", "args", "kwargs", "seed", "params", "params_keep", "params_digest", "train", "grad", "record",
             "return", "limit", "weight", "stand_in", "transpose_buffers", "count_causal_sdpa", "what", "result",
-            "attrs"}
+            "attrs", "changed_from"}
 _ACTION_SET, _KEYS = set(_ACTIONS), _OPTIONS | set(_ACTIONS)
 # the actions each option goes with (any step may have let, seed and return)
-_GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return"}},
+_GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return", "changed_from"}},
               "limit": ("iterate",), "weight": ("backward",), "attrs": ("describe",), "what": ("call", "backward"),
               "result": ("call", "backward")}
 
 
 def _check_steps(steps):
     """The suite's plan is well formed (a mistake here is the grader's, so a ValueError)."""
-    earlier = set()
+    earlier, sent = set(), set()  # sent: the data steps that hold one tensor
 
     def data(value, where, depth=0):
         """``where``: the words that place it, for the message."""
@@ -373,9 +382,14 @@ def _check_steps(steps):
         for key in ("args", "kwargs", "weight", "data", "params_digest"):
             if key in step:
                 data(step[key], ("plan step", name, key))
+        if "changed_from" in step and not (step.get("return") and step["changed_from"] in sent):
+            raise ValueError(f"plan step {name}: `changed_from` goes with `return` and names an earlier `data` "
+                             "step holding one tensor")
         if "record" in step:
             step["record"] = list(step["record"])
         earlier.add(name)
+        if type(step.get("data")) is torch.Tensor:
+            sent.add(name)
 
 
 class _StepValues(dict):
@@ -406,14 +420,15 @@ def _root_cause(name, errors):
 class Plan:
     """A plan's answer: ``values[step]`` (what a step with ``return`` gave), ``records[step]``
     ({submodule: [[inputs..., output] per call]}), ``errors`` ({step: one line}), ``counts``
-    ({step: the calls it counted}); reading a failed step's value, record or count raises its
-    StudentFailure."""
+    ({step: the calls it counted}), ``unchanged`` (the ``changed_from`` steps whose value is the
+    grader's own tensor); reading a failed step's value, record or count raises its StudentFailure."""
 
-    def __init__(self, values, records, errors, counts=None):
+    def __init__(self, values, records, errors, counts=None, unchanged=()):
         self.values = _StepValues(values, errors)
         self.records = _StepValues(records, errors)
         self.counts = _StepValues(counts or {}, errors)
         self.errors = errors
+        self.unchanged = set(unchanged)
 
     def failed(self, name):
         """The reason ``name`` failed (the first failure it depended on), or None."""
