@@ -158,6 +158,10 @@ def test_each_step_fails_alone_with_the_students_file_and_line(zygote):
     ([{"let": "a", "call": "m.f"}, {"let": "a", "len": "a"}], "new identifier"),
     ([{"let": "a", "iterate": "x", "limit": 10 ** 9}], "limit"),
     ([{"let": "a", "len": "x", "record": ["y"]}], "goes with `call`"),
+    ([{"let": "a", "call": "m.f", "seed": "1"}], "`seed` must be an int"),
+    ([{"let": "a", "call": "m.f", "params": {"w": [1.0]}}], "`params` must map names to tensors"),
+    ([{"let": "a", "call": "m.f", "what": ""}], "`what` must be a str"),
+    ([{"let": "a", "call": "m.f", "kwargs": {"x": [[[[[[[[[[1]]]]]]]]]]}}], "nested too deep"),
 ])
 def test_a_malformed_plan_is_the_graders_error(zygote, steps, why):
     s = session(zygote)

@@ -317,12 +317,48 @@ _GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return", 
               "result": ("call", "backward")}
 
 
+def _names(value):
+    return isinstance(value, (list, tuple)) and all(isinstance(n, str) and n for n in value)
+
+
+def _text(value):
+    return isinstance(value, str) and bool(value)
+
+
+def _stand_ins(value):
+    return value is None or isinstance(value, dict) and all(
+        isinstance(k, str) and k and isinstance(v, dict) and set(v) <= {"weight", "bias"}
+        and isinstance(v.get("weight"), torch.Tensor) and v["weight"].dim() == 2
+        and (v.get("bias") is None or isinstance(v["bias"], torch.Tensor)) for k, v in value.items())
+
+
+# What each option must hold, and the words that say so; the plain data in args, kwargs, weight,
+# data and params_digest is checked on its own (_check_steps.data).
+_RULES = {
+    "params_keep": (_names, "must list names"), "attrs": (_names, "must list names"),
+    "record": (_names, "must list dotted submodule names"),
+    "what": (_text, "must be a str"), "result": (_text, "must be a str"), "transpose_buffers": (_text, "must be a str"),
+    "args": (lambda v: isinstance(v, (list, tuple)), "must be a list"),
+    "kwargs": (lambda v: isinstance(v, dict), "must be a dict"),
+    "params_digest": (lambda v: v is None or isinstance(v, dict), "must map names to digests"),
+    "limit": (lambda v: type(v) is int and 0 <= v <= protocol.PLAN_LIMIT, f"must be an int up to {protocol.PLAN_LIMIT}"),
+    "seed": (lambda v: v is None or type(v) is int, "must be an int"),
+    "params": (lambda v: v is None or isinstance(v, dict) and all(
+        isinstance(k, str) and isinstance(t, torch.Tensor) for k, t in v.items()), "must map names to tensors"),
+    "stand_in": (_stand_ins, "must map submodule names to {'weight': 2-D tensor, 'bias': tensor or None}"),
+}
+_DATA = ("args", "kwargs", "weight", "data", "params_digest")
+_SCALARS = (bool, int, float, str, type(None))
+
+
 def _check_steps(steps):
     """The suite's plan is well formed (a mistake here is the grader's, so a ValueError)."""
     earlier, sent = set(), set()  # sent: the data steps that hold one tensor
 
     def data(value, where, depth=0):
         """``where``: the words that place it, for the message."""
+        if type(value) in _SCALARS or isinstance(value, torch.Tensor):
+            return
         if depth > protocol.PLAN_DEPTH:
             raise ValueError(f"{' '.join(where)}: nested too deep")
         if isinstance(value, dict) and set(value) == {"$ref"}:
@@ -336,52 +372,28 @@ def _check_steps(steps):
         elif isinstance(value, (list, tuple)):
             for v in value:
                 data(v, where, depth + 1)
-        elif not (value is None or type(value) in (bool, int, float, str) or isinstance(value, torch.Tensor)):
+        else:
             raise ValueError(f"{' '.join(where)}: a {type(value).__name__} is not plain data")
 
     for step in steps:
         name = step.get("let")
         if not isinstance(name, str) or not name.isidentifier() or name in earlier:
             raise ValueError(f"plan step {step!r}: `let` must be a new identifier")
-        actions = list(step.keys() & _ACTION_SET)
-        unknown = step.keys() - _KEYS
+        actions = [key for key in step if key in _ACTION_SET]
+        unknown = [key for key in step if key not in _KEYS]
         if len(actions) != 1 or unknown:
             raise ValueError(f"plan step {name}: exactly one of {', '.join(_ACTIONS)}"
                              + (f"; unknown keys {sorted(unknown)}" if unknown else ""))
-        if actions[0] != "data" and (not isinstance(step[actions[0]], str) or not step[actions[0]]):
-            raise ValueError(f"plan step {name}: `{actions[0]}` must name a step or module.name")
-        for key in step.keys() & _GOES_WITH.keys():
-            if actions[0] not in _GOES_WITH[key]:
+        action = actions[0]
+        if action != "data" and not _text(step[action]):
+            raise ValueError(f"plan step {name}: `{action}` must name a step or module.name")
+        for key, value in step.items():
+            if key in _GOES_WITH and action not in _GOES_WITH[key]:
                 raise ValueError(f"plan step {name}: `{key}` goes with `{'` or `'.join(_GOES_WITH[key])}`")
-        for key in step.keys() & {"params_keep", "attrs"}:
-            if not (isinstance(step[key], (list, tuple)) and all(isinstance(n, str) and n for n in step[key])):
-                raise ValueError(f"plan step {name}: `{key}` must list names")
-        for key in step.keys() & {"what", "result", "transpose_buffers"}:
-            if not (isinstance(step[key], str) and step[key]):
-                raise ValueError(f"plan step {name}: `{key}` must be a str")
-        if step.get("params_digest") is not None and not isinstance(step["params_digest"], dict):
-            raise ValueError(f"plan step {name}: `params_digest` must map names to digests")
-        if not isinstance(step.get("args", []), (list, tuple)) or not isinstance(step.get("kwargs", {}), dict):
-            raise ValueError(f"plan step {name}: `args` must be a list, `kwargs` a dict")
-        if not all(isinstance(r, str) and r for r in step.get("record", [])):
-            raise ValueError(f"plan step {name}: `record` must list dotted submodule names")
-        if "limit" in step and not (type(step["limit"]) is int and 0 <= step["limit"] <= protocol.PLAN_LIMIT):
-            raise ValueError(f"plan step {name}: `limit` must be an int up to {protocol.PLAN_LIMIT}")
-        if step.get("seed") is not None and type(step["seed"]) is not int:
-            raise ValueError(f"plan step {name}: `seed` must be an int")
-        if step.get("params") is not None and not (isinstance(step["params"], dict) and all(
-                isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in step["params"].items())):
-            raise ValueError(f"plan step {name}: `params` must map names to tensors")
-        if step.get("stand_in") is not None and not (isinstance(step["stand_in"], dict) and all(
-                isinstance(k, str) and k and isinstance(v, dict) and set(v) <= {"weight", "bias"}
-                and isinstance(v.get("weight"), torch.Tensor) and v["weight"].dim() == 2
-                and (v.get("bias") is None or isinstance(v["bias"], torch.Tensor))
-                for k, v in step["stand_in"].items())):
-            raise ValueError(f"plan step {name}: `stand_in` must map submodule names to "
-                             "{'weight': 2-D tensor, 'bias': tensor or None}")
-        for key in ("args", "kwargs", "weight", "data", "params_digest"):
-            if key in step:
-                data(step[key], ("plan step", name, key))
+            if key in _RULES and not _RULES[key][0](value):
+                raise ValueError(f"plan step {name}: `{key}` {_RULES[key][1]}")
+            if key in _DATA:
+                data(value, ("plan step", name, key))
         if "changed_from" in step and not (step.get("return") and step["changed_from"] in sent):
             raise ValueError(f"plan step {name}: `changed_from` goes with `return` and names an earlier `data` "
                              "step holding one tensor")
