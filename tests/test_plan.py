@@ -182,6 +182,7 @@ FORGED = {
     "dict with odd keys": {"values": {"out": {"$tensor": "99"}}, "records": {}, "errors": {}},
     "unchanged never allowed": {"values": {}, "records": {}, "errors": {}, "unchanged": ["out"]},
     "unchanged not a list": {"values": {"out": 1}, "records": {}, "errors": {}, "unchanged": "out"},
+    "changed_args never asked for": {"values": {"out": 1}, "records": {}, "errors": {}, "changed_args": {"out": [None]}},
 }
 
 
@@ -372,8 +373,26 @@ def test_an_argument_comes_back_only_where_the_call_changed_it(zygote):
     assert torch.equal(plan.values["bumped"], (x + 1) * 2)
 
 
+def test_a_call_sends_back_only_the_arguments_it_changed(zygote):
+    x, y = torch.arange(3.0), torch.tensor([float("nan"), 1.0])
+    s = session(zygote, BUMPER)
+    try:
+        plan = s.plan([{"let": "bumped", "call": "bumper.bump", "args": [x], "return": True, "changed_args": True},
+                       {"let": "kept", "call": "bumper.keep", "args": [y], "return": True, "changed_args": True},
+                       {"let": "text", "call": "bumper.keep", "args": ["ab"], "return": True, "changed_args": True},
+                       {"let": "bad", "call": "bumper.bump", "args": ["ab"], "changed_args": True}])
+    finally:
+        s.close()
+    assert torch.equal(plan.changed_args["bumped"][0], x + 1) and torch.equal(plan.values["bumped"], (x + 1) * 2)
+    assert plan.changed_args["kept"] == [None] and plan.changed_args["text"] == [None]  # NaN is itself
+    assert plan.values["text"] == "abab"
+    with pytest.raises(StudentFailure, match="AttributeError"):  # a call that failed changed nothing
+        plan.changed_args["bad"]
+
+
 @pytest.mark.parametrize("step, why", [
     ({"let": "a", "attr": "x", "changed_from": "x"}, "goes with `return`"),
+    ({"let": "a", "attr": "x", "changed_args": True}, "goes with `call`"),
     ({"let": "a", "attr": "x", "return": True, "changed_from": "nope"}, "names an earlier `data`"),
     ({"let": "a", "attr": "x", "return": True, "changed_from": "n"}, "holding one tensor"),
 ])

@@ -41,9 +41,10 @@ class Refused(GraderError):
 # the wrong shape is the student's failure, never a KeyError or TypeError in the grader.
 PLAIN = "plain"   # a plan's value: tensors, None, bool, int, float, str, lists, dicts with str keys (bounded)
 # per step: its value, what its recorded submodules were given and returned per call, its error,
-# the calls it counted, and the steps whose value is still what the grader sent (``changed_from``)
+# the calls it counted, the steps whose value is still what the grader sent (``changed_from``), and
+# the arguments a call changed (``changed_args``)
 _REPLY = {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str}, "counts?": {str: int},
-          "unchanged?": [str]}
+          "unchanged?": [str], "changed_args?": {str: [PLAIN]}}
 
 
 # What the comparisons can handle; anything else (float8, complex, quantized) is a failed check.
@@ -267,7 +268,9 @@ class StudentSession:
         ``return`` (send the value back; any step), ``changed_from`` (with ``return``: an earlier
         ``data`` step holding one tensor; the value travels back only where it is not exactly that
         tensor, else ``Plan.values`` holds the grader's own tensor of that step and ``Plan.unchanged``
-        names the step: a child that claims so gets back only what it was sent).
+        names the step: a child that claims so gets back only what it was sent), ``changed_args``
+        (of ``call``: ``Plan.changed_args[step]`` lists, per argument, None where it was not a
+        tensor or is still exactly the one sent, else the tensor as the call left it).
         Arguments hold plain data and ``{"$ref": step}`` for an earlier step's object; never code.
         ``needs`` names what the plan probes (default: its first ``module.name`` call)."""
         steps = [dict(step) for step in steps]
@@ -280,6 +283,8 @@ class StudentSession:
         values, records, errors = reply["values"], reply["records"], reply["errors"]
         unchanged = set(reply.get("unchanged", ()))
         changed_from = {step["let"]: step["changed_from"] for step in steps if "changed_from" in step}
+        changed_args = reply.get("changed_args", {})
+        arity = {step["let"]: len(step.get("args", ())) for step in steps if step.get("changed_args")}
         returned = {step["let"] for step in steps if step.get("return")}
         recording = {step["let"]: set(step.get("record", ())) for step in steps if "record" in step}
         counting = {step["let"] for step in steps if step.get("count_causal_sdpa")}
@@ -288,12 +293,14 @@ class StudentSession:
                 and returned <= set(values) | set(errors) | unchanged and set(records) <= set(recording) - set(errors)
                 and all(set(records[name]) == recording[name] for name in records)
                 and set(recording) - set(errors) <= set(records)
-                and set(reply.get("counts", {})) == counting - set(errors)):
+                and set(reply.get("counts", {})) == counting - set(errors)
+                and set(changed_args) == set(arity) - set(errors)
+                and all(len(changed_args[name]) == arity[name] for name in changed_args)):
             self._kill()  # our child sends exactly one answer per step: the channel was tampered with
             raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
         errors = {name: clean_text(why, limit=MESSAGE_LIMIT) for name, why in errors.items()}
         answers = {step["let"] for step in steps if step.get("result")}  # a function's answer
-        for name, value in [*values.items(), *records.items()]:
+        for name, value in [*values.items(), *records.items(), *changed_args.items()]:
             dtype = _odd_dtype(value)
             if dtype is not None:
                 errors[name] = (f"{needs if name in answers else name} {'returned' if name in answers else 'holds'}"
@@ -301,15 +308,16 @@ class StudentSession:
                                 " return the dtype of its inputs (float32)")
                 values.pop(name, None)
                 records.pop(name, None)
+                changed_args.pop(name, None)
         sent = {step["let"]: step["data"] for step in steps if "data" in step}
         values.update({name: sent[changed_from[name]] for name in unchanged})  # the grader's own, never the child's
-        return Plan(values, records, errors, reply.get("counts", {}), unchanged)
+        return Plan(values, records, errors, reply.get("counts", {}), unchanged, changed_args)
 
 
 _ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")
 _OPTIONS = {"let", "args", "kwargs", "seed", "params", "params_keep", "params_digest", "train", "grad", "record",
             "return", "limit", "weight", "stand_in", "transpose_buffers", "count_causal_sdpa", "what", "result",
-            "attrs", "changed_from"}
+            "attrs", "changed_from", "changed_args"}
 _ACTION_SET, _KEYS = set(_ACTIONS), _OPTIONS | set(_ACTIONS)
 # the actions each option goes with (any step may have let, seed and return)
 _GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return", "changed_from"}},
@@ -343,6 +351,7 @@ _RULES = {
     "params_digest": (lambda v: v is None or isinstance(v, dict), "must map names to digests"),
     "limit": (lambda v: type(v) is int and 0 <= v <= protocol.PLAN_LIMIT, f"must be an int up to {protocol.PLAN_LIMIT}"),
     "seed": (lambda v: v is None or type(v) is int, "must be an int"),
+    "changed_args": (lambda v: type(v) is bool, "must be True or False"),
     "params": (lambda v: v is None or isinstance(v, dict) and all(
         isinstance(k, str) and isinstance(t, torch.Tensor) for k, t in v.items()), "must map names to tensors"),
     "stand_in": (_stand_ins, "must map submodule names to {'weight': 2-D tensor, 'bias': tensor or None}"),
@@ -433,14 +442,16 @@ class Plan:
     """A plan's answer: ``values[step]`` (what a step with ``return`` gave), ``records[step]``
     ({submodule: [[inputs..., output] per call]}), ``errors`` ({step: one line}), ``counts``
     ({step: the calls it counted}), ``unchanged`` (the ``changed_from`` steps whose value is the
-    grader's own tensor); reading a failed step's value, record or count raises its StudentFailure."""
+    grader's own tensor), ``changed_args`` ({step: per argument, None or the tensor the call left});
+    reading a failed step's value, record, count or changed arguments raises its StudentFailure."""
 
-    def __init__(self, values, records, errors, counts=None, unchanged=()):
+    def __init__(self, values, records, errors, counts=None, unchanged=(), changed_args=None):
         self.values = _StepValues(values, errors)
         self.records = _StepValues(records, errors)
         self.counts = _StepValues(counts or {}, errors)
         self.errors = errors
         self.unchanged = set(unchanged)
+        self.changed_args = _StepValues(changed_args or {}, errors)
 
     def failed(self, name):
         """The reason ``name`` failed (the first failure it depended on), or None."""
