@@ -1,12 +1,13 @@
 """Where a warm grading's time goes, in the grader's process: a cProfile summary.
 
-One warm ``Grader`` grades the reference ``--warm`` times untimed (zygote ready, suites
-collected, the reference's answers cached), then ``--rounds`` times under the profiler.
+One warm ``Grader`` grades one submission (an assignment's reference or blank stubs, as
+grading_time.py builds them) ``--warm`` times untimed (zygote ready, suites collected, the
+reference's answers cached), then ``--rounds`` times under the profiler.
 Prints the top entries by own time and by cumulative time, per grading. Time the grader
 spends waiting for its sandboxed child shows as ``select`` (the child's own work runs in
 another process).
 
-    python benchmarks/profile_grading.py [--rounds 5] [--top 15]
+    python benchmarks/profile_grading.py [--rounds 5] [--top 15] [--assignment A] [--kind blank]
 """
 import argparse
 import cProfile
@@ -15,7 +16,8 @@ import pstats
 import tempfile
 from pathlib import Path
 
-from isolation_cost import SOLUTIONS, Grader, _submission  # this folder's: the same set-up
+from grading_time import _submission  # this folder's: the same set-up
+from isolation_cost import Grader
 
 
 def main(argv=None):
@@ -23,15 +25,17 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--warm", type=int, default=2)
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument("--assignment", default="ch03_attention")
+    parser.add_argument("--kind", choices=("reference", "blank"), default="reference")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp, Grader() as grader:
-        folder = _submission(SOLUTIONS, Path(tmp) / "reference")
+    with tempfile.TemporaryDirectory() as tmp, Grader(unsafe_same_uid=True) as grader:  # our own code: trusted
+        folder = _submission(args.assignment, args.kind, Path(tmp) / args.kind)
         for _ in range(args.warm):
-            grader.grade(folder)
+            grader.grade(folder, args.assignment)
         profile = cProfile.Profile()
         profile.enable()
         for _ in range(args.rounds):
-            grader.grade(folder)
+            grader.grade(folder, args.assignment)
         profile.disable()
     for order in ("tottime", "cumulative"):
         text = io.StringIO()

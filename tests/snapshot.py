@@ -6,10 +6,14 @@
     python tests/snapshot.py --diff A B     the files that differ between two snapshots; exit 1 if any
 
 Take one on main, one on the branch, and diff them: scores, feedback, grades.csv, report.html and
-summary.json are then byte-identical or the diff names where they are not. Each student is a folder
+summary.json are then byte-identical or the diff names where they are not. A result records the
+digests of the suites and of the engine it was graded by (``DIGESTS``), which any change to them
+changes: the diff compares files with those taken out and says how many differ only in them. Each student is a folder
 ``<kind>-<n>`` holding ``<assignment>/`` (so the assignment is found from the folder's name);
 OUT/index.txt says which variant each student is.
 """
+import html
+import json
 import os
 import re
 import subprocess
@@ -28,6 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # never written or draw unseeded random numbers
 VOLATILE = re.compile(r'"(execution_time|seconds|elapsed)": [0-9.e-]+|\d+\.\d+ s\b')
 
+
+# the grader's own version, as a result records it (course.suites_digest, course.engine_digest)
+DIGESTS = re.compile(rb'"(suites|engine)": "[0-9a-f]{16}"')
 
 VARIES = ("mutant attn_scores_loop's outer loop skips the last token",
           "mutant dropout_attn_weights does not seed the generator")
@@ -83,17 +90,57 @@ def diff(a, b):
     a, b = Path(a), Path(b)
     names = sorted({p.relative_to(a) for p in a.rglob("*") if p.is_file()}
                    | {p.relative_to(b) for p in b.rglob("*") if p.is_file()})
-    differ = [n for n in names if not (a / n).is_file() or not (b / n).is_file()
-              or (a / n).read_bytes() != (b / n).read_bytes()]
     index = dict(line.split("\t") for line in (a / "index.txt").read_text().splitlines())
-    varies = [n for n in differ if index.get(n.stem) in VARIES]
-    differ = [n for n in differ if n not in varies]
-    for name in varies:
-        print(f"varies run to run by design: {name} ({index[name.stem]})")
+    varying = _feedback(a, index) | _feedback(b, index)  # which the class's pages and summary quote
+    differ, digests_only, varies = [], [], {}
+    for n in names:
+        if not (a / n).is_file() or not (b / n).is_file():
+            differ.append(n)
+        elif (a / n).read_bytes() == (b / n).read_bytes():
+            continue
+        elif index.get(n.stem) in VARIES:
+            varies[n] = index[n.stem]
+        elif _without(a / n) == _without(b / n):
+            digests_only.append(n)
+        elif _without(a / n, varying) == _without(b / n, varying):
+            varies[n] = "it quotes feedback that varies by design"
+        else:
+            differ.append(n)
+    for name, why in varies.items():
+        print(f"varies run to run by design: {name} ({why})")
     for name in differ:
         print(f"differs: {name}")
-    print(f"{len(names) - len(differ)} of {len(names)} files byte-identical")
+    print(f"{len(names) - len(differ) - len(digests_only) - len(varies)} of {len(names)} files byte-identical")
+    if digests_only:
+        changed = ", ".join(sorted(_digest_names(a, b, digests_only)))
+        print(f"{len(digests_only)} files differ only in the grader's digests ({changed}), identical otherwise")
     return 1 if differ else 0
+
+
+def _without(path, texts=()):
+    """The file with the grader's digests taken out, and each of ``texts``."""
+    data = DIGESTS.sub(rb'"\1": "<digest>"', path.read_bytes())
+    for text in texts:
+        data = data.replace(text, b"<varies>")
+    return data
+
+
+def _feedback(snapshot, index):
+    """Each line of feedback of the students whose feedback varies by design, as the class's
+    files write it (plain, in JSON and in HTML)."""
+    texts = set()
+    for path in (snapshot / "graded").rglob("*.json"):
+        if index.get(path.stem) in VARIES:
+            for test in json.loads(path.read_text()).get("tests", []):
+                for line in filter(None, str(test.get("output", "")).splitlines()):
+                    texts |= {line.encode(), json.dumps(line)[1:-1].encode(), html.escape(line).encode()}
+    return texts
+
+
+def _digest_names(a, b, names):
+    """Which of the digests changed between the two snapshots, in these files."""
+    return {m.group(1).decode() for n in names for m in DIGESTS.finditer((a / n).read_bytes())
+            if m.group(0) not in (b / n).read_bytes()}
 
 
 if __name__ == "__main__":

@@ -158,6 +158,10 @@ def test_each_step_fails_alone_with_the_students_file_and_line(zygote):
     ([{"let": "a", "call": "m.f"}, {"let": "a", "len": "a"}], "new identifier"),
     ([{"let": "a", "iterate": "x", "limit": 10 ** 9}], "limit"),
     ([{"let": "a", "len": "x", "record": ["y"]}], "goes with `call`"),
+    ([{"let": "a", "call": "m.f", "seed": "1"}], "`seed` must be an int"),
+    ([{"let": "a", "call": "m.f", "params": {"w": [1.0]}}], "`params` must map names to tensors"),
+    ([{"let": "a", "call": "m.f", "what": ""}], "`what` must be a str"),
+    ([{"let": "a", "call": "m.f", "kwargs": {"x": [[[[[[[[[[1]]]]]]]]]]}}], "nested too deep"),
 ])
 def test_a_malformed_plan_is_the_graders_error(zygote, steps, why):
     s = session(zygote)
@@ -176,6 +180,9 @@ FORGED = {
     "string too long": {"values": {"out": "x" * 70000}, "records": {}, "errors": {}},
     "record never asked for": {"values": {"out": 1}, "records": {"out": {"W_key": []}}, "errors": {}},
     "dict with odd keys": {"values": {"out": {"$tensor": "99"}}, "records": {}, "errors": {}},
+    "unchanged never allowed": {"values": {}, "records": {}, "errors": {}, "unchanged": ["out"]},
+    "unchanged not a list": {"values": {"out": 1}, "records": {}, "errors": {}, "unchanged": "out"},
+    "changed_args never asked for": {"values": {"out": 1}, "records": {}, "errors": {}, "changed_args": {"out": [None]}},
 }
 
 
@@ -335,3 +342,90 @@ def test_params_keep_and_params_digest(zygote):
         s.close()
     assert "extra ['extra']" in plan.errors["strict"] and "kept" not in plan.errors
     assert "own" not in plan.errors and plan.errors["other"].startswith(protocol.PARAMS_DIFFER)
+
+
+BUMPER = {"bumper": """\
+    import torch
+
+    def bump(x):
+        x.add_(1)
+        return x * 2
+
+    def keep(x):
+        return x * 2
+    """}
+
+
+def test_an_argument_comes_back_only_where_the_call_changed_it(zygote):
+    x, y = torch.arange(3.0), torch.tensor([float("nan"), 1.0])
+    s = session(zygote, BUMPER)
+    try:
+        plan = s.plan([{"let": "x", "data": x}, {"let": "y", "data": y},
+                       {"let": "bumped", "call": "bumper.bump", "args": [{"$ref": "x"}], "return": True},
+                       {"let": "kept", "call": "bumper.keep", "args": [{"$ref": "y"}], "return": True},
+                       {"let": "x_after", "attr": "x", "return": True, "changed_from": "x"},
+                       {"let": "y_after", "attr": "y", "return": True, "changed_from": "y"}])
+    finally:
+        s.close()
+    assert plan.unchanged == {"y_after"}
+    assert plan.values["y_after"] is y                       # the grader's own tensor, not a copy from the child
+    assert torch.equal(plan.values["x_after"], x + 1) and plan.values["x_after"] is not x
+    assert torch.equal(plan.values["bumped"], (x + 1) * 2)
+
+
+def test_a_call_sends_back_only_the_arguments_it_changed(zygote):
+    x, y = torch.arange(3.0), torch.tensor([float("nan"), 1.0])
+    s = session(zygote, BUMPER)
+    try:
+        plan = s.plan([{"let": "bumped", "call": "bumper.bump", "args": [x], "return": True, "changed_args": True},
+                       {"let": "kept", "call": "bumper.keep", "args": [y], "return": True, "changed_args": True},
+                       {"let": "text", "call": "bumper.keep", "args": ["ab"], "return": True, "changed_args": True},
+                       {"let": "bad", "call": "bumper.bump", "args": ["ab"], "changed_args": True}])
+    finally:
+        s.close()
+    assert torch.equal(plan.changed_args["bumped"][0], x + 1) and torch.equal(plan.values["bumped"], (x + 1) * 2)
+    assert plan.changed_args["kept"] == [None] and plan.changed_args["text"] == [None]  # NaN is itself
+    assert plan.values["text"] == "abab"
+    with pytest.raises(StudentFailure, match="AttributeError"):  # a call that failed changed nothing
+        plan.changed_args["bad"]
+
+
+@pytest.mark.parametrize("step, why", [
+    ({"let": "a", "attr": "x", "changed_from": "x"}, "goes with `return`"),
+    ({"let": "a", "attr": "x", "changed_args": True}, "goes with `call`"),
+    ({"let": "a", "attr": "x", "return": True, "changed_from": "nope"}, "names an earlier `data`"),
+    ({"let": "a", "attr": "x", "return": True, "changed_from": "n"}, "holding one tensor"),
+])
+def test_changed_from_names_an_earlier_tensor_sent_as_data(zygote, step, why):
+    s = session(zygote)
+    with pytest.raises(ValueError, match=why):
+        s.plan([{"let": "x", "data": torch.ones(2)}, {"let": "n", "data": [1, 2]}, step])
+    assert s.pid is None
+
+
+# A hostile child answers "unchanged" for what it likes: for a step the grader never allowed it,
+# the reply is malformed; where it is allowed, the grader reads back its own tensor, which the
+# child was sent and so could have sent back anyway.
+LIAR = """\
+    import sys
+    import torch
+    sys.modules["autograder.sandbox.child"].OPS["plan"] = lambda request: {
+        "values": {}, "records": {}, "errors": {}, "unchanged": [s["let"] for s in request["steps"] if s.get("return")]}
+
+    def ready():
+        return True
+    """
+
+
+def test_a_child_claiming_unchanged_gets_back_only_what_it_was_sent(zygote):
+    x = torch.arange(3.0)
+    s = session(zygote, {"liar": LIAR})
+    try:
+        assert s.plan([{"let": "ok", "call": "liar.ready", "return": True}]).values["ok"] is True
+        plan = s.plan([{"let": "x", "data": x}, {"let": "x_after", "attr": "x", "return": True, "changed_from": "x"}])
+        assert plan.values["x_after"] is x
+        with pytest.raises(StudentFailure, match="malformed answer"):  # an answer it never sent
+            s.plan([{"let": "x", "data": x}, {"let": "out", "call": "liar.ready", "args": [{"$ref": "x"}],
+                                               "return": True}])
+    finally:
+        s.close()

@@ -13,7 +13,8 @@ from autograder.sandbox.session import StudentFailure
 class Answers(list):
     """Answers of a batch of calls; a failed call's entry raises its reason when read.
 
-    ``args_after``: per call, each tensor argument as it is after the call (None for others)."""
+    ``args_after``: per call, each tensor argument as it is after a call that changed it (None
+    for others)."""
 
     def __init__(self, values, errors, args_after):
         super().__init__(values)
@@ -32,40 +33,20 @@ class Answers(list):
 def calls(student, module, name, calls):
     """``module.name(*args)`` for each ``args`` in ``calls``, in one round trip (see ``Answers``).
 
-    Each tensor argument travels as a step of its own and is read back after the call, so a
-    function that changes its arguments in place is seen doing it."""
-    steps, after = [], []
-    for i, args in enumerate(calls):
-        passed, mine = [], []
-        for k, arg in enumerate(args):
-            if type(arg) is torch.Tensor:
-                steps.append({"let": f"a{i}_{k}", "data": arg})
-                passed.append({"$ref": f"a{i}_{k}"})
-                mine.append(f"a{i}_{k}")
-            else:
-                passed.append(arg)
-                mine.append(None)
-        steps.append({"let": f"c{i}", "call": f"{module}.{name}", "args": passed, "what": f"{name}()",
-                      "result": f"{name}()", "return": True})
-        steps += [{"let": f"{let}_after", "attr": let, "return": True} for let in mine if let]
-        after.append(mine)
+    Each tensor argument comes back where the call changed it, so a function that changes its
+    arguments in place is seen doing it."""
+    steps = [{"let": f"c{i}", "call": f"{module}.{name}", "args": list(args), "what": f"{name}()",
+              "result": f"{name}()", "return": True, "changed_args": True} for i, args in enumerate(calls)]
     plan = student.plan(steps, needs=f"{module}.{name}")
-    values, errors = [], {}
-    for i in range(len(calls)):
+    values, errors, args_after = [], {}, []
+    for i, args in enumerate(calls):
         try:
             values.append(plan.values[f"c{i}"])
         except StudentFailure as exc:
             values.append(None)
             errors[i] = str(exc)
-    args_after = [[_read(plan, f"{let}_after") if let else None for let in mine] for mine in after]
+        args_after.append(plan.changed_args.get(f"c{i}") or [None] * len(args))  # none where the call failed
     return Answers(values, errors, args_after)
-
-
-def _read(plan, name):
-    try:
-        return plan.values[name]
-    except StudentFailure:
-        return None
 
 
 # Parameters this large are not sent where the child can draw them itself: it builds the module
@@ -148,7 +129,8 @@ def _module(student, module, name, args, *, inputs, params=None, params_keep=(),
         outputs.append(f"out{i}")
     if grad_weights:
         steps.append({"let": "grads", "grads": "m", "return": True})
-        steps += [{"let": f"x{i}_after", "attr": f"x{i}", "return": True} for i in range(len(inputs))]
+        steps += [{"let": f"x{i}_after", "attr": f"x{i}", "return": True, "changed_from": f"x{i}"}
+                  for i in range(len(inputs))]
     subs = {}
     for i, x in enumerate(inputs):  # in order after one seed, as a forward calling them in turn would
         for j, sub in enumerate(submodules):

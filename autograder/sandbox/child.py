@@ -381,6 +381,10 @@ def _step(step, env, failed, budget):
                 handle.remove()
         if step.get("count_causal_sdpa"):
             records["$count"] = watch.calls
+        if step.get("changed_args"):  # each argument sent as a tensor, as it is now where the call changed it
+            records["$changed"] = [None if type(sent) is not torch.Tensor or _same_tensor(arg, sent)
+                                   else _plain(arg, f"{what}: argument {k + 1}", budget)
+                                   for k, (sent, arg) in enumerate(zip(step.get("args", []), args))]
         if step.get("result"):  # a function's answer: tensors or numbers only (the object stays live)
             _as_data(obj, step["result"])
         if not isinstance(fn, torch.nn.Module) and ({"params", "params_digest", "train", "stand_in",
@@ -496,15 +500,20 @@ def op_plan(req):
 
     A step that fails gets its error; the steps that use it are not run."""
     env, failed, budget = {}, set(), _Budget()
-    values, records, errors, counts = {}, {}, {}, {}
+    values, records, errors, counts, unchanged, changed = {}, {}, {}, {}, [], {}
+    sent = {step["let"]: step["data"] for step in req["steps"] if "data" in step}  # as the grader sent it
     for step in req["steps"]:
         name = step["let"]
         try:
             obj, recorded = _step(step, env, failed, budget)
-            if step.get("return"):
+            if step.get("return") and "changed_from" in step and _same_tensor(obj, sent.get(step["changed_from"])):
+                unchanged.append(name)  # the grader holds this value already: it need not travel back
+            elif step.get("return"):
                 values[name] = _plain(obj, step.get("result") or f"{name} ({_action(step)})", budget)
             if "$count" in recorded:
                 counts[name] = recorded.pop("$count")
+            if "$changed" in recorded:
+                changed[name] = recorded.pop("$changed")
             if "record" in step:
                 records[name] = recorded
             env[name] = obj
@@ -520,7 +529,20 @@ def op_plan(req):
     reply = {"values": values, "records": records, "errors": errors}
     if counts:
         reply["counts"] = counts
+    if unchanged:
+        reply["unchanged"] = unchanged
+    if changed:
+        reply["changed_args"] = changed
     return reply
+
+
+def _same_tensor(value, sent):
+    """Whether ``value`` is exactly the tensor the grader sent (the same shape, dtype and bytes)."""
+    try:
+        return (type(value) in (torch.Tensor, torch.nn.Parameter) and type(sent) is torch.Tensor
+                and protocol.digest(value) == protocol.digest(sent))
+    except Exception:  # a tensor with no readable bytes is sent back, or refused, as any value is
+        return False
 
 
 ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")

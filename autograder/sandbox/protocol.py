@@ -41,11 +41,26 @@ PLAN_CALLS = 256              # calls of one submodule recorded in one step
 PLAN_LIMIT = 4096             # items taken from one iterable
 
 
+_SCALARS = (str, int, float, bool, type(None))  # exactly these types: a subclass is not plain data
+
+
+class _Tensors(dict):
+    """A frame's tensors by key, and their bytes so far."""
+    nbytes = 0
+
+
 def _flatten(value, tensors):
+    """``value`` with each tensor replaced by a reference to its key in ``tensors`` (a _Tensors)."""
+    kind = type(value)
+    if kind in _SCALARS:  # most of a frame: names, numbers and flags
+        return value
+    if kind is list or kind is tuple:
+        return [_flatten(v, tensors) for v in value]
     if isinstance(value, torch.Tensor):
         key = str(len(tensors))
+        tensors.nbytes += value.nelement() * value.element_size()
         # Refuse before copying: a child returning a huge tensor should fail fast, not time out.
-        if sum(t.nbytes for t in tensors.values()) + value.nelement() * value.element_size() > MAX_BLOB:
+        if tensors.nbytes > MAX_BLOB:
             raise ValueError("message too large for the channel")
         tensors[key] = torch.Tensor.detach(value).cpu().contiguous()
         return {TENSOR_KEY: key}
@@ -55,8 +70,6 @@ def _flatten(value, tensors):
         return {k: _flatten(v, tensors) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_flatten(v, tensors) for v in value]
-    if value is None or type(value) in (bool, int, float, str):
-        return value
     raise TypeError(f"a {type(value).__name__} cannot cross the channel")
 
 
@@ -124,7 +137,7 @@ def digest(tensor):
 
 
 def encode(message) -> bytes:
-    tensors = {}
+    tensors = _Tensors()
     header = json.dumps(_flatten(message, tensors), allow_nan=True).encode()
     blob = _save(tensors) if tensors else b""
     if len(header) > MAX_JSON or len(blob) > MAX_BLOB:

@@ -41,8 +41,10 @@ class Refused(GraderError):
 # the wrong shape is the student's failure, never a KeyError or TypeError in the grader.
 PLAIN = "plain"   # a plan's value: tensors, None, bool, int, float, str, lists, dicts with str keys (bounded)
 # per step: its value, what its recorded submodules were given and returned per call, its error,
-# and the calls it counted
-_REPLY = {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str}, "counts?": {str: int}}
+# the calls it counted, the steps whose value is still what the grader sent (``changed_from``), and
+# the arguments a call changed (``changed_args``)
+_REPLY = {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str}, "counts?": {str: int},
+          "unchanged?": [str], "changed_args?": {str: [PLAIN]}}
 
 
 # What the comparisons can handle; anything else (float8, complex, quantized) is a failed check.
@@ -263,7 +265,12 @@ class StudentSession:
         calls: ``Plan.counts``), ``what`` (what the call, or a ``backward``, is called in its
         errors), ``result`` (the value must be a function's answer, tensors or numbers, else
         "{result} returned ..."; of a ``backward``: what made its tensor, in its errors),
-        ``return`` (send the value back; any step).
+        ``return`` (send the value back; any step), ``changed_from`` (with ``return``: an earlier
+        ``data`` step holding one tensor; the value travels back only where it is not exactly that
+        tensor, else ``Plan.values`` holds the grader's own tensor of that step and ``Plan.unchanged``
+        names the step: a child that claims so gets back only what it was sent), ``changed_args``
+        (of ``call``: ``Plan.changed_args[step]`` lists, per argument, None where it was not a
+        tensor or is still exactly the one sent, else the tensor as the call left it).
         Arguments hold plain data and ``{"$ref": step}`` for an earlier step's object; never code.
         ``needs`` names what the plan probes (default: its first ``module.name`` call)."""
         steps = [dict(step) for step in steps]
@@ -274,19 +281,26 @@ class StudentSession:
                           and step["call"].split(".")[0] not in names and "." in step["call"]), "plan")
         reply = self._request(steps, needs=needs, timeout=timeout)
         values, records, errors = reply["values"], reply["records"], reply["errors"]
+        unchanged = set(reply.get("unchanged", ()))
+        changed_from = {step["let"]: step["changed_from"] for step in steps if "changed_from" in step}
+        changed_args = reply.get("changed_args", {})
+        arity = {step["let"]: len(step.get("args", ())) for step in steps if step.get("changed_args")}
         returned = {step["let"] for step in steps if step.get("return")}
         recording = {step["let"]: set(step.get("record", ())) for step in steps if "record" in step}
         counting = {step["let"] for step in steps if step.get("count_causal_sdpa")}
         if not (set(errors) <= set(names) and set(values) <= returned and not set(values) & set(errors)
-                and returned <= set(values) | set(errors) and set(records) <= set(recording) - set(errors)
+                and unchanged <= set(changed_from) - set(values) - set(errors)
+                and returned <= set(values) | set(errors) | unchanged and set(records) <= set(recording) - set(errors)
                 and all(set(records[name]) == recording[name] for name in records)
                 and set(recording) - set(errors) <= set(records)
-                and set(reply.get("counts", {})) == counting - set(errors)):
+                and set(reply.get("counts", {})) == counting - set(errors)
+                and set(changed_args) == set(arity) - set(errors)
+                and all(len(changed_args[name]) == arity[name] for name in changed_args)):
             self._kill()  # our child sends exactly one answer per step: the channel was tampered with
             raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
         errors = {name: clean_text(why, limit=MESSAGE_LIMIT) for name, why in errors.items()}
         answers = {step["let"] for step in steps if step.get("result")}  # a function's answer
-        for name, value in [*values.items(), *records.items()]:
+        for name, value in [*values.items(), *records.items(), *changed_args.items()]:
             dtype = _odd_dtype(value)
             if dtype is not None:
                 errors[name] = (f"{needs if name in answers else name} {'returned' if name in answers else 'holds'}"
@@ -294,26 +308,66 @@ class StudentSession:
                                 " return the dtype of its inputs (float32)")
                 values.pop(name, None)
                 records.pop(name, None)
-        return Plan(values, records, errors, reply.get("counts", {}))
+                changed_args.pop(name, None)
+        sent = {step["let"]: step["data"] for step in steps if "data" in step}
+        values.update({name: sent[changed_from[name]] for name in unchanged})  # the grader's own, never the child's
+        return Plan(values, records, errors, reply.get("counts", {}), unchanged, changed_args)
 
 
 _ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")
 _OPTIONS = {"let", "args", "kwargs", "seed", "params", "params_keep", "params_digest", "train", "grad", "record",
             "return", "limit", "weight", "stand_in", "transpose_buffers", "count_causal_sdpa", "what", "result",
-            "attrs"}
+            "attrs", "changed_from", "changed_args"}
 _ACTION_SET, _KEYS = set(_ACTIONS), _OPTIONS | set(_ACTIONS)
 # the actions each option goes with (any step may have let, seed and return)
-_GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return"}},
+_GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return", "changed_from"}},
               "limit": ("iterate",), "weight": ("backward",), "attrs": ("describe",), "what": ("call", "backward"),
               "result": ("call", "backward")}
 
 
+def _names(value):
+    return isinstance(value, (list, tuple)) and all(isinstance(n, str) and n for n in value)
+
+
+def _text(value):
+    return isinstance(value, str) and bool(value)
+
+
+def _stand_ins(value):
+    return value is None or isinstance(value, dict) and all(
+        isinstance(k, str) and k and isinstance(v, dict) and set(v) <= {"weight", "bias"}
+        and isinstance(v.get("weight"), torch.Tensor) and v["weight"].dim() == 2
+        and (v.get("bias") is None or isinstance(v["bias"], torch.Tensor)) for k, v in value.items())
+
+
+# What each option must hold, and the words that say so; the plain data in args, kwargs, weight,
+# data and params_digest is checked on its own (_check_steps.data).
+_RULES = {
+    "params_keep": (_names, "must list names"), "attrs": (_names, "must list names"),
+    "record": (_names, "must list dotted submodule names"),
+    "what": (_text, "must be a str"), "result": (_text, "must be a str"), "transpose_buffers": (_text, "must be a str"),
+    "args": (lambda v: isinstance(v, (list, tuple)), "must be a list"),
+    "kwargs": (lambda v: isinstance(v, dict), "must be a dict"),
+    "params_digest": (lambda v: v is None or isinstance(v, dict), "must map names to digests"),
+    "limit": (lambda v: type(v) is int and 0 <= v <= protocol.PLAN_LIMIT, f"must be an int up to {protocol.PLAN_LIMIT}"),
+    "seed": (lambda v: v is None or type(v) is int, "must be an int"),
+    "changed_args": (lambda v: type(v) is bool, "must be True or False"),
+    "params": (lambda v: v is None or isinstance(v, dict) and all(
+        isinstance(k, str) and isinstance(t, torch.Tensor) for k, t in v.items()), "must map names to tensors"),
+    "stand_in": (_stand_ins, "must map submodule names to {'weight': 2-D tensor, 'bias': tensor or None}"),
+}
+_DATA = ("args", "kwargs", "weight", "data", "params_digest")
+_SCALARS = (bool, int, float, str, type(None))
+
+
 def _check_steps(steps):
     """The suite's plan is well formed (a mistake here is the grader's, so a ValueError)."""
-    earlier = set()
+    earlier, sent = set(), set()  # sent: the data steps that hold one tensor
 
     def data(value, where, depth=0):
         """``where``: the words that place it, for the message."""
+        if type(value) in _SCALARS or isinstance(value, torch.Tensor):
+            return
         if depth > protocol.PLAN_DEPTH:
             raise ValueError(f"{' '.join(where)}: nested too deep")
         if isinstance(value, dict) and set(value) == {"$ref"}:
@@ -327,55 +381,36 @@ def _check_steps(steps):
         elif isinstance(value, (list, tuple)):
             for v in value:
                 data(v, where, depth + 1)
-        elif not (value is None or type(value) in (bool, int, float, str) or isinstance(value, torch.Tensor)):
+        else:
             raise ValueError(f"{' '.join(where)}: a {type(value).__name__} is not plain data")
 
     for step in steps:
         name = step.get("let")
         if not isinstance(name, str) or not name.isidentifier() or name in earlier:
             raise ValueError(f"plan step {step!r}: `let` must be a new identifier")
-        actions = list(step.keys() & _ACTION_SET)
-        unknown = step.keys() - _KEYS
+        actions = [key for key in step if key in _ACTION_SET]
+        unknown = [key for key in step if key not in _KEYS]
         if len(actions) != 1 or unknown:
             raise ValueError(f"plan step {name}: exactly one of {', '.join(_ACTIONS)}"
                              + (f"; unknown keys {sorted(unknown)}" if unknown else ""))
-        if actions[0] != "data" and (not isinstance(step[actions[0]], str) or not step[actions[0]]):
-            raise ValueError(f"plan step {name}: `{actions[0]}` must name a step or module.name")
-        for key in step.keys() & _GOES_WITH.keys():
-            if actions[0] not in _GOES_WITH[key]:
+        action = actions[0]
+        if action != "data" and not _text(step[action]):
+            raise ValueError(f"plan step {name}: `{action}` must name a step or module.name")
+        for key, value in step.items():
+            if key in _GOES_WITH and action not in _GOES_WITH[key]:
                 raise ValueError(f"plan step {name}: `{key}` goes with `{'` or `'.join(_GOES_WITH[key])}`")
-        for key in step.keys() & {"params_keep", "attrs"}:
-            if not (isinstance(step[key], (list, tuple)) and all(isinstance(n, str) and n for n in step[key])):
-                raise ValueError(f"plan step {name}: `{key}` must list names")
-        for key in step.keys() & {"what", "result", "transpose_buffers"}:
-            if not (isinstance(step[key], str) and step[key]):
-                raise ValueError(f"plan step {name}: `{key}` must be a str")
-        if step.get("params_digest") is not None and not isinstance(step["params_digest"], dict):
-            raise ValueError(f"plan step {name}: `params_digest` must map names to digests")
-        if not isinstance(step.get("args", []), (list, tuple)) or not isinstance(step.get("kwargs", {}), dict):
-            raise ValueError(f"plan step {name}: `args` must be a list, `kwargs` a dict")
-        if not all(isinstance(r, str) and r for r in step.get("record", [])):
-            raise ValueError(f"plan step {name}: `record` must list dotted submodule names")
-        if "limit" in step and not (type(step["limit"]) is int and 0 <= step["limit"] <= protocol.PLAN_LIMIT):
-            raise ValueError(f"plan step {name}: `limit` must be an int up to {protocol.PLAN_LIMIT}")
-        if step.get("seed") is not None and type(step["seed"]) is not int:
-            raise ValueError(f"plan step {name}: `seed` must be an int")
-        if step.get("params") is not None and not (isinstance(step["params"], dict) and all(
-                isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in step["params"].items())):
-            raise ValueError(f"plan step {name}: `params` must map names to tensors")
-        if step.get("stand_in") is not None and not (isinstance(step["stand_in"], dict) and all(
-                isinstance(k, str) and k and isinstance(v, dict) and set(v) <= {"weight", "bias"}
-                and isinstance(v.get("weight"), torch.Tensor) and v["weight"].dim() == 2
-                and (v.get("bias") is None or isinstance(v["bias"], torch.Tensor))
-                for k, v in step["stand_in"].items())):
-            raise ValueError(f"plan step {name}: `stand_in` must map submodule names to "
-                             "{'weight': 2-D tensor, 'bias': tensor or None}")
-        for key in ("args", "kwargs", "weight", "data", "params_digest"):
-            if key in step:
-                data(step[key], ("plan step", name, key))
+            if key in _RULES and not _RULES[key][0](value):
+                raise ValueError(f"plan step {name}: `{key}` {_RULES[key][1]}")
+            if key in _DATA:
+                data(value, ("plan step", name, key))
+        if "changed_from" in step and not (step.get("return") and step["changed_from"] in sent):
+            raise ValueError(f"plan step {name}: `changed_from` goes with `return` and names an earlier `data` "
+                             "step holding one tensor")
         if "record" in step:
             step["record"] = list(step["record"])
         earlier.add(name)
+        if type(step.get("data")) is torch.Tensor:
+            sent.add(name)
 
 
 class _StepValues(dict):
@@ -406,14 +441,17 @@ def _root_cause(name, errors):
 class Plan:
     """A plan's answer: ``values[step]`` (what a step with ``return`` gave), ``records[step]``
     ({submodule: [[inputs..., output] per call]}), ``errors`` ({step: one line}), ``counts``
-    ({step: the calls it counted}); reading a failed step's value, record or count raises its
-    StudentFailure."""
+    ({step: the calls it counted}), ``unchanged`` (the ``changed_from`` steps whose value is the
+    grader's own tensor), ``changed_args`` ({step: per argument, None or the tensor the call left});
+    reading a failed step's value, record, count or changed arguments raises its StudentFailure."""
 
-    def __init__(self, values, records, errors, counts=None):
+    def __init__(self, values, records, errors, counts=None, unchanged=(), changed_args=None):
         self.values = _StepValues(values, errors)
         self.records = _StepValues(records, errors)
         self.counts = _StepValues(counts or {}, errors)
         self.errors = errors
+        self.unchanged = set(unchanged)
+        self.changed_args = _StepValues(changed_args or {}, errors)
 
     def failed(self, name):
         """The reason ``name`` failed (the first failure it depended on), or None."""
