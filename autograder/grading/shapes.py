@@ -1,0 +1,125 @@
+"""An exception from the student's code, explained by the shapes of their tensors and the book's.
+
+Trusted side. The child reports where the student's code raised (``session.Fault``: the
+function, the line, each tensor local's shape; checked as data). Here the same steps run on
+the reference, in this process, and the book's function of the same name is watched as it
+returns: a local that both functions have, that the student's code no longer changes after
+the failing line, and whose shape differs from the book's, is named with both shapes. Where
+none does (or the reference cannot be run that way), the message lists the student's tensors
+at that line and stops: it never guesses a cause the evidence does not show. The line shown is
+read from the student's sources the grader holds, never from the child.
+"""
+import ast
+import re
+import sys
+
+import torch
+
+from . import course
+from ..sandbox import child
+
+
+def explain(fault, sources, assignment):
+    """One or two sentences about ``fault`` (a session.Fault) for the check's feedback, or None."""
+    where = fault.where
+    yours = dict(where.tensors)
+    if not yours:
+        return None
+    text = sources[where.module].splitlines()[where.line - 1].strip()
+    if len(text) > 100:
+        text = text[:99] + "…"
+    place = f"In your `{where.function}` ({where.module}.py line {where.line}: {_code(text)})"
+    settled = _settled(sources[where.module], where.function, where.line, yours)
+    book = _book_locals(fault, assignment) if settled else {}
+    differ = [(name, yours[name], book[name]) for name in settled if name in book and yours[name] != book[name]]
+    if differ:
+        return place + ": " + "; ".join(f"your `{name}` {_has(mine)} where the book's code {_has(theirs)}"
+                                        for name, mine, theirs in differ) + "."
+    return place + ", your tensors had these shapes: " + ", ".join(
+        f"`{name}` {_shape_text(shape)}" for name, shape in yours.items()) + "."
+
+
+def _code(text):
+    """``text`` as a Markdown code span, whatever backticks it holds."""
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if "`" in text else f"{fence}{text}{fence}"
+
+
+def _shape_text(shape):
+    if shape and all(type(s) is tuple for s in shape):  # a list of tensors
+        return "[" + ", ".join(map(_shape_text, shape)) + "]"
+    return "(" + ", ".join(map(str, shape)) + (",)" if len(shape) == 1 else ")")
+
+
+def _has(shape):
+    if shape and all(type(s) is tuple for s in shape):
+        return f"holds tensors of shapes {_shape_text(shape)}"
+    return f"has shape {_shape_text(shape)}"
+
+
+def _settled(source, qualname, line, names):
+    """Of ``names``, the locals whose value at ``line`` of the function ``qualname`` is the one it
+    returns with: no assignment to them in the failing statement or after it, nor in a loop
+    around it. Only those are comparable with the book's locals as its function returns."""
+    try:
+        function = _function(ast.parse(source), qualname.split("."))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    if function is None:
+        return []
+    statements = [n for n in ast.walk(function) if isinstance(n, ast.stmt) and n is not function
+                  and n.lineno <= line <= n.end_lineno]
+    start = max((n.lineno for n in statements), default=line)  # the failing statement's first line
+    loops = [n for n in statements if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    later = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+             and n.lineno >= start}
+    later |= {n.id for loop in loops for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return [name for name in names if name not in later]
+
+
+def _function(tree, path):
+    """The def at the qualified name ``path`` (["Class", "method"]) in ``tree``, or None."""
+    node = tree
+    for part in path:
+        if part == "<locals>":
+            continue
+        node = next((n for n in ast.iter_child_nodes(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                           ast.ClassDef)) and n.name == part), None)
+        if node is None:
+            return None
+    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _book_locals(fault, assignment):
+    """{local: shape} of the reference's function of the same module and name, as it first
+    returns when the fault's steps run on the reference here; {} where it does not."""
+    a = course.get(assignment)
+    folders = tuple(str(f) for f in [a.solutions, *(course.get(name).solutions for name in a.builds_on)])
+    file = f"{fault.where.module}.py"
+    seen = {}
+
+    def watch(frame, event, arg):
+        code = frame.f_code
+        if (event == "return" and not seen and code.co_qualname == fault.where.function
+                and code.co_filename.startswith(folders) and code.co_filename.endswith("/" + file)):
+            seen.update((name, _shape(value)) for name, value in frame.f_locals.items() if _shape(value) is not None)
+
+    course.reference_modules(a)
+    state, before = torch.get_rng_state(), sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        child.op_plan({"steps": list(fault.steps)})
+    except Exception:  # the reference could not run these steps: no book shapes, nothing guessed
+        seen.clear()
+    finally:
+        sys.setprofile(before)
+        torch.set_rng_state(state)
+    return seen
+
+
+def _shape(value):
+    """A local's shape as the child reports it (child.shape_of), as tuples."""
+    shape = child.shape_of(value)
+    if shape is None:
+        return None
+    return tuple(tuple(s) for s in shape) if shape and isinstance(shape[0], list) else tuple(shape)
