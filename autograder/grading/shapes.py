@@ -29,14 +29,23 @@ def explain(fault, sources, assignment):
     if len(text) > 100:
         text = text[:99] + "…"
     place = f"In your `{where.function}` ({where.module}.py line {where.line}: {_code(text)})"
-    settled = _settled(sources[where.module], where.function, where.line, yours)
-    book = _book_locals(fault, assignment) if settled else {}
+    settled, makes = _statement(sources[where.module], where.function, where.line, yours)
+    book, returned = _book_locals(fault, assignment) if settled or makes else ({}, None)
     differ = [(name, yours[name], book[name]) for name in settled if name in book and yours[name] != book[name]]
     if differ:
-        return place + ": " + "; ".join(f"your `{name}` {_has(mine)} where the book's code {_has(theirs)}"
+        said = place + ": " + "; ".join(f"your `{name}` {_has(mine)} where the book's code {_has(theirs)}"
                                         for name, mine, theirs in differ) + "."
-    return place + ", your tensors had these shapes: " + ", ".join(
-        f"`{name}` {_shape_text(shape)}" for name, shape in yours.items()) + "."
+    else:
+        said = place + ", your tensors had these shapes: " + ", ".join(
+            f"`{name}` {_shape_text(shape)}" for name, shape in yours.items()) + "."
+    if makes is RETURN and returned is not None:
+        said += f" The book's `{where.function}` returns {_of(returned)} there."
+    elif makes is not None and makes is not RETURN and makes in book:
+        said += f" In the book's code, `{makes}` (what this line makes) {_has(book[makes])}."
+    return said
+
+
+RETURN = object()   # the failing statement is a return
 
 
 def _code(text):
@@ -57,24 +66,43 @@ def _has(shape):
     return f"has shape {_shape_text(shape)}"
 
 
-def _settled(source, qualname, line, names):
-    """Of ``names``, the locals whose value at ``line`` of the function ``qualname`` is the one it
-    returns with: no assignment to them in the failing statement or after it, nor in a loop
-    around it. Only those are comparable with the book's locals as its function returns."""
+def _of(shape):
+    if shape and all(type(s) is tuple for s in shape):
+        return f"tensors of shapes {_shape_text(shape)}"
+    return f"a tensor of shape {_shape_text(shape)}"
+
+
+def _statement(source, qualname, line, names):
+    """What the student's function ``qualname`` shows at ``line``, read from their source: of
+    ``names``, the locals whose value there is the one the function returns with (no assignment
+    to them in the failing statement or after it, nor in a loop around it), comparable with the
+    book's locals as its function returns; and what the failing statement makes: RETURN, the one
+    name it assigns (where that is its last value), or None."""
     try:
         function = _function(ast.parse(source), qualname.split("."))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+        return [], None
     if function is None:
-        return []
+        return [], None
     statements = [n for n in ast.walk(function) if isinstance(n, ast.stmt) and n is not function
                   and n.lineno <= line <= n.end_lineno]
-    start = max((n.lineno for n in statements), default=line)  # the failing statement's first line
+    if not statements:
+        return [], None
+    failing = max(statements, key=lambda n: n.lineno)  # the innermost: it starts last
     loops = [n for n in statements if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
-    later = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-             and n.lineno >= start}
-    later |= {n.id for loop in loops for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return [name for name in names if name not in later]
+    stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    looped = {n.id for loop in loops for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    later = {n.id for n in stores if n.lineno >= failing.lineno} | looped
+    makes = None
+    if isinstance(failing, ast.Return):
+        makes = RETURN
+    elif isinstance(failing, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = failing.targets if isinstance(failing, ast.Assign) else [failing.target]
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            name = targets[0].id
+            after = {n.id for n in stores if n.lineno > failing.end_lineno}
+            makes = name if name not in after | looped else None
+    return [name for name in names if name not in later], makes
 
 
 def _function(tree, path):
@@ -91,18 +119,20 @@ def _function(tree, path):
 
 
 def _book_locals(fault, assignment):
-    """{local: shape} of the reference's function of the same module and name, as it first
-    returns when the fault's steps run on the reference here; {} where it does not."""
+    """({local: shape}, the returned value's shape or None) of the reference's function of the
+    same module and name, as it first returns when the fault's steps run on the reference here;
+    ({}, None) where it does not."""
     a = course.get(assignment)
     folders = tuple(str(f) for f in [a.solutions, *(course.get(name).solutions for name in a.builds_on)])
     file = f"{fault.where.module}.py"
-    seen = {}
+    seen, returned = {}, []
 
     def watch(frame, event, arg):
         code = frame.f_code
-        if (event == "return" and not seen and code.co_qualname == fault.where.function
+        if (event == "return" and not returned and code.co_qualname == fault.where.function
                 and code.co_filename.startswith(folders) and code.co_filename.endswith("/" + file)):
             seen.update((name, _shape(value)) for name, value in frame.f_locals.items() if _shape(value) is not None)
+            returned.append(_shape(arg))
 
     course.reference_modules(a)
     state, before = torch.get_rng_state(), sys.getprofile()
@@ -110,11 +140,11 @@ def _book_locals(fault, assignment):
     try:
         child.op_plan({"steps": list(fault.steps)})
     except Exception:  # the reference could not run these steps: no book shapes, nothing guessed
-        seen.clear()
+        return {}, None
     finally:
         sys.setprofile(before)
         torch.set_rng_state(state)
-    return seen
+    return seen, returned[0] if returned else None
 
 
 def _shape(value):
