@@ -191,6 +191,17 @@ def test_a_forged_report_on_the_channel_keeps_the_error_and_drops_the_shapes(zyg
         s.close()
 
 
+def test_an_error_inside_a_comprehension_is_placed_at_its_functions_line(zygote):
+    source = "import torch\n\ndef h(x):\n    w = torch.ones(4, 4)\n    return [t @ w for t in (x, x)]\n"
+    s = StudentSession(zygote, {"mine": source})
+    try:
+        plan = s.plan([{"let": "out", "call": "mine.h", "args": [torch.ones(2, 3)], "return": True}])
+        assert "mat1 and mat2 shapes cannot be multiplied" in plan.failed("out")
+        assert [f.where for f in s.faults] == [Where("mine", "h", 5, (("x", (2, 3)), ("w", (4, 4))))]
+    finally:
+        s.close()
+
+
 def test_the_students_line_is_shown_from_their_source_whatever_backticks_it_holds():
     source = "import torch\n\ndef f(x):\n    y = x @ x  # `oops` <b>not markup</b>\n    return y\n"
     fault = Fault("error", Where("mine", "f", 4, (("x", (2, 3)),)), ())

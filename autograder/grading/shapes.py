@@ -25,7 +25,7 @@ def explain(fault, sources, assignment):
     yours = dict(where.tensors)
     if not yours:
         return None
-    text = sources[where.module].splitlines()[where.line - 1].strip()
+    text = sources[where.module].split("\n")[where.line - 1].strip()  # lines as Python counts them
     if len(text) > 100:
         text = text[:99] + "…"
     place = f"In your `{where.function}` ({where.module}.py line {where.line}: {_code(text)})"

@@ -116,15 +116,16 @@ def shape_of(value):
 
 
 def _where(exc):
-    """Where the submission's own code raised ``exc``: the innermost frame in one of its modules,
+    """Where the submission's own code raised ``exc``: the innermost function of one of its modules,
     as {"module", "function" (its qualified name), "line", "tensors": {local: shape}}, or None.
     Only names, numbers and shapes: the grader reads the line itself from the sources it holds.
     Only for the errors torch raises on shapes; a stub's NotImplementedError is "not written yet"."""
     if not isinstance(exc, (RuntimeError, IndexError, ValueError, TypeError)) or isinstance(exc, NotImplementedError):
         return None
     found, tb = None, exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename.startswith(SUBMISSION_PREFIX):
+    while tb is not None:  # a named function's frame: a comprehension's (<listcomp>) is its function's line
+        code = tb.tb_frame.f_code
+        if code.co_filename.startswith(SUBMISSION_PREFIX) and not code.co_name.startswith("<"):
             found = tb
         tb = tb.tb_next
     if found is None:

@@ -149,7 +149,7 @@ def read_where(data, sources):
         module, function, line = data["module"], data["function"], data["line"]
         if not (type(module) is str and module in sources and type(function) is str and len(function) <= 200
                 and _QUALNAME.fullmatch(function) and type(line) is int
-                and 1 <= line <= len(sources[module].splitlines())
+                and 1 <= line <= sources[module].count("\n") + 1
                 and len(data["tensors"]) <= protocol.WHERE_LOCALS
                 and all(type(k) is str and _IDENTIFIER.fullmatch(k) for k in data["tensors"])):
             raise ValueError
