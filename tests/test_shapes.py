@@ -191,6 +191,23 @@ def test_a_forged_report_on_the_channel_keeps_the_error_and_drops_the_shapes(zyg
         s.close()
 
 
+def test_the_books_shapes_come_from_the_failing_call_not_an_earlier_one(zygote):
+    """The first call (one sequence of two tokens, as many as heads) passes even without the
+    transpose; the second fails: the book's shapes are those of the second call."""
+    _, sources = edited("view without transpose")
+    s = StudentSession(zygote, {name.removesuffix(".py"): text for name, text in sources.items()})
+    try:
+        plan = s.plan([{"let": "m", "call": "multihead_attention.MultiHeadAttention", "args": [4, 4, 6, 0.0, 2],
+                        "seed": 1},
+                       {"let": "out0", "call": "m", "args": [torch.ones(1, 2, 4)], "return": True},
+                       {"let": "out1", "call": "m", "args": [torch.ones(2, 6, 4)], "return": True}])
+        assert plan.failed("out0") is None
+        said = shapes.explain(s.fault(plan.failed("out1")), s.sources, "ch03_attention")
+    finally:
+        s.close()
+    assert "your `keys` has shape (2, 6, 2, 2) where the book's code has shape (2, 2, 6, 2)" in said, said
+
+
 def test_an_error_inside_a_comprehension_is_placed_at_its_functions_line(zygote):
     source = "import torch\n\ndef h(x):\n    w = torch.ones(4, 4)\n    return [t @ w for t in (x, x)]\n"
     s = StudentSession(zygote, {"mine": source})

@@ -120,31 +120,46 @@ def _function(tree, path):
 
 def _book_locals(fault, assignment):
     """({local: shape}, the returned value's shape or None) of the reference's function of the
-    same module and name, as it first returns when the fault's steps run on the reference here;
-    ({}, None) where it does not."""
+    same module and name, as it first returns in the failing step when the fault's steps run on
+    the reference here (an earlier step may have called it on other inputs); ({}, None) where it
+    does not."""
+    if not fault.steps:
+        return {}, None
     a = course.get(assignment)
     folders = tuple(str(f) for f in [a.solutions, *(course.get(name).solutions for name in a.builds_on)])
     file = f"{fault.where.module}.py"
-    seen, returned = {}, []
+    *before, failing = fault.steps
+    mark = "failing_step_begins"
+    while any(step["let"] == mark for step in fault.steps):
+        mark += "_"
+    steps = [*before, {"let": mark, "call": f"{__name__}.{failing_step_begins.__name__}"}, failing]
+    began, seen, returned = [], {}, []
 
     def watch(frame, event, arg):
         code = frame.f_code
-        if (event == "return" and not returned and code.co_qualname == fault.where.function
+        if event == "call" and code is failing_step_begins.__code__:
+            began.append(True)
+        elif (event == "return" and began and not returned and code.co_qualname == fault.where.function
                 and code.co_filename.startswith(folders) and code.co_filename.endswith("/" + file)):
             seen.update((name, _shape(value)) for name, value in frame.f_locals.items() if _shape(value) is not None)
             returned.append(_shape(arg))
 
     course.reference_modules(a)
-    state, before = torch.get_rng_state(), sys.getprofile()
+    state, profile = torch.get_rng_state(), sys.getprofile()
     sys.setprofile(watch)
     try:
-        child.op_plan({"steps": list(fault.steps)})
+        child.op_plan({"steps": steps})
     except Exception:  # the reference could not run these steps: no book shapes, nothing guessed
         return {}, None
     finally:
-        sys.setprofile(before)
+        sys.setprofile(profile)
         torch.set_rng_state(state)
     return seen, returned[0] if returned else None
+
+
+def failing_step_begins():
+    """A step of the replay calls this right before the failing step: the book's function is
+    watched from here on."""
 
 
 def _shape(value):
