@@ -330,7 +330,9 @@ class StudentSession:
         "{result} returned ..."; of a ``backward``: what made its tensor, in its errors),
         ``return`` (send the value back; any step).
         Arguments hold plain data and ``{"$ref": step}`` for an earlier step's object; never code.
-        ``needs`` names what the plan probes (default: its first ``module.name`` call)."""
+        ``needs`` names what the plan probes (default: its first ``module.name`` call).
+        A step that raised a shape error in the submission's code also leaves a ``Fault`` in
+        ``faults`` where the child's report of it is well formed (``read_where``)."""
         steps = [dict(step) for step in steps]
         _check_steps(steps)
         names = [step["let"] for step in steps]
