@@ -144,10 +144,10 @@ def _book_locals(fault, assignment):
             seen.update((name, _shape(value)) for name, value in frame.f_locals.items() if _shape(value) is not None)
             returned.append(_shape(arg))
 
-    course.reference_modules(a)
     state, profile = torch.get_rng_state(), sys.getprofile()
     sys.setprofile(watch)
     try:
+        course.reference_modules(a)  # on sys.path and imported, as the suites' ``ref`` has them
         reply = child.op_plan({"steps": steps})
     except Exception:  # the reference could not run these steps: no book shapes, nothing guessed
         return {}, None
