@@ -208,6 +208,27 @@ def test_the_books_shapes_come_from_the_failing_call_not_an_earlier_one(zygote):
     assert "your `keys` has shape (2, 6, 2, 2) where the book's code has shape (2, 2, 6, 2)" in said, said
 
 
+def test_a_shape_the_book_changes_from_call_to_call_in_the_step_is_not_claimed(zygote):
+    """generate calls the model on 4, then 5 tokens; the student's model fails on the second call
+    (positions for 4 tokens, always). The book's tok_embeds has 4 tokens in its first call, 5 in
+    its second: which call failed is unknown, so no shape of it is claimed as the book's."""
+    sources = reference_sources("ch04_gpt")
+    sources["gpt_model.py"] = sources["gpt_model.py"].replace(
+        "torch.arange(seq_len, device=in_idx.device)", "torch.arange(4, device=in_idx.device)")
+    cfg = {"vocab_size": 11, "context_length": 8, "emb_dim": 4, "n_heads": 2, "n_layers": 1, "drop_rate": 0.0,
+           "qkv_bias": False}
+    s = StudentSession(zygote, {name.removesuffix(".py"): text for name, text in sources.items()})
+    try:
+        plan = s.plan([{"let": "m", "call": "gpt_model.GPTModel", "args": [cfg], "seed": 1, "train": False},
+                       {"let": "out", "call": "generate.generate_text_simple", "args": [
+                           {"$ref": "m"}, torch.zeros(2, 4, dtype=torch.long), 2, 8], "return": True}])
+        said = shapes.explain(s.fault(plan.failed("out")), s.sources, "ch04_gpt")
+    finally:
+        s.close()
+    assert "In your `GPTModel.forward`" in said and "`tok_embeds` (2, 5, 4)" in said, said
+    assert "the book's" not in said, said
+
+
 def test_an_error_inside_a_comprehension_is_placed_at_its_functions_line(zygote):
     source = "import torch\n\ndef h(x):\n    w = torch.ones(4, 4)\n    return [t @ w for t in (x, x)]\n"
     s = StudentSession(zygote, {"mine": source})

@@ -120,9 +120,10 @@ def _function(tree, path):
 
 def _book_locals(fault, assignment):
     """({local: shape}, the returned value's shape or None) of the reference's function of the
-    same module and name, as it first returns in the failing step when the fault's steps run on
-    the reference here (an earlier step may have called it on other inputs); ({}, None) where it
-    does not."""
+    same module and name, as it returns in the failing step when the fault's steps run on the
+    reference here (an earlier step may have called it on other inputs); ({}, None) where it
+    does not. Which of the step's calls failed in the student's run is not known: only a shape
+    the same in every call of the step is the book's there (a growing cache's keys are not)."""
     if not fault.steps:
         return {}, None
     a = course.get(assignment)
@@ -133,16 +134,16 @@ def _book_locals(fault, assignment):
     while any(step["let"] == mark for step in fault.steps):
         mark += "_"
     steps = [*before, {"let": mark, "call": f"{__name__}.{failing_step_begins.__name__}"}, failing]
-    began, seen, returned = [], {}, []
+    began, calls = [], []   # per call of the book's function in the failing step: (locals' shapes, returned)
 
     def watch(frame, event, arg):
         code = frame.f_code
         if event == "call" and code is failing_step_begins.__code__:
             began.append(True)
-        elif (event == "return" and began and not returned and code.co_qualname == fault.where.function
+        elif (event == "return" and began and code.co_qualname == fault.where.function
                 and code.co_filename.startswith(folders) and code.co_filename.endswith("/" + file)):
-            seen.update((name, _shape(value)) for name, value in frame.f_locals.items() if _shape(value) is not None)
-            returned.append(_shape(arg))
+            calls.append(({name: shape for name, value in frame.f_locals.items()
+                           if (shape := _shape(value)) is not None}, _shape(arg)))
 
     state, profile = torch.get_rng_state(), sys.getprofile()
     sys.setprofile(watch)
@@ -154,9 +155,11 @@ def _book_locals(fault, assignment):
     finally:
         sys.setprofile(profile)
         torch.set_rng_state(state)
-    if failing["let"] in reply["errors"]:  # the book's code fails there too: its shapes say nothing
+    if failing["let"] in reply["errors"] or not calls:  # the book's code fails there too, or never ran
         return {}, None
-    return seen, returned[0] if returned else None
+    (first, returned), *others = calls
+    same = {name: shape for name, shape in first.items() if all(c.get(name) == shape for c, _ in others)}
+    return same, returned if all(r == returned for _, r in others) else None
 
 
 def failing_step_begins():
