@@ -17,7 +17,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from . import course, diagnose
+from . import course, diagnose, shapes
 from .grade import digest, syntax_notes
 from .result import NAMES_MISTAKE, Check, KnownMistake, SubmissionResult
 from ..paths import PYTEST_INI
@@ -48,8 +48,9 @@ class Student:
 class _Collector:
     """pytest plugin: the ``student`` fixture and one record per check."""
 
-    def __init__(self, session):
+    def __init__(self, session, assignment=None):
         self.context = Student(session)
+        self.assignment = assignment  # its name: where a step raised, the reference runs the same steps
         self.records = []
         self.grader_errors = []
 
@@ -95,6 +96,7 @@ class _Collector:
                     mistake = clean_text(exc.mistake)
                 else:  # what the failure itself shows: one of diagnose's fixed names, never the child's text
                     mistake = diagnose.from_failure(str(exc))
+                    output += self._shapes(str(exc))
                     if mistake:
                         output += NAMES_MISTAKE.format(mistake)
                 self.context.failed_parts.add(part)
@@ -104,6 +106,16 @@ class _Collector:
         self.records.append(Check(f"{part}: {doc}", part, points if passed else 0, points,
                                   "passed" if passed else "failed", output, mistake=mistake,
                                   picture=getattr(exc, "picture", None) if failed else None))
+        if self.context.session is not None:
+            self.context.session.faults.clear()  # the next check's begin afresh
+
+    def _shapes(self, text):
+        """Where the failure is a step that raised in the student's code: their tensors' shapes
+        there, and the book's where they differ (grading.shapes), as a sentence to append."""
+        session = self.context.session
+        fault = session.fault(text) if session is not None and self.assignment else None
+        explained = shapes.explain(fault, session.sources, self.assignment) if fault else None
+        return " " + clean_text(explained, limit=MESSAGE_LIMIT) if explained else ""
 
 
 class _Check:
@@ -343,7 +355,7 @@ class Grader:
             suites = self._suites[assignment.suites] = _Suites(assignment)
         session = StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget,
                                  unsafe_same_uid=self.unsafe_same_uid)
-        collector = _Collector(session)
+        collector = _Collector(session, assignment.name)
         printed = io.StringIO()
         try:
             if suites.direct:

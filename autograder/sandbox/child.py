@@ -81,11 +81,13 @@ class _Unavailable:
 
 
 class ProbeError(Exception):
-    """A failure the grader should show as it is (with the stage it happened in)."""
+    """A failure the grader should show as it is (with the stage it happened in); ``where``: the
+    student's tensors where their code raised it (``_where``), or None."""
 
-    def __init__(self, stage, message):
+    def __init__(self, stage, message, where=None):
         super().__init__(message)
         self.stage = stage
+        self.where = where
 
 
 def _describe(exc, limit=2000):
@@ -100,6 +102,44 @@ def _describe(exc, limit=2000):
     if len(text) > limit:  # only a pathological message is cut, and then at a word
         text = text[:limit].rsplit(" ", 1)[0] + " …"
     return text + where
+
+
+def shape_of(value):
+    """A local's shape as data: a tensor's, or a short list or tuple of tensors' (else None). The
+    grader reads the book's locals with it too (grading.shapes)."""
+    if isinstance(value, torch.Tensor):
+        return list(value.shape)[:protocol.WHERE_DIMS]
+    if type(value) in (list, tuple) and 0 < len(value) <= protocol.WHERE_ITEMS \
+            and all(isinstance(v, torch.Tensor) for v in value):
+        return [list(v.shape)[:protocol.WHERE_DIMS] for v in value]
+    return None
+
+
+def _where(exc):
+    """Where the submission's own code raised ``exc``: the innermost function of one of its modules,
+    as {"module", "function" (its qualified name), "line", "tensors": {local: shape}}, or None.
+    Only names, numbers and shapes: the grader reads the line itself from the sources it holds.
+    Only for the errors torch raises on shapes; a stub's NotImplementedError is "not written yet"."""
+    if not isinstance(exc, (RuntimeError, IndexError, ValueError, TypeError)) or isinstance(exc, NotImplementedError):
+        return None
+    found, tb = None, exc.__traceback__
+    while tb is not None:  # a named function's frame: a comprehension's (<listcomp>) is its function's line
+        code = tb.tb_frame.f_code
+        if code.co_filename.startswith(SUBMISSION_PREFIX) and not code.co_name.startswith("<"):
+            found = tb
+        tb = tb.tb_next
+    if found is None:
+        return None
+    code, tensors = found.tb_frame.f_code, {}
+    try:
+        for name, value in list(found.tb_frame.f_locals.items()):
+            shape = shape_of(value)
+            if shape is not None and len(tensors) < protocol.WHERE_LOCALS:
+                tensors[name] = shape
+    except Exception:  # a student's tensor subclass whose shape raises: the error is still reported
+        return None
+    return {"module": code.co_filename[len(SUBMISSION_PREFIX):].removesuffix(".py"),
+            "function": code.co_qualname, "line": found.tb_lineno, "tensors": tensors}
 
 
 def _as_data(value, what):
@@ -149,7 +189,7 @@ def _run(stage, what, fn, *args, **kwargs):
     except ProbeError:
         raise
     except BaseException as exc:
-        raise ProbeError(stage, f"{what} raised {_describe(exc)}") from None
+        raise ProbeError(stage, f"{what} raised {_describe(exc)}", _where(exc)) from None
 
 
 def _seed(seed):
@@ -500,7 +540,7 @@ def op_plan(req):
 
     A step that fails gets its error; the steps that use it are not run."""
     env, failed, budget = {}, set(), _Budget()
-    values, records, errors, counts, unchanged, changed = {}, {}, {}, {}, [], {}
+    values, records, errors, counts, unchanged, changed, wheres = {}, {}, {}, {}, [], {}, {}
     sent = {step["let"]: step["data"] for step in req["steps"] if "data" in step}  # as the grader sent it
     for step in req["steps"]:
         name = step["let"]
@@ -523,9 +563,13 @@ def op_plan(req):
         except ProbeError as exc:
             failed.add(name)
             errors[name] = str(exc)
+            if exc.where is not None:
+                wheres[name] = exc.where
         except BaseException as exc:  # a student's object misbehaving where no _run wraps it
             failed.add(name)
             errors[name] = f"{_action(step)} raised {_describe(exc)}"
+            if (where := _where(exc)) is not None:
+                wheres[name] = where
     reply = {"values": values, "records": records, "errors": errors}
     if counts:
         reply["counts"] = counts
@@ -533,6 +577,8 @@ def op_plan(req):
         reply["unchanged"] = unchanged
     if changed:
         reply["changed_args"] = changed
+    if wheres:
+        reply["wheres"] = wheres
     return reply
 
 

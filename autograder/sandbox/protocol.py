@@ -39,6 +39,10 @@ PLAN_ITEMS = 100_000          # tensors, numbers and strings in one reply
 PLAN_STRING = 1 << 16         # characters of one string
 PLAN_CALLS = 256              # calls of one submodule recorded in one step
 PLAN_LIMIT = 4096             # items taken from one iterable
+# Where a step's exception was raised in the student's code (child._where): its tensors' shapes.
+WHERE_LOCALS = 16             # tensor locals named
+WHERE_ITEMS = 8               # tensors of one list or tuple local
+WHERE_DIMS = 8                # dimensions of one shape
 
 
 _SCALARS = (str, int, float, bool, type(None))  # exactly these types: a subclass is not plain data

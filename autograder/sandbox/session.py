@@ -9,6 +9,7 @@ import re
 import signal
 import socket
 import time
+from dataclasses import dataclass
 
 import torch
 
@@ -41,10 +42,10 @@ class Refused(GraderError):
 # the wrong shape is the student's failure, never a KeyError or TypeError in the grader.
 PLAIN = "plain"   # a plan's value: tensors, None, bool, int, float, str, lists, dicts with str keys (bounded)
 # per step: its value, what its recorded submodules were given and returned per call, its error,
-# the calls it counted, the steps whose value is still what the grader sent (``changed_from``), and
-# the arguments a call changed (``changed_args``)
+# the calls it counted, the steps whose value is still what the grader sent (``changed_from``),
+# the arguments a call changed (``changed_args``), and where a shape error was raised
 _REPLY = {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str}, "counts?": {str: int},
-          "unchanged?": [str], "changed_args?": {str: [PLAIN]}}
+          "unchanged?": [str], "changed_args?": {str: [PLAIN]}, "wheres?": {str: dict}}
 
 
 # What the comparisons can handle; anything else (float8, complex, quantized) is a failed check.
@@ -100,6 +101,64 @@ def _conforms(value, spec):
     return True
 
 
+@dataclass(frozen=True)
+class Where:
+    """Where the student's code raised a step's exception, as the child reported it and checked
+    here: names, numbers and shapes only. ``tensors``: ((local, shape), ...), a shape being a
+    tuple of ints, or of such tuples for a list of tensors."""
+    module: str
+    function: str   # qualified name: Class.method
+    line: int
+    tensors: tuple
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A step that raised in the student's code: its error (as the check's text holds it), where,
+    and the grader's own steps up to it (to run the same on the reference)."""
+    error: str
+    where: Where
+    steps: tuple
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_QUALNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.(<locals>|[A-Za-z_][A-Za-z0-9_]*))*")
+
+
+def _dims(shape):
+    if not (type(shape) is list and len(shape) <= protocol.WHERE_DIMS
+            and all(type(n) is int and 0 <= n < 1 << 48 for n in shape)):
+        raise ValueError
+    return tuple(shape)
+
+
+def _shape(value):
+    if type(value) is list and value and all(type(v) is list for v in value):
+        if len(value) > protocol.WHERE_ITEMS:
+            raise ValueError
+        return tuple(_dims(v) for v in value)
+    return _dims(value)
+
+
+def read_where(data, sources):
+    """The child's ``where`` as a Where, or None where it is not exactly what our child sends (a
+    module of the submission, a line inside it, identifiers, bounded shapes): the submission may
+    have forged it, and then the error is reported without it."""
+    try:
+        if set(data) != {"module", "function", "line", "tensors"} or type(data["tensors"]) is not dict:
+            raise ValueError
+        module, function, line = data["module"], data["function"], data["line"]
+        if not (type(module) is str and module in sources and type(function) is str and len(function) <= 200
+                and _QUALNAME.fullmatch(function) and type(line) is int
+                and 1 <= line <= sources[module].count("\n") + 1
+                and len(data["tensors"]) <= protocol.WHERE_LOCALS
+                and all(type(k) is str and _IDENTIFIER.fullmatch(k) for k in data["tensors"])):
+            raise ValueError
+        return Where(module, function, line, tuple((k, _shape(v)) for k, v in data["tensors"].items()))
+    except (ValueError, TypeError):
+        return None
+
+
 def _death_reason(code):
     if code is None:
         return "stopped answering"
@@ -130,6 +189,7 @@ class StudentSession:
         self.protections = {}
         self.imported = set()
         self.broken = {}   # module or module.name -> why later requests fail fast
+        self.faults = []   # Faults of the steps that raised in the student's code, since the check began
 
     # -- child lifecycle -------------------------------------------------------------
     def _start(self):
@@ -240,6 +300,10 @@ class StudentSession:
         # Dying before the module finished importing will happen again: fail its checks fast.
         self.broken[needs if module in self.imported else module] = reason
 
+    def fault(self, text):
+        """The latest Fault whose error the failure ``text`` holds, or None."""
+        return next((f for f in reversed(self.faults) if f.error in text), None)
+
     def plan(self, steps, *, needs=None, timeout=None):
         """Run ``steps`` in order in the child, in one round trip; returns a ``Plan``.
 
@@ -272,7 +336,9 @@ class StudentSession:
         (of ``call``: ``Plan.changed_args[step]`` lists, per argument, None where it was not a
         tensor or is still exactly the one sent, else the tensor as the call left it).
         Arguments hold plain data and ``{"$ref": step}`` for an earlier step's object; never code.
-        ``needs`` names what the plan probes (default: its first ``module.name`` call)."""
+        ``needs`` names what the plan probes (default: its first ``module.name`` call).
+        A step that raised a shape error in the submission's code also leaves a ``Fault`` in
+        ``faults`` where the child's report of it is well formed (``read_where``)."""
         steps = [dict(step) for step in steps]
         _check_steps(steps)
         names = [step["let"] for step in steps]
@@ -299,6 +365,10 @@ class StudentSession:
             self._kill()  # our child sends exactly one answer per step: the channel was tampered with
             raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
         errors = {name: clean_text(why, limit=MESSAGE_LIMIT) for name, why in errors.items()}
+        for name, data in reply.get("wheres", {}).items():
+            where = read_where(data, self.sources) if name in errors else None
+            if where is not None and len(self.faults) < 64:
+                self.faults.append(Fault(errors[name], where, tuple(steps[:names.index(name) + 1])))
         answers = {step["let"] for step in steps if step.get("result")}  # a function's answer
         for name, value in [*values.items(), *records.items(), *changed_args.items()]:
             dtype = _odd_dtype(value)

@@ -436,7 +436,20 @@ MUTANTS = [
            "self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)", "self.W_value = nn.Linear(d_in, d_out)",
            (MHA,), named='where qkv_bias=False asks for none'),
     Mutant("head_dim from d_in instead of d_out in MultiHeadAttention", MHA,
-           "self.head_dim = d_out // num_heads", "self.head_dim = d_in // num_heads", (MHA,)),
+           "self.head_dim = d_out // num_heads", "self.head_dim = d_in // num_heads", (MHA,),
+           says=("In your `MultiHeadAttention.forward` (multihead_attention.py line",
+                 "`keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)`), your tensors had these shapes:")),
+    Mutant("heads viewed but never transposed in MultiHeadAttention", MHA,
+           "keys = keys.transpose(1, 2)" + I8 + "queries = queries.transpose(1, 2)" + I8
+           + "values = values.transpose(1, 2)", "", (MHA,),
+           says=("`attn_scores.masked_fill_(mask_bool, -torch.inf)`): your `keys` has shape (2, 6, 2, 3) where "
+                 "the book's code has shape (2, 2, 6, 3)",)),
+    Mutant("heads joined with torch.cat along the tokens in MultiHeadAttention", MHA,
+           "context_vec = (attn_weights @ values).transpose(1, 2)" + I8
+           + "context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)",
+           "context_vec = torch.cat((attn_weights @ values).unbind(1), dim=1)", (MHA,),
+           says=("your `context_vec` has shape (2, 12, 3) where the book's code has shape (2, 6, 6). The book's "
+                 "`MultiHeadAttention.forward` returns a tensor of shape (2, 6, 6) there.",)),
     Mutant("mask including the diagonal (triu diagonal=0) in MultiHeadAttention", MHA,
            '"mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)',
            '"mask", torch.triu(torch.ones(context_length, context_length), diagonal=0)', (MHA,),

@@ -144,6 +144,13 @@ MUTANTS = [
            named="no position embeddings added"),
     Mutant("position embeddings of the token ids", GM, POSITIONS, "pos_embeds = self.pos_emb(in_idx)", (GM,),
            named="looked up with the token ids"),
+    Mutant("positions from the batch size", GM, POSITIONS,
+           "pos_embeds = self.pos_emb(torch.arange(batch_size, device=in_idx.device))", (GM,),
+           says=("In your `GPTModel.forward` (gpt_model.py line", "`x = tok_embeds + pos_embeds`): your `pos_embeds` "
+                 "has shape (2, 16) where the book's code has shape (4, 16).")),
+    Mutant("the output head as x @ out_head.weight (no transpose)", GM, "return self.out_head(x)",
+           "return x @ self.out_head.weight", (GM,),
+           says=("The book's `GPTModel.forward` returns a tensor of shape (2, 4, 29) there.",)),
     Mutant("no final norm", GM, "x = self.final_norm(x)\n        ", "", (GM,), named="no final norm"),
     Mutant("out_head with a bias", GM, OUT_HEAD, OUT_HEAD.replace("bias=False", "bias=True"), (GM,),
            named="out_head with a bias"),

@@ -1,0 +1,175 @@
+"""An exception from the student's code, explained by the shapes of their tensors and the book's.
+
+Trusted side. The child reports where the student's code raised (``session.Fault``: the
+function, the line, each tensor local's shape; checked as data). Here the same steps run on
+the reference, in this process, and the book's function of the same name is watched as it
+returns: a local that both functions have, that the student's code no longer changes after
+the failing line, and whose shape differs from the book's, is named with both shapes. Where
+none does (or the reference cannot be run that way), the message lists the student's tensors
+at that line and stops: it never guesses a cause the evidence does not show. The line shown is
+read from the student's sources the grader holds, never from the child.
+"""
+import ast
+import re
+import sys
+
+import torch
+
+from . import course
+from ..sandbox import child
+
+
+def explain(fault, sources, assignment):
+    """One or two sentences about ``fault`` (a session.Fault) for the check's feedback, or None."""
+    where = fault.where
+    yours = dict(where.tensors)
+    if not yours:
+        return None
+    text = sources[where.module].split("\n")[where.line - 1].strip()  # lines as Python counts them
+    if len(text) > 100:
+        text = text[:99] + "…"
+    place = f"In your `{where.function}` ({where.module}.py line {where.line}: {_code(text)})"
+    settled, makes = _statement(sources[where.module], where.function, where.line, yours)
+    book, returned = _book_locals(fault, assignment) if settled or makes else ({}, None)
+    differ = [(name, yours[name], book[name]) for name in settled if name in book and yours[name] != book[name]]
+    if differ:
+        said = place + ": " + "; ".join(f"your `{name}` {_has(mine)} where the book's code {_has(theirs)}"
+                                        for name, mine, theirs in differ) + "."
+    else:
+        said = place + ", your tensors had these shapes: " + ", ".join(
+            f"`{name}` {_shape_text(shape)}" for name, shape in yours.items()) + "."
+    if makes is RETURN and returned is not None:
+        said += f" The book's `{where.function}` returns {_of(returned)} there."
+    elif makes is not None and makes is not RETURN and makes in book:
+        said += f" In the book's code, `{makes}` (what this line makes) {_has(book[makes])}."
+    return said
+
+
+RETURN = object()   # the failing statement is a return
+
+
+def _code(text):
+    """``text`` as a Markdown code span, whatever backticks it holds."""
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if "`" in text else f"{fence}{text}{fence}"
+
+
+def _shape_text(shape):
+    if shape and all(type(s) is tuple for s in shape):  # a list of tensors
+        return "[" + ", ".join(map(_shape_text, shape)) + "]"
+    return "(" + ", ".join(map(str, shape)) + (",)" if len(shape) == 1 else ")")
+
+
+def _has(shape):
+    if shape and all(type(s) is tuple for s in shape):
+        return f"holds tensors of shapes {_shape_text(shape)}"
+    return f"has shape {_shape_text(shape)}"
+
+
+def _of(shape):
+    if shape and all(type(s) is tuple for s in shape):
+        return f"tensors of shapes {_shape_text(shape)}"
+    return f"a tensor of shape {_shape_text(shape)}"
+
+
+def _statement(source, qualname, line, names):
+    """What the student's function ``qualname`` shows at ``line``, read from their source: of
+    ``names``, the locals whose value there is the one the function returns with (no assignment
+    to them in the failing statement or after it, nor in a loop around it), comparable with the
+    book's locals as its function returns; and what the failing statement makes: RETURN, the one
+    name it assigns (where that is its last value), or None."""
+    try:
+        function = _function(ast.parse(source), qualname.split("."))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [], None
+    if function is None:
+        return [], None
+    statements = [n for n in ast.walk(function) if isinstance(n, ast.stmt) and n is not function
+                  and n.lineno <= line <= n.end_lineno]
+    if not statements:
+        return [], None
+    failing = max(statements, key=lambda n: n.lineno)  # the innermost: it starts last
+    loops = [n for n in statements if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    looped = {n.id for loop in loops for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    later = {n.id for n in stores if n.lineno >= failing.lineno} | looped
+    makes = None
+    if isinstance(failing, ast.Return):
+        makes = RETURN
+    elif isinstance(failing, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = failing.targets if isinstance(failing, ast.Assign) else [failing.target]
+        if len(targets) == 1 and isinstance(targets[0], ast.Name):
+            name = targets[0].id
+            after = {n.id for n in stores if n.lineno > failing.end_lineno}
+            makes = name if name not in after | looped else None
+    return [name for name in names if name not in later], makes
+
+
+def _function(tree, path):
+    """The def at the qualified name ``path`` (["Class", "method"]) in ``tree``, or None."""
+    node = tree
+    for part in path:
+        if part == "<locals>":
+            continue
+        node = next((n for n in ast.iter_child_nodes(node) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                           ast.ClassDef)) and n.name == part), None)
+        if node is None:
+            return None
+    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+
+
+def _book_locals(fault, assignment):
+    """({local: shape}, the returned value's shape or None) of the reference's function of the
+    same module and name, as it returns in the failing step when the fault's steps run on the
+    reference here (an earlier step may have called it on other inputs); ({}, None) where it
+    does not. Which of the step's calls failed in the student's run is not known: only a shape
+    the same in every call of the step is the book's there (a growing cache's keys are not)."""
+    if not fault.steps:
+        return {}, None
+    a = course.get(assignment)
+    folders = tuple(str(f) for f in [a.solutions, *(course.get(name).solutions for name in a.builds_on)])
+    file = f"{fault.where.module}.py"
+    *before, failing = fault.steps
+    mark = "failing_step_begins"
+    while any(step["let"] == mark for step in fault.steps):
+        mark += "_"
+    steps = [*before, {"let": mark, "call": f"{__name__}.{failing_step_begins.__name__}"}, failing]
+    began, calls = [], []   # per call of the book's function in the failing step: (locals' shapes, returned)
+
+    def watch(frame, event, arg):
+        code = frame.f_code
+        if event == "call" and code is failing_step_begins.__code__:
+            began.append(True)
+        elif (event == "return" and began and code.co_qualname == fault.where.function
+                and code.co_filename.startswith(folders) and code.co_filename.endswith("/" + file)):
+            calls.append(({name: shape for name, value in frame.f_locals.items()
+                           if (shape := _shape(value)) is not None}, _shape(arg)))
+
+    state, profile = torch.get_rng_state(), sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        course.reference_modules(a)  # on sys.path and imported, as the suites' ``ref`` has them
+        reply = child.op_plan({"steps": steps})
+    except Exception:  # the reference could not run these steps: no book shapes, nothing guessed
+        return {}, None
+    finally:
+        sys.setprofile(profile)
+        torch.set_rng_state(state)
+    if failing["let"] in reply["errors"] or not calls:  # the book's code fails there too, or never ran
+        return {}, None
+    (first, returned), *others = calls
+    same = {name: shape for name, shape in first.items() if all(c.get(name) == shape for c, _ in others)}
+    return same, returned if all(r == returned for _, r in others) else None
+
+
+def failing_step_begins():
+    """A step of the replay calls this right before the failing step: the book's function is
+    watched from here on."""
+
+
+def _shape(value):
+    """A local's shape as the child reports it (child.shape_of), as tuples."""
+    shape = child.shape_of(value)
+    if shape is None:
+        return None
+    return tuple(tuple(s) for s in shape) if shape and isinstance(shape[0], list) else tuple(shape)

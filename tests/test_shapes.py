@@ -1,0 +1,248 @@
+"""An exception from the student's code is explained by shapes: which of their tensors had which
+shape at the failing line, and what the book's code has there (grading/shapes.py).
+
+The child reports the innermost frame of the submission's code (names, a line number, shapes);
+the grader checks that report as data, reads the line from the sources it holds, runs the same
+steps on the reference and names only what differs; where nothing does, it lists and stops."""
+import re
+import textwrap
+
+import pytest
+import torch
+
+from autograder.grading import shapes
+from autograder.grading.runner import Grader
+from autograder.sandbox.session import Fault, StudentFailure, StudentSession, Where, read_where
+from autograder.sandbox.zygote import Zygote
+from banks import reference_sources, stub_sources
+
+EDITS = {
+    # the heads joined with torch.cat along the tokens: out_proj then cannot multiply
+    "cat on the wrong dim": ("ch03_attention", "multihead_attention.py",
+                             "context_vec = (attn_weights @ values).transpose(1, 2)\n"
+                             "        context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)",
+                             "context_vec = torch.cat((attn_weights @ values).unbind(1), dim=1)"),
+    "view without transpose": ("ch03_attention", "multihead_attention.py",
+                               "keys = keys.transpose(1, 2)\n        queries = queries.transpose(1, 2)\n"
+                               "        values = values.transpose(1, 2)\n", ""),
+    "matmul in ch04": ("ch04_gpt", "gpt_model.py", "return self.out_head(x)", "return x @ self.out_head.weight"),
+    "cat in a loop": ("ch04_gpt", "generate.py", "idx = torch.cat((idx, idx_next), dim=1)",
+                      "idx = torch.cat((idx, idx_next), dim=0)"),
+}
+
+
+@pytest.fixture(scope="module")
+def grade(tmp_path_factory):
+    """grade(assignment, sources) -> the failed checks' outputs, the result."""
+    with Grader() as grader:
+        def run(assignment, sources):
+            folder = tmp_path_factory.mktemp("submission") / assignment
+            folder.mkdir()
+            for name, text in sources.items():
+                (folder / name).write_text(text)
+            result = grader.grade(folder, assignment)
+            return [t["output"] for t in result["tests"] if t["status"] != "passed"], result
+        yield run
+
+
+def edited(key):
+    assignment, module, old, new = EDITS[key]
+    sources = reference_sources(assignment)
+    assert sources[module].count(old) == 1
+    sources[module] = sources[module].replace(old, new)
+    return assignment, sources
+
+
+SHAPE = r"\((\d+), (\d+), (\d+)\)"
+
+
+def test_torch_cat_on_the_wrong_dim_names_the_tensor_and_the_books_shape(grade):
+    outputs, _ = grade(*edited("cat on the wrong dim"))
+    said = [o for o in outputs if "In your `MultiHeadAttention.forward`" in o]
+    assert said, outputs
+    for output in said:
+        assert "line 88: `return self.out_proj(context_vec)`)" in output
+        found = re.search(rf"your `context_vec` has shape {SHAPE} where the book's code has shape {SHAPE}", output)
+        b, heads_times_tokens, head_dim, *book = map(int, found.groups())
+        assert book[0] == b and heads_times_tokens * head_dim == book[1] * book[2] and heads_times_tokens > book[1]
+        assert f"The book's `MultiHeadAttention.forward` returns a tensor of shape ({b}, {book[1]}, {book[2]})" \
+            in output
+        # the tensors that are as the book's are not named as different
+        assert not re.search(r"your `(keys|queries|values|attn_weights|x)` has shape", output)
+
+
+def test_a_view_without_the_transpose_names_the_heads_shapes_beside_the_books(grade):
+    outputs, _ = grade(*edited("view without transpose"))
+    said = [o for o in outputs if "In your `MultiHeadAttention.forward`" in o]
+    assert said, outputs
+    for output in said:
+        assert "`attn_scores.masked_fill_(mask_bool, -torch.inf)`" in output
+        for name in ("keys", "queries", "values"):  # yours (b, tokens, heads, d), the book's (b, heads, tokens, d)
+            assert re.search(rf"your `{name}` has shape \((\d+), (\d+), (\d+), (\d+)\) where the book's code has "
+                             r"shape \(\1, \3, \2, \4\)", output), output
+
+
+def test_a_matmul_that_cannot_multiply_in_ch04_lists_the_tensors_and_what_the_book_returns(grade):
+    outputs, _ = grade(*edited("matmul in ch04"))
+    said = [o for o in outputs if "In your `GPTModel.forward`" in o]
+    assert said, outputs
+    for output in said:
+        batch, tokens, emb = map(int, re.search(rf"`x` {SHAPE}", output).groups())
+        assert f"`in_idx` ({batch}, {tokens})" in output and f"`pos_embeds` ({tokens}, {emb})" in output
+        vocab = int(re.search(r"mat2 shapes cannot be multiplied \(\d+x\d+ and (\d+)x\d+\)", output).group(1))
+        assert f"The book's `GPTModel.forward` returns a tensor of shape ({batch}, {tokens}, {vocab}) there." in output
+        assert "where the book's code has" not in output  # every tensor of theirs is as the book's
+
+
+def test_a_line_in_a_loop_lists_the_tensors_and_claims_nothing_of_the_book(grade):
+    outputs, _ = grade(*edited("cat in a loop"))
+    said = [o for o in outputs if "In your `generate_text_simple`" in o]
+    assert said, outputs
+    for output in said:
+        batch, tokens = map(int, re.search(r"`idx` \((\d+), (\d+)\)", output).groups())
+        assert f"`idx_next` ({batch}, 1)" in output
+        assert "the book's" not in output  # idx changes in the loop: no step of the book's to compare with
+
+
+@pytest.mark.parametrize("assignment", ["ch03_attention", "ch04_gpt"])
+def test_correct_and_blank_submissions_get_no_shape_sentence(grade, assignment):
+    outputs, result = grade(assignment, reference_sources(assignment))
+    assert result["score"] == result["max_score"] and not outputs
+    outputs, result = grade(assignment, stub_sources(assignment))
+    assert outputs and not any("In your `" in o for o in outputs)  # NotImplementedError: not written yet
+
+
+# -- the child's report is untrusted data -----------------------------------------------------------
+SOURCES = {"mine": "import torch\n\ndef f(x):\n    y = x @ x\n    return y\n"}
+GOOD = {"module": "mine", "function": "f", "line": 4, "tensors": {"x": [2, 3], "ys": [[2], [3, 1]]}}
+
+
+def test_a_well_formed_report_is_read_as_names_numbers_and_shapes():
+    assert read_where(GOOD, SOURCES) == Where("mine", "f", 4, (("x", (2, 3)), ("ys", ((2,), (3, 1)))))
+
+
+@pytest.mark.parametrize("forged", [
+    {**GOOD, "module": "solutions"},                          # not a module of the submission
+    {**GOOD, "module": "../mine"},
+    {**GOOD, "function": "f<script>alert(1)</script>"},       # markup
+    {**GOOD, "function": "f`) **you pass**"},
+    {**GOOD, "line": 99},                                     # beyond the file
+    {**GOOD, "line": True},
+    {**GOOD, "tensors": {"<b>x</b>": [2]}},
+    {**GOOD, "tensors": {"x": [2.5]}},
+    {**GOOD, "tensors": {"x": [-1]}},
+    {**GOOD, "tensors": {"x": "(2, 3)"}},
+    {**GOOD, "tensors": {"x": [1] * 100}},                    # over the caps
+    {**GOOD, "tensors": {f"t{i}": [1] for i in range(100)}},
+    {**GOOD, "tensors": {"x": [[1]] * 100}},
+    {**GOOD, "extra": 1},
+    [1, 2],
+])
+def test_a_forged_report_is_dropped(forged):
+    assert read_where(forged, SOURCES) is None
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    z = Zygote()
+    yield z
+    z.close()
+
+
+def test_a_forged_report_on_the_channel_keeps_the_error_and_drops_the_shapes(zygote):
+    """A submission that rewrites the child's reply: the step's error still reaches the student,
+    the forged report does not; the child's own report of the same error is kept (the test bites)."""
+    forger = textwrap.dedent("""\
+        import sys
+        import torch
+        child = sys.modules["autograder.sandbox.child"]
+        own = child.OPS["plan"]
+
+        def forged(request):
+            reply = own(request)
+            for name in reply["errors"]:
+                reply.setdefault("wheres", {})[name] = {"module": "mine", "function": "f<b>", "line": 4,
+                                                        "tensors": {"x": [2, 3]}}
+            return reply
+
+        def ready(forge):
+            if forge:
+                child.OPS["plan"] = forged
+            return True
+
+        def f(x):
+            y = x @ x
+            return y
+        """)
+    s = StudentSession(zygote, {"mine": forger})
+    try:
+        steps = [{"let": "out", "call": "mine.f", "args": [torch.ones(2, 3)], "return": True}]
+        plan = s.plan(steps)
+        with pytest.raises(StudentFailure, match="mat1 and mat2 shapes cannot be multiplied"):
+            plan.values["out"]
+        assert [f.where for f in s.faults] == [Where("mine", "f", 19, (("x", (2, 3)),))]
+        s.faults.clear()
+        assert s.plan([{"let": "ok", "call": "mine.ready", "args": [True], "return": True}]).values["ok"]
+        plan = s.plan(steps)
+        with pytest.raises(StudentFailure, match="mat1 and mat2 shapes cannot be multiplied"):
+            plan.values["out"]
+        assert s.faults == []
+    finally:
+        s.close()
+
+
+def test_the_books_shapes_come_from_the_failing_call_not_an_earlier_one(zygote):
+    """The first call (one sequence of two tokens, as many as heads) passes even without the
+    transpose; the second fails: the book's shapes are those of the second call."""
+    _, sources = edited("view without transpose")
+    s = StudentSession(zygote, {name.removesuffix(".py"): text for name, text in sources.items()})
+    try:
+        plan = s.plan([{"let": "m", "call": "multihead_attention.MultiHeadAttention", "args": [4, 4, 6, 0.0, 2],
+                        "seed": 1},
+                       {"let": "out0", "call": "m", "args": [torch.ones(1, 2, 4)], "return": True},
+                       {"let": "out1", "call": "m", "args": [torch.ones(2, 6, 4)], "return": True}])
+        assert plan.failed("out0") is None
+        said = shapes.explain(s.fault(plan.failed("out1")), s.sources, "ch03_attention")
+    finally:
+        s.close()
+    assert "your `keys` has shape (2, 6, 2, 2) where the book's code has shape (2, 2, 6, 2)" in said, said
+
+
+def test_a_shape_the_book_changes_from_call_to_call_in_the_step_is_not_claimed(zygote):
+    """generate calls the model on 4, then 5 tokens; the student's model fails on the second call
+    (positions for 4 tokens, always). The book's tok_embeds has 4 tokens in its first call, 5 in
+    its second: which call failed is unknown, so no shape of it is claimed as the book's."""
+    sources = reference_sources("ch04_gpt")
+    sources["gpt_model.py"] = sources["gpt_model.py"].replace(
+        "torch.arange(seq_len, device=in_idx.device)", "torch.arange(4, device=in_idx.device)")
+    cfg = {"vocab_size": 11, "context_length": 8, "emb_dim": 4, "n_heads": 2, "n_layers": 1, "drop_rate": 0.0,
+           "qkv_bias": False}
+    s = StudentSession(zygote, {name.removesuffix(".py"): text for name, text in sources.items()})
+    try:
+        plan = s.plan([{"let": "m", "call": "gpt_model.GPTModel", "args": [cfg], "seed": 1, "train": False},
+                       {"let": "out", "call": "generate.generate_text_simple", "args": [
+                           {"$ref": "m"}, torch.zeros(2, 4, dtype=torch.long), 2, 8], "return": True}])
+        said = shapes.explain(s.fault(plan.failed("out")), s.sources, "ch04_gpt")
+    finally:
+        s.close()
+    assert "In your `GPTModel.forward`" in said and "`tok_embeds` (2, 5, 4)" in said, said
+    assert "the book's" not in said, said
+
+
+def test_an_error_inside_a_comprehension_is_placed_at_its_functions_line(zygote):
+    source = "import torch\n\ndef h(x):\n    w = torch.ones(4, 4)\n    return [t @ w for t in (x, x)]\n"
+    s = StudentSession(zygote, {"mine": source})
+    try:
+        plan = s.plan([{"let": "out", "call": "mine.h", "args": [torch.ones(2, 3)], "return": True}])
+        assert "mat1 and mat2 shapes cannot be multiplied" in plan.failed("out")
+        assert [f.where for f in s.faults] == [Where("mine", "h", 5, (("x", (2, 3)), ("w", (4, 4))))]
+    finally:
+        s.close()
+
+
+def test_the_students_line_is_shown_from_their_source_whatever_backticks_it_holds():
+    source = "import torch\n\ndef f(x):\n    y = x @ x  # `oops` <b>not markup</b>\n    return y\n"
+    fault = Fault("error", Where("mine", "f", 4, (("x", (2, 3)),)), ())
+    said = shapes.explain(fault, {"mine": source}, "ch03_attention")
+    assert said == ("In your `f` (mine.py line 4: `` y = x @ x  # `oops` <b>not markup</b> ``), your tensors "
+                    "had these shapes: `x` (2, 3).")
