@@ -113,7 +113,8 @@ MUTANTS = [
     Mutant("GPTDatasetV1 stores int32 rows", DS,
            "self.input_ids.append(torch.tensor(input_chunk))\n            self.target_ids.append(torch.tensor(target_chunk))",
            "self.input_ids.append(torch.tensor(input_chunk, dtype=torch.int32))\n"
-           "            self.target_ids.append(torch.tensor(target_chunk, dtype=torch.int32))", (DS,)),
+           "            self.target_ids.append(torch.tensor(target_chunk, dtype=torch.int32))", (DS,),
+           named="another integer dtype than torch.long", says=("dataset[0] holds torch.int32 and torch.int32 tensors",)),
     Mutant("create_dataloader_v1 does not pass shuffle on", DS,
            "shuffle=shuffle, drop_last=drop_last,", "drop_last=drop_last,", (DS,), named="shuffle not passed on"),
     Mutant("create_dataloader_v1 does not pass drop_last on", DS,
@@ -135,7 +136,9 @@ MUTANTS = [
            named="position embeddings not added"),
     Mutant("InputEmbeddings' position table has vocab_size rows", EMB,
            "self.pos_embedding_layer = nn.Embedding(context_length, output_dim)",
-           "self.pos_embedding_layer = nn.Embedding(vocab_size, output_dim)", (EMB,)),
+           "self.pos_embedding_layer = nn.Embedding(vocab_size, output_dim)", (EMB,),
+           named="pos_embedding_layer.weight sized with vocab_size where the book uses context_length",
+           says=("pos_embedding_layer holds a table of shape (50, 8), expected (6, 8)",)),
     # ------------------------------------------------------------- exercises
     Mutant("bpe_pieces decodes the whole list for each piece", EX,
            "pieces = [tokenizer.decode([i]) for i in integers]", "pieces = [tokenizer.decode(integers) for i in integers]",

@@ -95,7 +95,8 @@ MUTANTS_ATTENTION = [
            (GQA,), named="repeated with repeat", keeps=("num_kv_groups == num_heads", "must divide", "kv_cache_bytes(")),
     Mutant("GQA accepts groups that do not divide the heads", GQA,
            'if num_heads % num_kv_groups != 0:\n            raise ValueError("num_kv_groups must divide num_heads")',
-           "pass", (GQA,), keeps=("shared by", "num_kv_groups == num_heads", "kv_cache_bytes(")),
+           "pass", (GQA,), keeps=("shared by", "num_kv_groups == num_heads", "kv_cache_bytes("),
+           named="no check that num_kv_groups divides num_heads"),
     Mutant("GQA without the causal mask", GQA,
            "attn_scores = attn_scores.masked_fill(self.mask[:num_tokens, :num_tokens], -torch.inf)\n"
            "        attn_weights = self.dropout(torch.softmax(attn_scores / self.head_dim**0.5, dim=-1))\n\n"
@@ -127,7 +128,8 @@ MUTANTS_ATTENTION = [
            'return batch_size * cfg["context_length"] * per_token * bytes_per_elem', (GQA,), named="one layer counted"),
     Mutant("KV-cache size as a float in GB", GQA,
            'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem',
-           'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem / 1e9', (GQA,)),
+           'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem / 1e9', (GQA,),
+           named="the size in gigabytes", says=("gave 17.179869184, expected the int 17,179,869,184",)),
     # ------------------------------------------------------------- sliding-window attention
     Mutant("sliding window one token too long", SWA, "torch.tril(ones, diagonal=-window)",
            "torch.tril(ones, diagonal=-window - 1)", (SWA,), named="one token too long"),

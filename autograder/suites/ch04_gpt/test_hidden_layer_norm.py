@@ -5,6 +5,8 @@ import torch
 from _gpt import KEEP, live_tensor, once
 from autograder.grading.compare import expect_close, seeded
 
+SCALE_ZEROS = "LayerNorm's scale starting at zeros (torch.zeros): it starts at ones, so that it first keeps the normalised values"
+
 points = pytest.mark.points
 LN = "layer_norm.LayerNorm"
 # (emb_dim, shape, scale, offset): 2-D to 4-D, large and small spreads (small: eps shows)
@@ -90,7 +92,7 @@ def test_layer_norm_parameters(student):
     names = sorted(plan.values["names"])
     if names != ["scale", "shift"]:
         raise AssertionError(f"LayerNorm(7) has parameters {names}; the book's are scale and shift (nn.Parameter)")
-    expect_close(plan.values["scale"], torch.ones(7), "LayerNorm(7).scale as built (ones)")
+    expect_close(plan.values["scale"], torch.ones(7), "LayerNorm(7).scale as built (ones)", {SCALE_ZEROS: torch.zeros(7)})
     expect_close(plan.values["shift"], torch.zeros(7), "LayerNorm(7).shift as built (zeros)")
 
 

@@ -86,7 +86,8 @@ def test_block_structure_and_attention_arguments(student, ref):
                              *named_parameters_steps("own_state", "own")], needs=TB)
         kinds = {piece: plan.values[f"kind_{piece}"] for piece in PIECES}
         if kinds != PIECES:
-            raise AssertionError(f"{what}'s pieces are {kinds}; expected {PIECES} (your own classes)")
+            raise AssertionError(f"{what}'s pieces: " + yours_vs_expected(
+                yours=kinds, yours_are="are", expected=f"{PIECES} (your own classes)"))
         # the block's own parameters: none besides its pieces' (what they hold is judged in their parts)
         own = sorted(n for n in plan.values["names"] if not n.startswith(tuple(f"{p}." for p in PIECES)))
         if own:
