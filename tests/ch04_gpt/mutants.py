@@ -135,12 +135,14 @@ MUTANTS = [
            "x += self.drop_shortcut(self.att(self.norm1(x)))", (TB,), named="an in-place operation on the caller's tensor"),
     Mutant("ff created before att", TB, BLOCK_ATT + I8 + "self.ff = FeedForward(cfg)",
            "self.ff = FeedForward(cfg)" + I8 + BLOCK_ATT, (TB,), named="ff created before att"),
-    Mutant("the attention gets one head", TB, 'num_heads=cfg["n_heads"],', "num_heads=1,", (TB,)),
+    Mutant("the attention gets one head", TB, 'num_heads=cfg["n_heads"],', "num_heads=1,", (TB,),
+           named="the block's attention built with another num_heads than cfg['n_heads']"),
     Mutant("qkv_bias not passed to the attention", TB, I8 + '    qkv_bias=cfg["qkv_bias"],', "", (TB,), named="built without cfg['qkv_bias']",
            says=(("the block's attention has the parameters ['W_key.weight', 'W_query.weight', 'W_value.weight', "
                   "'out_proj.bias', 'out_proj.weight'], your MultiHeadAttention(8, 8, 10, 0.2, 2, True) has ['W_key.bias'"),)),
     Mutant("the attention without dropout", TB, '    dropout=cfg["drop_rate"],' + I8 + '    qkv_bias',
-           '    dropout=0.0,' + I8 + '    qkv_bias', (TB,)),
+           '    dropout=0.0,' + I8 + '    qkv_bias', (TB,),
+           named="the block's attention built with another dropout than cfg['drop_rate']"),
     # ------------------------------------------------------------- 4.6 the GPT model
     Mutant("no position embeddings", GM, "x = tok_embeds + pos_embeds", "x = tok_embeds", (GM,),
            named="no position embeddings added"),
@@ -200,7 +202,7 @@ MUTANTS = [
     Mutant("4.3 shortcut dropout at drop_rate_attn", EX, 'nn.Dropout(cfg["drop_rate_shortcut"])',
            'nn.Dropout(cfg["drop_rate_attn"])', (EX,), named='the dropout rates mixed up'),
     Mutant("4.3 attention dropout at drop_rate_shortcut", EX, 'dropout=cfg["drop_rate_attn"]',
-           'dropout=cfg["drop_rate_shortcut"]', (EX,)),
+           'dropout=cfg["drop_rate_shortcut"]', (EX,), named='the dropout rates mixed up'),
     Mutant("4.3 embedding dropout at drop_rate_shortcut", EX, 'nn.Dropout(cfg["drop_rate_emb"])',
            'nn.Dropout(cfg["drop_rate_shortcut"])', (EX,), named='the dropout rates mixed up'),
 ]

@@ -167,6 +167,19 @@ def own_block_matches(student, plan_steps, cfg, x, what):
         return False
 
 
+def other_rate(student, x, att, args, mine):
+    """Whether the blocks' attention output ``mine`` is your own MultiHeadAttention's with the same
+    weights and seed at one of 4.3's other two rates (0.3, 0.5): the rates mixed up."""
+    steps = []
+    for k, rate in enumerate((0.3, 0.5)):
+        steps += [{"let": f"own{k}", "call": "multihead_attention.MultiHeadAttention", "args": [*args[:3], rate, *args[4:]],
+                   "params_keep": KEEP, "params": att, "train": True},
+                  {"let": f"out{k}", "call": f"own{k}", "args": [x], "seed": 9, "return": True}]
+    plan = student.plan(steps, needs="multihead_attention.MultiHeadAttention")
+    return any(not plan.failed(f"out{k}") and isinstance(out := plan.values[f"out{k}"], torch.Tensor)
+               and out.shape == mine.shape and torch.allclose(out, mine, atol=1e-6) for k in range(2))
+
+
 @points(4)
 def test_4_3_separate_dropout_rates(student, ref):
     """4.3: drop_rate_shortcut on the block's shortcuts, drop_rate_emb after the embeddings, drop_rate_attn in att"""
@@ -238,8 +251,9 @@ def test_4_3_separate_dropout_rates(student, ref):
         mine, theirs = plan.values["mine"], plan.values["theirs"]
         if not (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor) and mine.shape == theirs.shape
                 and torch.allclose(mine, theirs, atol=1e-6, equal_nan=True)):
-            raise AssertionError("the blocks' attention of GPTModelSeparateDropout in training mode differs from your "
-                                 "MultiHeadAttention built with dropout=drop_rate_attn (0.2 here)")
+            raise failure("the blocks' attention of GPTModelSeparateDropout in training mode differs from your "
+                          "MultiHeadAttention built with dropout=drop_rate_attn (0.2 here).",
+                          RATES_MIXED if other_rate(student, x, att, args, mine) else None)
 
     for check in (block, model, attention):
         judged(student, LOWER, "exercise 4.3", check)
