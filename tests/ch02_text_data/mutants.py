@@ -89,7 +89,8 @@ MUTANTS = [
            'return tokenizer.encode(text, allowed_special={"<|endoftext|>"})',
            "return tokenizer.encode(text, disallowed_special=())", (BPE,), named="encoded as plain text"),
     Mutant("bpe_decode decodes each id on its own (breaks characters of several bytes)", BPE,
-           "return tokenizer.decode(ids)", 'return "".join(tokenizer.decode([i]) for i in ids)', (BPE,)),
+           "return tokenizer.decode(ids)", 'return "".join(tokenizer.decode([i]) for i in ids)', (BPE,),
+           named="each id decoded on its own"),
     # ------------------------------------------------------------- 2.6 data sampling
     Mutant("input_target_pair: targets not shifted", DS,
            "y = token_ids[1:context_size + 1]", "y = token_ids[:context_size]", (DS,), named="targets not shifted"),
@@ -150,5 +151,6 @@ MUTANTS = [
            "stride=stride,\n                                      shuffle=False)", "stride=stride)", (EX,)),
     Mutant("first_batch returns the second batch", EX,
            "inputs, targets = next(iter(dataloader))",
-           "data_iter = iter(dataloader)\n    next(data_iter)\n    inputs, targets = next(data_iter)", (EX,)),
+           "data_iter = iter(dataloader)\n    next(data_iter)\n    inputs, targets = next(data_iter)", (EX,),
+           named="the second batch"),
 ]
