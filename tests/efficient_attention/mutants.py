@@ -198,7 +198,8 @@ MUTANTS_ATTENTION = [
            "cos, sin = cos[:num_tokens], sin[:num_tokens]", (ROPE,), named="positions not offset",
            keeps=("compute_rope_params(", "MultiHeadAttentionRoPE")),
     Mutant("RoPE adds instead of rotating", ROPE, "return (x * cos + rotated * sin).to(x.dtype)",
-           "return (x + rotated * sin).to(x.dtype)", (ROPE,), keeps=("compute_rope_params(",)),
+           "return (x + rotated * sin).to(x.dtype)", (ROPE,), keeps=("compute_rope_params(",),
+           named="x added instead of x * cos"),
     Mutant("RoPE attention rotates the queries only", ROPE,
            "        keys = apply_rope(keys, self.cos, self.sin)\n", "", (ROPE,), named="RoPE on the queries only",
            keeps=("compute_rope_params(", "apply_rope", "keeps every vector")),
@@ -302,7 +303,8 @@ MUTANTS_KV_CACHE = [
     Mutant("the prompt's last position ignored: argmax of the first position", KV,
            "next_idx = logits[:, -1].argmax(dim=-1, keepdim=True)",
            "next_idx = logits[:, 0].argmax(dim=-1, keepdim=True)", (KV,),
-           keeps=(WITHOUT, PIECES, BLOCK, MODEL, SD)),
+           keeps=(WITHOUT, PIECES, BLOCK, MODEL, SD), named="the first position's logits",
+           says=("token 4: is [27, 27, 22], chapter 4's generate_text_simple gives [22, 22, 22] there",)),
     Mutant("scaled_dot_product_attention(is_causal=True) with the cache", KV,
            MASK + I8 + "attn_scores.masked_fill_(mask_bool, -torch.inf)" + I8
            + "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)" + I8

@@ -251,4 +251,6 @@ def rope_apply(x, cos, sin, offset=0, variant="book"):
     else:
         x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
         rotated = torch.cat((x2, -x1) if variant == "rotated the wrong way" else (-x2, x1), dim=-1)
+    if variant == "x not scaled":
+        return x + rotated * sin
     return x * cos + rotated * sin

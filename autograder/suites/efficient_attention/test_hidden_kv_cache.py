@@ -15,6 +15,7 @@ from _kv_cache import (
     BLOCK,
     CFGS,
     CH3,
+    FIRST_POSITION,
     GEN,
     GPT,
     GPT_MISTAKES,
@@ -289,8 +290,9 @@ def expect_tokens(got, want, what, mistakes):
             yours=list(getattr(got, 'shape', ())) or type(got).__name__, yours_are="returned",
             expected=f"the prompt followed by the new tokens, shape {list(want.shape)}") + ".", name)
     n = int((got != want).any(dim=0).long().argmax())
-    raise failure(f"{what}: token {n} is {got[:, n].tolist()}, chapter 4's generate_text_simple gives "
-                  f"{want[:, n].tolist()} there.", name)
+    raise failure(f"{what}: token {n}: " + yours_vs_expected(
+        yours=got[:, n].tolist(), yours_are="is", expected=want[:, n].tolist(),
+        expected_are="chapter 4's generate_text_simple gives") + " there.", name)
 
 
 def own_greedy(out, logits, n0):
@@ -320,7 +322,8 @@ def test_generate_equals_uncached(student, ref):
             student.notes.append(INHERITED_NOTE.format(what=what))
             continue
         mistakes = {name: (lambda v=v, m=module, c=cfg, p=idx, k=new: no_grad(generate)(m, p, k, fresh_state(c["n_layers"]), v))
-                    for name, v in {**GPT_MISTAKES, **ATTENTION_MISTAKES, NO_CACHE: "no cache"}.items()}
+                    for name, v in {**GPT_MISTAKES, **ATTENTION_MISTAKES, NO_CACHE: "no cache",
+                                    FIRST_POSITION: "first position"}.items()}
         expect_tokens(got, generate_uncached(module, idx, new), what, mistakes)
 
 
