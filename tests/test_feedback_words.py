@@ -122,3 +122,15 @@ def test_book_sizes_reads_arguments_by_name_and_a_config_inside():
     assert sizes == {"d_in": 3, "d_out": 4, "context_length": 6, "num_heads": 2, "d_out // num_heads": 2}
     cfg = {"vocab_size": 29, "context_length": 6, "drop_rate": 0.1, "qkv_bias": False}
     assert diagnose.book_sizes(("cfg",), (cfg,), {}) == {"vocab_size": 29, "context_length": 6}
+
+
+def test_dot_t_is_named_from_the_failing_line_and_a_batched_matmul_error():
+    source = "import torch\n\ndef f(q, k):\n    return q @ k.T\n"
+    bmm = ("M(3, 2) forward on shape (2, 6, 3) raised RuntimeError: Expected size for first two dimensions of "
+           "batch2 tensor to be: [2, 2] but got: [2, 6]. (m.py line 4)")
+    assert diagnose.from_failure(bmm, sources={"m": source}) == diagnose.TRANSPOSE_ALL
+    assert diagnose.from_failure(bmm) is None  # the line unread: nothing to show
+    assert diagnose.from_failure(bmm, sources={"m": source.replace("k.T", "k.transpose(1, 2)")}) is None
+    assert diagnose.from_failure(bmm.replace("line 4", "line 3"), sources={"m": source}) is None
+    other = "f() raised RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5) (m.py line 4)"
+    assert diagnose.from_failure(other, sources={"m": source}) is None  # a 2-D product: .T is right there

@@ -43,12 +43,20 @@ ONE_HEAD = ("only one head registered (heads.0) where the book's has num_heads h
             "per head ([head] * num_heads repeats one module)")
 NOT_REGISTERED = ("no parameters registered where the book's module has them (plain tensors and buffers are not "
                   "trained: wrap them in nn.Parameter)")
+TRANSPOSE_ALL = (".T on a batch of matrices: it reverses every dimension, the batch's too (keys.transpose(1, 2) "
+                 "swaps the last two)")
 PLAIN_ASSIGN = ("a plain tensor assigned to a parameter (copy it in with param.copy_(...) under torch.no_grad(), "
                 "or wrap it in nn.Parameter)")
 
 _LOAD = re.compile(r"has parameters \[(?P<own>[^\]]*)\]; the book's names are \[(?P<book>[^\]]*)\] "
                    r"\(missing (?P<missing>\[[^\]]*\]|none), extra (?P<extra>\[[^\]]*\]|none)\)")
 _SHAPE = re.compile(r"parameter (?P<param>[\w.]+) has shape \((?P<own>[\d, ]*)\), expected \((?P<book>[\d, ]*)\)")
+_AT_LINE = re.compile(r"\((?P<module>\w+)\.py line (?P<line>\d+)\)")
+# a batched matmul's own complaints: the batch sizes, or the matrices of a batch, do not fit
+_BATCH_MISMATCH = re.compile(r"Expected size for first two dimensions of batch2 tensor|forward on shape \(\d+, \d+, "
+                             r"\d+\) raised RuntimeError: The size of tensor a \(\d+\) must match the size of tensor b "
+                             r"\(\d+\) at non-singleton dimension 0")
+_DOT_T = re.compile(r"\.T\b")
 _QKV_BIAS = re.compile(r"(^|\.)W_(query|key|value)\.bias$")
 _RAISED = [  # (pattern of the exception's text, mistake): each pattern is raised by that mistake alone
     (re.compile(r"changed (the caller's input|its argument \d+) in place"), IN_PLACE),
@@ -141,11 +149,25 @@ def wrong_size(param, builds):
     return None
 
 
-def from_failure(text, sizes=None):
+def _from_line(text, sources):
+    """The mistake the student's own failing line shows, with the error it raised: a batched
+    matmul whose sizes do not fit, on a line that transposes with .T."""
+    at = _AT_LINE.search(text)
+    if not (at and sources and _BATCH_MISMATCH.search(text)):
+        return None
+    lines = (sources.get(at["module"]) or "").splitlines()
+    number = int(at["line"])
+    if 1 <= number <= len(lines) and _DOT_T.search(lines[number - 1].split("#")[0]):
+        return TRANSPOSE_ALL
+    return None
+
+
+def from_failure(text, sizes=None, sources=None):
     """The mistake a failed check's text shows exactly, or None (and None where it names one already).
     The runner calls it on a failure that is not a ``KnownMistake`` and records the name it returns:
     one of the fixed names above (or a parameter's and the arguments' names), never text of the
-    child's. ``sizes``: the arguments the module was built with (``sized``), where known."""
+    child's. ``sizes``: the arguments the module was built with (``sized``), where known;
+    ``sources``: the submission's {module: source}, to read the line a failure names."""
     if NAMES_MISTAKE.format("").strip() in text:
         return None
     load = _LOAD.search(text)
@@ -155,6 +177,9 @@ def from_failure(text, sizes=None):
     if shape and sizes:
         own, book = (tuple(int(n) for n in shape[k].split(",") if n.strip()) for k in ("own", "book"))
         return wrong_size(shape["param"], [(own, book, sizes)])
+    line = _from_line(text, sources)
+    if line:
+        return line
     for pattern, name in _RAISED:
         if pattern.search(text):
             return name

@@ -304,7 +304,8 @@ MUTANTS = [
            "attn_scores = queries @ keys.transpose(1, 2)", "attn_scores = keys @ queries.transpose(1, 2)",
            (CAUSAL,), named='keys @ queries.T'),
     Mutant("keys.T on a batch (transposes the batch dim too) in CausalAttention", CAUSAL,
-           "attn_scores = queries @ keys.transpose(1, 2)", "attn_scores = queries @ keys.T", (CAUSAL,)),
+           "attn_scores = queries @ keys.transpose(1, 2)", "attn_scores = queries @ keys.T", (CAUSAL,),
+           named=".T on a batch of matrices"),
     Mutant("W_key created before W_query in CausalAttention (seeded init order)", CAUSAL,
            "self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8
            + "self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)",
