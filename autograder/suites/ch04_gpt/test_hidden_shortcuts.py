@@ -10,9 +10,11 @@ import torch.nn.functional as F
 
 from _gpt import KEEP, credit_lower, linear_map, once, params, swapped
 from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
+from autograder.grading.diagnose import LOOP_SHORT
 from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
+RELU = "nn.ReLU where the book's example network uses GELU (nn.Sequential(nn.Linear(...), GELU()))"
 BIASES_TOO = "the biases' gradients reported too (the book's print_gradients keeps only names with 'weight' in them)"
 
 points = pytest.mark.points
@@ -76,8 +78,10 @@ def test_each_layer_is_linear_then_your_gelu(student):
     names = list(plan.values["names"])
     expected = [f"layers.{i}.0.{p}" for i in range(5) for p in ("weight", "bias")]
     if names != expected:
-        raise AssertionError(f"ExampleDeepNeuralNetwork({sizes}, True) has parameters {names}; the book's are "
-                             f"{expected} (five nn.Sequential(nn.Linear(...), GELU()) in an nn.ModuleList)")
+        short = names == expected[:-2]  # the last (Linear, GELU) pair missing: the loop ran one step short
+        raise failure(f"ExampleDeepNeuralNetwork({sizes}, True): " + yours_vs_expected(
+            yours=names, yours_are="has parameters", expected=expected, expected_are="the book's are")
+            + " (five nn.Sequential(nn.Linear(...), GELU()) in an nn.ModuleList).", LOOP_SHORT if short else None)
     for i, probe in probes.items():
         act = plan.values[f"act{i}"]
         book = 0.5 * probe * (1 + torch.tanh((2 / torch.pi) ** 0.5 * (probe + 0.044715 * probe**3)))
@@ -87,8 +91,9 @@ def test_each_layer_is_linear_then_your_gelu(student):
             own = None
         if not any(isinstance(act, torch.Tensor) and act.shape == probe.shape and torch.allclose(act, want, atol=1e-6)
                    for want in (own, book) if want is not None):
-            raise AssertionError(f"ExampleDeepNeuralNetwork.layers[{i}][1] is not a GELU: on a probe it gives "
-                                 "neither your GELU's values nor the tanh approximation's")
+            relu = isinstance(act, torch.Tensor) and act.shape == probe.shape and torch.equal(act, probe.clamp(min=0))
+            raise failure(f"ExampleDeepNeuralNetwork.layers[{i}][1] is not a GELU: on a probe it gives "
+                          "neither your GELU's values nor the tanh approximation's.", RELU if relu else None)
 
 
 @points(2)
