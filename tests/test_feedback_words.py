@@ -2,9 +2,10 @@
 
 Every message that sets a student's value beside the expected one is built by
 ``compare.yours_vs_expected`` (keyword-only: the student's value cannot land in the expected
-slot). A hidden suite or a grading module that writes "got {...}", "expected {...}" or "instead
-of {...}" into an f-string by hand fails here. The diagnoses by property (``diagnose``) are
-checked on planted evidence, both where they fit and where they must stay silent.
+slot). A hidden suite or a grading module that writes "got {...}", "expected {...}", "instead
+of {...}" or "the book's are {...}" into an f-string by hand fails here. The diagnoses by
+property (``diagnose``) are checked on planted evidence, both where they fit and where they
+must stay silent.
 """
 import ast
 import re
@@ -18,7 +19,7 @@ from autograder.grading.compare import expect_close, yours_vs_expected
 ENGINE = Path(__file__).resolve().parents[1] / "autograder"
 # The words that say whose value follows: an f-string holding one before an interpolated value
 # compares by hand
-COMPARING = re.compile(r"\b(got|expected|instead of)\b")
+COMPARING = re.compile(r"\b(got|expected|instead of)\b|\bthe book's are\b")
 
 
 def hand_built(source):
@@ -47,6 +48,7 @@ def test_no_suite_or_grading_module_compares_by_hand():
     'raise AssertionError(f"{what}: got {x}, expected {y}")',
     'msg = f"{what} returned {x}; expected the prompt, {y}"',
     'msg = (f"{k!r}: {a} instead of "\n       f"{b}")',
+    'msg = f"{what} has parameters {own}; the book\'s are {book}"',
 ])
 def test_the_rule_catches_a_planted_comparison(source):
     assert hand_built(source)

@@ -408,8 +408,9 @@ def check_seeded_init(student, module, name, args, ref_factory, seed, order=(), 
     own = sorted(k for k in reply["info"]["params"] if k.rsplit(".", 1)[-1] != "mask")
     if own != sorted(ref_state):
         unregistered(label, [k for k in ref_state if k not in own], reply["info"])
-        raise AssertionError(f"{label} has parameters {own}; the book's are {sorted(ref_state)}: "
-                             "use the book's attribute names and layers")
+        raise AssertionError(f"{label}: " + yours_vs_expected(yours=own, yours_are="has parameters",
+                                                               expected=sorted(ref_state), expected_are="the book's are")
+                             + ": use the book's attribute names and layers")
     state = reply["state"]
     wrong = [key for key in ref_state if not _same_values(state.get(key), ref_state[key])]
     if not wrong:

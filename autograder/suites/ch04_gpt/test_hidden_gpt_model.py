@@ -105,8 +105,8 @@ def test_gpt_structure(student, ref):
             mistake = "out_head with a bias (the book's has bias=False)"
         elif "out_head.weight" not in own and "tok_emb.weight" in own:
             mistake = TIED
-        raise failure(f"{what} has the parameters {own} besides its blocks' and final_norm's; the book's are "
-                      f"{book}.", mistake)
+        raise failure(f"{what}, besides its blocks' and final_norm's: " + yours_vs_expected(
+            yours=own, yours_are="has the parameters", expected=book, expected_are="the book's are") + ".", mistake)
 
 
 @points(3)
