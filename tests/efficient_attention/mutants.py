@@ -81,7 +81,8 @@ MUTANTS_ATTENTION = [
            (MHA,), named="W_query and W_key stacked in the wrong order"),
     Mutant("einsum transfer forgets the transpose", MHA,
            'getattr(einsum, f"W_{mine}").copy_(linear.weight.T)',
-           'getattr(einsum, f"W_{mine}").copy_(linear.weight.view_as(getattr(einsum, f"W_{mine}")))', (MHA,)),
+           'getattr(einsum, f"W_{mine}").copy_(linear.weight.view_as(getattr(einsum, f"W_{mine}")))', (MHA,),
+           named="copied without the transpose"),
     Mutant("nn.MultiheadAttention transfer copies out_proj twice", MHA,
            "attn.out_proj.weight.copy_(torch.eye(attn.embed_dim))\n        if attn.out_proj.bias is not None:\n"
            "            attn.out_proj.bias.zero_()",
