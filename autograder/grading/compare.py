@@ -54,7 +54,7 @@ def expect_tensor(actual, expected, what):
 
 def yours_vs_expected(*, yours, expected, yours_are="got", expected_are="expected"):
     """The words that set the student's value beside the expected one: the one way every check
-    writes them (tests/test_architecture.py holds the suites to it). Keyword-only, so that a caller
+    writes them (tests/test_feedback_words.py holds the suites to it). Keyword-only, so that a caller
     cannot put them the wrong way round; ``*_are`` say whose each is ("" for none: "3 items,
     expected 4"). A set is shown sorted, so that the same answer reads the same every time."""
     def shown(words, value):

@@ -4,7 +4,10 @@ Trusted side, pure functions. Two kinds of evidence:
 
 - a failure's text (``from_failure``): an exception the student's code raised, or the names of
   the parameters the module registered, matched against what one mistake makes happen and
-  nothing else (a float ``head_dim`` is the only way to hand ``view`` a float size);
+  nothing else (a float ``head_dim`` is the only way to hand ``view`` a float size); read
+  beside what the grader knows: the sizes a module was built with (a parameter of the wrong
+  shape is ``wrong_size`` where exactly one argument gives each size) and the student's own
+  line the failure names (.T on a line whose batched matmul does not fit);
 - the answers themselves (the ``*_models`` functions): {mistake: model} dicts for
   ``compare.expect_close``'s ``mistakes``, where a model may be a projection of the answer
   onto the outputs that mistake can give (a dropout mask drawn from another seed is any 0/scaled
