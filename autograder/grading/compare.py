@@ -6,10 +6,12 @@ much it was off, and, when the answer equals a known mistake, the mistake's name
 """
 import torch
 
+from autograder.sandbox.session import StudentFailure
+
 from . import probes
-from .diagnose import IN_PLACE, Projection, python_number
+from .diagnose import BATCH_ONLY, IN_PLACE, Projection, python_number
 from .kit import known_mistake
-from .result import failure
+from .result import KnownMistake, failure
 
 ATOL, RTOL = 1e-5, 1e-4
 
@@ -39,9 +41,11 @@ def _fit(actual, value, atol, rtol):
 def expect_tensor(actual, expected, what):
     """The answer is a tensor of the expected shape and dtype, with finite values where expected."""
     if not isinstance(actual, torch.Tensor):
-        raise AssertionError(f"{what}: got {type(actual).__name__}, expected a tensor of shape {tuple(expected.shape)}")
+        raise AssertionError(f"{what}: " + yours_vs_expected(
+            yours=f"a {type(actual).__name__}", expected=f"a tensor of shape {tuple(expected.shape)}"))
     if actual.dtype != expected.dtype:
-        raise AssertionError(f"{what}: dtype {actual.dtype}, expected {expected.dtype}")
+        raise AssertionError(f"{what}: " + yours_vs_expected(yours=actual.dtype, yours_are="dtype",
+                                                              expected=expected.dtype))
     bad = ~torch.isfinite(actual) & torch.isfinite(expected)
     if actual.shape == expected.shape and bad.any():
         kind = "NaN" if torch.isnan(actual[bad]).any() else "inf"
@@ -49,9 +53,15 @@ def expect_tensor(actual, expected, what):
 
 
 def yours_vs_expected(*, yours, expected, yours_are="got", expected_are="expected"):
-    """The words that set the student's value beside the expected one. Keyword-only, so that a
-    caller cannot put them the wrong way round; ``*_are`` say whose each is."""
-    return f"{yours_are} {yours}, {expected_are} {expected}"
+    """The words that set the student's value beside the expected one: the one way every check
+    writes them (tests/test_feedback_words.py holds the suites to it). Keyword-only, so that a caller
+    cannot put them the wrong way round; ``*_are`` say whose each is ("" for none: "3 items,
+    expected 4"). A set is shown sorted, so that the same answer reads the same every time."""
+    def shown(words, value):
+        if isinstance(value, (set, frozenset)):
+            value = sorted(value, key=str)
+        return f"{words} {value}" if words else str(value)
+    return f"{shown(yours_are, yours)}, {shown(expected_are, expected)}"
 
 
 def set_seed(seed):
@@ -67,7 +77,8 @@ def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
     name = (known_mistake(actual, mistakes, lambda a, v: _fit(a, v, atol, rtol))
             if isinstance(actual, torch.Tensor) else python_number(actual, expected))
     if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:
-        raise failure(f"{what}: shape {tuple(actual.shape)}, expected {tuple(expected.shape)}.", name)
+        raise failure(f"{what}: " + yours_vs_expected(yours=tuple(actual.shape), yours_are="shape",
+                                                       expected=tuple(expected.shape)) + ".", name)
     try:
         expect_tensor(actual, expected, what)
     except AssertionError as exc:
@@ -87,7 +98,12 @@ def check_calls(student, module, name, cases):
     ``cases``: kit.Case (args, expected, what, mistakes), as for ``expect_close``."""
     answers = probes.calls(student, module, name, [args for args, *_ in cases])
     for i, (args, expected, what, mistakes) in enumerate(cases):
-        expect_close(answers[i], expected, what, mistakes)
+        try:
+            expect_close(answers[i], expected, what, mistakes)
+        except (AssertionError, StudentFailure) as exc:
+            if isinstance(exc, KnownMistake) or not _one_at_a_time(student, module, name, args, expected):
+                raise
+            raise failure(str(exc), BATCH_ONLY) from None
         after = answers.args_after[i] if i < len(answers.args_after) else [None] * len(args)
         for k, (arg, now) in enumerate(zip(args, after)):  # None: the child saw no change
             if isinstance(arg, torch.Tensor) and now is not None and not (
@@ -95,3 +111,20 @@ def check_calls(student, module, name, cases):
                     and bool(((now == arg) | (now.isnan() & arg.isnan())).all())):
                 raise failure(f"{what}: {name} changed its argument {k + 1} in place; leave the "
                               "caller's tensors as they were.", IN_PLACE)
+
+
+def _one_at_a_time(student, module, name, args, expected):
+    """Whether ``module.name`` gives the expected answer for each item of a batch called on its
+    own, where its one tensor argument is a batch (3-D or more): then the code is right for one
+    matrix and wrong only for the batch (one more round trip, on a failure only)."""
+    tensors = [k for k, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    if len(tensors) != 1 or args[tensors[0]].dim() < 3 or not isinstance(expected, torch.Tensor) or \
+            expected.shape[:1] != args[tensors[0]].shape[:1]:
+        return False
+    (k,) = tensors
+    items = [tuple(a[j] if m == k else a for m, a in enumerate(args)) for j in range(args[k].shape[0])]
+    answers = probes.calls(student, module, name, items)
+    try:
+        return all(_close(answers[j], expected[j], ATOL, RTOL) for j in range(len(items)))
+    except StudentFailure:
+        return False

@@ -4,7 +4,10 @@ Trusted side, pure functions. Two kinds of evidence:
 
 - a failure's text (``from_failure``): an exception the student's code raised, or the names of
   the parameters the module registered, matched against what one mistake makes happen and
-  nothing else (a float ``head_dim`` is the only way to hand ``view`` a float size);
+  nothing else (a float ``head_dim`` is the only way to hand ``view`` a float size); read
+  beside what the grader knows: the sizes a module was built with (a parameter of the wrong
+  shape is ``wrong_size`` where exactly one argument gives each size) and the student's own
+  line the failure names (.T on a line whose batched matmul does not fit);
 - the answers themselves (the ``*_models`` functions): {mistake: model} dicts for
   ``compare.expect_close``'s ``mistakes``, where a model may be a projection of the answer
   onto the outputs that mistake can give (a dropout mask drawn from another seed is any 0/scaled
@@ -39,11 +42,24 @@ SYNTAX = "a syntax error: Python cannot read the module, so nothing in it runs"
 FLOAT_MASK = "a float mask passed to masked_fill (it needs a bool mask: self.mask.bool()[:num_tokens, :num_tokens])"
 FLOAT_HEAD_DIM = "head_dim computed with / (a float): use d_out // num_heads"
 NOT_CONTIGUOUS = "view() after a transpose without .contiguous() (or use .reshape)"
+ONE_HEAD = ("only one head registered (heads.0) where the book's has num_heads heads: one new CausalAttention "
+            "per head ([head] * num_heads repeats one module)")
+NOT_REGISTERED = ("no parameters registered where the book's module has them (plain tensors and buffers are not "
+                  "trained: wrap them in nn.Parameter)")
+TRANSPOSE_ALL = (".T on a batch of matrices: it reverses every dimension, the batch's too (keys.transpose(1, 2) "
+                 "swaps the last two)")
 PLAIN_ASSIGN = ("a plain tensor assigned to a parameter (copy it in with param.copy_(...) under torch.no_grad(), "
                 "or wrap it in nn.Parameter)")
 
 _LOAD = re.compile(r"has parameters \[(?P<own>[^\]]*)\]; the book's names are \[(?P<book>[^\]]*)\] "
                    r"\(missing (?P<missing>\[[^\]]*\]|none), extra (?P<extra>\[[^\]]*\]|none)\)")
+_SHAPE = re.compile(r"parameter (?P<param>[\w.]+) has shape \((?P<own>[\d, ]*)\), expected \((?P<book>[\d, ]*)\)")
+_AT_LINE = re.compile(r"\((?P<module>\w+)\.py line (?P<line>\d+)\)")
+# a batched matmul's own complaints: the batch sizes, or the matrices of a batch, do not fit
+_BATCH_MISMATCH = re.compile(r"Expected size for first two dimensions of batch2 tensor|forward on shape \(\d+, \d+, "
+                             r"\d+\) raised RuntimeError: The size of tensor a \(\d+\) must match the size of tensor b "
+                             r"\(\d+\) at non-singleton dimension 0")
+_DOT_T = re.compile(r"\.T\b")
 _QKV_BIAS = re.compile(r"(^|\.)W_(query|key|value)\.bias$")
 _RAISED = [  # (pattern of the exception's text, mistake): each pattern is raised by that mistake alone
     (re.compile(r"changed (the caller's input|its argument \d+) in place"), IN_PLACE),
@@ -76,6 +92,11 @@ def _from_parameters(own, book, missing, extra):
         return OUT_PROJ_IN_WRAPPER
     if book and not own and all(n.startswith("heads.") for n in book):
         return PLAIN_LIST
+    if book and not own:
+        return NOT_REGISTERED
+    first = [n for n in book if n.startswith("heads.0.")]
+    if first and len(first) < len(book) and all(n.startswith("heads.") for n in book) and sorted(own) == sorted(first):
+        return ONE_HEAD  # heads.1, heads.2 ... missing, heads.0 complete: one module, registered once
     if own and all(n.startswith("heads.") for n in book) and not any(n.startswith("heads.") for n in own) \
             and any(n.startswith("out_proj.") for n in own):
         return MHA_FOR_WRAPPER
@@ -88,15 +109,80 @@ def _from_parameters(own, book, missing, extra):
     return None
 
 
-def from_failure(text):
+def sized(error, sizes):
+    """``error`` carrying the sizes the module was built with ({argument: int}, where it failed to
+    load the grader's parameters), for ``from_failure`` to read a wrong shape against."""
+    error.sizes = sizes
+    return error
+
+
+def book_sizes(names, args, kwargs, derived=None):
+    """{argument: int} of a constructor call, by the book's argument ``names`` in order, with the
+    ints of a config dict among them and ``derived`` ({expression: function of that dict}) added.
+    Bools and floats are no sizes."""
+    sizes = dict(zip(names, args), **kwargs)
+    for value in list(sizes.values()):
+        if isinstance(value, dict):
+            sizes.update(value)
+    sizes = {k: v for k, v in sizes.items() if type(v) is int}
+    for expression, fn in (derived or {}).items():
+        try:
+            sizes[expression] = fn(sizes)
+        except (KeyError, ZeroDivisionError):
+            pass
+    return sizes
+
+
+def wrong_size(param, builds):
+    """The name of ``param`` sized with another argument than the book's, or None. ``builds``:
+    [(its shape, the book's shape, {argument: int})] for the builds where the two differ. Named
+    only where each differs in one dimension and, across them all, exactly one argument gives the
+    student's size and exactly one the book's (sizes that coincide leave it open)."""
+    yours = books = None
+    for own, book, sizes in builds:
+        differ = [i for i, (a, b) in enumerate(zip(own, book)) if a != b]
+        if len(own) != len(book) or len(differ) != 1:
+            return None
+        (i,) = differ
+        mine = {k for k, v in sizes.items() if v == own[i]}
+        theirs = {k for k, v in sizes.items() if v == book[i]}
+        yours, books = (mine, theirs) if yours is None else (yours & mine, books & theirs)
+    if yours and books and len(yours) == len(books) == 1:
+        return f"{param} sized with {yours.pop()} where the book uses {books.pop()}"
+    return None
+
+
+def _from_line(text, sources):
+    """The mistake the student's own failing line shows, with the error it raised: a batched
+    matmul whose sizes do not fit, on a line that transposes with .T."""
+    at = _AT_LINE.search(text)
+    if not (at and sources and _BATCH_MISMATCH.search(text)):
+        return None
+    lines = (sources.get(at["module"]) or "").splitlines()
+    number = int(at["line"])
+    if 1 <= number <= len(lines) and _DOT_T.search(lines[number - 1].split("#")[0]):
+        return TRANSPOSE_ALL
+    return None
+
+
+def from_failure(text, sizes=None, sources=None):
     """The mistake a failed check's text shows exactly, or None (and None where it names one already).
     The runner calls it on a failure that is not a ``KnownMistake`` and records the name it returns:
-    one of the fixed names above, never text of the child's."""
+    one of the fixed names above (or a parameter's and the arguments' names), never text of the
+    child's. ``sizes``: the arguments the module was built with (``sized``), where known;
+    ``sources``: the submission's {module: source}, to read the line a failure names."""
     if NAMES_MISTAKE.format("").strip() in text:
         return None
     load = _LOAD.search(text)
     if load:
         return _from_parameters(*(_names(load[k]) for k in ("own", "book", "missing", "extra")))
+    shape = _SHAPE.search(text)
+    if shape and sizes:
+        own, book = (tuple(int(n) for n in shape[k].split(",") if n.strip()) for k in ("own", "book"))
+        return wrong_size(shape["param"], [(own, book, sizes)])
+    line = _from_line(text, sources)
+    if line:
+        return line
     for pattern, name in _RAISED:
         if pattern.search(text):
             return name
@@ -129,6 +215,10 @@ def shown(error, drawn):
 LOOP_SHORT = "a loop that stops one step short (range(n - 1), or x[:-1])"
 DROPOUT_OTHER_MASK = ("a dropout mask from another draw: call torch.manual_seed(seed) with the seed argument "
                       "right before the dropout")
+INT_IDS = ("token ids stored as another integer dtype than torch.long (torch.tensor of a list of ints is "
+           "int64 already: leave out the dtype)")
+BATCH_ONLY = ("code that works on one matrix but not on a batch of them: take sizes from the last dimensions "
+              "(shape[-1]) and transpose with .transpose(-2, -1), not shape[0] or .T")
 PYTHON_NUMBER = "a Python number (.item() or float(...)) returned instead of a tensor"
 
 

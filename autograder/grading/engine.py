@@ -26,8 +26,8 @@ class Options:
         if self.isolation not in ("full", "off"):
             raise ValueError(f"isolation must be 'full' or 'off', not {self.isolation!r}")
         if not (isinstance(self.jobs, int) and self.jobs >= 1) or not self.timeout > 0:
-            raise ValueError(f"jobs must be a whole number from 1 and timeout positive (got {self.jobs!r}, "
-                             f"{self.timeout!r})")
+            raise ValueError(f"jobs must be a whole number from 1 and timeout positive (jobs={self.jobs!r}, "
+                             f"timeout={self.timeout!r})")
         object.__setattr__(self, "hidden", tuple(self.hidden))  # a list given is kept as a tuple (hashable)
 
 

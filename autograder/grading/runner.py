@@ -95,7 +95,8 @@ class _Collector:
                 if isinstance(exc, KnownMistake):  # raised by a check here, never by the child
                     mistake = clean_text(exc.mistake)
                 else:  # what the failure itself shows: one of diagnose's fixed names, never the child's text
-                    mistake = diagnose.from_failure(str(exc))
+                    sources = getattr(self.context.session, "sources", None)  # to read the line a failure names
+                    mistake = diagnose.from_failure(str(exc), getattr(exc, "sizes", None), sources)
                     output += self._shapes(str(exc))
                     if mistake:
                         output += NAMES_MISTAKE.format(mistake)

@@ -89,7 +89,8 @@ MUTANTS = [
            'return tokenizer.encode(text, allowed_special={"<|endoftext|>"})',
            "return tokenizer.encode(text, disallowed_special=())", (BPE,), named="encoded as plain text"),
     Mutant("bpe_decode decodes each id on its own (breaks characters of several bytes)", BPE,
-           "return tokenizer.decode(ids)", 'return "".join(tokenizer.decode([i]) for i in ids)', (BPE,)),
+           "return tokenizer.decode(ids)", 'return "".join(tokenizer.decode([i]) for i in ids)', (BPE,),
+           named="each id decoded on its own"),
     # ------------------------------------------------------------- 2.6 data sampling
     Mutant("input_target_pair: targets not shifted", DS,
            "y = token_ids[1:context_size + 1]", "y = token_ids[:context_size]", (DS,), named="targets not shifted"),
@@ -113,7 +114,8 @@ MUTANTS = [
     Mutant("GPTDatasetV1 stores int32 rows", DS,
            "self.input_ids.append(torch.tensor(input_chunk))\n            self.target_ids.append(torch.tensor(target_chunk))",
            "self.input_ids.append(torch.tensor(input_chunk, dtype=torch.int32))\n"
-           "            self.target_ids.append(torch.tensor(target_chunk, dtype=torch.int32))", (DS,)),
+           "            self.target_ids.append(torch.tensor(target_chunk, dtype=torch.int32))", (DS,),
+           named="another integer dtype than torch.long", says=("dataset[0] holds torch.int32 and torch.int32 tensors",)),
     Mutant("create_dataloader_v1 does not pass shuffle on", DS,
            "shuffle=shuffle, drop_last=drop_last,", "drop_last=drop_last,", (DS,), named="shuffle not passed on"),
     Mutant("create_dataloader_v1 does not pass drop_last on", DS,
@@ -135,7 +137,9 @@ MUTANTS = [
            named="position embeddings not added"),
     Mutant("InputEmbeddings' position table has vocab_size rows", EMB,
            "self.pos_embedding_layer = nn.Embedding(context_length, output_dim)",
-           "self.pos_embedding_layer = nn.Embedding(vocab_size, output_dim)", (EMB,)),
+           "self.pos_embedding_layer = nn.Embedding(vocab_size, output_dim)", (EMB,),
+           named="pos_embedding_layer.weight sized with vocab_size where the book uses context_length",
+           says=("pos_embedding_layer holds a table of shape (50, 8), expected (6, 8)",)),
     # ------------------------------------------------------------- exercises
     Mutant("bpe_pieces decodes the whole list for each piece", EX,
            "pieces = [tokenizer.decode([i]) for i in integers]", "pieces = [tokenizer.decode(integers) for i in integers]",
@@ -147,5 +151,6 @@ MUTANTS = [
            "stride=stride,\n                                      shuffle=False)", "stride=stride)", (EX,)),
     Mutant("first_batch returns the second batch", EX,
            "inputs, targets = next(iter(dataloader))",
-           "data_iter = iter(dataloader)\n    next(data_iter)\n    inputs, targets = next(data_iter)", (EX,)),
+           "data_iter = iter(dataloader)\n    next(data_iter)\n    inputs, targets = next(data_iter)", (EX,),
+           named="the second batch"),
 ]

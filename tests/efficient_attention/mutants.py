@@ -81,7 +81,8 @@ MUTANTS_ATTENTION = [
            (MHA,), named="W_query and W_key stacked in the wrong order"),
     Mutant("einsum transfer forgets the transpose", MHA,
            'getattr(einsum, f"W_{mine}").copy_(linear.weight.T)',
-           'getattr(einsum, f"W_{mine}").copy_(linear.weight.view_as(getattr(einsum, f"W_{mine}")))', (MHA,)),
+           'getattr(einsum, f"W_{mine}").copy_(linear.weight.view_as(getattr(einsum, f"W_{mine}")))', (MHA,),
+           named="copied without the transpose"),
     Mutant("nn.MultiheadAttention transfer copies out_proj twice", MHA,
            "attn.out_proj.weight.copy_(torch.eye(attn.embed_dim))\n        if attn.out_proj.bias is not None:\n"
            "            attn.out_proj.bias.zero_()",
@@ -95,7 +96,8 @@ MUTANTS_ATTENTION = [
            (GQA,), named="repeated with repeat", keeps=("num_kv_groups == num_heads", "must divide", "kv_cache_bytes(")),
     Mutant("GQA accepts groups that do not divide the heads", GQA,
            'if num_heads % num_kv_groups != 0:\n            raise ValueError("num_kv_groups must divide num_heads")',
-           "pass", (GQA,), keeps=("shared by", "num_kv_groups == num_heads", "kv_cache_bytes(")),
+           "pass", (GQA,), keeps=("shared by", "num_kv_groups == num_heads", "kv_cache_bytes("),
+           named="no check that num_kv_groups divides num_heads"),
     Mutant("GQA without the causal mask", GQA,
            "attn_scores = attn_scores.masked_fill(self.mask[:num_tokens, :num_tokens], -torch.inf)\n"
            "        attn_weights = self.dropout(torch.softmax(attn_scores / self.head_dim**0.5, dim=-1))\n\n"
@@ -127,7 +129,8 @@ MUTANTS_ATTENTION = [
            'return batch_size * cfg["context_length"] * per_token * bytes_per_elem', (GQA,), named="one layer counted"),
     Mutant("KV-cache size as a float in GB", GQA,
            'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem',
-           'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem / 1e9', (GQA,)),
+           'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem / 1e9', (GQA,),
+           named="the size in gigabytes", says=("gave 17.179869184, expected the int 17,179,869,184",)),
     # ------------------------------------------------------------- sliding-window attention
     Mutant("sliding window one token too long", SWA, "torch.tril(ones, diagonal=-window)",
            "torch.tril(ones, diagonal=-window - 1)", (SWA,), named="one token too long"),
@@ -196,7 +199,8 @@ MUTANTS_ATTENTION = [
            "cos, sin = cos[:num_tokens], sin[:num_tokens]", (ROPE,), named="positions not offset",
            keeps=("compute_rope_params(", "MultiHeadAttentionRoPE")),
     Mutant("RoPE adds instead of rotating", ROPE, "return (x * cos + rotated * sin).to(x.dtype)",
-           "return (x + rotated * sin).to(x.dtype)", (ROPE,), keeps=("compute_rope_params(",)),
+           "return (x + rotated * sin).to(x.dtype)", (ROPE,), keeps=("compute_rope_params(",),
+           named="x added instead of x * cos"),
     Mutant("RoPE attention rotates the queries only", ROPE,
            "        keys = apply_rope(keys, self.cos, self.sin)\n", "", (ROPE,), named="RoPE on the queries only",
            keeps=("compute_rope_params(", "apply_rope", "keeps every vector")),
@@ -300,7 +304,8 @@ MUTANTS_KV_CACHE = [
     Mutant("the prompt's last position ignored: argmax of the first position", KV,
            "next_idx = logits[:, -1].argmax(dim=-1, keepdim=True)",
            "next_idx = logits[:, 0].argmax(dim=-1, keepdim=True)", (KV,),
-           keeps=(WITHOUT, PIECES, BLOCK, MODEL, SD)),
+           keeps=(WITHOUT, PIECES, BLOCK, MODEL, SD), named="the first position's logits",
+           says=("token 4: is [27, 27, 22], chapter 4's generate_text_simple gives [22, 22, 22] there",)),
     Mutant("scaled_dot_product_attention(is_causal=True) with the cache", KV,
            MASK + I8 + "attn_scores.masked_fill_(mask_bool, -torch.inf)" + I8
            + "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)" + I8

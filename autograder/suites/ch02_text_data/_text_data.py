@@ -11,6 +11,7 @@ import re
 
 import torch
 
+from autograder.grading.compare import yours_vs_expected
 from autograder.grading.kit import known_mistake
 from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import GraderError, StudentFailure
@@ -146,25 +147,27 @@ def difference(actual, expected):
     actual, expected = _plain(actual), _plain(expected)
     if isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor):
         if actual.dtype != expected.dtype:
-            return f"dtype {actual.dtype}, expected {expected.dtype}"
+            return yours_vs_expected(yours=actual.dtype, yours_are="dtype", expected=expected.dtype)
         if actual.shape != expected.shape:
-            return f"shape {tuple(actual.shape)}, expected {tuple(expected.shape)}"
+            return yours_vs_expected(yours=tuple(actual.shape), yours_are="shape", expected=tuple(expected.shape))
         actual, expected = actual.tolist(), expected.tolist()
     if isinstance(actual, list) and isinstance(expected, list):
         for i, (a, e) in enumerate(zip(actual, expected)):
             if not same(a, e):
-                return f"first difference at position {i}: got {short(a, 80)}, expected {short(e, 80)}"
+                return f"first difference at position {i}: " + yours_vs_expected(yours=short(a, 80),
+                                                                                  expected=short(e, 80))
         if len(actual) != len(expected):
-            return f"{len(actual)} items, expected {len(expected)}"
+            return yours_vs_expected(yours=f"{len(actual)} items", yours_are="", expected=len(expected))
     if isinstance(expected, dict) and isinstance(actual, dict):
         missing = sorted(set(expected) - set(actual), key=str)[:5]
         extra = sorted(set(actual) - set(expected), key=str)[:5]
         wrong = [k for k in expected if k in actual and not same(actual[k], expected[k])][:3]
         parts = ([f"missing {short(missing, 80)}"] if missing else []) + (
             [f"not in the reference {short(extra, 80)}"] if extra else []) + (
-            [", ".join(f"{k!r}: {short(actual[k], 30)} instead of {short(expected[k], 30)}" for k in wrong)] if wrong else [])
+            [", ".join(f"{k!r}: " + yours_vs_expected(yours=short(actual[k], 30), yours_are="", expected=short(expected[k], 30))
+                       for k in wrong)] if wrong else [])
         return "; ".join(parts) or "the same items in another order"
-    return f"got {short(actual)}, expected {short(expected)}"
+    return yours_vs_expected(yours=short(actual), expected=short(expected))
 
 
 def mistake_names(actual, mistakes):
@@ -289,7 +292,7 @@ def check_decode(answer, tokens, ids, vocab, what):
     if all(0 <= i < len(by_position) for i in ids):
         looked_up = [by_position[i] for i in ids]
         if any(same(answer, join_tokens(looked_up, marks)) for marks in DECODE_MARKS.values()):
-            raise KnownMistake(f"{what}: got {short(answer)}.", BY_POSITION)
+            raise KnownMistake(f"{what}: your answer is {short(answer)}.", BY_POSITION)
     expect(answer, accepted[0], what, decode_mistakes(tokens))
 
 
@@ -346,7 +349,8 @@ def as_rows(pairs):
     rows = []
     for item in pairs:
         if not (isinstance(item, list) and len(item) == 2 and all(isinstance(t, torch.Tensor) for t in item)):
-            raise AssertionError(f"each item must be a pair (input_ids, target_ids) of tensors, got {short(item, 80)}")
+            raise AssertionError("a dataset item: " + yours_vs_expected(
+                yours=short(item, 80), expected="a pair (input_ids, target_ids) of tensors"))
         rows.append((item[0].tolist(), item[1].tolist()))
     return rows
 
@@ -366,7 +370,8 @@ def as_batches(answer):
     out = []
     for batch in answer:
         if not (isinstance(batch, list) and len(batch) == 2 and all(isinstance(t, torch.Tensor) for t in batch)):
-            raise AssertionError(f"each batch must be [inputs, targets], two tensors; got {short(batch, 80)}")
+            raise AssertionError("a batch: " + yours_vs_expected(yours=short(batch, 80),
+                                                                 expected="[inputs, targets], two tensors"))
         out.append(tuple(batch))
     return out
 

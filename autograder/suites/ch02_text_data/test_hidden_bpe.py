@@ -11,6 +11,8 @@ NOT_ALLOWED = ("tokenizer.encode(text) without allowed_special={'<|endoftext|>'}
                "holds the special token")
 AS_TEXT = ("<|endoftext|> encoded as plain text (encode_ordinary or disallowed_special=()) instead of the special "
            "token 50256: allow it with allowed_special={'<|endoftext|>'}")
+PER_ID = ("each id decoded on its own and the pieces joined (a character whose bytes are spread over several ids "
+          "breaks into \ufffd): decode the whole list at once")
 
 
 @points(6)
@@ -31,4 +33,6 @@ def test_bpe_decode(student):
     reply = student.plan([{"let": f"d{i}", "call": "bpe.bpe_decode", "args": [ids], "return": True}
                           for i, ids in enumerate(id_lists)])
     for i, ids in enumerate(id_lists):
-        expect(value(reply, f"d{i}", f"bpe_decode({ids[:8]}...)"), gpt2().decode(ids), f"bpe_decode({ids[:8]}...)")
+        expected, per_id = gpt2().decode(ids), "".join(gpt2().decode([t]) for t in ids)
+        expect(value(reply, f"d{i}", f"bpe_decode({ids[:8]}...)"), expected, f"bpe_decode({ids[:8]}...)",
+               {PER_ID: per_id} if per_id != expected else None)

@@ -4,6 +4,9 @@ import torch
 
 from _text_data import (ENDOFTEXT, STORY, as_batches, as_rows, batches, encode, expect, gpt2, per_reference, value,
                         verdict, verdict_ids, window_mistakes, windows)
+from autograder.grading.compare import yours_vs_expected
+from autograder.grading.diagnose import INT_IDS
+from autograder.grading.result import failure
 
 points = pytest.mark.points
 NOT_ALLOWED = ("tokenizer.encode(txt) without allowed_special={'<|endoftext|>'}: tiktoken refuses a text that holds "
@@ -81,8 +84,11 @@ def _rows(reply, k, count, what):
     rows = as_rows(items)
     for i, item in enumerate(items):
         if item[0].dtype != torch.int64 or item[1].dtype != torch.int64:
-            raise AssertionError(f"{what}: dataset[{i}] holds {item[0].dtype} and {item[1].dtype} tensors, expected "
-                                 "torch.int64 (torch.tensor of a list of ints)")
+            other_ints = all(not t.dtype.is_floating_point and not t.dtype.is_complex and t.dtype != torch.bool
+                             for t in item)
+            raise failure(f"{what}: " + yours_vs_expected(
+                yours=f"{item[0].dtype} and {item[1].dtype} tensors", yours_are=f"dataset[{i}] holds",
+                expected="torch.int64 (torch.tensor of a list of ints)") + ".", INT_IDS if other_ints else None)
     return rows
 
 

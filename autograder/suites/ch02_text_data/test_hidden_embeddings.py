@@ -3,7 +3,9 @@ import pytest
 import torch
 
 from _text_data import expect, value
-from autograder.grading.compare import expect_close
+from autograder.grading.compare import expect_close, yours_vs_expected
+from autograder.grading.diagnose import wrong_size
+from autograder.grading.result import failure
 
 points = pytest.mark.points
 
@@ -63,16 +65,28 @@ def test_input_embeddings(student, ref):
                   {"let": f"pos{k}", "attr": f"m{k}.pos_embedding_layer", "return": True},
                   {"let": f"out{k}", "call": f"m{k}", "args": [inputs], "return": True}]
     reply = student.plan(steps, needs="embeddings.InputEmbeddings")
+    tables = []
     for k, ((vocab_size, output_dim, context_length), inputs) in enumerate(cases):
         what = f"InputEmbeddings({vocab_size}, {output_dim}, {context_length}) on ids of shape {tuple(inputs.shape)}"
         if reply.failed(f"m{k}"):
             raise AssertionError(f"{what}: {reply.failed(f'm{k}')}")
-        token, position = _table(reply, f"tok{k}", what), _table(reply, f"pos{k}", what)
-        for table, rows, name in ((token, vocab_size, "token_embedding_layer"),
-                                  (position, context_length, "pos_embedding_layer")):
-            if tuple(table.shape) != (rows, output_dim):
-                raise AssertionError(f"{what}: {name} holds a table of shape {tuple(table.shape)}, expected "
-                                     f"({rows}, {output_dim})")
+        tables.append((_table(reply, f"tok{k}", what), _table(reply, f"pos{k}", what)))
+    for which, (name, rows_of) in enumerate((("token_embedding_layer", "vocab_size"),
+                                             ("pos_embedding_layer", "context_length"))):
+        builds, first = [], None  # every build whose table has the wrong shape: a name must explain them all
+        for k, ((vocab_size, output_dim, context_length), _) in enumerate(cases):
+            sizes = {"vocab_size": vocab_size, "output_dim": output_dim, "context_length": context_length}
+            shape, book = tuple(tables[k][which].shape), (sizes[rows_of], output_dim)
+            if shape != book:
+                builds.append((shape, book, sizes))
+                first = cases[k][0] if first is None else first
+        if builds:
+            raise failure(f"InputEmbeddings{first}: {name} " + yours_vs_expected(
+                yours=f"a table of shape {builds[0][0]}", yours_are="holds", expected=builds[0][1]) + ".",
+                          wrong_size(f"{name}.weight", builds))
+    for k, ((vocab_size, output_dim, context_length), inputs) in enumerate(cases):
+        what = f"InputEmbeddings({vocab_size}, {output_dim}, {context_length}) on ids of shape {tuple(inputs.shape)}"
+        token, position = tables[k]
         # judged with the student's own tables: how they were drawn is not this check's business
         n = inputs.shape[1]
         expected = token[inputs] + position[:n]

@@ -5,6 +5,7 @@ from _text_data import STORY, expect, gpt2, per_reference, same, value, verdict
 from autograder.grading.kit import lower_part_wrong
 
 points = pytest.mark.points
+SECOND = "the second batch: the loader's iterator advanced twice (next(iter(dataloader)) gives the first)"
 BYTES = "the pieces as bytes (decode_single_token_bytes) instead of str: decode([token_id]) for each id"
 
 
@@ -26,6 +27,13 @@ def test_bpe_pieces(student):
 @per_reference
 def _first_batch(ref, text, settings):
     return list(next(iter(ref.data_sampling.create_dataloader_v1(text, **dict(settings), shuffle=False))))
+
+
+@per_reference
+def _second_batch(ref, text, settings):
+    batches = iter(ref.data_sampling.create_dataloader_v1(text, **dict(settings), shuffle=False))
+    next(batches)
+    return list(next(batches))
 
 
 def _own_loader(student, text, settings):
@@ -57,4 +65,4 @@ def test_first_batch(student, ref):
             student.notes.append("first_batch itself is right: the difference from the reference comes from "
                                  "data_sampling, charged there.")
             continue
-        expect(answer, expected, what)
+        expect(answer, expected, what, {SECOND: _second_batch(ref, text, tuple(settings.items()))})

@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 
 from autograder.grading import probes
-from autograder.grading.compare import expect_close, seeded, set_seed
-from autograder.grading.diagnose import IN_PLACE, concat_models, picture, shown
+from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
+from autograder.grading.diagnose import IN_PLACE, book_sizes, concat_models, picture, shown, sized
 from autograder.grading.kit import lower_part_wrong
 from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import StudentFailure
@@ -22,6 +22,11 @@ from autograder.sandbox.session import StudentFailure
 # What the chapter asks the child about a module: its sizes, heads, dropout and causal mask.
 DESCRIBED = ("num_heads", "head_dim", "d_out", "heads", "dropout", "dropout.p", "mask")
 KEEP = ["mask"]  # a mask registered as a parameter is left as it is, for check_mask_buffer to charge once
+# The arguments the chapter's classes share, in the book's order, and the size the book derives from
+# them: a parameter of the wrong shape is read against these (diagnose.from_failure)
+CLASS_ARGS = ("d_in", "d_out", "context_length", "dropout", "num_heads")
+CLASSES = ("SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention")
+DERIVED = {"d_out // num_heads": lambda s: s["d_out"] // s["num_heads"]}
 
 
 def probe_module(student, *args, transpose_masks=False, **kwargs):
@@ -30,8 +35,14 @@ def probe_module(student, *args, transpose_masks=False, **kwargs):
     the module has them heads (an nn.ModuleList's class names), dropout (an nn.Dropout's p) and
     mask (a plain tensor's shape and dtype). ``transpose_masks``: forward with every buffer named
     mask transposed, counting PyTorch's own causal masks (``causal_sdpa``)."""
-    reply = probes.module(student, *args, describe=DESCRIBED, params_keep=KEEP,
-                          transpose_buffers="mask" if transpose_masks else None, **kwargs)
+    try:
+        reply = probes.module(student, *args, describe=DESCRIBED, params_keep=KEEP,
+                              transpose_buffers="mask" if transpose_masks else None, **kwargs)
+    except StudentFailure as exc:
+        if args[1] in CLASSES:
+            book_kwargs = {k: v for k, v in kwargs.items() if k in ("qkv_bias",)}
+            raise sized(exc, book_sizes(CLASS_ARGS, args[2:], book_kwargs, DERIVED))
+        raise
     reply["info"] = _info(reply["info"])
     return reply
 
@@ -397,8 +408,9 @@ def check_seeded_init(student, module, name, args, ref_factory, seed, order=(), 
     own = sorted(k for k in reply["info"]["params"] if k.rsplit(".", 1)[-1] != "mask")
     if own != sorted(ref_state):
         unregistered(label, [k for k in ref_state if k not in own], reply["info"])
-        raise AssertionError(f"{label} has parameters {own}; the book's are {sorted(ref_state)}: "
-                             "use the book's attribute names and layers")
+        raise AssertionError(f"{label}: " + yours_vs_expected(yours=own, yours_are="has parameters",
+                                                               expected=sorted(ref_state), expected_are="the book's are")
+                             + ": use the book's attribute names and layers")
     state = reply["state"]
     wrong = [key for key in ref_state if not _same_values(state.get(key), ref_state[key])]
     if not wrong:
@@ -572,4 +584,5 @@ def _check_gradients(student, module, name, args, ref_copy, x, g, out, label):
         if right:
             expect_close(grad, param.grad, f"gradient of {key} of {label} after backward")
         elif grad.shape != param.shape:
-            raise AssertionError(f"{label}: gradient of {key} has shape {tuple(grad.shape)}, expected {tuple(param.shape)}")
+            raise AssertionError(f"{label}: gradient of {key}: " + yours_vs_expected(
+                yours=tuple(grad.shape), yours_are="has shape", expected=tuple(param.shape)))

@@ -4,7 +4,7 @@ import torch
 
 from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
                         linear_biases, own_answer, own_pieces, probe_module, reference)
-from autograder.grading.compare import expect_close, seeded
+from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
@@ -36,8 +36,8 @@ def test_wrapper_heads_are_causal_attention(student, ref):
         reply = probe_module(student, "multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, num_heads)
         heads = reply["info"].get("heads")
         if heads != ["CausalAttention"] * num_heads:
-            raise AssertionError(f"MultiHeadAttentionWrapper(..., num_heads={num_heads}).heads is {heads}, expected an "
-                                 f"nn.ModuleList of {num_heads} CausalAttention modules")
+            raise AssertionError(f"MultiHeadAttentionWrapper(..., num_heads={num_heads}).heads: " + yours_vs_expected(
+                yours=heads, yours_are="is", expected=f"an nn.ModuleList of {num_heads} CausalAttention modules"))
     # independent heads: each head, run alone with its own weights, gives its own columns
     module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 2, 5, 0.0, 3, seed=58)
     x = seeded(2, 5, 4, seed=59)

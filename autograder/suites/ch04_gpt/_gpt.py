@@ -14,7 +14,7 @@ import re
 import torch
 import torch.nn.functional as F
 
-from autograder.grading.compare import seeded, set_seed
+from autograder.grading.compare import seeded, set_seed, yours_vs_expected
 from autograder.grading.kit import lower_part_wrong
 from autograder.sandbox.session import StudentFailure
 
@@ -258,7 +258,8 @@ def as_dict(pairs, what):
 def expect_same_state(mine, theirs, what, why):
     """Two {name: tensor} dicts hold the same names and values."""
     if sorted(mine) != sorted(theirs):
-        raise AssertionError(f"{what} has parameters {sorted(mine)}; expected {sorted(theirs)}")
+        raise AssertionError(f"{what}: " + yours_vs_expected(yours=sorted(mine), yours_are="has parameters",
+                                                              expected=sorted(theirs)))
     for key, value in theirs.items():
         if mine[key].shape != value.shape or not torch.equal(mine[key], value):
             raise AssertionError(f"{what}: {key} differs from {why}")

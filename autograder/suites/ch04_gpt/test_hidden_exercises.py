@@ -9,7 +9,7 @@ import torch
 from _gpt import (KEEP, BLOCK_PIECES, CFGS, as_dict, block_forward, block_mistakes, block_names, built, gpt_forward,
                   gpt_mistakes, judged,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped, token_ids)
-from autograder.grading.compare import expect_close, seeded
+from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.diagnose import Projection
 from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
@@ -74,8 +74,10 @@ def test_4_2_configs(student, ref):
         if got != expected:
             one_off = isinstance(got, dict) and got.keys() == expected.keys() and \
                 sum(got[k] != expected[k] for k in expected) == 1
-            raise failure(f"gpt2_config({size!r}) is {got!r}; expected GPT_CONFIG_124M with emb_dim={emb}, "
-                          f"n_layers={layers}, n_heads={heads}.", OTHER_SIZE if one_off else None)
+            raise failure(f"gpt2_config({size!r}): " + yours_vs_expected(
+                yours=repr(got), yours_are="is",
+                expected=f"GPT_CONFIG_124M with emb_dim={emb}, n_layers={layers}, n_heads={heads}") + ".",
+                OTHER_SIZE if one_off else None)
     if plan.values["book_after"] != ref.gpt_model.GPT_CONFIG_124M:
         raise failure(f"after gpt2_config('medium'), ('large') and ('xl'), GPT_CONFIG_124M is "
                       f"{plan.values['book_after']!r}: leave it as it is.", CONFIG_CHANGED)
@@ -139,11 +141,13 @@ def count_mistakes(expected, cfg):
 def check_count(count, mb, expected, what, cfg):
     if type(count) is not int or count != expected:
         name = next((n for n, m in count_mistakes(expected, cfg).items() if m == count), None)
-        raise failure(f"gpt_parameter_count for {what} returned {count!r}; expected {expected:,}.", name)
+        raise failure(f"gpt_parameter_count for {what}: " + yours_vs_expected(
+            yours=repr(count), yours_are="returned", expected=f"{expected:,}") + ".", name)
     if type(mb) not in (int, float) or abs(mb - expected * 4 / 2**20) > 1e-6 * max(1.0, mb):
         decimal = type(mb) in (int, float) and abs(mb - expected * 4 / 1e6) <= 1e-6 * max(1.0, mb)
-        raise failure(f"gpt_size_mb for {what} returned {mb!r}; expected {expected * 4 / 2**20:.4f} "
-                      "(4 bytes a parameter, 1024 * 1024 bytes a megabyte).", MEGABYTE if decimal else None)
+        raise failure(f"gpt_size_mb for {what}: " + yours_vs_expected(
+            yours=repr(mb), yours_are="returned", expected=f"{expected * 4 / 2**20:.4f}")
+            + " (4 bytes a parameter, 1024 * 1024 bytes a megabyte).", MEGABYTE if decimal else None)
 
 
 def separate(cfg, emb, shortcut, attn):
@@ -161,6 +165,19 @@ def own_block_matches(student, plan_steps, cfg, x, what):
         return torch.equal(plan.values["mine"], plan.values["theirs"])
     except StudentFailure:
         return False
+
+
+def other_rate(student, x, att, args, mine):
+    """Whether the blocks' attention output ``mine`` is your own MultiHeadAttention's with the same
+    weights and seed at one of 4.3's other two rates (0.3, 0.5): the rates mixed up."""
+    steps = []
+    for k, rate in enumerate((0.3, 0.5)):
+        steps += [{"let": f"own{k}", "call": "multihead_attention.MultiHeadAttention", "args": [*args[:3], rate, *args[4:]],
+                   "params_keep": KEEP, "params": att, "train": True},
+                  {"let": f"out{k}", "call": f"own{k}", "args": [x], "seed": 9, "return": True}]
+    plan = student.plan(steps, needs="multihead_attention.MultiHeadAttention")
+    return any(not plan.failed(f"out{k}") and isinstance(out := plan.values[f"out{k}"], torch.Tensor)
+               and out.shape == mine.shape and torch.allclose(out, mine, atol=1e-6) for k in range(2))
 
 
 @points(4)
@@ -234,8 +251,9 @@ def test_4_3_separate_dropout_rates(student, ref):
         mine, theirs = plan.values["mine"], plan.values["theirs"]
         if not (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor) and mine.shape == theirs.shape
                 and torch.allclose(mine, theirs, atol=1e-6, equal_nan=True)):
-            raise AssertionError("the blocks' attention of GPTModelSeparateDropout in training mode differs from your "
-                                 "MultiHeadAttention built with dropout=drop_rate_attn (0.2 here)")
+            raise failure("the blocks' attention of GPTModelSeparateDropout in training mode differs from your "
+                          "MultiHeadAttention built with dropout=drop_rate_attn (0.2 here).",
+                          RATES_MIXED if other_rate(student, x, att, args, mine) else None)
 
     for check in (block, model, attention):
         judged(student, LOWER, "exercise 4.3", check)

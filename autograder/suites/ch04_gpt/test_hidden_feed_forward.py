@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from _gpt import KEEP, CFGS, built, live_tensor, params, run
-from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
 from autograder.grading.result import failure
 
 points = pytest.mark.points
@@ -73,8 +73,9 @@ def test_feed_forward_seeded_init(student, ref):
     mine = dict(plan.values["state"])
     expected = params(built(ref.feed_forward.FeedForward, cfg, 123))
     if sorted(mine) != sorted(expected):
-        raise AssertionError(f"FeedForward has parameters {sorted(mine)}; the book's are {sorted(expected)} "
-                             "(self.layers = nn.Sequential(nn.Linear, GELU(), nn.Linear))")
+        raise AssertionError("FeedForward: " + yours_vs_expected(
+            yours=sorted(mine), yours_are="has parameters", expected=sorted(expected), expected_are="the book's are")
+            + " (self.layers = nn.Sequential(nn.Linear, GELU(), nn.Linear))")
     if all(mine[k].shape == v.shape and torch.equal(mine[k], v) for k, v in expected.items()):
         return
     set_seed(123)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from _gpt import CFGS, block_names, judged, live_ids, stand_ins, token_ids
+from autograder.grading.compare import yours_vs_expected
 from autograder.grading.diagnose import LOOP_SHORT
 from autograder.grading.result import failure
 
@@ -49,8 +50,9 @@ def judge_steps(idx, out, calls, max_new_tokens, context_size):
             elif isinstance(given, torch.Tensor) and context_size > 1 and \
                     given.shape == seq[:, -(context_size - 1):].shape and torch.equal(given, seq[:, -(context_size - 1):]):
                 mistake = "cropping to context_size - 1 tokens (idx[:, -context_size:] keeps context_size)"
-            raise failure(f"{what}: step {step + 1} gave the model {list(getattr(given, 'shape', ()))} "
-                          f"tokens, expected the last {want.shape[1]} of the sequence so far.", mistake)
+            raise failure(f"{what}: step {step + 1}: " + yours_vs_expected(
+                yours=f"{list(getattr(given, 'shape', ()))} tokens", yours_are="gave the model",
+                expected=f"the last {want.shape[1]} of the sequence so far") + ".", mistake)
         if not isinstance(logits, torch.Tensor) or logits.dim() != 3 or logits.shape[:2] != given.shape:
             raise AssertionError(f"{what}: the model's answer at step {step + 1} is not (batch, num_tokens, vocab)")
         nxt = logits[:, -1, :].argmax(dim=-1, keepdim=True)
@@ -67,8 +69,9 @@ def judge_steps(idx, out, calls, max_new_tokens, context_size):
             raise failure(f"{what}: new token {step + 1} is {got.tolist()}, but the most likely next token "
                           f"after the model's last position is {nxt[:, 0].tolist()}.", mistake)
     if not isinstance(out, torch.Tensor) or out.shape != seq.shape or not torch.equal(out, seq):
-        raise AssertionError(f"{what} returned {list(getattr(out, 'shape', ())) or type(out).__name__}; expected the "
-                             f"prompt followed by the {max_new_tokens} new tokens, shape {list(seq.shape)}")
+        raise AssertionError(f"{what}: " + yours_vs_expected(
+            yours=list(getattr(out, 'shape', ())) or type(out).__name__, yours_are="returned",
+            expected=f"the prompt followed by the {max_new_tokens} new tokens, shape {list(seq.shape)}"))
 
 
 def only_new(idx, out, calls, what):
@@ -81,8 +84,9 @@ def only_new(idx, out, calls, what):
         new.append(logits[:, -1, :].argmax(dim=-1, keepdim=True))
     if new and isinstance(out, torch.Tensor) and out.shape == (idx.shape[0], len(new)) and \
             torch.equal(out, torch.cat(new, dim=1)):
-        raise failure(f"{what} returned {list(out.shape)}: only the new tokens; expected the prompt followed "
-                      f"by them, shape {[idx.shape[0], idx.shape[1] + len(new)]}.", ONLY_NEW)
+        raise failure(f"{what}: " + yours_vs_expected(
+            yours=f"{list(out.shape)}: only the new tokens", yours_are="returned",
+            expected=f"the prompt followed by them, shape {[idx.shape[0], idx.shape[1] + len(new)]}") + ".", ONLY_NEW)
 
 
 ONLY_NEW = "only the new tokens returned (the book returns the prompt with them: idx grows by one each step)"

@@ -8,8 +8,10 @@ import torch
 
 from _gpt import (KEEP, judged, CFGS, TIED, as_dict, built, gpt_case, gpt_mistakes, live_ids, named_parameters_steps,
                   params, run, token_ids)
-from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
+from autograder.grading.diagnose import book_sizes, sized
 from autograder.grading.result import KnownMistake, failure
+from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
 GPT = "gpt_model.GPTModel"
@@ -40,7 +42,11 @@ def test_gpt_forward(student, ref):
             what = (f"GPTModel(vocab_size={cfg['vocab_size']}, context_length={cfg['context_length']}, emb_dim="
                     f"{cfg['emb_dim']}, n_layers={cfg['n_layers']}, drop_rate={cfg['drop_rate']}) in eval mode on "
                     f"{tuple(idx.shape)} token ids (blocks and final_norm replaced by the grader's linear maps)")
-            expect_close(plan.values[f"out{i}"], run(module, idx), what,
+            try:
+                out = plan.values[f"out{i}"]
+            except StudentFailure as exc:  # a parameter of the wrong shape is read against the config's sizes
+                raise sized(exc, book_sizes(("cfg",), (cfg,), {})) from None
+            expect_close(out, run(module, idx), what,
                          gpt_mistakes(idx, module, spec, drop=cfg["drop_rate"], seed=4))
     judged(student, LOWER, "GPTModel", check)
 
@@ -75,10 +81,12 @@ def test_gpt_structure(student, ref):
         what = f"GPTModel(n_layers={n_layers})"
         names = list(plan.values["names"])
         if plan.values["n"] != n_layers:
-            raise AssertionError(f"{what}.trf_blocks holds {plan.values['n']} blocks, expected n_layers = {n_layers}")
+            raise AssertionError(f"{what}.trf_blocks: " + yours_vs_expected(
+                yours=f"{plan.values['n']} blocks", yours_are="holds", expected=f"n_layers = {n_layers}"))
         kinds = [plan.values[f"kind{i}"] for i in range(n_layers)]
         if kinds != ["TransformerBlock"] * n_layers:
-            raise AssertionError(f"{what}.trf_blocks holds {kinds}; expected {n_layers} TransformerBlock(cfg)")
+            raise AssertionError(f"{what}.trf_blocks: " + yours_vs_expected(
+                yours=kinds, yours_are="holds", expected=f"{n_layers} TransformerBlock(cfg)"))
         if plan.values["norm"] != "LayerNorm":
             raise AssertionError(f"{what}.final_norm is a {plan.values['norm']}; expected your LayerNorm(emb_dim)")
         # the model's own parameters; what the blocks and the norm hold is judged in their parts
@@ -97,8 +105,8 @@ def test_gpt_structure(student, ref):
             mistake = "out_head with a bias (the book's has bias=False)"
         elif "out_head.weight" not in own and "tok_emb.weight" in own:
             mistake = TIED
-        raise failure(f"{what} has the parameters {own} besides its blocks' and final_norm's; the book's are "
-                      f"{book}.", mistake)
+        raise failure(f"{what}, besides its blocks' and final_norm's: " + yours_vs_expected(
+            yours=own, yours_are="has the parameters", expected=book, expected_are="the book's are") + ".", mistake)
 
 
 @points(3)

@@ -3,7 +3,9 @@ import pytest
 import torch
 
 from _gpt import KEEP, live_tensor, once
-from autograder.grading.compare import expect_close, seeded
+from autograder.grading.compare import expect_close, seeded, yours_vs_expected
+
+SCALE_ZEROS = "LayerNorm's scale starting at zeros (torch.zeros): it starts at ones, so that it first keeps the normalised values"
 
 points = pytest.mark.points
 LN = "layer_norm.LayerNorm"
@@ -89,8 +91,10 @@ def test_layer_norm_parameters(student):
                          {"let": "shift", "attr": "ln.shift", "return": True}], needs=LN)
     names = sorted(plan.values["names"])
     if names != ["scale", "shift"]:
-        raise AssertionError(f"LayerNorm(7) has parameters {names}; the book's are scale and shift (nn.Parameter)")
-    expect_close(plan.values["scale"], torch.ones(7), "LayerNorm(7).scale as built (ones)")
+        raise AssertionError("LayerNorm(7): " + yours_vs_expected(yours=names, yours_are="has parameters",
+                                                                  expected="scale and shift (nn.Parameter)",
+                                                                  expected_are="the book's are"))
+    expect_close(plan.values["scale"], torch.ones(7), "LayerNorm(7).scale as built (ones)", {SCALE_ZEROS: torch.zeros(7)})
     expect_close(plan.values["shift"], torch.zeros(7), "LayerNorm(7).shift as built (zeros)")
 
 

@@ -9,9 +9,13 @@ import torch
 import torch.nn.functional as F
 
 from _gpt import KEEP, credit_lower, linear_map, once, params, swapped
-from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
+from autograder.grading.diagnose import LOOP_SHORT
 from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
+
+RELU = "nn.ReLU where the book's example network uses GELU (nn.Sequential(nn.Linear(...), GELU()))"
+BIASES_TOO = "the biases' gradients reported too (the book's print_gradients keeps only names with 'weight' in them)"
 
 points = pytest.mark.points
 NET = "shortcuts.ExampleDeepNeuralNetwork"
@@ -74,8 +78,10 @@ def test_each_layer_is_linear_then_your_gelu(student):
     names = list(plan.values["names"])
     expected = [f"layers.{i}.0.{p}" for i in range(5) for p in ("weight", "bias")]
     if names != expected:
-        raise AssertionError(f"ExampleDeepNeuralNetwork({sizes}, True) has parameters {names}; the book's are "
-                             f"{expected} (five nn.Sequential(nn.Linear(...), GELU()) in an nn.ModuleList)")
+        short = names == expected[:-2]  # the last (Linear, GELU) pair missing: the loop ran one step short
+        raise failure(f"ExampleDeepNeuralNetwork({sizes}, True): " + yours_vs_expected(
+            yours=names, yours_are="has parameters", expected=expected, expected_are="the book's are")
+            + " (five nn.Sequential(nn.Linear(...), GELU()) in an nn.ModuleList).", LOOP_SHORT if short else None)
     for i, probe in probes.items():
         act = plan.values[f"act{i}"]
         book = 0.5 * probe * (1 + torch.tanh((2 / torch.pi) ** 0.5 * (probe + 0.044715 * probe**3)))
@@ -85,8 +91,9 @@ def test_each_layer_is_linear_then_your_gelu(student):
             own = None
         if not any(isinstance(act, torch.Tensor) and act.shape == probe.shape and torch.allclose(act, want, atol=1e-6)
                    for want in (own, book) if want is not None):
-            raise AssertionError(f"ExampleDeepNeuralNetwork.layers[{i}][1] is not a GELU: on a probe it gives "
-                                 "neither your GELU's values nor the tanh approximation's")
+            relu = isinstance(act, torch.Tensor) and act.shape == probe.shape and torch.equal(act, probe.clamp(min=0))
+            raise failure(f"ExampleDeepNeuralNetwork.layers[{i}][1] is not a GELU: on a probe it gives "
+                          "neither your GELU's values nor the tanh approximation's.", RELU if relu else None)
 
 
 @points(2)
@@ -99,7 +106,8 @@ def test_shortcut_seeded_init(student, ref):
     mine = dict(plan.values["state"])
     expected = params(reference_net(ref, sizes, False, 123))
     if sorted(mine) != sorted(expected):
-        raise AssertionError(f"ExampleDeepNeuralNetwork has parameters {sorted(mine)}; expected {sorted(expected)}")
+        raise AssertionError("ExampleDeepNeuralNetwork: " + yours_vs_expected(
+            yours=sorted(mine), yours_are="has parameters", expected=sorted(expected)))
     for key, value in expected.items():
         if not torch.equal(mine[key], value):
             raise AssertionError(f"{key} after torch.manual_seed(123) differs from the book's draw: create the five "
@@ -138,7 +146,10 @@ def test_print_gradients(student, ref):
     if not isinstance(means, dict):
         raise AssertionError(f"{what} returned {type(means).__name__}; return a dict {{name: mean}}, as it prints")
     if list(means) != list(expected):
-        raise AssertionError(f"{what} returned the names {list(means)}; expected the weights {list(expected)}")
+        biases = len(means) > len(expected) and [n for n in means if not n.endswith(".bias")] == list(expected)
+        raise failure(f"{what}: " + yours_vs_expected(yours=list(means), yours_are="returned the names",
+                                                      expected=list(expected), expected_are="expected the weights"),
+                      BIASES_TOO if biases else None)
     models = {"the mean of the gradient without abs()": dict(absolute=False),
               "the sum instead of the mean": dict(reduce="sum"),
               "a loss of output.sum() instead of the MSE against zeros": dict(loss="sum")}
@@ -150,4 +161,5 @@ def test_print_gradients(student, ref):
             mistake = next((model for model, change in models.items()
                             if type(got) in (int, float) and
                             abs(got - gradient_model(net, x, **change)[name]) <= 1e-5 + 1e-4 * abs(value)), None)
-            raise failure(f"{what}: {name} gave {got!r}, expected {value:.6g}.", mistake)
+            raise failure(f"{what}: {name}: " + yours_vs_expected(yours=repr(got), yours_are="gave",
+                                                                   expected=f"{value:.6g}") + ".", mistake)

@@ -19,6 +19,8 @@ TB = "transformer_block.TransformerBlock"
 LOWER = ("layer_norm", "feed_forward")
 QKV_NOT_PASSED = "the attention built without cfg['qkv_bias'] (pass it on: MultiHeadAttention(..., qkv_bias=cfg['qkv_bias']))"
 PIECES = {"att": "MultiHeadAttention", "ff": "FeedForward", "norm1": "LayerNorm", "norm2": "LayerNorm"}
+# What the book's MultiHeadAttention keeps of its arguments, and the key of cfg each comes from
+BOOK_ATTRS = {"d_out": "emb_dim", "num_heads": "n_heads", "dropout.p": "drop_rate"}
 
 
 def block_case(ref, cfg, seed):
@@ -86,7 +88,8 @@ def test_block_structure_and_attention_arguments(student, ref):
                              *named_parameters_steps("own_state", "own")], needs=TB)
         kinds = {piece: plan.values[f"kind_{piece}"] for piece in PIECES}
         if kinds != PIECES:
-            raise AssertionError(f"{what}'s pieces are {kinds}; expected {PIECES} (your own classes)")
+            raise AssertionError(f"{what}'s pieces: " + yours_vs_expected(
+                yours=kinds, yours_are="are", expected=f"{PIECES} (your own classes)"))
         # the block's own parameters: none besides its pieces' (what they hold is judged in their parts)
         own = sorted(n for n in plan.values["names"] if not n.startswith(tuple(f"{p}." for p in PIECES)))
         if own:
@@ -119,9 +122,34 @@ def test_block_structure_and_attention_arguments(student, ref):
         mine, theirs = plan.values["mine"], plan.values["theirs"]
         if not (isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor) and mine.shape == theirs.shape
                 and torch.allclose(mine, theirs, atol=1e-6, equal_nan=True)):
-            raise AssertionError(f"{what}.att in training mode differs from your MultiHeadAttention built with "
-                                 "d_in=d_out=emb_dim, context_length, dropout=drop_rate, num_heads=n_heads, qkv_bias "
-                                 "from cfg (same weights, same seed)")
+            raise failure(f"{what}.att in training mode differs from your MultiHeadAttention built with "
+                          "d_in=d_out=emb_dim, context_length, dropout=drop_rate, num_heads=n_heads, qkv_bias "
+                          "from cfg (same weights, same seed).", argument_not_passed(student, cfg, 770 + i, args))
+
+
+def argument_not_passed(student, cfg, seed, args):
+    """The mistake of building the block's attention with one argument other than cfg's, read from
+    the attributes it keeps beside your own MultiHeadAttention built with the book's arguments;
+    None where they cannot be read or more than one differs."""
+    steps = [{"let": "blk", "call": TB, "args": [cfg], "seed": seed},
+             {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args}]
+    for k, attr in enumerate(BOOK_ATTRS):
+        steps += [{"let": f"mine{k}", "attr": f"blk.att.{attr}", "return": True},
+                  {"let": f"book{k}", "attr": f"own.{attr}", "return": True}]
+    plan = student.plan(steps, needs=TB)
+    differ = []
+    for k, (attr, key) in enumerate(BOOK_ATTRS.items()):
+        if plan.failed(f"mine{k}") or plan.failed(f"book{k}"):
+            return None
+        mine, book = plan.values[f"mine{k}"], plan.values[f"book{k}"]
+        if type(mine) not in (int, float) or type(book) not in (int, float):
+            return None
+        if mine != book:
+            differ.append((attr.split(".")[0], key))
+    if len(differ) != 1:
+        return None
+    (attr, key), = differ
+    return f"the block's attention built with another {attr} than cfg['{key}']"
 
 
 @points(3)

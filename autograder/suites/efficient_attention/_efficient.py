@@ -11,7 +11,7 @@ import copy
 import torch
 import torch.nn.functional as F
 
-from autograder.grading.compare import seeded, set_seed
+from autograder.grading.compare import seeded, set_seed, yours_vs_expected
 
 
 def weights(d_in, d_out, qkv_bias, seed, kv_out=None):
@@ -46,12 +46,13 @@ def loaded(cls, args, params, train=False):
     module = cls(*args).train(train)
     own = dict(module.named_parameters())
     if sorted(own) != sorted(params):
-        raise AssertionError(f"{cls.__name__}: parameters {sorted(params)}, expected {sorted(own)}")
+        raise AssertionError(f"{cls.__name__}: " + yours_vs_expected(yours=sorted(params), yours_are="parameters",
+                                                                      expected=sorted(own)))
     with torch.no_grad():
         for name, value in params.items():
             if own[name].shape != value.shape:
-                raise AssertionError(f"{cls.__name__}: {name} has shape {tuple(value.shape)}, "
-                                     f"expected {tuple(own[name].shape)}")
+                raise AssertionError(f"{cls.__name__}: {name}: " + yours_vs_expected(
+                    yours=tuple(value.shape), yours_are="has shape", expected=tuple(own[name].shape)))
             own[name].copy_(value)
     return module
 
@@ -250,4 +251,6 @@ def rope_apply(x, cos, sin, offset=0, variant="book"):
     else:
         x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
         rotated = torch.cat((x2, -x1) if variant == "rotated the wrong way" else (-x2, x1), dim=-1)
+    if variant == "x not scaled":
+        return x + rotated * sin
     return x * cos + rotated * sin

@@ -194,8 +194,9 @@ def pieces_output(fn, x, sizes, state, variant):
 def generate(model, idx, max_new_tokens, state, variant=None):
     """The book's cached generation on the reference model, with the cache in ``state``."""
     logits = gpt(model, idx, state, variant)
+    last = 0 if variant == "first position" else -1
     for _ in range(max_new_tokens):
-        next_idx = logits[:, -1].argmax(dim=-1, keepdim=True)
+        next_idx = logits[:, last].argmax(dim=-1, keepdim=True)
         idx = torch.cat([idx, next_idx], dim=1)
         logits = gpt(model, next_idx, state, variant)
     return idx
@@ -222,6 +223,8 @@ ATTENTION_MISTAKES = {
     "the new keys appended to the values' cache (cache_v grows by values_new)": "keys appended as values",
     "the mask's position advanced by one per call instead of by the tokens fed": "mask pointer by one",
 }
+FIRST_POSITION = ("the next token read from the first position's logits (logits[:, 0]): the prediction for the "
+                  "next token is at the last position, logits[:, -1]")
 NO_CACHE = ("the cache not used (use_cache ignored by the attention, or not passed on to it: each piece then "
             "attends only to its own tokens)")
 GPT_MISTAKES = {

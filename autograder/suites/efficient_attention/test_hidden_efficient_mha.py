@@ -154,6 +154,13 @@ def transfer_mistakes(ref, name, args, W, x):
              via({**W, **swapped}),
              "W_key and W_value stacked in the wrong order (queries first, then keys, then values)":
              via({**W, "wk": W["wv"], "wv": W["wk"], "bk": W["bv"], "bv": W["bk"]})}
+    if name == "MHAEinsum":  # nn.Linear's (d_out, d_in) weight reshaped, not transposed, into (d_in, d_out)
+        module = reference(ref, name, args, W)
+        reshaped = state(module)
+        for mine, theirs in (("query", "q"), ("key", "k"), ("value", "v")):
+            reshaped[f"W_{mine}"] = W[f"w{theirs}"].reshape(reshaped[f"W_{mine}"].shape)
+        found["the linear weights copied without the transpose (an nn.Linear keeps (d_out, d_in), MHAEinsum's "
+              "W_query is (d_in, d_out): copy linear.weight.T)"] = lambda: run(loaded(type(module), args, reshaped), x)
     if name == "MHAPyTorchClass":
         module = reference(ref, name, args, W)
         with_twice = state(module)

@@ -8,7 +8,7 @@ import pytest
 
 from _efficient import (COMMON_MISTAKES, attention, build_and_run, ch03_params, expect_buffers, loaded, mistakes, run,
                         weights)
-from autograder.grading.compare import expect_close, seeded
+from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.result import failure
 
 points = pytest.mark.points
@@ -19,6 +19,9 @@ CASES = [((6, 8, 4, 2, 10, 0.0, False), (2, 7), False), ((8, 12, 6, 3, 8, 0.0, T
          ((5, 8, 4, 1, 9, 0.5, False), (1, 4), False), ((6, 12, 6, 2, 10, 0.5, True), (2, 6), True)]
 REPEAT = ("keys and values repeated with repeat (k0 k1 k0 k1) where repeat_interleave is meant (k0 k0 k1 k1: query "
           "heads 0..group_size-1 share key/value head 0)")
+
+NO_DIVIDES = ("no check that num_kv_groups divides num_heads in the constructor "
+              "(if num_heads % num_kv_groups != 0: raise ValueError(...))")
 
 
 def describe(args, x, train=False):
@@ -88,10 +91,10 @@ def test_gqa_refuses_groups_that_do_not_divide_the_heads(student):
         if why and "ValueError" not in why:
             raise AssertionError(f"GroupedQueryAttention{tuple(args)} must raise ValueError (num_kv_groups does not "
                                  f"divide num_heads); it failed otherwise: {why}")
-        if not why:
-            raise AssertionError(f"GroupedQueryAttention(d_in={args[0]}, d_out={args[1]}, num_heads={args[2]}, "
-                                 f"num_kv_groups={args[3]}, ...) was built: num_kv_groups does not divide num_heads, "
-                                 "so some query heads would have no key/value head; raise ValueError")
+        if not why:  # built: the one way to get here is a constructor without the check
+            raise failure(f"GroupedQueryAttention(d_in={args[0]}, d_out={args[1]}, num_heads={args[2]}, "
+                          f"num_kv_groups={args[3]}, ...) was built: num_kv_groups does not divide num_heads, "
+                          "so some query heads would have no key/value head; raise ValueError", NO_DIVIDES)
 
 
 BONUS = {"emb_dim": 4096, "n_heads": 32, "n_layers": 32, "context_length": 32768}
@@ -106,6 +109,8 @@ KV_MISTAKES = {
     "one layer counted (every one of the n_layers keeps its own cache)":
         lambda c, b, e, kv, hd: 2 * b * c["context_length"] * kv * hd * e,
     "the batch size left out": lambda c, b, e, kv, hd: 2 * c["context_length"] * c["n_layers"] * kv * hd * e,
+    "the size in gigabytes (divided by 1e9) where bytes are asked for, as an int":
+        lambda c, b, e, kv, hd: 2 * b * c["context_length"] * c["n_layers"] * kv * hd * e / 1e9,
     "bytes_per_elem left out (counted numbers, not bytes)":
         lambda c, b, e, kv, hd: 2 * b * c["context_length"] * c["n_layers"] * kv * hd,
 }
@@ -131,5 +136,6 @@ def test_kv_cache_bytes(student, ref):
              if all(f(cfg, b, e, cfg.get("n_kv_groups", cfg["n_heads"]), cfg["emb_dim"] // cfg["n_heads"]) == got
                     for cfg, b, e, got, _ in answers)]
     cfg, b, e, got, want = wrong[0]
-    raise failure(f"kv_cache_bytes({cfg}, batch_size={b}, bytes_per_elem={e}) gave {got!r}; expected the "
-                  f"int {want:,}.", " or ".join(named))
+    raise failure(f"kv_cache_bytes({cfg}, batch_size={b}, bytes_per_elem={e}): "
+                  + yours_vs_expected(yours=repr(got), yours_are="gave", expected=f"the int {want:,}") + ".",
+                  " or ".join(named))

@@ -15,6 +15,7 @@ from _kv_cache import (
     BLOCK,
     CFGS,
     CH3,
+    FIRST_POSITION,
     GEN,
     GPT,
     GPT_MISTAKES,
@@ -43,7 +44,7 @@ from _kv_cache import (
     tokens_mistake,
 )
 
-from autograder.grading.compare import expect_close, seeded
+from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
@@ -82,9 +83,9 @@ def pieces_got(plan, let, sizes, what):
             raise failure(f"{what}: feeding piece {j + 1} of {sizes} failed: {exc}",
                           WRONG_DIM if wrong_dim else None) from None
         if not isinstance(outs[-1], torch.Tensor) or outs[-1].dim() != 3 or outs[-1].shape[1] != sizes[j]:
-            raise AssertionError(f"{what}: piece {j + 1} of {sizes} tokens gave "
-                                 f"{list(getattr(outs[-1], 'shape', ())) or type(outs[-1]).__name__}; expected "
-                                 f"(batch, {sizes[j]}, ...): one row per token fed")
+            raise AssertionError(f"{what}: piece {j + 1} of {sizes} tokens: " + yours_vs_expected(
+                yours=list(getattr(outs[-1], 'shape', ())) or type(outs[-1]).__name__, yours_are="gave",
+                expected=f"(batch, {sizes[j]}, ...): one row per token fed"))
     return torch.cat(outs, dim=1)
 
 
@@ -285,11 +286,13 @@ def expect_tokens(got, want, what, mistakes):
         return
     name = tokens_mistake(got, mistakes) if isinstance(got, torch.Tensor) else None
     if not isinstance(got, torch.Tensor) or got.shape != want.shape:
-        raise failure(f"{what} returned {list(getattr(got, 'shape', ())) or type(got).__name__}; expected "
-                      f"the prompt followed by the new tokens, shape {list(want.shape)}.", name)
+        raise failure(f"{what}: " + yours_vs_expected(
+            yours=list(getattr(got, 'shape', ())) or type(got).__name__, yours_are="returned",
+            expected=f"the prompt followed by the new tokens, shape {list(want.shape)}") + ".", name)
     n = int((got != want).any(dim=0).long().argmax())
-    raise failure(f"{what}: token {n} is {got[:, n].tolist()}, chapter 4's generate_text_simple gives "
-                  f"{want[:, n].tolist()} there.", name)
+    raise failure(f"{what}: token {n}: " + yours_vs_expected(
+        yours=got[:, n].tolist(), yours_are="is", expected=want[:, n].tolist(),
+        expected_are="chapter 4's generate_text_simple gives") + " there.", name)
 
 
 def own_greedy(out, logits, n0):
@@ -319,7 +322,8 @@ def test_generate_equals_uncached(student, ref):
             student.notes.append(INHERITED_NOTE.format(what=what))
             continue
         mistakes = {name: (lambda v=v, m=module, c=cfg, p=idx, k=new: no_grad(generate)(m, p, k, fresh_state(c["n_layers"]), v))
-                    for name, v in {**GPT_MISTAKES, **ATTENTION_MISTAKES, NO_CACHE: "no cache"}.items()}
+                    for name, v in {**GPT_MISTAKES, **ATTENTION_MISTAKES, NO_CACHE: "no cache",
+                                    FIRST_POSITION: "first position"}.items()}
         expect_tokens(got, generate_uncached(module, idx, new), what, mistakes)
 
 
@@ -369,26 +373,29 @@ def test_generate_feeds_one_token_per_step(student, ref):
         fed = [rows(c[-1]) for c in calls]
         first = calls[0][0] if calls and len(calls[0]) > 1 else None
         if not calls or fed[0] != [b, n0] or (first is not None and not torch.equal(first, idx)):
-            raise AssertionError(f"{what}: the model's first call was fed {fed[:1]} tokens; expected the whole "
-                                 f"prompt, {list(idx.shape)}, in one call")
+            raise AssertionError(f"{what}: the model's first call: " + yours_vs_expected(
+                yours=f"{fed[:1]} tokens", yours_are="was fed",
+                expected=f"the whole prompt, {list(idx.shape)}, in one call"))
         if len(calls) > 1 and all(f == [b, n0 + k] for k, f in enumerate(fed)):
             raise failure(f"{what} fed the model {fed} tokens: the whole sequence at every step.",
                           "the whole sequence fed at every step (each step then redoes the work of all the tokens "
                           "before it; feed only the new token)")
         if any(f != [b, 1] for f in fed[1:]) or len(calls) not in (new, new + 1):
-            raise AssertionError(f"{what} called the model {len(calls)} times, fed {fed} tokens; expected the "
-                                 f"prompt {list(idx.shape)} once, then one new token [{b}, 1] per step ({new - 1} or "
-                                 f"{new} such calls)")
+            raise AssertionError(f"{what}: " + yours_vs_expected(
+                yours=f"the model {len(calls)} times, fed {fed} tokens", yours_are="called",
+                expected=f"the prompt {list(idx.shape)} once, then one new token [{b}, 1] per step "
+                         f"({new - 1} or {new} such calls)"))
         if isinstance(out, torch.Tensor) and out.shape == (b, n0 + new):
             for k, call in enumerate(calls[1:]):
                 if len(call) > 1 and not torch.equal(call[0], out[:, n0 + k:n0 + k + 1]):
-                    raise AssertionError(f"{what}: step {k + 2} fed the model {call[0].tolist()}; expected the "
-                                         f"token just generated, {out[:, n0 + k:n0 + k + 1].tolist()}")
+                    raise AssertionError(f"{what}: step {k + 2}: " + yours_vs_expected(
+                        yours=call[0].tolist(), yours_are="fed the model",
+                        expected=f"the token just generated, {out[:, n0 + k:n0 + k + 1].tolist()}"))
         got = [rows(c[-1]) for c in att_calls]
         want = [[b, n0]] + [[b, 1]] * (len(calls) - 1)
         if got != want:
-            raise AssertionError(f"{what}: the first block's attention was fed {got} tokens, call by call; expected "
-                                 f"{want} (the prompt, then one token per step)")
+            raise AssertionError(f"{what}: the first block's attention, call by call: " + yours_vs_expected(
+                yours=f"{got} tokens", yours_are="was fed", expected=f"{want} (the prompt, then one token per step)"))
 
 
 def rows(answer):

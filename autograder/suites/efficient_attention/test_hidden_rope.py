@@ -26,6 +26,7 @@ APPLY_MISTAKES = {
     "interleaved pairs rotated ((x0, x1), (x2, x3), ...; RoPE here pairs the two halves: x[j] with x[j + head_dim/2])":
         "interleaved pairs",
     "positions not offset (rows 0 .. num_tokens - 1 of cos and sin used; token t stands at offset + t)": "no offset",
+    "x added instead of x * cos (x * cos + cat(-x2, x1) * sin rotates; x + ... moves it)": "x not scaled",
 }
 
 

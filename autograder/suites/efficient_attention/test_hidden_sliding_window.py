@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from _efficient import (COMMON_MISTAKES, build_and_run, ch03_params, expect_buffers, hidden_mask, loaded, mistakes, run,
                         split, weights)
-from autograder.grading.compare import expect_close, seeded
+from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.result import failure
 
 points = pytest.mark.points
@@ -163,8 +163,9 @@ def held(value, batch, d_out, what):
     if value is None:
         return 0
     if not isinstance(value, torch.Tensor) or value.numel() % (batch * d_out):
-        raise AssertionError(f"{what} is {getattr(value, 'shape', type(value).__name__)}; expected a tensor of "
-                             f"(batch={batch}, positions held, d_out={d_out}) numbers in some layout")
+        raise AssertionError(f"{what}: " + yours_vs_expected(
+            yours=getattr(value, 'shape', type(value).__name__), yours_are="is",
+            expected=f"a tensor of (batch={batch}, positions held, d_out={d_out}) numbers in some layout"))
     return value.numel() // (batch * d_out)
 
 
