@@ -8,6 +8,7 @@ knows no chapter: every module, class and attribute name comes in the plan, as d
 """
 import collections
 import contextlib
+import dis
 import importlib.abc
 import importlib.util
 import itertools
@@ -115,6 +116,9 @@ def shape_of(value):
     return None
 
 
+_RAISES = {dis.opmap["RAISE_VARARGS"], dis.opmap["RERAISE"]}
+
+
 def _where(exc):
     """Where the submission's own code raised ``exc``: the innermost function of one of its modules,
     as {"module", "function" (its qualified name), "line", "tensors": {local: shape}}, or None.
@@ -122,14 +126,14 @@ def _where(exc):
     Only for the errors torch raises on shapes; a stub's NotImplementedError is "not written yet"."""
     if not isinstance(exc, (RuntimeError, IndexError, ValueError, TypeError)) or isinstance(exc, NotImplementedError):
         return None
-    found, tb = None, exc.__traceback__
+    found, last, tb = None, None, exc.__traceback__
     while tb is not None:  # a named function's frame: a comprehension's (<listcomp>) is its function's line
         code = tb.tb_frame.f_code
         if code.co_filename.startswith(SUBMISSION_PREFIX) and not code.co_name.startswith("<"):
             found = tb
-        tb = tb.tb_next
-    if found is None:
-        return None
+        last, tb = tb, tb.tb_next
+    if found is None or last.tb_frame.f_code.co_code[last.tb_lasti] in _RAISES:
+        return None  # a `raise` of the student's own: their message says it all, no shapes to blame
     code, tensors = found.tb_frame.f_code, {}
     try:
         for name, value in list(found.tb_frame.f_locals.items()):
