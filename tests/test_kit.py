@@ -1,7 +1,10 @@
 """The suite kit: cases, seeds from a check's name, one mistake matcher, one lower-part rule."""
+from pathlib import Path
 from types import SimpleNamespace
 
-from autograder.grading.kit import Case, compiles, known_mistake, lower_part_wrong, seed_of
+import pytest
+
+from autograder.grading.kit import Case, compiles, known_mistake, lower_part_wrong, once, seed_of
 
 
 def test_a_case_reads_as_the_tuple_it_replaces():
@@ -15,6 +18,33 @@ def test_a_seed_depends_on_its_checks_name_only():
     assert first != seed_of("test_hidden_x.py::test_b")          # another check, other inputs
     assert first != seed_of("test_hidden_x.py::test_a", salt=1)  # a check's second input differs
     assert 0 <= first < 2 ** 31
+
+
+def test_the_reference_cache_computes_once_per_key_and_stores_no_failure():
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return [len(calls)]
+    assert once(("test_kit", "a"), compute) is once(("test_kit", "a"), compute) and len(calls) == 1
+    assert once(("test_kit", "b"), compute) == [2]              # another key, its own result
+
+    def broken():
+        calls.append(1)
+        raise RuntimeError("grader's machine lacks it")
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            once(("test_kit", "broken"), broken)
+    assert len(calls) == 4                                     # a failure is tried again, never kept
+
+
+def test_every_chapter_helper_uses_the_kits_cache_only():
+    # one reference cache: no helper keeps a dictionary or functools cache of its own
+    suites = Path(__file__).resolve().parents[1] / "autograder" / "suites"
+    for path in suites.glob("*/*.py"):
+        text = path.read_text()
+        for private in ("functools.cache", "lru_cache", "_CACHE = {}", "_ANSWERS = {}", "_MODULES = {}"):
+            assert private not in text, f"{path.name} keeps a cache of its own ({private}): use kit.once"
 
 
 def test_the_closest_mistake_wins_and_ties_are_all_named():

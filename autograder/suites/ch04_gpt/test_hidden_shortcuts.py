@@ -26,7 +26,7 @@ def reference_net(ref, sizes, use_shortcut, seed):
     def build():
         set_seed(seed)
         return ref.shortcuts.ExampleDeepNeuralNetwork(sizes, use_shortcut)
-    return once(("net", tuple(sizes), use_shortcut, seed), build)
+    return once(("built", ref.shortcuts.ExampleDeepNeuralNetwork, tuple(sizes), use_shortcut, seed), build)
 
 
 def net_model(x, net, shortcut):

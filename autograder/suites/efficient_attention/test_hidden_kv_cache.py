@@ -208,7 +208,7 @@ def test_block_passes_use_cache(student, ref):
     """TransformerBlock(x, use_cache=True) passes use_cache on to its attention: pieces give the rows of the whole"""
     cfg = CFGS[0]
     spec = block_spec(cfg["emb_dim"], 500)
-    module = once("block", lambda: swapped(built(ref.kv_cache.TransformerBlock, (cfg,), 501), spec))
+    module = once(("swapped", ref.kv_cache.TransformerBlock, 501), lambda: swapped(built(ref.kv_cache.TransformerBlock, (cfg,), 501), spec))
     sizes, sizes2 = [3, 1, 1, 2], [3, 1]
     x, x2 = seeded(2, sum(sizes), cfg["emb_dim"], seed=502), seeded(2, sum(sizes2), cfg["emb_dim"], seed=503)
     probe_steps, probe = inherited_steps(ref, cfg, 504)
