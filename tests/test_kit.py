@@ -47,6 +47,38 @@ def test_every_chapter_helper_uses_the_kits_cache_only():
             assert private not in text, f"{path.name} keeps a cache of its own ({private}): use kit.once"
 
 
+def _checks_of(assignment):
+    """The names seeds are derived from (``file::function``) of an assignment's hidden checks."""
+    import ast
+    names = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "autograder" / "suites" / assignment).glob("test_*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                name = f"{path.stem}::{node.name}"
+                assert name not in names, f"{name} defined twice: the second hides the first"
+                names.append(name)
+    return names
+
+
+@pytest.mark.parametrize("assignment", ["ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention"])
+def test_a_checks_seeds_do_not_move_when_checks_are_added_or_moved(assignment):
+    checks = _checks_of(assignment)
+    seeds = {name: [seed_of(name, salt) for salt in range(6)] for name in checks}
+    # another check added first, or the checks in another order or file: every seed stays
+    again = {name: [seed_of(name, salt) for salt in range(6)] for name in ["test_added_first", *reversed(checks)]}
+    assert all(again[name] == seeds[name] for name in checks)
+    every = [s for values in seeds.values() for s in values]
+    assert len(set(every)) == len(every)      # no two inputs of the assignment share a seed
+
+
+def test_the_seeds_fixture_gives_the_checks_own_seeds():
+    # the grader's plugin hands each check seed_of(its function name, salt)
+    import inspect
+
+    from autograder.grading.runner import _Collector
+    assert 'f"{request.path.stem}::{request.node.originalname}"' in inspect.getsource(_Collector.seeds)
+
+
 def test_the_closest_mistake_wins_and_ties_are_all_named():
     fit = lambda a, v: abs(a - v) if abs(a - v) <= 0.5 else None  # noqa: E731
     assert known_mistake(1.0, {"near": 1.4, "exact": 1.0, "far": 9.0}, fit) == "exact"

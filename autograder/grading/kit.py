@@ -41,8 +41,11 @@ class Case(NamedTuple):
 
 
 def seed_of(name, salt=0):
-    """A seed derived from a check's own name (its nodeid, say): adding or moving a check never
-    shifts another's inputs. ``salt`` tells a check's several inputs apart."""
+    """A seed derived from a check's own name: adding or moving a check never shifts another's
+    inputs. The name is ``file::function`` without the file's folder and ``.py``
+    (``test_hidden_x::test_y``; the suites' ``seeds`` fixture passes it; inputs that several
+    checks share are named after the function that makes them, ``test_hidden_x::_cases``);
+    ``salt`` tells a check's several inputs apart."""
     digest = hashlib.sha256(f"{name}#{salt}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 

@@ -6,6 +6,7 @@ each. The result is built from them once (``result.SubmissionResult``); every ou
 rendered from it.
 """
 import contextlib
+import functools
 import inspect
 import io
 import os
@@ -19,6 +20,7 @@ import torch
 
 from . import course, diagnose
 from .grade import digest, syntax_notes
+from .kit import seed_of
 from .result import NAMES_MISTAKE, Check, KnownMistake, SubmissionResult
 from ..paths import PYTEST_INI
 from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
@@ -46,7 +48,7 @@ class Student:
 
 
 class _Collector:
-    """pytest plugin: the ``student`` fixture and one record per check."""
+    """pytest plugin: the ``student`` and ``seeds`` fixtures and one record per check."""
 
     def __init__(self, session):
         self.context = Student(session)
@@ -56,6 +58,14 @@ class _Collector:
     @pytest.fixture
     def student(self):
         return self.student_session()
+
+    @pytest.fixture
+    def seeds(self, request):
+        """``seeds(salt)``: the seed of this check's input ``salt``, derived from the check's name,
+        ``file::function`` (``kit.seed_of``), so adding, removing or reordering checks never shifts
+        another check's inputs; the salt (the input's kind and index, ``f"x{i}"``) tells one
+        check's inputs apart. Seeds the book prints (123, ...) are written as the book's."""
+        return functools.partial(seed_of, f"{request.path.stem}::{request.node.originalname}")
 
     def student_session(self):
         self.context.notes = []
