@@ -125,13 +125,13 @@ def judge_two_sequences(student, plan, let, run, expected, sizes, sizes2, what, 
 
 
 @points(2)
-def test_attention_without_cache(student, ref):
+def test_attention_without_cache(student, ref, seeds):
     """use_cache=False (the default) is chapter 3's MultiHeadAttention; it neither reads nor changes the cache"""
     steps, cases = [], []
     for i, case in enumerate(ATT_CASES):
         args = att_args(case)
         att = built(ref.kv_cache.MultiHeadAttention, args, 300 + i)
-        x, x2 = seeded(2, case[2] - 2, case[0], seed=310 + i, scale=2.0), seeded(3, case[2], case[0], seed=320 + i)
+        x, x2 = seeded(2, case[2] - 2, case[0], seed=seeds(f"x{i}"), scale=2.0), seeded(3, case[2], case[0], seed=seeds(f"x2_{i}"))
         steps += [build_step(f"m{i}", ATT, args, att), build_step(f"c{i}", CH3, args, att),
                   {"let": f"a{i}", "call": f"m{i}", "args": [x], "return": True},
                   {"let": f"r{i}", "call": f"m{i}.reset_cache"},
@@ -169,7 +169,7 @@ def test_attention_without_cache(student, ref):
 
 
 @points(4)
-def test_attention_cache_in_pieces(student, ref):
+def test_attention_cache_in_pieces(student, ref, seeds):
     """with use_cache=True, pieces of a sequence give the rows of the whole; reset_cache() starts a new one"""
     steps, cases = [], []
     for i, case in enumerate(ATT_CASES):
@@ -178,7 +178,7 @@ def test_attention_cache_in_pieces(student, ref):
         att = built(ref.kv_cache.MultiHeadAttention, args, 400 + i)
         # the prompt of 3, 2, 1 tokens; both sequences fit in context_length (a cache not reset then runs on)
         sizes, sizes2 = [ctx - 9, 1, 1, 2], [2, 1, 1]
-        x, x2 = seeded(2, sum(sizes), d_in, seed=410 + i), seeded(2, sum(sizes2), d_in, seed=420 + i)
+        x, x2 = seeded(2, sum(sizes), d_in, seed=seeds(f"x{i}")), seeded(2, sum(sizes2), d_in, seed=seeds(f"x2_{i}"))
         steps += [build_step(f"m{i}", ATT, args, att), build_step(f"p{i}_ch3", CH3, args, att),
                   *two_sequences(f"s{i}", f"m{i}", "reset_cache", x, sizes, x2, sizes2),
                   {"let": f"own_a{i}", "call": f"m{i}", "args": [x], "return": True},
@@ -204,14 +204,16 @@ def test_attention_cache_in_pieces(student, ref):
 
 
 @points(2)
-def test_block_passes_use_cache(student, ref):
+def test_block_passes_use_cache(student, ref, seeds):
     """TransformerBlock(x, use_cache=True) passes use_cache on to its attention: pieces give the rows of the whole"""
     cfg = CFGS[0]
-    spec = block_spec(cfg["emb_dim"], 500)
-    module = once(("swapped", ref.kv_cache.TransformerBlock, 501), lambda: swapped(built(ref.kv_cache.TransformerBlock, (cfg,), 501), spec))
+    spec_seed, module_seed = seeds("stand-ins"), seeds("module")
+    spec = block_spec(cfg["emb_dim"], spec_seed)
+    module = once(("swapped", ref.kv_cache.TransformerBlock, module_seed, spec_seed),
+                  lambda: swapped(built(ref.kv_cache.TransformerBlock, (cfg,), module_seed), spec))
     sizes, sizes2 = [3, 1, 1, 2], [3, 1]
-    x, x2 = seeded(2, sum(sizes), cfg["emb_dim"], seed=502), seeded(2, sum(sizes2), cfg["emb_dim"], seed=503)
-    probe_steps, probe = inherited_steps(ref, cfg, 504)
+    x, x2 = seeded(2, sum(sizes), cfg["emb_dim"], seed=seeds("x")), seeded(2, sum(sizes2), cfg["emb_dim"], seed=seeds("x2"))
+    probe_steps, probe = inherited_steps(ref, cfg, seeds("probe"))
     steps = [build_step("b", BLOCK, (cfg,), module, spec),
              {"let": "b_r0", "call": "b.att.reset_cache"}, *pieces_steps("s_a", "b", x, sizes),
              {"let": "b_r1", "call": "b.att.reset_cache"}, *pieces_steps("s_b", "b", x2, sizes2),
