@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from autograder.grading import probes
 from autograder.grading.compare import expect_close, seeded, set_seed
 from autograder.grading.diagnose import IN_PLACE, concat_models, picture, shown
-from autograder.grading.kit import lower_part_wrong, once
+from autograder.grading.kit import lower_part_wrong, once, seed_of
 from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import StudentFailure
 
@@ -438,16 +438,16 @@ def _not_cut_error(b, n, ctx):
     return None
 
 
-def check_module_cases(student, ref_class, module, name, cases, *, dropout=0.0, heads=None, config=None):
+def check_module_cases(student, seeds, ref_class, module, name, cases, *, dropout=0.0, heads=None, config=None):
     """Eval-mode forward on every case; names the uncut mask when a short input fails with its error.
 
     cases are (batch, num_tokens, context_length, d_in, d_out, scale); ``heads`` adds a
-    num_heads argument from a parallel list.
+    num_heads argument from a parallel list; ``seeds``: the check's (the ``seeds`` fixture).
     """
     for i, (b, n, ctx, d_in, d_out, scale) in enumerate(cases):
         args = (d_in, d_out, ctx, dropout) + ((heads[i],) if heads else ())
-        ref_module = reference(ref_class, *args, seed=1000 + i)
-        x = seeded(b, n, d_in, seed=2000 + i, scale=scale)
+        ref_module = reference(ref_class, *args, seed=seeds(f"module{i}"))
+        x = seeded(b, n, d_in, seed=seeds(f"x{i}"), scale=scale)
         label = f"{name}{args} on input {(b, n, d_in)}" + (f" (scale {scale})" if scale != 1 else "")
         wrapper = not hasattr(ref_module, "W_query")  # its heads hold the weights
         mistake_config = None if wrapper else dict(config or {})
@@ -541,7 +541,7 @@ def _reference_gradients(ref_module, x):
     """A private copy of the reference after backward of sum(output * g), with its output and g."""
     ref_copy = copy.deepcopy(ref_module).eval()
     out = ref_copy(x)
-    g = seeded(*out.shape, seed=7)
+    g = seeded(*out.shape, seed=seed_of("_attention::_reference_gradients"))
     (out * g).sum().backward()
     return ref_copy, out.detach(), g
 
