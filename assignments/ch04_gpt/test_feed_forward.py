@@ -13,6 +13,8 @@ def test_gelu_is_the_tanh_approximation():
     # GELU is smooth, negative for negative inputs and smallest near x = -0.75
     assert -0.85 < x[y.argmin()] < -0.65
     assert torch.allclose(GELU()(torch.tensor([[-10.0, 0.0, 10.0]])), torch.tensor([[0.0, 0.0, 10.0]]), atol=1e-6)
+    # element by element on any shape: a 4-D input gives each value as the 1-D one did
+    assert torch.allclose(GELU()(x.view(2, 2, 5, 5)), y.view(2, 2, 5, 5), atol=1e-6)
 
 
 def test_feed_forward_expands_to_4_emb_dim_and_back():

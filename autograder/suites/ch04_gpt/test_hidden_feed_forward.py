@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from _gpt import KEEP, CFGS, built, live_tensor, params, run
 from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.kit import Case, once
 from autograder.grading.result import failure
 
 points = pytest.mark.points
@@ -28,7 +29,7 @@ GELU_MISTAKES = {
 }
 
 
-@points(3)
+@points(2)
 def test_gelu(student, seeds):
     """GELU is the tanh approximation, element by element, on any shape"""
     inputs = [torch.linspace(-6, 6, 61), seeded(2, 3, 5, seed=seeds("x"), scale=2.0)]
@@ -38,6 +39,17 @@ def test_gelu(student, seeds):
     for i, x in enumerate(inputs):
         expect_close(plan.values[f"y{i}"], gelu(x), f"GELU() on input {tuple(x.shape)}",
                      {name: (lambda f=f: f(x)) for name, f in GELU_MISTAKES.items()})
+
+
+@points(1)
+def test_gelu_on_any_shape(student, seeds):
+    """GELU element by element on a 4-D input (any shape, as the docstring says)"""
+    x = seeded(2, 1, 3, 4, seed=seeds("x"), scale=3.0)
+    case = Case((x,), once(("ch04 gelu", x.numpy().tobytes()), lambda: gelu(x)), "GELU() on a 4-D input (2, 1, 3, 4)",
+                {name: (lambda f=f: f(x)) for name, f in GELU_MISTAKES.items()})
+    plan = student.plan([{"let": "g", "call": "feed_forward.GELU"},
+                         {"let": "y", "call": "g", "args": list(case.args), "return": True}], needs="feed_forward.GELU")
+    expect_close(plan.values["y"], case.expected, case.what, case.mistakes)
 
 
 def ff_model(x, state, act):
