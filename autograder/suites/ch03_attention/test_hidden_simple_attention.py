@@ -3,7 +3,8 @@ import pytest
 import torch
 
 from _attention import with_picture
-from autograder.grading.compare import check_calls, seeded
+from autograder.grading import probes
+from autograder.grading.compare import check_calls, expect_close, seeded
 from autograder.grading.diagnose import LOOP_SHORT
 from autograder.grading.kit import Case
 
@@ -85,7 +86,21 @@ def test_normalize_by_sum(student, ref, seeds):
     check_calls(student, "simple_attention", "normalize_by_sum", cases)
 
 
-@points(2)
+@points(1)
+def test_normalize_by_sum_adds_up_to_one(student, seeds):
+    """normalize_by_sum's weights add up to 1, on small and large scores alike"""
+    cases = []
+    for i, (n, _, scale) in enumerate(SHAPES):
+        scores = seeded(n, seed=seeds(i), scale=10 * scale).abs() + 0.1
+        cases.append(Case((scores,), torch.tensor(1.0), f"the sum of normalize_by_sum's weights for {n} scores",
+                          {"divided by the vector's length (.norm()) instead of its sum": (scores / scores.norm()).sum()}))
+    answers = probes.calls(student, "simple_attention", "normalize_by_sum", [case.args for case in cases])
+    for i, case in enumerate(cases):
+        total = answers[i].sum() if isinstance(answers[i], torch.Tensor) else answers[i]
+        expect_close(total, case.expected, case.what, case.mistakes)
+
+
+@points(1)
 def test_softmax_naive(student, ref, seeds):
     """softmax_naive on one query's scores"""
     cases = []
