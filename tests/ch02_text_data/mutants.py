@@ -89,7 +89,8 @@ MUTANTS = [
            'return tokenizer.encode(text, allowed_special={"<|endoftext|>"})',
            "return tokenizer.encode(text, disallowed_special=())", (BPE,), named="encoded as plain text"),
     Mutant("bpe_decode decodes each id on its own (breaks characters of several bytes)", BPE,
-           "return tokenizer.decode(ids)", 'return "".join(tokenizer.decode([i]) for i in ids)', (BPE,)),
+           "return tokenizer.decode(ids)", 'return "".join(tokenizer.decode([i]) for i in ids)', (BPE,),
+           named="each id decoded on its own"),
     # ------------------------------------------------------------- 2.6 data sampling
     Mutant("input_target_pair: targets not shifted", DS,
            "y = token_ids[1:context_size + 1]", "y = token_ids[:context_size]", (DS,), named="targets not shifted"),

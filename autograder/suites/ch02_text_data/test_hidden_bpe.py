@@ -1,7 +1,9 @@
 """Hidden checks for section 2.5: byte pair encoding with tiktoken's GPT-2 encoding (10 points)."""
 import pytest
+import torch
 
 from _text_data import ENDOFTEXT, STORY, TEXTS, encode, expect, gpt2, value
+from autograder.grading.kit import Case
 
 points = pytest.mark.points
 BPE_TEXTS = ["Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace.",
@@ -9,6 +11,8 @@ BPE_TEXTS = ["Hello, do you like tea? <|endoftext|> In the sunlit terraces of so
              "   many   spaces\n\n\ttabs  "]
 NOT_ALLOWED = ("tokenizer.encode(text) without allowed_special={'<|endoftext|>'}: tiktoken refuses a text that "
                "holds the special token")
+PIECE_BY_PIECE = ("each id decoded on its own (a character of several bytes spans several ids: decode the whole "
+                  "list at once, tokenizer.decode(ids))")
 AS_TEXT = ("<|endoftext|> encoded as plain text (encode_ordinary or disallowed_special=()) instead of the special "
            "token 50256: allow it with allowed_special={'<|endoftext|>'}")
 
@@ -24,7 +28,7 @@ def test_bpe_encode(student):
         expect(answer, encode(text), what, {AS_TEXT: gpt2().encode_ordinary(text)} if ENDOFTEXT in text else None)
 
 
-@points(4)
+@points(3)
 def test_bpe_decode(student):
     """bpe_decode gives the text back: bpe_decode(bpe_encode(text)) == text"""
     id_lists = [encode(text) for text in BPE_TEXTS] + [[50256], [33901, 86, 343, 86, 220, 959]]
@@ -32,3 +36,20 @@ def test_bpe_decode(student):
                           for i, ids in enumerate(id_lists)])
     for i, ids in enumerate(id_lists):
         expect(value(reply, f"d{i}", f"bpe_decode({ids[:8]}...)"), gpt2().decode(ids), f"bpe_decode({ids[:8]}...)")
+
+
+@points(1)
+def test_bpe_round_trip(student, seeds):
+    """bpe_decode(bpe_encode(text)) == text for any text: words, accents, CJK and emoji in a seeded order"""
+    words = ["naïve", "café", "東京", "🙂", "Akwirw", "ier", " ", "--", "\n", "<|endoftext|>", "the", "Ölçü"]
+    cases = []
+    for i in range(3):
+        order = torch.randint(len(words), (12,), generator=torch.Generator().manual_seed(seeds(i)))
+        text = " ".join(words[k] for k in order)
+        cases.append(Case((text,), text, f"bpe_decode(bpe_encode({text!r}))",
+                          {PIECE_BY_PIECE: "".join(gpt2().decode([t]) for t in encode(text))}))
+    reply = student.plan([step for i, case in enumerate(cases) for step in (
+        {"let": f"e{i}", "call": "bpe.bpe_encode", "args": list(case.args)},
+        {"let": f"d{i}", "call": "bpe.bpe_decode", "args": [{"$ref": f"e{i}"}], "return": True})])
+    for i, case in enumerate(cases):
+        expect(value(reply, f"d{i}", case.what), case.expected, case.what, case.mistakes)
