@@ -11,6 +11,7 @@ import torch
 from _efficient import (build_and_run, ch03_params, expect_buffers, loaded, mistakes, rope_apply, rope_params, run,
                         weights)
 from autograder.grading.compare import expect_close, seeded
+from autograder.grading.kit import Case, once
 
 points = pytest.mark.points
 PARAMS_MISTAKES = {
@@ -60,7 +61,7 @@ def rope_cases(ref, seeds):
                       (seeded(3, 1, 1, hd, seed=seeds("x2")), 15)]
 
 
-@points(5)
+@points(4)
 def test_apply_rope(student, ref, seeds):
     """apply_rope(x, cos, sin, offset): x * cos + cat(-x2, x1) * sin with rows offset .. offset + num_tokens - 1"""
     cos, sin, cases = rope_cases(ref, seeds)
@@ -72,6 +73,23 @@ def test_apply_rope(student, ref, seeds):
                      f"apply_rope(x of shape {tuple(x.shape)}, cos, sin, offset={offset}) (cos, sin of head_dim 8)",
                      found)
 
+
+@points(1)
+def test_apply_rope_in_pieces(student, ref, seeds):
+    """token t stands at position offset + t: the last tokens rotated with offset=k are the whole's last rows"""
+    cos, sin = once(("efficient rope params", 8, 10_000, 16), lambda: ref.rope.compute_rope_params(8, 10_000, 16))
+    cases = []
+    for i, (n, k) in enumerate(((6, 2), (11, 10))):
+        x = seeded(2, 3, n, 8, seed=seeds(i))
+        piece = x[:, :, k:].contiguous()
+        cases.append(Case((piece, k), ref.rope.apply_rope(x, cos, sin)[:, :, k:],
+                          f"apply_rope(x[:, :, {k}:], cos, sin, offset={k}) (the last {n - k} of {n} tokens)",
+                          {name: (lambda p=piece, o=k, v=v: rope_apply(p, cos, sin, o, v)) for name, v in APPLY_MISTAKES.items()}))
+    plan = student.plan([{"let": f"r{i}", "call": "rope.apply_rope", "args": [case.args[0], cos, sin],
+                          "kwargs": {"offset": case.args[1]}, "return": True} for i, case in enumerate(cases)],
+                        needs="rope.apply_rope")
+    for i, case in enumerate(cases):
+        expect_close(plan.values[f"r{i}"], case.expected, case.what, case.mistakes)
 
 @points(3)
 def test_rope_keeps_lengths_and_scores_depend_only_on_distance(student, ref, seeds):
