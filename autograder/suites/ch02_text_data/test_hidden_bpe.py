@@ -41,15 +41,15 @@ def test_bpe_decode(student):
 @points(1)
 def test_bpe_round_trip(student, seeds):
     """bpe_decode(bpe_encode(text)) == text for any text: words, accents, CJK and emoji in a seeded order"""
+    # the ids are the grader's (tiktoken's) encoding: a wrong bpe_encode is charged by its own check
     words = ["naïve", "café", "東京", "🙂", "Akwirw", "ier", " ", "--", "\n", "<|endoftext|>", "the", "Ölçü"]
     cases = []
     for i in range(3):
         order = torch.randint(len(words), (12,), generator=torch.Generator().manual_seed(seeds(i)))
         text = " ".join(words[k] for k in order)
-        cases.append(Case((text,), text, f"bpe_decode(bpe_encode({text!r}))",
+        cases.append(Case((encode(text),), text, f"bpe_decode(the GPT-2 ids of {text!r})",
                           {PIECE_BY_PIECE: "".join(gpt2().decode([t]) for t in encode(text))}))
-    reply = student.plan([step for i, case in enumerate(cases) for step in (
-        {"let": f"e{i}", "call": "bpe.bpe_encode", "args": list(case.args)},
-        {"let": f"d{i}", "call": "bpe.bpe_decode", "args": [{"$ref": f"e{i}"}], "return": True})])
+    reply = student.plan([{"let": f"d{i}", "call": "bpe.bpe_decode", "args": list(case.args), "return": True}
+                          for i, case in enumerate(cases)])
     for i, case in enumerate(cases):
         expect(value(reply, f"d{i}", case.what), case.expected, case.what, case.mistakes)
