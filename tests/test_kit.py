@@ -72,11 +72,20 @@ def test_a_checks_seeds_do_not_move_when_checks_are_added_or_moved(assignment):
 
 
 def test_the_seeds_fixture_gives_the_checks_own_seeds():
-    # the grader's plugin hands each check seed_of(its function name, salt)
+    # pytest's fixture and the direct run both hand a check seeds_of(its file, its function)
     import inspect
 
-    from autograder.grading.runner import _Collector
-    assert 'f"{request.path.stem}::{request.node.originalname}"' in inspect.getsource(_Collector.seeds)
+    from autograder.grading.runner import _Collector, seeds_of
+    assert "seeds_of(request.path.stem, request.node.originalname)" in inspect.getsource(_Collector.seeds)
+    assert seeds_of("test_hidden_x", "test_y")(3) == seed_of("test_hidden_x::test_y", 3)
+
+
+@pytest.mark.parametrize("assignment", ["ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention"])
+def test_checks_with_seeds_still_run_without_pytest_per_grading(assignment):
+    # a fixture the direct run cannot give sends every grading through pytest.main (twice as slow)
+    from autograder.grading import course
+    from autograder.grading.runner import _Suites
+    assert _Suites(course.get(assignment)).direct
 
 
 def test_the_closest_mistake_wins_and_ties_are_all_named():

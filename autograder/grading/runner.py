@@ -14,6 +14,7 @@ import sys
 import time
 import warnings
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -65,7 +66,7 @@ class _Collector:
         ``file::function`` (``kit.seed_of``), so adding, removing or reordering checks never shifts
         another check's inputs; the salt (the input's kind and index, ``f"x{i}"``) tells one
         check's inputs apart. Seeds the book prints (123, ...) are written as the book's."""
-        return functools.partial(seed_of, f"{request.path.stem}::{request.node.originalname}")
+        return seeds_of(request.path.stem, request.node.originalname)
 
     def student_session(self):
         self.context.notes = []
@@ -114,6 +115,12 @@ class _Collector:
         self.records.append(Check(f"{part}: {doc}", part, points if passed else 0, points,
                                   "passed" if passed else "failed", output, mistake=mistake,
                                   picture=getattr(exc, "picture", None) if failed else None))
+
+
+def seeds_of(file_stem, function_name):
+    """The ``seeds`` fixture's value for the check ``function_name`` of ``file_stem``.py (given
+    by pytest and by the direct run alike, so both draw the same inputs)."""
+    return functools.partial(seed_of, f"{file_stem}::{function_name}")
 
 
 class _Check:
@@ -166,13 +173,15 @@ class _Suites:
         for item in finish.items:
             if hasattr(item, "callspec") or any(m.name != "points" for m in item.iter_markers()):
                 return False
+            if "request" in item._fixtureinfo.argnames:  # pytest's own request object: pytest's run
+                return False
             if not all(self._fixture(name, item._fixtureinfo.name2fixturedefs) for name in item.fixturenames):
                 return False
         return True
 
     def _fixture(self, name, definitions):
         """Whether the fixture ``name`` can be had without pytest (and note how)."""
-        if name == "student":
+        if name in ("student", "seeds", "request"):  # given per check by ``run`` (request: only seeds's)
             return True
         defs = definitions.get(name, ())
         if len(defs) != 1:
@@ -208,7 +217,8 @@ class _Suites:
             warnings.simplefilter("ignore")
             for check in self.checks:
                 try:
-                    values_now = {name: value(name) for name in check.fixtures}
+                    values_now = {name: (seeds_of(Path(check.nodeid.split("::")[0]).stem, check.function.__name__)
+                                         if name == "seeds" else value(name)) for name in check.fixtures if name != "request"}
                 except (KeyboardInterrupt, pytest.exit.Exception):
                     raise
                 except BaseException as exc:  # a fixture's error: the check fails at setup
