@@ -1,7 +1,10 @@
 """The suite kit: cases, seeds from a check's name, one mistake matcher, one lower-part rule."""
+from pathlib import Path
 from types import SimpleNamespace
 
-from autograder.grading.kit import Case, compiles, known_mistake, lower_part_wrong, seed_of
+import pytest
+
+from autograder.grading.kit import Case, compiles, known_mistake, lower_part_wrong, once, seed_of
 
 
 def test_a_case_reads_as_the_tuple_it_replaces():
@@ -15,6 +18,74 @@ def test_a_seed_depends_on_its_checks_name_only():
     assert first != seed_of("test_hidden_x.py::test_b")          # another check, other inputs
     assert first != seed_of("test_hidden_x.py::test_a", salt=1)  # a check's second input differs
     assert 0 <= first < 2 ** 31
+
+
+def test_the_reference_cache_computes_once_per_key_and_stores_no_failure():
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return [len(calls)]
+    assert once(("test_kit", "a"), compute) is once(("test_kit", "a"), compute) and len(calls) == 1
+    assert once(("test_kit", "b"), compute) == [2]              # another key, its own result
+
+    def broken():
+        calls.append(1)
+        raise RuntimeError("grader's machine lacks it")
+    for _ in range(2):
+        with pytest.raises(RuntimeError):
+            once(("test_kit", "broken"), broken)
+    assert len(calls) == 4                                     # a failure is tried again, never kept
+
+
+def test_every_chapter_helper_uses_the_kits_cache_only():
+    # one reference cache: no helper keeps a dictionary or functools cache of its own
+    suites = Path(__file__).resolve().parents[1] / "autograder" / "suites"
+    for path in suites.glob("*/*.py"):
+        text = path.read_text()
+        for private in ("functools.cache", "lru_cache", "_CACHE = {}", "_ANSWERS = {}", "_MODULES = {}"):
+            assert private not in text, f"{path.name} keeps a cache of its own ({private}): use kit.once"
+
+
+def _checks_of(assignment):
+    """The names seeds are derived from (``file::function``) of an assignment's hidden checks."""
+    import ast
+    names = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "autograder" / "suites" / assignment).glob("test_*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+                name = f"{path.stem}::{node.name}"
+                assert name not in names, f"{name} defined twice: the second hides the first"
+                names.append(name)
+    return names
+
+
+@pytest.mark.parametrize("assignment", ["ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention"])
+def test_a_checks_seeds_do_not_move_when_checks_are_added_or_moved(assignment):
+    checks = _checks_of(assignment)
+    seeds = {name: [seed_of(name, salt) for salt in range(6)] for name in checks}
+    # another check added first, or the checks in another order or file: every seed stays
+    again = {name: [seed_of(name, salt) for salt in range(6)] for name in ["test_added_first", *reversed(checks)]}
+    assert all(again[name] == seeds[name] for name in checks)
+    every = [s for values in seeds.values() for s in values]
+    assert len(set(every)) == len(every)      # no two inputs of the assignment share a seed
+
+
+def test_the_seeds_fixture_gives_the_checks_own_seeds():
+    # pytest's fixture and the direct run both hand a check seeds_of(its file, its function)
+    import inspect
+
+    from autograder.grading.runner import _Collector, seeds_of
+    assert "seeds_of(request.path.stem, request.node.originalname)" in inspect.getsource(_Collector.seeds)
+    assert seeds_of("test_hidden_x", "test_y")(3) == seed_of("test_hidden_x::test_y", 3)
+
+
+@pytest.mark.parametrize("assignment", ["ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention"])
+def test_checks_with_seeds_still_run_without_pytest_per_grading(assignment):
+    # a fixture the direct run cannot give sends every grading through pytest.main (twice as slow)
+    from autograder.grading import course
+    from autograder.grading.runner import _Suites
+    assert _Suites(course.get(assignment)).direct
 
 
 def test_the_closest_mistake_wins_and_ties_are_all_named():

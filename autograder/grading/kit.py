@@ -1,10 +1,32 @@
-"""What every chapter's suite helpers share: a case to check, a seed per check, one rule for
-naming a mistake, one rule for charging a lower part.
+"""What every chapter's suite helpers share: the reference cache, a case to check, a seed per
+check, one rule for naming a mistake, one rule for charging a lower part.
 
 Torch-free: the rules take the comparison (``fit``) from the suite that knows its values.
 """
 import hashlib
 from typing import Any, NamedTuple, Optional
+
+# key -> a reference-only result; lives as long as the grading process (never in a child: the
+# zygote imports no suite, and a child sees only what its parent had in memory)
+_REFERENCE = {}
+
+
+def once(key, compute):
+    """``compute()``, computed once per grading process: the reference's modules and answers do
+    not depend on the submission, so every student shares them.
+
+    A key is hashable and names everything the result depends on: the reference's own objects
+    (a factory, a function, a module kept in this cache), configurations as tuples or their
+    ``repr``, seeds, and inputs as bytes (``x.numpy().tobytes()`` with the shape). Its first item
+    says what is computed ("built", "mask", ...); a reference object in the key keeps two
+    chapters apart, a plain string key starts with its chapter's name. An ``id()`` is a key only
+    of an object this cache keeps alive.
+
+    Callers never mutate a value: one that runs a stateful module (train/eval, backward, a KV
+    cache, ``.to()``) runs a ``copy.deepcopy`` of it. A ``compute`` that raises stores nothing."""
+    if key not in _REFERENCE:
+        _REFERENCE[key] = compute()
+    return _REFERENCE[key]
 
 
 
@@ -19,8 +41,11 @@ class Case(NamedTuple):
 
 
 def seed_of(name, salt=0):
-    """A seed derived from a check's own name (its nodeid, say): adding or moving a check never
-    shifts another's inputs. ``salt`` tells a check's several inputs apart."""
+    """A seed derived from a check's own name: adding or moving a check never shifts another's
+    inputs. The name is ``file::function`` without the file's folder and ``.py``
+    (``test_hidden_x::test_y``; the suites' ``seeds`` fixture passes it; inputs that several
+    checks share are named after the function that makes them, ``test_hidden_x::_cases``);
+    ``salt`` tells a check's several inputs apart."""
     digest = hashlib.sha256(f"{name}#{salt}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 

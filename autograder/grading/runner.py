@@ -6,6 +6,7 @@ each. The result is built from them once (``result.SubmissionResult``); every ou
 rendered from it.
 """
 import contextlib
+import functools
 import inspect
 import io
 import os
@@ -13,12 +14,14 @@ import sys
 import time
 import warnings
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
 
 from . import course, diagnose, shapes
 from .grade import digest, syntax_notes
+from .kit import seed_of
 from .result import NAMES_MISTAKE, Check, KnownMistake, SubmissionResult
 from ..paths import PYTEST_INI
 from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
@@ -46,7 +49,7 @@ class Student:
 
 
 class _Collector:
-    """pytest plugin: the ``student`` fixture and one record per check."""
+    """pytest plugin: the ``student`` and ``seeds`` fixtures and one record per check."""
 
     def __init__(self, session, assignment=None):
         self.context = Student(session)
@@ -57,6 +60,14 @@ class _Collector:
     @pytest.fixture
     def student(self):
         return self.student_session()
+
+    @pytest.fixture
+    def seeds(self, request):
+        """``seeds(salt)``: the seed of this check's input ``salt``, derived from the check's name,
+        ``file::function`` (``kit.seed_of``), so adding, removing or reordering checks never shifts
+        another check's inputs; the salt (the input's kind and index, ``f"x{i}"``) tells one
+        check's inputs apart. Seeds the book prints (123, ...) are written as the book's."""
+        return seeds_of(request.path.stem, request.node.originalname)
 
     def student_session(self):
         self.context.notes = []
@@ -119,6 +130,12 @@ class _Collector:
         return " " + clean_text(explained, limit=MESSAGE_LIMIT) if explained else ""
 
 
+def seeds_of(file_stem, function_name):
+    """The ``seeds`` fixture's value for the check ``function_name`` of ``file_stem``.py (given
+    by pytest and by the direct run alike, so both draw the same inputs)."""
+    return functools.partial(seed_of, f"{file_stem}::{function_name}")
+
+
 class _Check:
     """What the grader needs of one collected check: the function, its fixtures, its points."""
 
@@ -169,13 +186,15 @@ class _Suites:
         for item in finish.items:
             if hasattr(item, "callspec") or any(m.name != "points" for m in item.iter_markers()):
                 return False
+            if "request" in item._fixtureinfo.argnames:  # pytest's own request object: pytest's run
+                return False
             if not all(self._fixture(name, item._fixtureinfo.name2fixturedefs) for name in item.fixturenames):
                 return False
         return True
 
     def _fixture(self, name, definitions):
         """Whether the fixture ``name`` can be had without pytest (and note how)."""
-        if name == "student":
+        if name in ("student", "seeds", "request"):  # given per check by ``run`` (request: only seeds's)
             return True
         defs = definitions.get(name, ())
         if len(defs) != 1:
@@ -211,7 +230,8 @@ class _Suites:
             warnings.simplefilter("ignore")
             for check in self.checks:
                 try:
-                    values_now = {name: value(name) for name in check.fixtures}
+                    values_now = {name: (seeds_of(Path(check.nodeid.split("::")[0]).stem, check.function.__name__)
+                                         if name == "seeds" else value(name)) for name in check.fixtures if name != "request"}
                 except (KeyboardInterrupt, pytest.exit.Exception):
                     raise
                 except BaseException as exc:  # a fixture's error: the check fails at setup

@@ -17,6 +17,8 @@ def test_gelu_is_the_tanh_approximation():
     # GELU is smooth, negative for negative inputs and smallest near x = -0.75
     assert -0.85 < x[y.argmin()] < -0.65, "GELU is smallest near x = -0.75"
     expect_close(GELU()(torch.tensor([[-10.0, 0.0, 10.0]])), torch.tensor([[0.0, 0.0, 10.0]]), 'GELU at -10, 0 and 10', atol=1e-6)
+    # element by element on any shape: a 4-D input gives each value as the 1-D one did
+    expect_close(GELU()(x.view(2, 2, 5, 5)), y.view(2, 2, 5, 5), 'GELU on the same values as a (2, 2, 5, 5) tensor', atol=1e-6)
 
 
 def test_feed_forward_expands_to_4_emb_dim_and_back():

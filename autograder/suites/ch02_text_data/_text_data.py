@@ -12,7 +12,7 @@ import re
 import torch
 
 from autograder.grading.compare import yours_vs_expected
-from autograder.grading.kit import known_mistake
+from autograder.grading.kit import known_mistake, once
 from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import GraderError, StudentFailure
 from autograder.support.gpt2_offline import gpt2_offline
@@ -43,38 +43,27 @@ STORY = ('The lighthouse keeper\'s daughter said: "Come in -- quick!" The storm 
 
 # ------------------------------------------------------------------ the grader's own copies
 
-@functools.cache
 def gpt2():
     """tiktoken's GPT-2 encoding in the grader (the zygote's, where it was loaded before the
     fork); a grader error (not the student's) where this machine does not have it."""
     try:
-        return gpt2_offline()
+        return once(("ch02 gpt2",), gpt2_offline)
     except Exception as exc:
         raise GraderError(f"tiktoken's GPT-2 encoding is not installed on the grading machine ({type(exc).__name__}):"
                           " run the README's set-up command there (the grader never downloads it)") from None
 
 
-@functools.cache
-def _encoded(text):
-    return tuple(gpt2().encode(text, allowed_special={ENDOFTEXT}))
-
-
 def encode(text):
     """The GPT-2 ids of ``text`` (computed once per grader process)."""
-    return list(_encoded(text))
+    return list(once(("ch02 gpt2 ids", text), lambda: tuple(gpt2().encode(text, allowed_special={ENDOFTEXT}))))
 
 
 def per_reference(fn):
-    """Cache ``fn(ref, *args)`` for the grader process: keyed by the reference's modules (each
-    grading makes a new ``ref`` namespace of the same modules)."""
-    cache = {}
-
+    """``fn(ref, *args)`` through the kit's ``once``: keyed by ``fn`` and the reference's modules
+    (each grading makes a new ``ref`` namespace of the same modules)."""
     @functools.wraps(fn)
     def cached(ref, *args):
-        key = (tuple(vars(ref).values()), args)
-        if key not in cache:
-            cache[key] = fn(ref, *args)
-        return cache[key]
+        return once((fn, tuple(vars(ref).values()), args), lambda: fn(ref, *args))
     return cached
 
 
@@ -201,14 +190,10 @@ def value(reply, step, what, mistakes_on_error=()):
 
 # ------------------------------------------------------------------ 2.2-2.3: the split
 
-@functools.lru_cache(maxsize=256)
-def _split(text, pattern):
-    return tuple(item.strip() for item in re.split(pattern, text) if item.strip())
-
-
 def split(text, pattern=SPLIT):
     """The tokens of ``text`` under a split rule (computed once per grader process)."""
-    return list(_split(text, pattern))
+    return list(once(("ch02 split", text, pattern),
+                     lambda: tuple(item.strip() for item in re.split(pattern, text) if item.strip())))
 
 
 def attached_by_2_4(text):

@@ -1,7 +1,9 @@
 """Hidden checks for section 2.5: byte pair encoding with tiktoken's GPT-2 encoding (10 points)."""
 import pytest
+import torch
 
 from _text_data import ENDOFTEXT, STORY, TEXTS, encode, expect, gpt2, value
+from autograder.grading.kit import Case
 
 points = pytest.mark.points
 BPE_TEXTS = ["Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace.",
@@ -26,7 +28,7 @@ def test_bpe_encode(student):
         expect(answer, encode(text), what, {AS_TEXT: gpt2().encode_ordinary(text)} if ENDOFTEXT in text else None)
 
 
-@points(4)
+@points(3)
 def test_bpe_decode(student):
     """bpe_decode gives the text back: bpe_decode(bpe_encode(text)) == text"""
     id_lists = [encode(text) for text in BPE_TEXTS] + [[50256], [33901, 86, 343, 86, 220, 959]]
@@ -36,3 +38,20 @@ def test_bpe_decode(student):
         expected, per_id = gpt2().decode(ids), "".join(gpt2().decode([t]) for t in ids)
         expect(value(reply, f"d{i}", f"bpe_decode({ids[:8]}...)"), expected, f"bpe_decode({ids[:8]}...)",
                {PER_ID: per_id} if per_id != expected else None)
+
+
+@points(1)
+def test_bpe_round_trip(student, seeds):
+    """bpe_decode(bpe_encode(text)) == text for any text: words, accents, CJK and emoji in a seeded order"""
+    # the ids are the grader's (tiktoken's) encoding: a wrong bpe_encode is charged by its own check
+    words = ["naïve", "café", "東京", "🙂", "Akwirw", "ier", " ", "--", "\n", "<|endoftext|>", "the", "Ölçü"]
+    cases = []
+    for i in range(3):
+        order = torch.randint(len(words), (12,), generator=torch.Generator().manual_seed(seeds(i)))
+        text = " ".join(words[k] for k in order)
+        cases.append(Case((encode(text),), text, f"bpe_decode(the GPT-2 ids of {text!r})",
+                          {PER_ID: "".join(gpt2().decode([t]) for t in encode(text))}))
+    reply = student.plan([{"let": f"d{i}", "call": "bpe.bpe_decode", "args": list(case.args), "return": True}
+                          for i, case in enumerate(cases)])
+    for i, case in enumerate(cases):
+        expect(value(reply, f"d{i}", case.what), case.expected, case.what, case.mistakes)

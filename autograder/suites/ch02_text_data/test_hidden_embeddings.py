@@ -15,7 +15,7 @@ def _ids(vocab_size, *shape, seed):
 
 
 @points(6)
-def test_create_embedding_layer(student, ref):
+def test_create_embedding_layer(student, ref, seeds):
     """create_embedding_layer: nn.Embedding(vocab_size, output_dim) after torch.manual_seed(seed); a lookup"""
     cases = [((6, 3), {}), ((6, 3), {"seed": 123}), ((10, 4), {"seed": 7}), ((3, 5), {"seed": 0}),
              ((1000, 8), {"seed": 123})]
@@ -23,7 +23,7 @@ def test_create_embedding_layer(student, ref):
     for k, (args, kwargs) in enumerate(cases):
         steps += [{"let": f"e{k}", "call": "embeddings.create_embedding_layer", "args": list(args), "kwargs": kwargs},
                   {"let": f"w{k}", "attr": f"e{k}.weight", "return": True},
-                  {"let": f"o{k}", "call": f"e{k}", "args": [_ids(args[0], 2, 5, seed=k)], "return": True}]
+                  {"let": f"o{k}", "call": f"e{k}", "args": [_ids(args[0], 2, 5, seed=seeds(f"ids{k}"))], "return": True}]
     reply = student.plan(steps)
     for k, (args, kwargs) in enumerate(cases):
         what = f"create_embedding_layer{(*args, *kwargs.values())}"
@@ -37,7 +37,7 @@ def test_create_embedding_layer(student, ref):
                 torch.nn.Embedding(*args).weight.detach()
         expect(weight.detach() if isinstance(weight, torch.Tensor) else weight, layer.weight.detach(),
                f"{what}.weight", mistakes)
-        ids = _ids(args[0], 2, 5, seed=k)
+        ids = _ids(args[0], 2, 5, seed=seeds(f"ids{k}"))
         expect(value(reply, f"o{k}", what), layer(ids).detach(), f"{what} called on ids of shape (2, 5)")
 
 
@@ -51,14 +51,14 @@ def _table(reply, name, what):
 
 
 @points(9)
-def test_input_embeddings(student, ref):
+def test_input_embeddings(student, ref, seeds):
     """InputEmbeddings: token embeddings plus the embeddings of positions 0 .. num_tokens - 1"""
-    cases = [((50, 8, 6), _ids(50, 2, 3, seed=2)), ((50, 8, 6), _ids(50, 3, 6, seed=1)),
-             ((20, 4, 4), _ids(20, 1, 1, seed=3)), ((3000, 8, 4), _ids(3000, 8, 4, seed=5)),
-             ((7, 2, 9), _ids(7, 4, 9, seed=4))]
+    cases = [((50, 8, 6), _ids(50, 2, 3, seed=seeds("ids0"))), ((50, 8, 6), _ids(50, 3, 6, seed=seeds("ids1"))),
+             ((20, 4, 4), _ids(20, 1, 1, seed=seeds("ids2"))), ((3000, 8, 4), _ids(3000, 8, 4, seed=seeds("ids3"))),
+             ((7, 2, 9), _ids(7, 4, 9, seed=seeds("ids4")))]
     steps = []
     for k, (sizes, inputs) in enumerate(cases):
-        steps += [{"let": f"m{k}", "call": "embeddings.InputEmbeddings", "args": list(sizes), "seed": 100 + k},
+        steps += [{"let": f"m{k}", "call": "embeddings.InputEmbeddings", "args": list(sizes), "seed": seeds(f"module{k}")},
                   {"let": f"tok{k}_w", "attr": f"m{k}.token_embedding_layer.weight", "return": True},
                   {"let": f"tok{k}", "attr": f"m{k}.token_embedding_layer", "return": True},
                   {"let": f"pos{k}_w", "attr": f"m{k}.pos_embedding_layer.weight", "return": True},

@@ -4,6 +4,8 @@ import pytest
 from _text_data import (CASELESS, STORY, TEXTS, check_decode, encode_error_mistakes, expect, sorted_caseless,
                         permuted_vocab, split, split_mistakes, value, verdict, verdict_tokens, vocab_mistakes)
 
+from autograder.grading.kit import seed_of
+
 points = pytest.mark.points
 
 
@@ -36,7 +38,7 @@ def test_build_vocab(student, ref):
 
 def _tokenizer_cases(ref):
     """(vocabulary, texts in it) pairs: The Verdict's own, and a story's with its ids permuted."""
-    story_vocab = permuted_vocab(split(STORY), seed=21)
+    story_vocab = permuted_vocab(split(STORY), seed=seed_of("test_hidden_simple_tokenizer::_tokenizer_cases"))
     return [(ref.simple_tokenizer.build_vocab(verdict_tokens(ref)),
              ['"It\'s the last he painted, you know," Mrs. Gisburn said with pardonable pride.',
               "I HAD always thought Jack Gisburn rather a cheap genius--though a good fellow enough"]),

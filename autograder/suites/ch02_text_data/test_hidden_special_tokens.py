@@ -4,6 +4,8 @@ import pytest
 from _text_data import (ENDOFTEXT, PRINTED_2_4, STORY, TEXTS, UNK, check_decode, expect, permuted_vocab, split,
                         value, verdict_tokens)
 
+from autograder.grading.kit import seed_of
+
 points = pytest.mark.points
 NO_UNK = "no <|unk|> for unknown words (a word missing from the vocabulary must become <|unk|>, not a KeyError)"
 
@@ -37,7 +39,7 @@ def _cases(ref):
     """(vocabulary, texts with unknown words, <|endoftext|>, --, quotes): The Verdict's, and a
     story's with its ids permuted."""
     verdict_vocab = ref.special_tokens.build_vocab_with_special_tokens(verdict_tokens(ref))
-    story_vocab = permuted_vocab(split(STORY), seed=22, specials=(ENDOFTEXT, UNK))
+    story_vocab = permuted_vocab(split(STORY), seed=seed_of("test_hidden_special_tokens::_cases"), specials=(ENDOFTEXT, UNK))
     return [(verdict_vocab, [" <|endoftext|> ".join(("Hello, do you like tea?", "In the sunlit terraces of the palace.")),
                              "The storm -- Gisburn's \"last\" picture? <|endoftext|> (It was) Jack's: _never_ again."]),
             (story_vocab, [STORY + " <|endoftext|> " + TEXTS[1], "<|endoftext|>", "zebra -- \"quick\" lighthouse!"])]

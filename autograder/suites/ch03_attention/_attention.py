@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from autograder.grading import probes
 from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
 from autograder.grading.diagnose import IN_PLACE, book_sizes, concat_models, picture, shown, sized
-from autograder.grading.kit import lower_part_wrong
+from autograder.grading.kit import lower_part_wrong, once, seed_of
 from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import StudentFailure
 
@@ -242,23 +242,21 @@ def mistakes(x, weights, *, eval_dropout=0.0, **config):
             for name, change in variants.items()}
 
 
-# The reference's modules and answers do not depend on the submission: build and run each
-# once per grader process, not once per student.
-_MODULES = {}
-_ANSWERS = {}
-_SEEDS = {}   # id of a module in _MODULES -> the seed it was built after (the child can draw the same)
+# The reference's modules and answers do not depend on the submission: the kit's ``once`` builds
+# and runs each once per grader process, not once per student.
+_SEEDS = {}   # id of a module ``reference`` built -> the seed it was built after (the child can draw the same)
 
 
 def reference(factory, *args, seed, **kwargs):
     """``factory(*args, **kwargs)`` built after ``set_seed(seed)``, shared by every submission.
 
     Callers must not change it (``.to()`` and the like): build a private one for that."""
-    key = (factory, args, tuple(sorted(kwargs.items())), seed)
-    if key not in _MODULES:
+    def build():
         set_seed(seed)
-        _MODULES[key] = factory(*args, **kwargs)
-        _SEEDS[id(_MODULES[key])] = seed
-    return _MODULES[key]
+        module = factory(*args, **kwargs)
+        _SEEDS[id(module)] = seed  # the cache keeps the module alive: its id stays its own
+        return module
+    return once(("built", factory, args, tuple(sorted(kwargs.items())), seed), build)
 
 
 def _answer(ref_module, x, train, seed):
@@ -268,12 +266,9 @@ def _answer(ref_module, x, train, seed):
             set_seed(seed)
         with torch.no_grad():
             return ref_module(x), {k: v.detach() for k, v in ref_module.named_parameters()}
-    if not any(m is ref_module for m in _MODULES.values()):
+    if id(ref_module) not in _SEEDS:  # not one of ``reference``'s: its id may be reused later
         return compute()
-    key = (id(ref_module), train, seed, tuple(x.shape), x.numpy().tobytes())
-    if key not in _ANSWERS:
-        _ANSWERS[key] = compute()
-    return _ANSWERS[key]
+    return once(("answer", id(ref_module), train, seed, tuple(x.shape), x.numpy().tobytes()), compute)
 
 
 OWN_SEED = 77  # both modules of an ``own`` comparison are built after this seed
@@ -455,16 +450,16 @@ def _not_cut_error(b, n, ctx):
     return None
 
 
-def check_module_cases(student, ref_class, module, name, cases, *, dropout=0.0, heads=None, config=None):
+def check_module_cases(student, seeds, ref_class, module, name, cases, *, dropout=0.0, heads=None, config=None):
     """Eval-mode forward on every case; names the uncut mask when a short input fails with its error.
 
     cases are (batch, num_tokens, context_length, d_in, d_out, scale); ``heads`` adds a
-    num_heads argument from a parallel list.
+    num_heads argument from a parallel list; ``seeds``: the check's (the ``seeds`` fixture).
     """
     for i, (b, n, ctx, d_in, d_out, scale) in enumerate(cases):
         args = (d_in, d_out, ctx, dropout) + ((heads[i],) if heads else ())
-        ref_module = reference(ref_class, *args, seed=1000 + i)
-        x = seeded(b, n, d_in, seed=2000 + i, scale=scale)
+        ref_module = reference(ref_class, *args, seed=seeds(f"module{i}"))
+        x = seeded(b, n, d_in, seed=seeds(f"x{i}"), scale=scale)
         label = f"{name}{args} on input {(b, n, d_in)}" + (f" (scale {scale})" if scale != 1 else "")
         wrapper = not hasattr(ref_module, "W_query")  # its heads hold the weights
         mistake_config = None if wrapper else dict(config or {})
@@ -502,7 +497,7 @@ def check_mask_buffer(student, module, name, args, ref_module, x):
     x = x.to(torch.float64)
     reply = probe_module(student, module, name, *args, params=_params(ref_module), dtype="float64", inputs=[x],
                            transpose_masks=True)
-    expected, causal = _once(("mask", id(ref_module), x.numpy().tobytes()), lambda: _mask_answers(ref_module, x))
+    expected, causal = once(("mask", id(ref_module), x.numpy().tobytes()), lambda: _mask_answers(ref_module, x))
     label = f"{name}{args}"
     if "mask" not in reply["info"]["buffers"]:
         if "mask" in reply["info"]["params"]:
@@ -532,13 +527,6 @@ def _mask_answers(ref_module, x):
                      for future in (True, False))
 
 
-def _once(key, compute):
-    """A reference-only result, computed once per grader process (like ``_answer``)."""
-    if key not in _ANSWERS:
-        _ANSWERS[key] = compute()
-    return _ANSWERS[key]
-
-
 def same_close(a, b):
     return isinstance(a, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype and torch.allclose(a, b)
 
@@ -550,7 +538,7 @@ def check_trainable(student, module, name, args, ref_module, x, own=None):
     the gradients must be the reference's too. (A wrong output is charged by the forward
     checks: then each parameter only needs a gradient of its own shape.) ``own`` as for
     ``check_forward``: a module that cannot run only because of a lower part."""
-    ref_copy, out, g = _once(("grad", id(ref_module), x.numpy().tobytes()), lambda: _reference_gradients(ref_module, x))
+    ref_copy, out, g = once(("grad", id(ref_module), x.numpy().tobytes()), lambda: _reference_gradients(ref_module, x))
     label = f"{name}{args}"
     try:
         _check_gradients(student, module, name, args, ref_copy, x, g, out, label)
@@ -565,7 +553,7 @@ def _reference_gradients(ref_module, x):
     """A private copy of the reference after backward of sum(output * g), with its output and g."""
     ref_copy = copy.deepcopy(ref_module).eval()
     out = ref_copy(x)
-    g = seeded(*out.shape, seed=7)
+    g = seeded(*out.shape, seed=seed_of("_attention::_reference_gradients"))
     (out * g).sum().backward()
     return ref_copy, out.detach(), g
 

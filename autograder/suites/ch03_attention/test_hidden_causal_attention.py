@@ -37,11 +37,11 @@ def test_simple_causal_mask(student, ref):
 
 
 @points(2)
-def test_masked_renormalized_weights(student, ref):
+def test_masked_renormalized_weights(student, ref, seeds):
     """zero the future, then renormalise each row"""
     cases = []
     for i, n in enumerate((1, 4, 6, 9)):
-        weights = torch.softmax(seeded(n, n, seed=10 + i, scale=2.0), dim=-1)
+        weights = torch.softmax(seeded(n, n, seed=seeds(i), scale=2.0), dim=-1)
         masked = weights * torch.tril(torch.ones(n, n))
         cases.append(Case((weights,), ref.causal_attention.masked_renormalized_weights(weights),
                       f"masked_renormalized_weights on {n}x{n} weights",
@@ -61,11 +61,11 @@ def _mistakes(scores, d_k):
 
 
 @points(2)
-def test_mask_future_scores(student, ref):
+def test_mask_future_scores(student, ref, seeds):
     """-inf above the diagonal, the scores kept elsewhere, on (T, T) and batched scores"""
     cases = []
     for i, shape in enumerate(((5, 5), (2, 4, 4), (2, 3, 6, 6), (1, 1))):
-        scores = seeded(*shape, seed=15 + i, scale=3.0)
+        scores = seeded(*shape, seed=seeds(i), scale=3.0)
         T = shape[-1]
         cases.append(Case((scores,), ref.causal_attention.mask_future_scores(scores),
                       f"mask_future_scores on scores of shape {shape}",
@@ -79,12 +79,12 @@ def test_mask_future_scores(student, ref):
 
 
 @points(3)
-def test_causal_attn_weights(student, ref):
+def test_causal_attn_weights(student, ref, seeds):
     """-inf mask before the scaled softmax, on (T, T) and batched scores, large too"""
     cases = []
     shapes = [((6, 6), 2, 1.0), ((2, 5, 5), 4, 1.0), ((2, 3, 4, 4), 3, 1.0), ((1, 1), 2, 1.0), ((7, 7), 2, 20.0)]
     for i, (shape, d_k, scale) in enumerate(shapes):
-        scores = seeded(*shape, seed=20 + i, scale=scale)
+        scores = seeded(*shape, seed=seeds(i), scale=scale)
         cases.append(Case((scores, d_k), ref.causal_attention.causal_attn_weights(scores, d_k),
                       f"causal_attn_weights on scores of shape {shape} with d_k={d_k}", _mistakes(scores, d_k)))
     book = ref.simple_attention.inputs
@@ -94,11 +94,11 @@ def test_causal_attn_weights(student, ref):
 
 
 @points(3)
-def test_dropout_attn_weights(student, ref):
+def test_dropout_attn_weights(student, ref, seeds):
     """nn.Dropout on the weights after torch.manual_seed(seed): same mask, kept values scaled by 1/(1-p)"""
     cases = []
     for i, (shape, p, seed) in enumerate((((6, 6), 0.5, 123), ((2, 4, 4), 0.2, 7), ((5, 5), 0.0, 1))):
-        weights = torch.softmax(seeded(*shape, seed=30 + i), dim=-1)
+        weights = torch.softmax(seeded(*shape, seed=seeds(i)), dim=-1)
         set_seed(seed)
         kept = torch.nn.Dropout(p)(torch.ones(shape)) != 0
         cases.append(Case((weights, p, seed), ref.causal_attention.dropout_attn_weights(weights, p, seed),
@@ -109,19 +109,19 @@ def test_dropout_attn_weights(student, ref):
 
 
 @points(4)
-def test_causal_attention_forward(student, ref):
+def test_causal_attention_forward(student, ref, seeds):
     """CausalAttention in eval mode on many shapes, num_tokens < context_length included"""
-    check_module_cases(student, ref.causal_attention.CausalAttention, "causal_attention", "CausalAttention",
+    check_module_cases(student, seeds, ref.causal_attention.CausalAttention, "causal_attention", "CausalAttention",
                        CASES, dropout=0.0)
 
 
 @points(3)
-def test_causal_attention_dropout(student, ref):
+def test_causal_attention_dropout(student, ref, seeds):
     """dropout on the attention weights in training mode (same seed, same mask); none in eval mode"""
     for i, (b, n, ctx, d_in, d_out, _) in enumerate(CASES[:3]):
         for p in (0.5, 0.2):
-            module = reference(ref.causal_attention.CausalAttention, d_in, d_out, ctx, p, seed=40 + i)
-            x = seeded(b, n, d_in, seed=45 + i)
+            module = reference(ref.causal_attention.CausalAttention, d_in, d_out, ctx, p, seed=seeds(f"module{i}"))
+            x = seeded(b, n, d_in, seed=seeds(f"x{i}"))
             what = f"CausalAttention({d_in}, {d_out}, {ctx}, dropout={p}) on {(b, n, d_in)}"
             check_forward(student, "causal_attention", "CausalAttention", (d_in, d_out, ctx, p), module, x,
                           what + " in training mode, seed 123", train=True, seed=123,
@@ -132,18 +132,18 @@ def test_causal_attention_dropout(student, ref):
 
 
 @points(2)
-def test_causal_attention_mask_is_a_buffer(student, ref):
+def test_causal_attention_mask_is_a_buffer(student, ref, seeds):
     """forward masks with the registered buffer mask, which moves with .to() (checked in float64)"""
-    module = reference(ref.causal_attention.CausalAttention, 4, 3, 7, 0.0, seed=50)
-    check_mask_buffer(student, "causal_attention", "CausalAttention", (4, 3, 7, 0.0), module, seeded(2, 5, 4, seed=51))
+    module = reference(ref.causal_attention.CausalAttention, 4, 3, 7, 0.0, seed=seeds("module"))
+    check_mask_buffer(student, "causal_attention", "CausalAttention", (4, 3, 7, 0.0), module, seeded(2, 5, 4, seed=seeds("x")))
 
 
 @points(2)
-def test_causal_attention_trainable(student, ref):
+def test_causal_attention_trainable(student, ref, seeds):
     """every weight gets its gradient from backward; the caller's input is left unchanged"""
-    module = reference(ref.causal_attention.CausalAttention, 4, 3, 6, 0.0, seed=52)
+    module = reference(ref.causal_attention.CausalAttention, 4, 3, 6, 0.0, seed=seeds("module"))
     check_trainable(student, "causal_attention", "CausalAttention", (4, 3, 6, 0.0), module,
-                    seeded(2, 6, 4, seed=53))
+                    seeded(2, 6, 4, seed=seeds("x")))
 
 
 @points(2)

@@ -21,7 +21,7 @@ OTHER_CONTEXT = "a context_length other than GPT-2 small's 1,024"
 
 
 @points(6)
-def test_3_1_transfer_weights(student, ref):
+def test_3_1_transfer_weights(student, ref, seeds):
     """3.1: v1 holds v2's weights transposed and gives v2's output, square and non-square"""
     # The child builds v2 with the student's own class after a seed: the request holds no
     # weights, so a tampered child cannot earn this by echoing them transposed.
@@ -30,11 +30,12 @@ def test_3_1_transfer_weights(student, ref):
     own = bool({"self_attention"} & student.failed_parts & student.passed_parts)
     # square first: an untransposed copy still fits there, so the mistake can be named
     for i, (d_in, d_out) in enumerate(((4, 4), (3, 2), (5, 3), (2, 6))):
-        set_seed(100 + i)
+        init = seeds(f"v2_{i}")  # the seed v2 is built after
+        set_seed(init)
         sa_v2 = ref.self_attention.SelfAttention_v2(d_in, d_out)
         params = {k: v.detach() for k, v in sa_v2.named_parameters()}
-        x = seeded(6, d_in, seed=110 + i)
-        reply = _transfer(student, d_in, d_out, 100 + i)
+        x = seeded(6, d_in, seed=seeds(f"x{i}"))
+        reply = _transfer(student, d_in, d_out, init)
         drawn = reply["v2_params"]
         if not all(same_close(drawn.get(k), v) for k, v in params.items()):
             # The student's v2 does not draw the book's weights (charged in self_attention): judge
@@ -43,9 +44,9 @@ def test_3_1_transfer_weights(student, ref):
             if not (own and all(isinstance(drawn.get(k), torch.Tensor) and drawn[k].shape == v.shape
                                 for k, v in params.items())):
                 if own:
-                    _judge_on_own_classes(student, d_in, d_out, 100 + i, x, None)
+                    _judge_on_own_classes(student, d_in, d_out, init, x, None)
                     continue
-                raise AssertionError(f"SelfAttention_v2({d_in}, {d_out}) after torch.manual_seed({100 + i}) does not draw "
+                raise AssertionError(f"SelfAttention_v2({d_in}, {d_out}) after torch.manual_seed({init}) does not draw "
                                      "the book's weights, so the transfer cannot be judged (see self_attention)")
             params = {k: drawn[k].detach() for k in params}
             with torch.no_grad():
@@ -58,7 +59,7 @@ def test_3_1_transfer_weights(student, ref):
             held = {**reply.get("v1_plain", {}), **held}
             if not all(name in held for name in BOOK_WEIGHTS):  # other names: v1 as the student wrote it
                 with torch.no_grad():
-                    _judge_on_own_classes(student, d_in, d_out, 100 + i, x, sa_v2(x))
+                    _judge_on_own_classes(student, d_in, d_out, init, x, sa_v2(x))
                 continue
             student.notes.append("3.1 judged with the weights your SelfAttention_v1 holds as plain tensors; "
                                  "that they are not parameters is charged in self_attention.")
@@ -122,11 +123,11 @@ def _own_wrapper(d_in, ctx, dropout=0.0):
 
 
 @points(4)
-def test_3_2_two_dimensional_wrapper(student, ref):
+def test_3_2_two_dimensional_wrapper(student, ref, seeds):
     """3.2: two heads whose concatenated context vectors are two-dimensional"""
     for i, (d_in, ctx, n) in enumerate(((3, 6, 6), (5, 8, 4))):
-        module = reference(ref.exercises.build_2d_output_wrapper, d_in, ctx, seed=120 + i)
-        x = seeded(2, n, d_in, seed=130 + i)
+        module = reference(ref.exercises.build_2d_output_wrapper, d_in, ctx, seed=seeds(f"module{i}"))
+        x = seeded(2, n, d_in, seed=seeds(f"x{i}"))
         try:
             check_forward(student, "exercises", "build_2d_output_wrapper", (d_in, ctx), module, x,
                           f"build_2d_output_wrapper({d_in}, {ctx}) on {(2, n, d_in)}", own=_own_wrapper(d_in, ctx))
@@ -136,8 +137,8 @@ def test_3_2_two_dimensional_wrapper(student, ref):
                 raise
             raise AssertionError(f"{exc} (build_2d_output_wrapper({d_in}, {ctx}) should give a wrapper with two "
                                  f"CausalAttention heads of d_out=1; its heads are {heads})") from None
-    module = reference(ref.exercises.build_2d_output_wrapper, 3, 6, dropout=0.5, seed=135)
-    x = seeded(2, 6, 3, seed=136)
+    module = reference(ref.exercises.build_2d_output_wrapper, 3, 6, dropout=0.5, seed=seeds("module"))
+    x = seeded(2, 6, 3, seed=seeds("x"))
     unused = {"the dropout argument not passed on to the heads (no dropout in training mode)":
               lambda: _without_dropout(module, x)}
     check_forward(student, "exercises", "build_2d_output_wrapper", (3, 6), module, x,
@@ -152,10 +153,10 @@ def _own_mha(dropout=0.0):
 
 
 @points(5)
-def test_3_3_gpt2_small(student, ref):
+def test_3_3_gpt2_small(student, ref, seeds):
     """3.3: 12 heads, 768 in and out, context 1,024, forward as the reference, dropout passed on"""
-    module = reference(ref.exercises.build_gpt2_small_mha, seed=140)
-    x = seeded(2, 4, 768, seed=141)
+    module = reference(ref.exercises.build_gpt2_small_mha, seed=seeds("module"))
+    x = seeded(2, 4, 768, seed=seeds("x"))
     other_heads = {OTHER_HEADS: _other_heads(module, x)}
     reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
                           "build_gpt2_small_mha() on (2, 4, 768)", own=_own_mha(), more=lambda expected: other_heads)
@@ -165,8 +166,8 @@ def test_3_3_gpt2_small(student, ref):
         raise KnownMistake(f"the mask buffer has shape {mask}: GPT-2 small's context length is 1,024 tokens.",
                            OTHER_CONTEXT)
     # not GPT-2's 0.1, so that a hard-coded 0.1 shows
-    module = reference(ref.exercises.build_gpt2_small_mha, dropout=0.25, seed=142)
-    x = seeded(1, 3, 768, seed=143)
+    module = reference(ref.exercises.build_gpt2_small_mha, dropout=0.25, seed=seeds("dropout module"))
+    x = seeded(1, 3, 768, seed=seeds("dropout x"))
     check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
                   "build_gpt2_small_mha(dropout=0.25) in training mode, seed 123: pass the dropout argument on to "
                   "MultiHeadAttention", train=True, seed=123, kwargs={"dropout": 0.25},

@@ -17,12 +17,12 @@ MHA_HEADS = [2, 3, 4, 2, 2, 1]
 
 
 @points(4)
-def test_wrapper_forward(student, ref):
+def test_wrapper_forward(student, ref, seeds):
     """MultiHeadAttentionWrapper in eval mode: heads' outputs concatenated on the last dim"""
-    check_module_cases(student, ref.multihead_attention.MultiHeadAttentionWrapper, "multihead_attention",
+    check_module_cases(student, seeds, ref.multihead_attention.MultiHeadAttentionWrapper, "multihead_attention",
                        "MultiHeadAttentionWrapper", WRAPPER_CASES, heads=WRAPPER_HEADS)
-    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 3, 6, 0.0, 2, qkv_bias=True, seed=55)
-    x = seeded(2, 5, 4, seed=56)
+    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 3, 6, 0.0, 2, qkv_bias=True, seed=seeds("module"))
+    x = seeded(2, 5, 4, seed=seeds("x"))
     check_forward(student, "multihead_attention", "MultiHeadAttentionWrapper", (4, 3, 6, 0.0, 2), module,
                   x, "MultiHeadAttentionWrapper(4, 3, 6, 0.0, 2, qkv_bias=True): qkv_bias must reach every head",
                   kwargs={"qkv_bias": True},
@@ -30,7 +30,7 @@ def test_wrapper_forward(student, ref):
 
 
 @points(2)
-def test_wrapper_heads_are_causal_attention(student, ref):
+def test_wrapper_heads_are_causal_attention(student, ref, seeds):
     """self.heads is an nn.ModuleList of num_heads independent CausalAttention modules"""
     for num_heads in (1, 3):
         reply = probe_module(student, "multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, num_heads)
@@ -39,8 +39,8 @@ def test_wrapper_heads_are_causal_attention(student, ref):
             raise AssertionError(f"MultiHeadAttentionWrapper(..., num_heads={num_heads}).heads: " + yours_vs_expected(
                 yours=heads, yours_are="is", expected=f"an nn.ModuleList of {num_heads} CausalAttention modules"))
     # independent heads: each head, run alone with its own weights, gives its own columns
-    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 2, 5, 0.0, 3, seed=58)
-    x = seeded(2, 5, 4, seed=59)
+    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 2, 5, 0.0, 3, seed=seeds("module"))
+    x = seeded(2, 5, 4, seed=seeds("x"))
     names = [f"heads.{i}" for i in range(3)]
     what = "MultiHeadAttentionWrapper(4, 2, 5, 0.0, num_heads=3)"
     try:
@@ -60,29 +60,29 @@ def test_wrapper_heads_are_causal_attention(student, ref):
 
 
 @points(2)
-def test_wrapper_dropout(student, ref):
+def test_wrapper_dropout(student, ref, seeds):
     """each head applies dropout to its own weights in training mode, heads in order"""
-    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 3, 2, 6, 0.5, 2, seed=60)
-    x = seeded(2, 6, 3, seed=61)
+    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 3, 2, 6, 0.5, 2, seed=seeds("module"))
+    x = seeded(2, 6, 3, seed=seeds("x"))
     check_forward(student, "multihead_attention", "MultiHeadAttentionWrapper", (3, 2, 6, 0.5, 2), module, x,
                   "MultiHeadAttentionWrapper(3, 2, 6, 0.5, num_heads=2) in training mode, seed 123", train=True, seed=123,
                   own=own_pieces(("causal_attention",), "MultiHeadAttentionWrapper", heads=2))
 
 
 @points(6)
-def test_multihead_attention_forward(student, ref):
+def test_multihead_attention_forward(student, ref, seeds):
     """MultiHeadAttention in eval mode: 1 to 4 heads, d_in != d_out, shorter inputs, large values"""
-    check_module_cases(student, ref.multihead_attention.MultiHeadAttention, "multihead_attention",
+    check_module_cases(student, seeds, ref.multihead_attention.MultiHeadAttention, "multihead_attention",
                        "MultiHeadAttention", MHA_CASES, heads=MHA_HEADS)
 
 
 @points(3)
-def test_multihead_attention_dropout(student, ref):
+def test_multihead_attention_dropout(student, ref, seeds):
     """dropout on the attention weights in training mode (same seed, same mask); none in eval mode"""
     # head_dim != sqrt(d_out) in each case, so "divided by d_k" and "sqrt(d_out)" can be told apart
     for i, (b, n, ctx, d_in, d_out, heads) in enumerate([(2, 6, 6, 3, 6, 2), (1, 5, 8, 4, 6, 3)]):
-        module = reference(ref.multihead_attention.MultiHeadAttention, d_in, d_out, ctx, 0.5, heads, seed=70 + i)
-        x = seeded(b, n, d_in, seed=75 + i)
+        module = reference(ref.multihead_attention.MultiHeadAttention, d_in, d_out, ctx, 0.5, heads, seed=seeds(f"module{i}"))
+        x = seeded(b, n, d_in, seed=seeds(f"x{i}"))
         check_forward(student, "multihead_attention", "MultiHeadAttention", (d_in, d_out, ctx, 0.5, heads), module, x,
                       f"MultiHeadAttention({d_in}, {d_out}, {ctx}, 0.5, num_heads={heads}) in training mode, seed 123",
                       train=True, seed=123,
@@ -93,22 +93,22 @@ def test_multihead_attention_dropout(student, ref):
 
 
 @points(2)
-def test_multihead_attention_mask_is_a_buffer(student, ref):
+def test_multihead_attention_mask_is_a_buffer(student, ref, seeds):
     """forward masks with the registered buffer mask, which moves with .to() (checked in float64)"""
-    module = reference(ref.multihead_attention.MultiHeadAttention, 4, 6, 7, 0.0, 3, seed=80)
+    module = reference(ref.multihead_attention.MultiHeadAttention, 4, 6, 7, 0.0, 3, seed=seeds("module"))
     check_mask_buffer(student, "multihead_attention", "MultiHeadAttention", (4, 6, 7, 0.0, 3), module,
-                      seeded(2, 5, 4, seed=81))
+                      seeded(2, 5, 4, seed=seeds("x")))
 
 
 @points(2)
-def test_multihead_attention_trainable(student, ref):
+def test_multihead_attention_trainable(student, ref, seeds):
     """every weight gets its gradient from backward; the caller's input is left unchanged (both classes)"""
-    module = reference(ref.multihead_attention.MultiHeadAttention, 4, 6, 6, 0.0, 2, seed=82)
+    module = reference(ref.multihead_attention.MultiHeadAttention, 4, 6, 6, 0.0, 2, seed=seeds("module"))
     check_trainable(student, "multihead_attention", "MultiHeadAttention", (4, 6, 6, 0.0, 2), module,
-                    seeded(2, 6, 4, seed=83))
-    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 2, 6, 0.0, 2, seed=84)
+                    seeded(2, 6, 4, seed=seeds("x")))
+    module = reference(ref.multihead_attention.MultiHeadAttentionWrapper, 4, 2, 6, 0.0, 2, seed=seeds("wrapper"))
     check_trainable(student, "multihead_attention", "MultiHeadAttentionWrapper", (4, 2, 6, 0.0, 2), module,
-                    seeded(2, 6, 4, seed=85), own=own_pieces(("causal_attention",), "MultiHeadAttentionWrapper", heads=2))
+                    seeded(2, 6, 4, seed=seeds("wrapper x")), own=own_pieces(("causal_attention",), "MultiHeadAttentionWrapper", heads=2))
 
 
 @points(2)
@@ -119,10 +119,10 @@ def test_multihead_attention_seeded_init(student, ref):
 
 
 @points(2)
-def test_multihead_attention_qkv_bias(student, ref):
+def test_multihead_attention_qkv_bias(student, ref, seeds):
     """qkv_bias=True gives the query, key and value layers a bias"""
-    module = reference(ref.multihead_attention.MultiHeadAttention, 4, 6, 6, 0.0, 2, qkv_bias=True, seed=90)
+    module = reference(ref.multihead_attention.MultiHeadAttention, 4, 6, 6, 0.0, 2, qkv_bias=True, seed=seeds("module"))
     check_forward(student, "multihead_attention", "MultiHeadAttention", (4, 6, 6, 0.0, 2), module,
-                  seeded(2, 6, 4, seed=91), "MultiHeadAttention(4, 6, 6, 0.0, 2, qkv_bias=True)",
+                  seeded(2, 6, 4, seed=seeds("x")), "MultiHeadAttention(4, 6, 6, 0.0, 2, qkv_bias=True)",
                   kwargs={"qkv_bias": True},
                   mistake_config=dict(num_heads=2, out_proj=module.out_proj, bias=linear_biases(module)))

@@ -17,11 +17,11 @@ def walkthrough_weights(d_in, d_out, seed):
 
 
 @points(2)
-def test_compute_query_key_value(student, ref):
+def test_compute_query_key_value(student, ref, seeds):
     """queries, keys and values as inputs @ W"""
     calls, expected = [], []
     for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
-        inputs, W = seeded(n, d_in, seed=i, scale=scale), walkthrough_weights(d_in, d_out, 10 * i)
+        inputs, W = seeded(n, d_in, seed=seeds(f"inputs{i}"), scale=scale), walkthrough_weights(d_in, d_out, seeds(f"W{i}"))
         for x in (inputs, inputs[-1]):
             calls.append((x, *W))
             expected.append((ref.self_attention.compute_query_key_value(x, *W), f"input of shape {tuple(x.shape)}, d_out={d_out}"))
@@ -36,11 +36,11 @@ def test_compute_query_key_value(student, ref):
 
 
 @points(3)
-def test_scaled_attn_weights(student, ref):
+def test_scaled_attn_weights(student, ref, seeds):
     """one query's weights: softmax(q K^T / sqrt(d_k)), large scores too"""
     cases = []
     for i, (n, _, d_out, scale) in enumerate(SHAPES):
-        query, keys = seeded(d_out, seed=100 + i, scale=scale), seeded(n, d_out, seed=150 + i, scale=scale)
+        query, keys = seeded(d_out, seed=seeds(f"query{i}"), scale=scale), seeded(n, d_out, seed=seeds(f"keys{i}"), scale=scale)
         scores = keys @ query
         cases.append(Case((query, keys), ref.self_attention.scaled_attn_weights(query, keys),
                       f"scaled_attn_weights with {n} keys of size {d_out}",
@@ -51,11 +51,11 @@ def test_scaled_attn_weights(student, ref):
 
 
 @points(3)
-def test_context_vector_for_query(student, ref):
+def test_context_vector_for_query(student, ref, seeds):
     """the section 3.4.1 walk-through for one query token"""
     cases = []
     for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
-        inputs, W = seeded(n, d_in, seed=200 + i, scale=scale), walkthrough_weights(d_in, d_out, 20 * i)
+        inputs, W = seeded(n, d_in, seed=seeds(f"inputs{i}"), scale=scale), walkthrough_weights(d_in, d_out, seeds(f"W{i}"))
         keys, values = inputs @ W[1], inputs @ W[2]
         for q in {0, n // 2, n - 1}:
             scores = (inputs[q] @ W[0]) @ keys.T
@@ -75,20 +75,20 @@ def _v1_weights(module):
     return tuple(getattr(module, n).detach().T for n in ("W_query", "W_key", "W_value"))
 
 
-def _check_shapes(student, ref_class, first_seed, weights):
+def _check_shapes(student, ref_class, seeds, weights):
     name = ref_class.__name__
     for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
-        module = reference(ref_class, d_in, d_out, seed=first_seed + i)
-        x = seeded(n, d_in, seed=first_seed + 50 + i, scale=scale)
+        module = reference(ref_class, d_in, d_out, seed=seeds(f"module{i}"))
+        x = seeded(n, d_in, seed=seeds(f"x{i}"), scale=scale)
         check_forward(student, "self_attention", name, (d_in, d_out), module, x,
                       f"{name}({d_in}, {d_out}) on {n} tokens (scale {scale})",
                       mistake_config=dict(causal=False), weights=weights(module))
 
 
 @points(3)
-def test_self_attention_v1_forward(student, ref):
+def test_self_attention_v1_forward(student, ref, seeds):
     """SelfAttention_v1 with given weights, on many shapes"""
-    _check_shapes(student, ref.self_attention.SelfAttention_v1, 300, _v1_weights)
+    _check_shapes(student, ref.self_attention.SelfAttention_v1, seeds, _v1_weights)
 
 
 @points(2)
@@ -103,26 +103,26 @@ def test_self_attention_v1_seeded_init(student, ref):
 
 
 @points(3)
-def test_self_attention_v2_forward(student, ref):
+def test_self_attention_v2_forward(student, ref, seeds):
     """SelfAttention_v2 with given weights, on many shapes"""
-    _check_shapes(student, ref.self_attention.SelfAttention_v2, 400, linear_weights)
+    _check_shapes(student, ref.self_attention.SelfAttention_v2, seeds, linear_weights)
 
 
 @points(2)
-def test_self_attention_v2_seeded_init_and_bias(student, ref):
+def test_self_attention_v2_seeded_init_and_bias(student, ref, seeds):
     """SelfAttention_v2: nn.Linear layers created query, key, value; qkv_bias=True adds biases"""
     check_seeded_init(student, "self_attention", "SelfAttention_v2", (3, 2), ref.self_attention.SelfAttention_v2, 789,
                       order=("W_query", "W_key", "W_value"))
-    module = reference(ref.self_attention.SelfAttention_v2, 4, 3, qkv_bias=True, seed=11)
-    x = seeded(5, 4, seed=12)
+    module = reference(ref.self_attention.SelfAttention_v2, 4, 3, qkv_bias=True, seed=seeds("module"))
+    x = seeded(5, 4, seed=seeds("x"))
     check_forward(student, "self_attention", "SelfAttention_v2", (4, 3), module, x,
                   "SelfAttention_v2(4, 3, qkv_bias=True)", kwargs={"qkv_bias": True},
                   mistake_config=dict(causal=False, bias=linear_biases(module)))
 
 
 @points(2)
-def test_self_attention_trainable(student, ref):
+def test_self_attention_trainable(student, ref, seeds):
     """every weight of v1 and v2 gets its gradient from backward; the caller's input is left unchanged"""
     for i, cls in enumerate((ref.self_attention.SelfAttention_v1, ref.self_attention.SelfAttention_v2)):
-        module = reference(cls, 4, 3, seed=500 + i)
-        check_trainable(student, "self_attention", cls.__name__, (4, 3), module, seeded(5, 4, seed=510 + i))
+        module = reference(cls, 4, 3, seed=seeds(f"module{i}"))
+        check_trainable(student, "self_attention", cls.__name__, (4, 3), module, seeded(5, 4, seed=seeds(f"x{i}")))

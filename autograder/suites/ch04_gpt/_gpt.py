@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.grading.compare import seeded, set_seed, yours_vs_expected
-from autograder.grading.kit import lower_part_wrong
+from autograder.grading.kit import lower_part_wrong, once
 from autograder.sandbox.session import StudentFailure
 
 # Small configurations: several vocabularies, heads, depths; qkv_bias both ways.
@@ -64,16 +64,6 @@ def swapped(module, spec):
             linear.bias.copy_(weights["bias"])
         setattr(owner, leaf, linear)
     return module
-
-
-_CACHE = {}
-
-
-def once(key, compute):
-    """A reference-only result, computed once per grader process (it never depends on a submission)."""
-    if key not in _CACHE:
-        _CACHE[key] = compute()
-    return _CACHE[key]
 
 
 def built(factory, cfg, seed):

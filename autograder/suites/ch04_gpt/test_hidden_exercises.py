@@ -181,15 +181,15 @@ def other_rate(student, x, att, args, mine):
 
 
 @points(4)
-def test_4_3_separate_dropout_rates(student, ref):
+def test_4_3_separate_dropout_rates(student, ref, seeds):
     """4.3: drop_rate_shortcut on the block's shortcuts, drop_rate_emb after the embeddings, drop_rate_attn in att"""
     cfg = separate(CFGS[0], 0.3, 0.5, 0.2)
 
     def block():
         ex_block = ref.exercises.TransformerBlockSeparateDropout
-        spec = stand_ins(BLOCK_PIECES, cfg["emb_dim"], 951)
-        module = swapped(built(ex_block, cfg, 950), spec)
-        x = seeded(2, 5, cfg["emb_dim"], seed=952)
+        spec = stand_ins(BLOCK_PIECES, cfg["emb_dim"], seeds("block stand-ins"))
+        module = swapped(built(ex_block, cfg, seeds("block")), spec)
+        x = seeded(2, 5, cfg["emb_dim"], seed=seeds("block x"))
         step = {"let": "blk", "call": f"{EX}.TransformerBlockSeparateDropout", "args": [cfg], "stand_in": spec,
                 "params_keep": KEEP, "params": params(module), "train": True}
         plan = student.plan([step, {"let": "out", "call": "blk", "args": [x], "seed": 123, "return": True}],
@@ -213,9 +213,9 @@ def test_4_3_separate_dropout_rates(student, ref):
                                  "transformer_block.")
 
     def model():
-        spec = stand_ins(block_names(cfg), cfg["emb_dim"], 961)
-        module = swapped(built(ref.exercises.GPTModelSeparateDropout, cfg, 960), spec)
-        idx = token_ids(2, 6, cfg["vocab_size"], 962)
+        spec = stand_ins(block_names(cfg), cfg["emb_dim"], seeds("model stand-ins"))
+        module = swapped(built(ref.exercises.GPTModelSeparateDropout, cfg, seeds("model")), spec)
+        idx = token_ids(2, 6, cfg["vocab_size"], seeds("idx"))
         plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "stand_in": spec,
                               "params_keep": KEEP, "params": params(module), "train": True},
                              {"let": "out", "call": "m", "args": [idx], "seed": 123, "return": True}],
@@ -229,13 +229,13 @@ def test_4_3_separate_dropout_rates(student, ref):
 
     def attention():
         emb, ctx = cfg["emb_dim"], cfg["context_length"]
-        x = seeded(2, ctx, emb, seed=970)
-        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "seed": 971},
+        x = seeded(2, ctx, emb, seed=seeds("attention x"))
+        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "seed": seeds("attention model")},
                              *named_parameters_steps("att", "m.trf_blocks.0.att")],
                             needs=f"{EX}.GPTModelSeparateDropout")
         att = as_dict(plan.values["att"], "trf_blocks[0].att")
         args = [emb, emb, ctx, 0.2, cfg["n_heads"], cfg["qkv_bias"]]
-        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "seed": 971,
+        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "seed": seeds("attention model"),
                               "train": True},
                              {"let": "mine", "call": "m.trf_blocks.0.att", "args": [x], "seed": 9, "return": True},
                              {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args,

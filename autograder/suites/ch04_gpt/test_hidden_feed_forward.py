@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from _gpt import KEEP, CFGS, built, live_tensor, params, run
 from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
+from autograder.grading.kit import Case, once
 from autograder.grading.result import failure
 
 points = pytest.mark.points
@@ -28,10 +29,10 @@ GELU_MISTAKES = {
 }
 
 
-@points(3)
-def test_gelu(student):
+@points(2)
+def test_gelu(student, seeds):
     """GELU is the tanh approximation, element by element, on any shape"""
-    inputs = [torch.linspace(-6, 6, 61), seeded(2, 3, 5, seed=500, scale=2.0)]
+    inputs = [torch.linspace(-6, 6, 61), seeded(2, 3, 5, seed=seeds("x"), scale=2.0)]
     steps = [{"let": "g", "call": "feed_forward.GELU"}]
     steps += [{"let": f"y{i}", "call": "g", "args": [x], "return": True} for i, x in enumerate(inputs)]
     plan = student.plan(steps, needs="feed_forward.GELU")
@@ -40,18 +41,29 @@ def test_gelu(student):
                      {name: (lambda f=f: f(x)) for name, f in GELU_MISTAKES.items()})
 
 
+@points(1)
+def test_gelu_on_any_shape(student, seeds):
+    """GELU element by element on a 4-D input (any shape, as the docstring says)"""
+    x = seeded(2, 1, 3, 4, seed=seeds("x"), scale=3.0)
+    case = Case((x,), once(("ch04 gelu", x.numpy().tobytes()), lambda: gelu(x)), "GELU() on a 4-D input (2, 1, 3, 4)",
+                {name: (lambda f=f: f(x)) for name, f in GELU_MISTAKES.items()})
+    plan = student.plan([{"let": "g", "call": "feed_forward.GELU"},
+                         {"let": "y", "call": "g", "args": list(case.args), "return": True}], needs="feed_forward.GELU")
+    expect_close(plan.values["y"], case.expected, case.what, case.mistakes)
+
+
 def ff_model(x, state, act):
     h = act(F.linear(x, state["layers.0.weight"], state["layers.0.bias"]))
     return F.linear(h, state["layers.2.weight"], state["layers.2.bias"])
 
 
 @points(4)
-def test_feed_forward_forward(student, ref):
+def test_feed_forward_forward(student, ref, seeds):
     """FeedForward: Linear(emb_dim, 4 emb_dim), GELU, Linear(4 emb_dim, emb_dim) on 2-D and 3-D inputs"""
     steps, cases = [], []
     for i, (cfg, shape) in enumerate([(CFGS[0], (2, 5, 12)), (CFGS[1], (3, 8)), (CFGS[2], (1, 4, 16))]):
-        state = params(built(ref.feed_forward.FeedForward, cfg, 510 + i))
-        x = seeded(*shape, seed=520 + i)
+        state = params(built(ref.feed_forward.FeedForward, cfg, seeds(f"module{i}")))
+        x = seeded(*shape, seed=seeds(f"x{i}"))
         steps += [{"let": f"ff{i}", "call": FF, "args": [cfg], "params_keep": KEEP, "params": state},
                   {"let": f"out{i}", "call": f"ff{i}", "args": [x], "return": True}]
         cases.append((x, state, f"FeedForward(emb_dim={cfg['emb_dim']}) on input {shape}"))
@@ -88,11 +100,11 @@ def test_feed_forward_seeded_init(student, ref):
 
 
 @points(2)
-def test_feed_forward_trainable(student, ref):
+def test_feed_forward_trainable(student, ref, seeds):
     """every weight gets the reference's gradient; the caller's input is left unchanged"""
     cfg = CFGS[1]
-    module = built(ref.feed_forward.FeedForward, cfg, 530)
-    x, g = seeded(2, 4, 8, seed=531), seeded(2, 4, 8, seed=532)
+    module = built(ref.feed_forward.FeedForward, cfg, seeds("module"))
+    x, g = seeded(2, 4, 8, seed=seeds("x")), seeded(2, 4, 8, seed=seeds("g"))
     out, grads = run(module, x, grad_weight=g)
     plan = student.plan([{"let": "ff", "call": FF, "args": [cfg], "params_keep": KEEP, "params": params(module)},
                          live_tensor("x", "ff.layers.0.weight", x),

@@ -99,35 +99,36 @@ def run_case(student, cfg, idx, max_new_tokens, context_size, seed):
 
 
 @points(5)
-def test_generate_greedy(student):
+def test_generate_greedy(student, seeds):
     """each new token is the argmax of the model's logits at the last position, appended to the sequence"""
     def check():
         for i, (cfg, b, n, new) in enumerate([(CFGS[0], 2, 3, 4), (CFGS[1], 1, 1, 3), (CFGS[2], 3, 2, 2)]):
-            run_case(student, cfg, token_ids(b, n, cfg["vocab_size"], 900 + i), new, cfg["context_length"], 910 + i)
+            run_case(student, cfg, token_ids(b, n, cfg["vocab_size"], seeds(f"idx{i}")), new, cfg["context_length"],
+                     seeds(f"model{i}"))
     judged(student, LOWER, "generate_text_simple", check)
 
 
 @points(4)
-def test_generate_crops_to_the_last_context_size_tokens(student):
+def test_generate_crops_to_the_last_context_size_tokens(student, seeds):
     """the model sees only the last context_size tokens, from the first step (a long prompt) and as the text grows"""
     def check():
         cfg = CFGS[1]  # context_length 10, larger than context_size: the model itself would take more
-        run_case(student, cfg, token_ids(2, 6, cfg["vocab_size"], 920), 3, 4, 921)
-        run_case(student, cfg, token_ids(1, 2, cfg["vocab_size"], 922), 5, 3, 923)
+        run_case(student, cfg, token_ids(2, 6, cfg["vocab_size"], seeds("idx0")), 3, 4, seeds("model0"))
+        run_case(student, cfg, token_ids(1, 2, cfg["vocab_size"], seeds("idx1")), 5, 3, seeds("model1"))
     judged(student, LOWER, "generate_text_simple", check)
 
 
 @points(3)
-def test_generate_leaves_idx_and_returns_a_new_tensor(student):
+def test_generate_leaves_idx_and_returns_a_new_tensor(student, seeds):
     """idx itself is left unchanged; max_new_tokens=0 gives the prompt back"""
     def check():
         cfg = CFGS[0]
-        idx = token_ids(2, 3, cfg["vocab_size"], 930)
-        plan = run_case(student, cfg, idx, 2, 8, 931)
+        idx = token_ids(2, 3, cfg["vocab_size"], seeds("idx"))
+        plan = run_case(student, cfg, idx, 2, 8, seeds("model"))
         if not torch.equal(plan.values["idx_after"], idx):
             raise AssertionError("generate_text_simple changed the caller's idx in place: build a new tensor "
                                  "(idx = torch.cat((idx, idx_next), dim=1))")
-        plan = student.plan(generation(cfg, idx, 0, 8, 931), needs=GEN)
+        plan = student.plan(generation(cfg, idx, 0, 8, seeds("model")), needs=GEN)
         if not torch.equal(plan.values["out"], idx):
             raise AssertionError("generate_text_simple(model, idx, max_new_tokens=0, ...) must return idx's tokens")
     judged(student, LOWER, "generate_text_simple", check)

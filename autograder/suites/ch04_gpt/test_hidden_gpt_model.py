@@ -23,7 +23,7 @@ def gpt_step(let, cfg, module, spec, train=False):
 
 
 @points(6)
-def test_gpt_forward(student, ref):
+def test_gpt_forward(student, ref, seeds):
     """token plus position embeddings, the blocks in order, the final norm, out_head: logits for every position"""
     # (cfg, batch, num_tokens, ids below context_length: that case first, so that "positions from the
     # ids" runs there and can be named)
@@ -32,8 +32,8 @@ def test_gpt_forward(student, ref):
     def check():
         steps, expected = [], []
         for i, (cfg, b, n, small_ids) in enumerate(cases):
-            module, spec = gpt_case(ref, cfg, 800 + 10 * i)
-            idx = token_ids(b, n, cfg["context_length"] if small_ids else cfg["vocab_size"], 850 + i)
+            module, spec = gpt_case(ref, cfg, seeds(f"module{i}"))
+            idx = token_ids(b, n, cfg["context_length"] if small_ids else cfg["vocab_size"], seeds(f"idx{i}"))
             steps += [gpt_step(f"m{i}", cfg, module, spec),
                       {"let": f"out{i}", "call": f"m{i}", "args": [idx], "seed": 4, "return": True}]
             expected.append((idx, module, spec, cfg))
@@ -52,13 +52,13 @@ def test_gpt_forward(student, ref):
 
 
 @points(4)
-def test_gpt_dropout(student, ref):
+def test_gpt_dropout(student, ref, seeds):
     """in training mode, dropout(drop_rate) on the sum of the embeddings (same seed, same mask)"""
     cfg = {**CFGS[1], "drop_rate": 0.5}
 
     def check():
-        module, spec = gpt_case(ref, cfg, 860)
-        idx = token_ids(2, 7, cfg["vocab_size"], 861)
+        module, spec = gpt_case(ref, cfg, seeds("module"))
+        idx = token_ids(2, 7, cfg["vocab_size"], seeds("idx"))
         plan = student.plan([gpt_step("m", cfg, module, spec, train=True),
                              {"let": "out", "call": "m", "args": [idx], "seed": 123, "return": True}], needs=GPT)
         expect_close(plan.values["out"], run(module, idx, train=True, seed=123),
@@ -140,14 +140,14 @@ def test_gpt_seeded_init(student, ref):
 
 
 @points(3)
-def test_gpt_trainable(student, ref):
+def test_gpt_trainable(student, ref, seeds):
     """every parameter gets the reference's gradient; the caller's token ids are left unchanged"""
     cfg = CFGS[2]
 
     def check():
-        module, spec = gpt_case(ref, cfg, 870)
-        idx = token_ids(2, 4, cfg["vocab_size"], 871)
-        g = seeded(2, 4, cfg["vocab_size"], seed=872)
+        module, spec = gpt_case(ref, cfg, seeds("module"))
+        idx = token_ids(2, 4, cfg["vocab_size"], seeds("idx"))
+        g = seeded(2, 4, cfg["vocab_size"], seed=seeds("g"))
         out, grads = run(module, idx, grad_weight=g)
         plan = student.plan([gpt_step("m", cfg, module, spec), *live_ids("idx", "m.tok_emb.weight", idx),
                              {"let": "out", "call": "m", "args": [{"$ref": "idx"}], "grad": True, "return": True},

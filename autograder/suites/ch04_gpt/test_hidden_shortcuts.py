@@ -30,7 +30,7 @@ def reference_net(ref, sizes, use_shortcut, seed):
     def build():
         set_seed(seed)
         return ref.shortcuts.ExampleDeepNeuralNetwork(sizes, use_shortcut)
-    return once(("net", tuple(sizes), use_shortcut, seed), build)
+    return once(("built", ref.shortcuts.ExampleDeepNeuralNetwork, tuple(sizes), use_shortcut, seed), build)
 
 
 def net_model(x, net, shortcut):
@@ -42,16 +42,16 @@ def net_model(x, net, shortcut):
 
 
 @points(4)
-def test_shortcut_forward(student, ref):
+def test_shortcut_forward(student, ref, seeds):
     """with use_shortcut, a layer whose output keeps its input's shape adds its input; without, never"""
     steps, cases = [], []
     for i, sizes in enumerate(SIZES):
         for use in (False, True):
             k = len(cases)
-            net = swapped(reference_net(ref, sizes, use, 600 + i), activations(sizes, 610 + i))
-            x = seeded(2, sizes[0], seed=620 + k)
+            net = swapped(reference_net(ref, sizes, use, seeds(f"net{i}")), activations(sizes, seeds(f"gelus{i}")))
+            x = seeded(2, sizes[0], seed=seeds(f"x{k}"))
             steps += [{"let": f"net{k}", "call": NET, "args": [sizes, use], "train": False,
-                       "stand_in": activations(sizes, 610 + i), "params_keep": KEEP, "params": params(net)},
+                       "stand_in": activations(sizes, seeds(f"gelus{i}")), "params_keep": KEEP, "params": params(net)},
                       {"let": f"out{k}", "call": f"net{k}", "args": [x], "return": True}]
             cases.append((x, net, use, f"ExampleDeepNeuralNetwork({sizes}, use_shortcut={use}) on input (2, {sizes[0]})"))
     plan = student.plan(steps, needs=NET)
@@ -65,12 +65,12 @@ def test_shortcut_forward(student, ref):
 
 
 @points(2)
-def test_each_layer_is_linear_then_your_gelu(student):
+def test_each_layer_is_linear_then_your_gelu(student, seeds):
     """self.layers is a ModuleList of five (nn.Linear, GELU) pairs: layers.i.0.weight/bias, layers.i.1 your GELU"""
     sizes = SIZES[1]
     steps = [{"let": "net", "call": NET, "args": [sizes, True]}, {"let": "names", "grads": "net", "return": True},
              {"let": "g", "call": "feed_forward.GELU"}]
-    probes = {i: seeded(3, sizes[i + 1], seed=630 + i, scale=2.0) for i in range(5)}
+    probes = {i: seeded(3, sizes[i + 1], seed=seeds(f"probe{i}"), scale=2.0) for i in range(5)}
     for i, probe in probes.items():
         steps += [{"let": f"act{i}", "call": f"net.layers.{i}.1", "args": [probe], "return": True},
                   {"let": f"own{i}", "call": "g", "args": [probe], "return": True}]
@@ -128,9 +128,9 @@ def gradient_model(net, x, *, reduce="mean", absolute=True, loss="mse", which="w
 
 
 @points(4)
-def test_print_gradients(student, ref):
+def test_print_gradients(student, ref, seeds):
     """print_gradients returns {weight name: mean absolute gradient} after one MSE backward against zeros"""
-    sizes, spec = SIZES[0], activations(SIZES[0], 640)
+    sizes, spec = SIZES[0], activations(SIZES[0], seeds("gelus"))
     net = swapped(reference_net(ref, sizes, True, 123), spec)
     x = torch.tensor([[1.0, 0.0, -1.0]])
     try:

@@ -34,15 +34,15 @@ def block_step(let, cfg, module, spec, train=False):
 
 
 @points(6)
-def test_block_forward(student, ref):
+def test_block_forward(student, ref, seeds):
     """pre-LayerNorm: x + att(norm1(x)), then + ff(norm2(.)); several sizes, inputs shorter than the context"""
     cases = [(CFGS[0], (2, 5)), (CFGS[1], (3, 10)), (CFGS[2], (1, 3)), ({**CFGS[0], "drop_rate": 0.3}, (2, 4))]
 
     def check():
         steps, expected = [], []
         for i, (cfg, (b, n)) in enumerate(cases):
-            module, spec = block_case(ref, cfg, 700 + 10 * i)
-            x = seeded(b, n, cfg["emb_dim"], seed=750 + i)
+            module, spec = block_case(ref, cfg, seeds(f"module{i}"))
+            x = seeded(b, n, cfg["emb_dim"], seed=seeds(f"x{i}"))
             steps += [block_step(f"blk{i}", cfg, module, spec),
                       {"let": f"out{i}", "call": f"blk{i}", "args": [x], "seed": 3, "return": True}]
             expected.append((x, run(module, x), spec, cfg))
@@ -56,13 +56,13 @@ def test_block_forward(student, ref):
 
 
 @points(4)
-def test_block_dropout(student, ref):
+def test_block_dropout(student, ref, seeds):
     """in training mode, dropout(drop_rate) after the attention and after the feed forward, before each shortcut"""
     cfg = {**CFGS[0], "drop_rate": 0.5}
 
     def check():
-        module, spec = block_case(ref, cfg, 760)
-        x = seeded(2, 6, cfg["emb_dim"], seed=761)
+        module, spec = block_case(ref, cfg, seeds("module"))
+        x = seeded(2, 6, cfg["emb_dim"], seed=seeds("x"))
         plan = student.plan([block_step("blk", cfg, module, spec, train=True),
                              {"let": "out", "call": "blk", "args": [x], "seed": 123, "return": True}], needs=TB)
         expect_close(plan.values["out"], run(module, x, train=True, seed=123),
@@ -73,13 +73,13 @@ def test_block_dropout(student, ref):
 
 
 @points(4)
-def test_block_structure_and_attention_arguments(student, ref):
+def test_block_structure_and_attention_arguments(student, ref, seeds):
     """att is your MultiHeadAttention(emb_dim, emb_dim, context_length, drop_rate, n_heads, qkv_bias); ff, norm1, norm2"""
     for i, cfg in enumerate([{**CFGS[1], "drop_rate": 0.2}, {**CFGS[0], "drop_rate": 0.1}]):
         what = f"TransformerBlock({cfg})"
         emb, ctx = cfg["emb_dim"], cfg["context_length"]
         args = [emb, emb, ctx, cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"]]
-        plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 770 + i},
+        plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": seeds(f"block{i}")},
                              {"let": "names", "grads": "blk", "return": True},
                              *[{"let": f"kind_{piece}", "attr": f"blk.{piece}.__class__.__name__", "return": True}
                                for piece in PIECES],
@@ -107,8 +107,8 @@ def test_block_structure_and_attention_arguments(student, ref):
                 QKV_NOT_PASSED if bias else None)
         # The block's attention against your own class built with the book's arguments: the same
         # weights, the same input (the whole context) and the same dropout draw give the same output.
-        x = seeded(2, ctx, emb, seed=780 + i)
-        plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 770 + i, "train": True},
+        x = seeded(2, ctx, emb, seed=seeds(f"x{i}"))
+        plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": seeds(f"block{i}"), "train": True},
                              {"let": "mine", "call": "blk.att", "args": [x], "seed": 9, "return": True},
                              {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args,
                               "params_keep": KEEP, "params": att, "train": True},
@@ -179,13 +179,13 @@ def test_block_seeded_init(student):
 
 
 @points(3)
-def test_block_trainable(student, ref):
+def test_block_trainable(student, ref, seeds):
     """every parameter gets the reference's gradient through both branches; the caller's input is left unchanged"""
     cfg = CFGS[1]
 
     def check():
-        module, spec = block_case(ref, cfg, 790)
-        x, g = seeded(2, 5, 8, seed=791), seeded(2, 5, 8, seed=792)
+        module, spec = block_case(ref, cfg, seeds("module"))
+        x, g = seeded(2, 5, 8, seed=seeds("x")), seeded(2, 5, 8, seed=seeds("g"))
         out, grads = run(module, x, grad_weight=g)
         plan = student.plan([block_step("blk", cfg, module, spec), live_tensor("x", "blk.att.weight", x),
                              {"let": "out", "call": "blk", "args": [{"$ref": "x"}], "grad": True, "return": True},

@@ -13,7 +13,7 @@ import copy
 import torch
 
 from autograder.grading.compare import seeded, set_seed
-from autograder.grading.kit import known_mistake
+from autograder.grading.kit import known_mistake, once
 from autograder.sandbox.session import StudentFailure
 
 # Small configurations: heads, depths and vocabularies of several sizes; qkv_bias both ways.
@@ -30,16 +30,6 @@ CH3 = "multihead_attention.MultiHeadAttention"
 BLOCK = "kv_cache.TransformerBlock"
 GPT = "kv_cache.GPTModel"
 GEN = "kv_cache.generate_text_simple_cached"
-
-_CACHE = {}
-
-
-def once(key, compute):
-    """A reference-only result, computed once per grader process (it never depends on a submission)."""
-    if key not in _CACHE:
-        _CACHE[key] = compute()
-    return _CACHE[key]
-
 
 def built(factory, args, seed):
     """The reference ``factory(*args)`` built after ``set_seed(seed)``, in eval mode, once per

@@ -38,12 +38,12 @@ def describe(name, args, x, train=False):
             f"qkv_bias={qkv_bias}) in {'training' if train else 'eval'} mode on input {tuple(x.shape)}")
 
 
-def check_forward(student, ref, name, cases, names, core="manual", extra=None):
+def check_forward(student, ref, seeds, name, cases, names, core="manual", extra=None):
     steps, expected = [], []
     for i, (args, (b, n), scale) in enumerate(cases):
-        W = weights(args[0], args[1], args[5], seed=100 + 10 * i)
+        W = weights(args[0], args[1], args[5], seed=seeds(f"W{i}"))
         module = reference(ref, name, args, W)
-        x = seeded(b, n, args[0], seed=150 + i, scale=scale)
+        x = seeded(b, n, args[0], seed=seeds(f"x{i}"), scale=scale)
         steps += build_and_run(f"m{i}", f"efficient_mha.{name}", list(args), state(module), x,
                                buffers=name != "MHAPyTorchScaledDotProduct")
         found = mistakes(x, W, args[2], names, drop=args[4], seed=5, core=core)
@@ -64,9 +64,9 @@ EVAL_DROPOUT = {"dropout applied in eval mode too (nn.Dropout follows .eval(); F
 
 
 @points(5)
-def test_combined_qkv_forward(student, ref):
+def test_combined_qkv_forward(student, ref, seeds):
     """MultiHeadAttentionCombinedQKV: qkv holds queries, keys, values in that order; equals chapter 3's; mask a buffer"""
-    check_forward(student, ref, "MultiHeadAttentionCombinedQKV", CASES,
+    check_forward(student, ref, seeds, "MultiHeadAttentionCombinedQKV", CASES,
                   {**LAYOUT_MISTAKES, **COMMON_MISTAKES, **EVAL_DROPOUT})
 
 
@@ -79,9 +79,9 @@ def untransposed(x, W, args):
 
 
 @points(4)
-def test_einsum_forward(student, ref):
+def test_einsum_forward(student, ref, seeds):
     """MHAEinsum: W_query, W_key, W_value of shape (d_in, d_out) used in einsum; equals chapter 3's; mask a buffer"""
-    check_forward(student, ref, "MHAEinsum", SQUARE[:1] + CASES, {**COMMON_MISTAKES, **EVAL_DROPOUT},
+    check_forward(student, ref, seeds, "MHAEinsum", SQUARE[:1] + CASES, {**COMMON_MISTAKES, **EVAL_DROPOUT},
                   extra=untransposed)
 
 
@@ -95,9 +95,9 @@ SDPA_MISTAKES = {
 
 
 @points(5)
-def test_sdpa_forward(student, ref):
+def test_sdpa_forward(student, ref, seeds):
     """MHAPyTorchScaledDotProduct: F.scaled_dot_product_attention, causal, no dropout in eval; equals chapter 3's"""
-    check_forward(student, ref, "MHAPyTorchScaledDotProduct", CASES, {**LAYOUT_MISTAKES, **SDPA_MISTAKES},
+    check_forward(student, ref, seeds, "MHAPyTorchScaledDotProduct", CASES, {**LAYOUT_MISTAKES, **SDPA_MISTAKES},
                   core="sdpa")
 
 
@@ -117,20 +117,20 @@ def class_mistakes(module):
 
 
 @points(3)
-def test_pytorch_class_forward(student, ref):
+def test_pytorch_class_forward(student, ref, seeds):
     """MHAPyTorchClass: nn.MultiheadAttention, a causal boolean attn_mask (a buffer), then proj; equals chapter 3's"""
-    check_forward(student, ref, "MHAPyTorchClass", SQUARE, {}, extra=class_mistakes)
+    check_forward(student, ref, seeds, "MHAPyTorchClass", SQUARE, {}, extra=class_mistakes)
 
 
 @points(3)
-def test_dropout_in_training(student, ref):
+def test_dropout_in_training(student, ref, seeds):
     """in training mode, dropout on the attention weights (the same draws as the reference); SDPA's self.dropout a float"""
     args, (b, n) = (6, 8, 2, 10, 0.5, True), (2, 7)
     steps, expected = [], {}
     for name in ("MultiHeadAttentionCombinedQKV", "MHAEinsum", "MHAPyTorchScaledDotProduct"):
-        W = weights(6, 8, True, seed=200)
+        W = weights(6, 8, True, seed=seeds("W"))
         module = reference(ref, name, args, W, train=True)
-        x = seeded(b, n, 6, seed=201)
+        x = seeded(b, n, 6, seed=seeds("x"))
         steps += build_and_run(name, f"efficient_mha.{name}", list(args), state(module), x, train=True, seed=123)
         found = {"no dropout in training mode": lambda x=x, W=W: mistakes(x, W, 2, {"": "book"})[""]()}
         expected[name] = (x, run(module.train(), x, seed=123), found)
@@ -173,13 +173,13 @@ def transfer_mistakes(ref, name, args, W, x):
 
 
 @points(5)
-def test_transfers(student, ref):
+def test_transfers(student, ref, seeds):
     """each transfer_to_* moves a chapter-3 MultiHeadAttention's weights so that the class computes the same"""
     for name, transfer in CLASSES.items():
         for i, (args, (b, n), _) in enumerate(SQUARE if name == "MHAPyTorchClass" else CASES[:2]):
             d_in, d_out, heads, ctx, drop, qkv_bias = args
-            W = weights(d_in, d_out, qkv_bias, seed=300 + 10 * i)
-            x = seeded(b, n, d_in, seed=350 + i)
+            W = weights(d_in, d_out, qkv_bias, seed=seeds(f"W{i}"))
+            x = seeded(b, n, d_in, seed=seeds(f"x{i}"))
             plan = student.plan([
                 {"let": "mha", "call": "multihead_attention.MultiHeadAttention",
                  "args": [d_in, d_out, ctx, drop, heads, qkv_bias], "stand_in": ch03_stand_ins(W)},

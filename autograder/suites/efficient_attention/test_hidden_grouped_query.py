@@ -32,14 +32,14 @@ def describe(args, x, train=False):
 
 
 @points(9)
-def test_gqa_forward(student, ref):
+def test_gqa_forward(student, ref, seeds):
     """keys and values with num_kv_groups heads, each shared by num_heads // num_kv_groups query heads in a row; mask a buffer"""
     steps, expected = [], []
     for i, (args, (b, n), train) in enumerate(CASES):
         d_in, d_out, heads, groups, ctx, drop, qkv_bias = args
-        W = weights(d_in, d_out, qkv_bias, seed=400 + 10 * i, kv_out=groups * d_out // heads)
+        W = weights(d_in, d_out, qkv_bias, seed=seeds(f"W{i}"), kv_out=groups * d_out // heads)
         module = loaded(ref.grouped_query.GroupedQueryAttention, args, ch03_params(W), train=train)
-        x = seeded(b, n, d_in, seed=450 + i, scale=2.0)
+        x = seeded(b, n, d_in, seed=seeds(f"x{i}"), scale=2.0)
         steps += build_and_run(f"m{i}", GQA, list(args), ch03_params(W), x, train=train, seed=7, buffers=True)
         names = {REPEAT: "repeat", **COMMON_MISTAKES}
         if drop and not train:
@@ -57,15 +57,15 @@ def test_gqa_forward(student, ref):
 
 
 @points(3)
-def test_gqa_with_as_many_groups_as_heads_is_multi_head_attention(student, ref):
+def test_gqa_with_as_many_groups_as_heads_is_multi_head_attention(student, ref, seeds):
     """with num_kv_groups == num_heads it holds chapter 3's weights and equals its MultiHeadAttention"""
     steps, expected = [], []
     for i, (d_in, d_out, heads, ctx, qkv_bias, (b, n)) in enumerate([(6, 8, 4, 10, True, (2, 9)),
                                                                       (8, 6, 3, 6, False, (1, 6))]):
-        W = weights(d_in, d_out, qkv_bias, seed=500 + 10 * i)
+        W = weights(d_in, d_out, qkv_bias, seed=seeds(f"W{i}"))
         mha = loaded(ref.multihead_attention.MultiHeadAttention, (d_in, d_out, ctx, 0.0, heads, qkv_bias),
                      ch03_params(W))
-        x = seeded(b, n, d_in, seed=550 + i)
+        x = seeded(b, n, d_in, seed=seeds(f"x{i}"))
         args = [d_in, d_out, heads, heads, ctx, 0.0, qkv_bias]
         steps += build_and_run(f"m{i}", GQA, args, ch03_params(W), x)
         expected.append((x, run(mha, x), args))

@@ -126,13 +126,13 @@ def judge_two_sequences(student, plan, let, run, expected, sizes, sizes2, what, 
 
 
 @points(2)
-def test_attention_without_cache(student, ref):
+def test_attention_without_cache(student, ref, seeds):
     """use_cache=False (the default) is chapter 3's MultiHeadAttention; it neither reads nor changes the cache"""
     steps, cases = [], []
     for i, case in enumerate(ATT_CASES):
         args = att_args(case)
-        att = built(ref.kv_cache.MultiHeadAttention, args, 300 + i)
-        x, x2 = seeded(2, case[2] - 2, case[0], seed=310 + i, scale=2.0), seeded(3, case[2], case[0], seed=320 + i)
+        att = built(ref.kv_cache.MultiHeadAttention, args, seeds(f"module{i}"))
+        x, x2 = seeded(2, case[2] - 2, case[0], seed=seeds(f"x{i}"), scale=2.0), seeded(3, case[2], case[0], seed=seeds(f"x2_{i}"))
         steps += [build_step(f"m{i}", ATT, args, att), build_step(f"c{i}", CH3, args, att),
                   {"let": f"a{i}", "call": f"m{i}", "args": [x], "return": True},
                   {"let": f"r{i}", "call": f"m{i}.reset_cache"},
@@ -170,16 +170,16 @@ def test_attention_without_cache(student, ref):
 
 
 @points(4)
-def test_attention_cache_in_pieces(student, ref):
+def test_attention_cache_in_pieces(student, ref, seeds):
     """with use_cache=True, pieces of a sequence give the rows of the whole; reset_cache() starts a new one"""
     steps, cases = [], []
     for i, case in enumerate(ATT_CASES):
         args = att_args(case)
         d_in, _, ctx, _, _ = case
-        att = built(ref.kv_cache.MultiHeadAttention, args, 400 + i)
+        att = built(ref.kv_cache.MultiHeadAttention, args, seeds(f"module{i}"))
         # the prompt of 3, 2, 1 tokens; both sequences fit in context_length (a cache not reset then runs on)
         sizes, sizes2 = [ctx - 9, 1, 1, 2], [2, 1, 1]
-        x, x2 = seeded(2, sum(sizes), d_in, seed=410 + i), seeded(2, sum(sizes2), d_in, seed=420 + i)
+        x, x2 = seeded(2, sum(sizes), d_in, seed=seeds(f"x{i}")), seeded(2, sum(sizes2), d_in, seed=seeds(f"x2_{i}"))
         steps += [build_step(f"m{i}", ATT, args, att), build_step(f"p{i}_ch3", CH3, args, att),
                   *two_sequences(f"s{i}", f"m{i}", "reset_cache", x, sizes, x2, sizes2),
                   {"let": f"own_a{i}", "call": f"m{i}", "args": [x], "return": True},
@@ -205,14 +205,16 @@ def test_attention_cache_in_pieces(student, ref):
 
 
 @points(2)
-def test_block_passes_use_cache(student, ref):
+def test_block_passes_use_cache(student, ref, seeds):
     """TransformerBlock(x, use_cache=True) passes use_cache on to its attention: pieces give the rows of the whole"""
     cfg = CFGS[0]
-    spec = block_spec(cfg["emb_dim"], 500)
-    module = once("block", lambda: swapped(built(ref.kv_cache.TransformerBlock, (cfg,), 501), spec))
+    spec_seed, module_seed = seeds("stand-ins"), seeds("module")
+    spec = block_spec(cfg["emb_dim"], spec_seed)
+    module = once(("swapped", ref.kv_cache.TransformerBlock, module_seed, spec_seed),
+                  lambda: swapped(built(ref.kv_cache.TransformerBlock, (cfg,), module_seed), spec))
     sizes, sizes2 = [3, 1, 1, 2], [3, 1]
-    x, x2 = seeded(2, sum(sizes), cfg["emb_dim"], seed=502), seeded(2, sum(sizes2), cfg["emb_dim"], seed=503)
-    probe_steps, probe = inherited_steps(ref, cfg, 504)
+    x, x2 = seeded(2, sum(sizes), cfg["emb_dim"], seed=seeds("x")), seeded(2, sum(sizes2), cfg["emb_dim"], seed=seeds("x2"))
+    probe_steps, probe = inherited_steps(ref, cfg, seeds("probe"))
     steps = [build_step("b", BLOCK, (cfg,), module, spec),
              {"let": "b_r0", "call": "b.att.reset_cache"}, *pieces_steps("s_a", "b", x, sizes),
              {"let": "b_r1", "call": "b.att.reset_cache"}, *pieces_steps("s_b", "b", x2, sizes2),
@@ -235,13 +237,13 @@ def test_block_passes_use_cache(student, ref):
 
 
 @points(3)
-def test_model_cache_in_pieces(student, ref):
+def test_model_cache_in_pieces(student, ref, seeds):
     """GPTModel(in_idx, use_cache=True): positions go on from the tokens fed; reset_kv_cache() starts again at 0"""
-    probe_steps, probe = inherited_steps(ref, CFGS[1], 607)  # one probe: the student's attention code is one
+    probe_steps, probe = inherited_steps(ref, CFGS[1], seeds("probe"))  # one probe: the student's attention code is one
     steps, cases = probe_steps, []
     for i, (cfg, sizes, sizes2) in enumerate([(CFGS[0], [3, 1, 1], [2, 1, 1]), (CFGS[1], [1, 1, 2, 1], [3, 1])]):
-        module, spec = gpt_case(ref, cfg, 600 + 10 * i)
-        idx, idx2 = (token_ids(2, sum(s), cfg["vocab_size"], 605 + 10 * i + k) for k, s in enumerate((sizes, sizes2)))
+        module, spec = gpt_case(ref, cfg, seeds(f"model{i}"))
+        idx, idx2 = (token_ids(2, sum(s), cfg["vocab_size"], seeds(f"idx{i}_{k}")) for k, s in enumerate((sizes, sizes2)))
         steps += [build_step(f"m{i}", GPT, (cfg,), module, spec),
                   *two_sequences(f"s{i}", f"m{i}", "reset_kv_cache", idx, sizes, idx2, sizes2),
                   {"let": f"own_a{i}", "call": f"m{i}", "args": [idx], "return": True},
@@ -303,13 +305,13 @@ def own_greedy(out, logits, n0):
 
 
 @points(6)
-def test_generate_equals_uncached(student, ref):
+def test_generate_equals_uncached(student, ref, seeds):
     """generate_text_simple_cached gives chapter 4's generate_text_simple's tokens, token for token"""
-    probe_steps, probe = inherited_steps(ref, CFGS[0], 707)
+    probe_steps, probe = inherited_steps(ref, CFGS[0], seeds("probe"))
     steps, cases = probe_steps, []
     for i, (cfg, b, n0, new) in enumerate([(CFGS[0], 2, 3, 6), (CFGS[1], 1, 1, 6), (CFGS[2], 3, 4, 4)]):
-        module, spec = gpt_case(ref, cfg, 700 + 10 * i)
-        idx = token_ids(b, n0, cfg["vocab_size"], 705 + 10 * i)
+        module, spec = gpt_case(ref, cfg, seeds(f"model{i}"))
+        idx = token_ids(b, n0, cfg["vocab_size"], seeds(f"idx{i}"))
         steps += generation_steps(cfg, module, spec, [idx], new, prefix=f"g{i}")
         cases.append((cfg, b, n0, new, module, idx))
     plan = student.plan(steps, needs=GEN)
@@ -328,13 +330,13 @@ def test_generate_equals_uncached(student, ref):
 
 
 @points(3)
-def test_generate_twice(student, ref):
+def test_generate_twice(student, ref, seeds):
     """a second call starts afresh (the cache reset): the same prompt gives the same text again"""
     cfg = CFGS[0]
-    module, spec = gpt_case(ref, cfg, 720)
+    module, spec = gpt_case(ref, cfg, seeds("model"))
     new = 3
-    first, second = token_ids(2, 3, cfg["vocab_size"], 721), token_ids(2, 3, cfg["vocab_size"], 722)
-    probe_steps, probe = inherited_steps(ref, cfg, 723)
+    first, second = token_ids(2, 3, cfg["vocab_size"], seeds("first")), token_ids(2, 3, cfg["vocab_size"], seeds("second"))
+    probe_steps, probe = inherited_steps(ref, cfg, seeds("probe"))
     plan = student.plan(generation_steps(cfg, module, spec, [first, second, first], new) + probe_steps, needs=GEN)
     what = "generate_text_simple_cached, called a second time with the same model"
     if inherited(plan, probe):  # the same prompt must give the same text again; the rest is chapter 3's
@@ -355,12 +357,12 @@ def test_generate_twice(student, ref):
 
 
 @points(4)
-def test_generate_feeds_one_token_per_step(student, ref):
+def test_generate_feeds_one_token_per_step(student, ref, seeds):
     """after the whole prompt in one call, every step feeds one new token through the blocks"""
     steps, cases = [], []
     for i, (cfg, b, n0, new) in enumerate([(CFGS[0], 2, 4, 6), (CFGS[2], 1, 2, 4)]):
-        module, spec = gpt_case(ref, cfg, 740 + 10 * i)
-        idx = token_ids(b, n0, cfg["vocab_size"], 745 + 10 * i)
+        module, spec = gpt_case(ref, cfg, seeds(f"model{i}"))
+        idx = token_ids(b, n0, cfg["vocab_size"], seeds(f"idx{i}"))
         steps += generation_steps(cfg, module, spec, [idx], new, record=True, prefix=f"g{i}")
         cases.append((cfg, b, n0, new, idx))
     plan = student.plan(steps, needs=GEN)
@@ -404,11 +406,11 @@ def rows(answer):
 
 
 @points(1)
-def test_cache_stays_out_of_the_state_dict(student, ref):
+def test_cache_stays_out_of_the_state_dict(student, ref, seeds):
     """the cache is in non-persistent buffers: after cached calls the state_dict holds the same names"""
     cfg = CFGS[1]
-    module, spec = gpt_case(ref, cfg, 760)
-    idx = token_ids(2, 4, cfg["vocab_size"], 761)
+    module, spec = gpt_case(ref, cfg, seeds("model"))
+    idx = token_ids(2, 4, cfg["vocab_size"], seeds("idx"))
     plan = student.plan([build_step("m", GPT, (cfg,), module, spec),
                          {"let": "sd0", "call": "m.state_dict"}, {"let": "names0", "iterate": "sd0", "return": True},
                          {"let": "r", "call": "m.reset_kv_cache"},

@@ -11,6 +11,7 @@ import torch
 from _efficient import (build_and_run, ch03_params, expect_buffers, loaded, mistakes, rope_apply, rope_params, run,
                         weights)
 from autograder.grading.compare import expect_close, seeded
+from autograder.grading.kit import Case, once
 
 points = pytest.mark.points
 PARAMS_MISTAKES = {
@@ -54,17 +55,17 @@ def test_compute_rope_params(student, ref):
             expect_close(got[k], want[k], f"{what}'s {part}", found)
 
 
-def rope_cases(ref):
+def rope_cases(ref, seeds):
     hd, ctx = 8, 16
     cos, sin = ref.rope.compute_rope_params(hd, 10_000, ctx)
-    return cos, sin, [(seeded(2, 3, 5, hd, seed=800, scale=2.0), 0), (seeded(1, 2, 4, hd, seed=801), 6),
-                      (seeded(3, 1, 1, hd, seed=802), 15)]
+    return cos, sin, [(seeded(2, 3, 5, hd, seed=seeds("x0"), scale=2.0), 0), (seeded(1, 2, 4, hd, seed=seeds("x1")), 6),
+                      (seeded(3, 1, 1, hd, seed=seeds("x2")), 15)]
 
 
-@points(5)
-def test_apply_rope(student, ref):
+@points(4)
+def test_apply_rope(student, ref, seeds):
     """apply_rope(x, cos, sin, offset): x * cos + cat(-x2, x1) * sin with rows offset .. offset + num_tokens - 1"""
-    cos, sin, cases = rope_cases(ref)
+    cos, sin, cases = rope_cases(ref, seeds)
     plan = student.plan([{"let": f"r{i}", "call": "rope.apply_rope", "args": [x, cos, sin], "kwargs": {"offset": o},
                           "return": True} for i, (x, o) in enumerate(cases)], needs="rope.apply_rope")
     for i, (x, offset) in enumerate(cases):
@@ -74,12 +75,29 @@ def test_apply_rope(student, ref):
                      found)
 
 
+@points(1)
+def test_apply_rope_in_pieces(student, ref, seeds):
+    """token t stands at position offset + t: the last tokens rotated with offset=k are the whole's last rows"""
+    cos, sin = once(("efficient rope params", 8, 10_000, 16), lambda: ref.rope.compute_rope_params(8, 10_000, 16))
+    cases = []
+    for i, (n, k) in enumerate(((6, 2), (11, 10))):
+        x = seeded(2, 3, n, 8, seed=seeds(i))
+        piece = x[:, :, k:].contiguous()
+        cases.append(Case((piece, k), ref.rope.apply_rope(x, cos, sin)[:, :, k:],
+                          f"apply_rope(x[:, :, {k}:], cos, sin, offset={k}) (the last {n - k} of {n} tokens)",
+                          {name: (lambda p=piece, o=k, v=v: rope_apply(p, cos, sin, o, v)) for name, v in APPLY_MISTAKES.items()}))
+    plan = student.plan([{"let": f"r{i}", "call": "rope.apply_rope", "args": [case.args[0], cos, sin],
+                          "kwargs": {"offset": case.args[1]}, "return": True} for i, case in enumerate(cases)],
+                        needs="rope.apply_rope")
+    for i, case in enumerate(cases):
+        expect_close(plan.values[f"r{i}"], case.expected, case.what, case.mistakes)
+
 @points(3)
-def test_rope_keeps_lengths_and_scores_depend_only_on_distance(student, ref):
+def test_rope_keeps_lengths_and_scores_depend_only_on_distance(student, ref, seeds):
     """apply_rope keeps every vector's length; a query at m and a key at n score the same for the same m - n"""
     hd, ctx = 8, 32
     cos, sin = ref.rope.compute_rope_params(hd, 10_000, ctx)
-    q, k = seeded(1, 1, 1, hd, seed=820), seeded(1, 1, 1, hd, seed=821)
+    q, k = seeded(1, 1, 1, hd, seed=seeds("q")), seeded(1, 1, 1, hd, seed=seeds("k"))
     pairs = [(3, 1), (10, 8), (25, 23), (7, 7), (30, 30), (12, 4), (20, 12)]  # distances 2, 2, 2, 0, 0, 8, 8
     steps = []
     for m, n in pairs:
@@ -117,15 +135,15 @@ ATT_MISTAKES = {
 
 
 @points(3)
-def test_rope_attention(student, ref):
+def test_rope_attention(student, ref, seeds):
     """MultiHeadAttentionRoPE: chapter 3's attention, queries and keys rotated after the heads split; mask, cos, sin buffers"""
     steps, expected = [], []
     for i, ((d_in, d_out, heads, ctx, qkv_bias, theta), (b, n)) in enumerate(
             [((6, 8, 2, 10, False, 10_000), (2, 9)), ((8, 12, 3, 8, True, 500), (1, 8))]):
-        W = weights(d_in, d_out, qkv_bias, seed=900 + 10 * i)
+        W = weights(d_in, d_out, qkv_bias, seed=seeds(f"W{i}"))
         args = [d_in, d_out, heads, ctx, 0.0, qkv_bias, theta]
         module = loaded(ref.rope.MultiHeadAttentionRoPE, args, ch03_params(W))
-        x = seeded(b, n, d_in, seed=950 + i, scale=2.0)
+        x = seeded(b, n, d_in, seed=seeds(f"x{i}"), scale=2.0)
         steps += build_and_run(f"m{i}", "rope.MultiHeadAttentionRoPE", args, ch03_params(W), x, buffers=True)
         cos, sin = ref.rope.compute_rope_params(d_out // heads, theta, ctx)
         found = mistakes(x, W, heads, ATT_MISTAKES, rope=lambda t, cos=cos, sin=sin: rope_apply(t, cos, sin))

@@ -66,14 +66,14 @@ def describe(args, x):
 
 
 @points(5)
-def test_sliding_window_forward(student, ref):
+def test_sliding_window_forward(student, ref, seeds):
     """SlidingWindowAttention: chapter 3's attention, each query seeing the last window tokens up to itself; mask a buffer"""
     steps, expected = [], []
     for i, (args, (b, n)) in enumerate(CASES):
         d_in, d_out, heads, ctx, window, drop, qkv_bias = args
-        W = weights(d_in, d_out, qkv_bias, seed=600 + 10 * i)
+        W = weights(d_in, d_out, qkv_bias, seed=seeds(f"W{i}"))
         module = loaded(ref.sliding_window.SlidingWindowAttention, args, ch03_params(W))
-        x = seeded(b, n, d_in, seed=650 + i, scale=2.0)
+        x = seeded(b, n, d_in, seed=seeds(f"x{i}"), scale=2.0)
         steps += build_and_run(f"m{i}", SWA, list(args), ch03_params(W), x, buffers=True)
         names = {**WINDOW_MISTAKES, "no window: plain causal attention": "no window", **COMMON_MISTAKES}
         if drop:
@@ -86,15 +86,15 @@ def test_sliding_window_forward(student, ref):
 
 
 @points(2)
-def test_a_window_as_long_as_the_input_is_causal_attention(student, ref):
+def test_a_window_as_long_as_the_input_is_causal_attention(student, ref, seeds):
     """with window >= num_tokens it equals chapter 3's MultiHeadAttention with the same weights"""
     steps, expected = [], []
     for i, (d_in, d_out, heads, ctx, window, qkv_bias, (b, n)) in enumerate([(6, 8, 2, 10, 10, True, (2, 10)),
                                                                              (8, 8, 4, 12, 6, False, (1, 6))]):
-        W = weights(d_in, d_out, qkv_bias, seed=700 + 10 * i)
+        W = weights(d_in, d_out, qkv_bias, seed=seeds(f"W{i}"))
         mha = loaded(ref.multihead_attention.MultiHeadAttention, (d_in, d_out, ctx, 0.0, heads, qkv_bias),
                      ch03_params(W))
-        x = seeded(b, n, d_in, seed=750 + i)
+        x = seeded(b, n, d_in, seed=seeds(f"x{i}"))
         args = [d_in, d_out, heads, ctx, window, 0.0, qkv_bias]
         steps += build_and_run(f"m{i}", SWA, args, ch03_params(W), x)
         expected.append((x, run(mha, x), args, W, heads, window))
@@ -170,13 +170,13 @@ def held(value, batch, d_out, what):
 
 
 @points(4)
-def test_sliding_window_cache(student, ref):
+def test_sliding_window_cache(student, ref, seeds):
     """use_cache=True: pieces give the rows of the whole; the cache keeps at most window positions; reset_cache()"""
     steps, cases = [], []
     for i, (args, b, sizes, sizes2) in enumerate(CACHE_CASES):
         d_in, d_out, heads, ctx, window, qkv_bias = args
-        W = weights(d_in, d_out, qkv_bias, seed=800 + 10 * i)
-        x, x2 = seeded(b, sum(sizes), d_in, seed=850 + i), seeded(b, sum(sizes2), d_in, seed=860 + i)
+        W = weights(d_in, d_out, qkv_bias, seed=seeds(f"W{i}"))
+        x, x2 = seeded(b, sum(sizes), d_in, seed=seeds(f"x{i}")), seeded(b, sum(sizes2), d_in, seed=seeds(f"x2_{i}"))
         full = [d_in, d_out, heads, ctx, window, 0.0, qkv_bias]
         steps += [{"let": f"m{i}", "call": SWA, "args": full, "params": ch03_params(W), "train": False},
                   {"let": f"w{i}", "call": f"m{i}", "args": [x], "return": True},
