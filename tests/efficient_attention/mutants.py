@@ -305,7 +305,7 @@ MUTANTS_KV_CACHE = [
            "next_idx = logits[:, -1].argmax(dim=-1, keepdim=True)",
            "next_idx = logits[:, 0].argmax(dim=-1, keepdim=True)", (KV,),
            keeps=(WITHOUT, PIECES, BLOCK, MODEL, SD), named="the first position's logits",
-           says=("token 4: is [27, 27, 22], chapter 4's generate_text_simple gives [22, 22, 22] there",)),
+           says=("token 3: is [6, 26], chapter 4's generate_text_simple gives [6, 6] there",)),
     Mutant("scaled_dot_product_attention(is_causal=True) with the cache", KV,
            MASK + I8 + "attn_scores.masked_fill_(mask_bool, -torch.inf)" + I8
            + "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)" + I8

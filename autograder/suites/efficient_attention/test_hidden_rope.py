@@ -92,6 +92,7 @@ def test_apply_rope_in_pieces(student, ref, seeds):
     for i, case in enumerate(cases):
         expect_close(plan.values[f"r{i}"], case.expected, case.what, case.mistakes)
 
+
 @points(3)
 def test_rope_keeps_lengths_and_scores_depend_only_on_distance(student, ref, seeds):
     """apply_rope keeps every vector's length; a query at m and a key at n score the same for the same m - n"""
