@@ -4,9 +4,10 @@ import torch
 
 from _attention import with_picture
 from autograder.grading import probes
-from autograder.grading.compare import check_calls, expect_close, seeded
+from autograder.grading.compare import check_calls, expect_close, seeded, yours_vs_expected
 from autograder.grading.diagnose import LOOP_SHORT
 from autograder.grading.kit import Case
+from autograder.grading.result import failure
 
 points = pytest.mark.points
 # (num_tokens, d, scale): the book's size, wider embeddings, one token, and large magnitudes
@@ -88,7 +89,7 @@ def test_normalize_by_sum(student, ref, seeds):
 
 @points(1)
 def test_normalize_by_sum_adds_up_to_one(student, seeds):
-    """normalize_by_sum's weights add up to 1, on small and large scores alike"""
+    """normalize_by_sum gives one weight per score, and they add up to 1, on small and large scores alike"""
     cases = []
     for i, (n, _, scale) in enumerate(SHAPES):
         scores = seeded(n, seed=seeds(i), scale=10 * scale).abs() + 0.1
@@ -96,8 +97,13 @@ def test_normalize_by_sum_adds_up_to_one(student, seeds):
                           {"divided by the vector's length (.norm()) instead of its sum": (scores / scores.norm()).sum()}))
     answers = probes.calls(student, "simple_attention", "normalize_by_sum", [case.args for case in cases])
     for i, case in enumerate(cases):
-        total = answers[i].sum() if isinstance(answers[i], torch.Tensor) else answers[i]
-        expect_close(total, case.expected, case.what, case.mistakes)
+        weights, (scores,) = answers[i], case.args
+        # the sum alone would pass any fixed weights that add up to 1, whatever the scores
+        if not isinstance(weights, torch.Tensor) or weights.shape != scores.shape:
+            yours = f"shape {tuple(weights.shape)}" if isinstance(weights, torch.Tensor) else f"a {type(weights).__name__}"
+            raise failure(f"normalize_by_sum of {len(scores)} scores: " + yours_vs_expected(
+                yours=yours, yours_are="", expected=f"one weight per score, shape {tuple(scores.shape)}") + ".")
+        expect_close(weights.sum(), case.expected, case.what, case.mistakes)
 
 
 @points(1)
