@@ -53,12 +53,19 @@ COMPARABLE_DTYPES = {torch.float16, torch.bfloat16, torch.float32, torch.float64
                      torch.int8, torch.int16, torch.int32, torch.int64}
 
 
+_NUMBERS = (bool, int, float, type(None))
+
+
 def _odd_dtype(value):
     """The first tensor in an answer whose dtype the grader cannot compare, or None."""
     if isinstance(value, torch.Tensor):
         return None if value.dtype in COMPARABLE_DTYPES else value.dtype
     values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    return next((d for d in map(_odd_dtype, values) if d is not None), None)
+    for item in values:  # a loop, numbers passed without a call: an answer holds thousands of items
+        found = None if type(item) in _NUMBERS else _odd_dtype(item)
+        if found is not None:
+            return found
+    return None
 
 
 def _plain(value, count, depth=0):
@@ -66,14 +73,21 @@ def _plain(value, count, depth=0):
     count[0] += 1
     if count[0] > protocol.PLAN_ITEMS:
         return False
-    if value is None or type(value) in (bool, int, float) or isinstance(value, torch.Tensor):
+    if type(value) in _NUMBERS or isinstance(value, torch.Tensor):
         return True
     if type(value) is str:
         return len(value) <= protocol.PLAN_STRING
     if depth >= protocol.PLAN_DEPTH + 2:   # a record nests two levels more: [calls [inputs..., output]]
         return False
     if type(value) is list:
-        return all(_plain(v, count, depth + 1) for v in value)
+        for item in value:  # numbers and tensors counted here, without a call
+            if type(item) in _NUMBERS or type(item) is torch.Tensor:
+                count[0] += 1
+                if count[0] > protocol.PLAN_ITEMS:
+                    return False
+            elif not _plain(item, count, depth + 1):
+                return False
+        return True
     if type(value) is dict:
         return all(type(k) is str and _plain(v, count, depth + 1) for k, v in value.items())
     return False
@@ -449,8 +463,9 @@ def _check_steps(steps):
                     raise ValueError(f"{' '.join(where)}: dict keys must be str")
                 data(v, where, depth + 1)
         elif isinstance(value, (list, tuple)):
-            for v in value:
-                data(v, where, depth + 1)
+            for v in value:  # a number or a tensor is plain at any depth: passed without a call
+                if type(v) not in _SCALARS and type(v) is not torch.Tensor:
+                    data(v, where, depth + 1)
         else:
             raise ValueError(f"{' '.join(where)}: a {type(value).__name__} is not plain data")
 
