@@ -350,15 +350,30 @@ def _plain(value, what, budget, depth=0):
     if type(value) in (list, tuple, torch.Size, dict) and depth >= PLAN_DEPTH:
         raise ProbeError("result", f"{what} is nested more than {PLAN_DEPTH} levels deep")
     if type(value) in (list, tuple, torch.Size):
-        return [_plain(v, what, budget, depth + 1) for v in value]
+        return _plain_all(value, what, budget, depth + 1)
     if type(value) is dict:
         if not all(type(k) is str for k in value):
             raise ProbeError("result", f"{what} is a dict whose keys are not all str")
-        return {k: _plain(v, what, budget, depth + 1) for k, v in value.items()}
+        return dict(zip(value, _plain_all(value.values(), what, budget, depth + 1)))
     if isinstance(value, torch.Tensor):
         raise ProbeError("result", f"{what} is a {type(value).__name__}, a tensor subclass; use a plain torch.Tensor")
     raise ProbeError("result", f"{what} is a {type(value).__name__}: expected tensors, numbers, str, None, "
                                "lists, tuples or dicts")
+
+
+def _plain_all(values, what, budget, depth):
+    """``_plain`` of each of ``values``; a number or None is taken in this loop, without a call
+    (a module's description holds hundreds)."""
+    found = []
+    for value in values:
+        if value is None or type(value) in (bool, float) or (type(value) is int and -(1 << 63) <= value < (1 << 63)):
+            budget.items += 1
+            if budget.items > PLAN_ITEMS:
+                raise ProbeError("result", f"{what} holds more than {PLAN_ITEMS} values")
+            found.append(value)
+        else:
+            found.append(_plain(value, what, budget, depth))
+    return found
 
 
 class _Failed(Exception):

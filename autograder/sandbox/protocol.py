@@ -83,17 +83,21 @@ def _flatten(value, tensors):
 
 
 def _restore(value, tensors, depth=0):
-    if depth > MAX_DEPTH and isinstance(value, (dict, list)):
-        raise ChannelError(f"frame nested more than {MAX_DEPTH} levels deep")
-    if isinstance(value, dict):
-        if set(value) == {TENSOR_KEY}:
+    """A decoded JSON value (plain dicts, lists and scalars) with each tensor reference replaced
+    by its tensor; a scalar item is taken as it is, without a call."""
+    if type(value) is dict:
+        if depth > MAX_DEPTH:
+            raise ChannelError(f"frame nested more than {MAX_DEPTH} levels deep")
+        if len(value) == 1 and TENSOR_KEY in value:
             try:
                 return tensors[value[TENSOR_KEY]]
             except (KeyError, TypeError):
                 raise ChannelError("frame names a tensor it does not carry") from None
-        return {k: _restore(v, tensors, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_restore(v, tensors, depth + 1) for v in value]
+        return {k: v if type(v) in _SCALARS else _restore(v, tensors, depth + 1) for k, v in value.items()}
+    if type(value) is list:
+        if depth > MAX_DEPTH:
+            raise ChannelError(f"frame nested more than {MAX_DEPTH} levels deep")
+        return [v if type(v) in _SCALARS else _restore(v, tensors, depth + 1) for v in value]
     return value
 
 
