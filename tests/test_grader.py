@@ -144,6 +144,25 @@ def test_channel_round_trip_and_refusals():
     back = protocol.decode(frame[12:12 + header_len], frame[12 + header_len:])
     assert back["a"] == [1, 2.5, None, "x"] and torch.equal(back["t"], message["t"])
     assert torch.equal(back["n"]["u"], torch.tensor(7))
+    # every dtype the channel writes itself, and views: strided, offset, negated, needing grad
+    tensors = [torch.randn(3, 4).t(), torch.randn(6)[1:4], torch._neg_view(torch.randn(3)), torch.tensor(2.5),
+               torch.randn(2, requires_grad=True) * 2, torch.zeros(0, 3), torch.ones(3, dtype=torch.bool),
+               *(torch.randn(2, 3).to(d) for d in (torch.float64, torch.float16, torch.bfloat16, torch.int8,
+                                                   torch.uint8, torch.int16, torch.int32, torch.int64))]
+    frame = protocol.encode({"t": tensors})
+    header_len, _ = protocol.PREFIX.unpack(frame[:protocol.PREFIX.size])
+    for sent, got in zip(tensors, protocol.decode(frame[12:12 + header_len], frame[12 + header_len:])["t"], strict=True):
+        assert got.dtype == sent.dtype and torch.equal(got, sent.detach().resolve_neg()), (sent, got)
+    # a blob whose bytes do not belong each to exactly one tensor of its shape is refused, as safetensors does
+    for header, data in [({"a": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, 8),      # a gap
+                         ({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+                           "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, 8),     # an overlap
+                         ({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, 8),      # too few bytes
+                         ({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}}, 8),     # past the end
+                         ({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, 8)]:     # bytes left over
+        text = json.dumps(header).encode()
+        with pytest.raises(protocol.ChannelError, match="malformed frame"):
+            protocol.decode(b"{}", len(text).to_bytes(8, "little") + text + bytes(data))
     with pytest.raises(protocol.ChannelError):
         protocol.decode(b'{"x": {"$tensor": "9"}}', b"")  # names a tensor it does not carry
     with pytest.raises(protocol.ChannelError):

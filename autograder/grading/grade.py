@@ -6,6 +6,7 @@ Torch-free: the CLI's main process fingerprints a class without importing torch.
 import hashlib
 
 from . import course
+from .kit import compile_problem
 from ..sandbox.submission import read_sources
 
 
@@ -29,12 +30,5 @@ def fingerprint(folder, assignment=None, earlier_reference=False):
 
 def syntax_notes(sources):
     """Syntax errors found by compiling (never running) ``sources``, so the report says so up front."""
-    notes = []
-    for name, source in sources.items():
-        try:
-            compile(source, f"{name}.py", "exec", dont_inherit=True)
-        except SyntaxError as exc:
-            notes.append(f"{name}.py is not valid Python: line {exc.lineno}: {exc.msg}")
-        except Exception as exc:  # e.g. RecursionError from absurd nesting: the student's problem, not ours
-            notes.append(f"{name}.py cannot be compiled: {type(exc).__name__}")
-    return notes
+    problems = {name: compile_problem(source) for name, source in sources.items()}
+    return [f"{name}.py {problem}" for name, problem in problems.items() if problem is not None]

@@ -3,6 +3,7 @@ check, one rule for naming a mistake, one rule for charging a lower part.
 
 Torch-free: the rules take the comparison (``fit``) from the suite that knows its values.
 """
+import functools
 import hashlib
 from typing import Any, NamedTuple, Optional
 
@@ -87,10 +88,18 @@ def lower_part_wrong(student, part):
 def compiles(source):
     """Whether ``source`` (the student's text, or None) compiles: checked here, in the grader,
     never in the child, whose word about its own syntax errors cannot be trusted."""
-    if source is None:
-        return False
+    return source is not None and compile_problem(source) is None
+
+
+@functools.lru_cache(maxsize=256)
+def compile_problem(source):
+    """Why ``source`` does not compile, in words that follow its file's name ("is not valid
+    Python: line 3: ..."), or None. Compiled once per text: every check that asks about a lower
+    part, and the result's syntax notes, ask about the same few files."""
     try:
         compile(source, "<submission>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    except SyntaxError as exc:
+        return f"is not valid Python: line {exc.lineno}: {exc.msg}"
+    except Exception as exc:  # e.g. RecursionError from absurd nesting: the student's problem, not ours
+        return f"cannot be compiled: {type(exc).__name__}"
+    return None

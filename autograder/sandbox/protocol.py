@@ -58,37 +58,46 @@ def _flatten(value, tensors):
     kind = type(value)
     if kind in _SCALARS:  # most of a frame: names, numbers and flags
         return value
-    if kind is list or kind is tuple:
-        return [_flatten(v, tensors) for v in value]
+    if kind is list or kind is tuple:  # a scalar item is taken as it is, without a call (frames hold thousands)
+        return [v if type(v) in _SCALARS else _flatten(v, tensors) for v in value]
     if isinstance(value, torch.Tensor):
         key = str(len(tensors))
         tensors.nbytes += value.nelement() * value.element_size()
         # Refuse before copying: a child returning a huge tensor should fail fast, not time out.
         if tensors.nbytes > MAX_BLOB:
             raise ValueError("message too large for the channel")
-        tensors[key] = torch.Tensor.detach(value).cpu().contiguous()
+        if type(value) is not torch.Tensor or value.requires_grad or not value.is_cpu or not value.is_contiguous():
+            value = torch.Tensor.detach(value).cpu().contiguous()  # else it is that already: ~2 us a tensor saved
+        tensors[key] = value
         return {TENSOR_KEY: key}
     if isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value):
-            raise TypeError("only str keys can cross the channel")
-        return {k: _flatten(v, tensors) for k, v in value.items()}
+        flat = {}
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise TypeError("only str keys can cross the channel")
+            flat[k] = v if type(v) in _SCALARS else _flatten(v, tensors)
+        return flat
     if isinstance(value, (list, tuple)):
         return [_flatten(v, tensors) for v in value]
     raise TypeError(f"a {type(value).__name__} cannot cross the channel")
 
 
 def _restore(value, tensors, depth=0):
-    if depth > MAX_DEPTH and isinstance(value, (dict, list)):
-        raise ChannelError(f"frame nested more than {MAX_DEPTH} levels deep")
-    if isinstance(value, dict):
-        if set(value) == {TENSOR_KEY}:
+    """A decoded JSON value (plain dicts, lists and scalars) with each tensor reference replaced
+    by its tensor; a scalar item is taken as it is, without a call."""
+    if type(value) is dict:
+        if depth > MAX_DEPTH:
+            raise ChannelError(f"frame nested more than {MAX_DEPTH} levels deep")
+        if len(value) == 1 and TENSOR_KEY in value:
             try:
                 return tensors[value[TENSOR_KEY]]
             except (KeyError, TypeError):
                 raise ChannelError("frame names a tensor it does not carry") from None
-        return {k: _restore(v, tensors, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_restore(v, tensors, depth + 1) for v in value]
+        return {k: v if type(v) in _SCALARS else _restore(v, tensors, depth + 1) for k, v in value.items()}
+    if type(value) is list:
+        if depth > MAX_DEPTH:
+            raise ChannelError(f"frame nested more than {MAX_DEPTH} levels deep")
+        return [v if type(v) in _SCALARS else _restore(v, tensors, depth + 1) for v in value]
     return value
 
 
@@ -113,13 +122,16 @@ _DTYPE_NAMES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16"
 
 def _save(tensors):
     """safetensors' format, written here: safetensors.torch.save checks for shared storage and
-    converts each tensor through numpy, ~40 us a tensor where a frame carries dozens. Other
+    converts each tensor through numpy, ~40 us a tensor where a frame carries hundreds. Other
     dtypes go through safetensors itself (which refuses shared or strided storage: copies)."""
     if any(t.dtype not in _DTYPE_NAMES for t in tensors.values()):
         return _save_tensors({k: t.clone() for k, t in tensors.items()})
     header, chunks, offset = {}, [], 0
-    for key, tensor in tensors.items():
-        data = tensor.resolve_conj().resolve_neg().reshape(-1).view(torch.uint8).numpy()
+    for key, tensor in tensors.items():  # each contiguous, on the CPU, detached (_flatten)
+        if tensor.is_conj() or tensor.is_neg():
+            tensor = tensor.resolve_conj().resolve_neg()
+        # numpy's own view of the bytes (no copy), where numpy has the dtype: a fraction of torch's view calls
+        data = tensor.reshape(-1).view(torch.uint8).numpy() if tensor.dtype is torch.bfloat16 else tensor.numpy()
         header[key] = {"dtype": _DTYPE_NAMES[tensor.dtype], "shape": list(tensor.shape),
                        "data_offsets": [offset, offset + data.nbytes]}
         chunks.append(data)

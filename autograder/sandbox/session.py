@@ -53,12 +53,22 @@ COMPARABLE_DTYPES = {torch.float16, torch.bfloat16, torch.float32, torch.float64
                      torch.int8, torch.int16, torch.int32, torch.int64}
 
 
+_NUMBERS = (bool, int, float, type(None))
+
+
 def _odd_dtype(value):
     """The first tensor in an answer whose dtype the grader cannot compare, or None."""
     if isinstance(value, torch.Tensor):
         return None if value.dtype in COMPARABLE_DTYPES else value.dtype
     values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
-    return next((d for d in map(_odd_dtype, values) if d is not None), None)
+    for item in values:  # a loop, numbers and tensors seen without a call: an answer holds thousands of items
+        if type(item) is torch.Tensor:
+            found = None if item.dtype in COMPARABLE_DTYPES else item.dtype
+        else:
+            found = None if type(item) in _NUMBERS else _odd_dtype(item)
+        if found is not None:
+            return found
+    return None
 
 
 def _plain(value, count, depth=0):
@@ -66,17 +76,28 @@ def _plain(value, count, depth=0):
     count[0] += 1
     if count[0] > protocol.PLAN_ITEMS:
         return False
-    if value is None or type(value) in (bool, int, float) or isinstance(value, torch.Tensor):
+    if type(value) in _NUMBERS or isinstance(value, torch.Tensor):
         return True
     if type(value) is str:
         return len(value) <= protocol.PLAN_STRING
     if depth >= protocol.PLAN_DEPTH + 2:   # a record nests two levels more: [calls [inputs..., output]]
         return False
     if type(value) is list:
-        return all(_plain(v, count, depth + 1) for v in value)
+        return _all_plain(value, count, depth + 1)
     if type(value) is dict:
-        return all(type(k) is str and _plain(v, count, depth + 1) for k, v in value.items())
+        return all(type(k) is str for k in value) and _all_plain(value.values(), count, depth + 1)
     return False
+
+
+def _all_plain(values, count, depth):
+    for item in values:  # numbers and tensors counted here, without a call
+        if type(item) in _NUMBERS or type(item) is torch.Tensor:
+            count[0] += 1
+            if count[0] > protocol.PLAN_ITEMS:
+                return False
+        elif not _plain(item, count, depth):
+            return False
+    return True
 
 
 def _conforms(value, spec):
@@ -449,8 +470,9 @@ def _check_steps(steps):
                     raise ValueError(f"{' '.join(where)}: dict keys must be str")
                 data(v, where, depth + 1)
         elif isinstance(value, (list, tuple)):
-            for v in value:
-                data(v, where, depth + 1)
+            for v in value:  # a number or a tensor is plain at any depth: passed without a call
+                if type(v) not in _SCALARS and type(v) is not torch.Tensor:
+                    data(v, where, depth + 1)
         else:
             raise ValueError(f"{' '.join(where)}: a {type(value).__name__} is not plain data")
 
@@ -458,12 +480,11 @@ def _check_steps(steps):
         name = step.get("let")
         if not isinstance(name, str) or not name.isidentifier() or name in earlier:
             raise ValueError(f"plan step {step!r}: `let` must be a new identifier")
-        actions = [key for key in step if key in _ACTION_SET]
-        unknown = [key for key in step if key not in _KEYS]
+        actions, unknown = step.keys() & _ACTION_SET, step.keys() - _KEYS
         if len(actions) != 1 or unknown:
             raise ValueError(f"plan step {name}: exactly one of {', '.join(_ACTIONS)}"
                              + (f"; unknown keys {sorted(unknown)}" if unknown else ""))
-        action = actions[0]
+        action, = actions
         if action != "data" and not _text(step[action]):
             raise ValueError(f"plan step {name}: `{action}` must name a step or module.name")
         for key, value in step.items():
