@@ -18,3 +18,6 @@ def test_the_books_ids(gpt2):
 def test_decoding_gives_the_text_back(gpt2):
     expect_equal(bpe_decode(bpe_encode(TEXT)), TEXT, 'bpe_decode(bpe_encode(TEXT))')
     expect_equal(bpe_decode([50256]), "<|endoftext|>", 'bpe_decode([50256])')
+    # any text: a character of several bytes (accents, CJK, emoji) may be spread over several ids
+    text = "naïve café, 東京 🙂"
+    expect_equal(bpe_decode(gpt2.encode(text)), text, f'bpe_decode of the GPT-2 ids of {text!r}')
