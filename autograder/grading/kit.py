@@ -41,6 +41,7 @@ class Case(NamedTuple):
     mistakes: Optional[dict] = None
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function asked again at every grading: one hash per input
 def seed_of(name, salt=0):
     """A seed derived from a check's own name: adding or moving a check never shifts another's
     inputs. The name is ``file::function`` without the file's folder and ``.py``
