@@ -3,6 +3,7 @@
 Its users are the chapters after 3; here it runs on chapter 3's reference (known answers, no
 dependence on another branch's chapter) and on small modules written for the test."""
 import textwrap
+import time
 
 import pytest
 import torch
@@ -427,5 +428,63 @@ def test_a_child_claiming_unchanged_gets_back_only_what_it_was_sent(zygote):
         with pytest.raises(StudentFailure, match="malformed answer"):  # an answer it never sent
             s.plan([{"let": "x", "data": x}, {"let": "out", "call": "liar.ready", "args": [{"$ref": "x"}],
                                                "return": True}])
+    finally:
+        s.close()
+
+
+TOY = {"toy": """\
+    import torch
+
+    class Toy(torch.nn.Module):
+        def __init__(self, d):
+            super().__init__()
+            self.proj = torch.nn.Linear(d, d)
+
+        def forward(self, x):
+            if x.shape[0] == 5:
+                while True:
+                    pass
+            if x.shape[0] == 4:
+                return x @ torch.ones(7, 7)
+            return self.proj(x)
+    """}
+
+
+def _toy_probes(rows):
+    return [("toy", "Toy", (3,), dict(inputs=[torch.ones(n, 3)], init_seed=1)) for n in rows]
+
+
+def test_a_loop_of_module_probes_answers_as_one_probe_each_in_two_round_trips(zygote):
+    from autograder.grading import probes
+    sources = {"toy": textwrap.dedent(TOY["toy"])}
+    s = StudentSession(zygote, sources, timeout=1.0)
+    sent = []
+    request = s._request
+    s._request = lambda steps, **kw: sent.append(len(steps)) or request(steps, **kw)
+    try:
+        alone = [probes.modules(s, _toy_probes([n])).__next__() for n in (2, 4, 3)]
+        sent.clear()
+        replies = list(probes.modules(s, _toy_probes([2, 4, 3])))
+        assert sent == [3, 6]   # the first alone, as a loop's first check; the rest together
+        for one, batched in zip(alone, replies):
+            if isinstance(one, StudentFailure):
+                assert type(batched) is StudentFailure and str(batched) == str(one)
+            else:
+                assert torch.equal(batched["outputs"][0], one["outputs"][0]) and batched["info"] == one["info"]
+        assert "mat1 and mat2 shapes cannot be multiplied" in str(replies[1])
+        fault = s.faults[-1]   # the shapes explained for it are its own probe's: its steps alone
+        assert [step["let"] for step in fault.steps] == ["m_1", "out0_1"] and fault.where.line == 13
+
+        # A loop that stops at its second check never runs the probe that hangs on its own: the
+        # probes run together did, but that costs the submission no budget and breaks nothing.
+        sent.clear()
+        budget = s.deadline - time.monotonic()
+        loop = probes.modules(s, _toy_probes([2, 3, 5]))
+        assert not isinstance(next(loop), StudentFailure)
+        assert not isinstance(next(loop), StudentFailure)
+        assert sent == [3, 6, 3] and s.broken == {} and s.deaths == {}
+        assert s.deadline - time.monotonic() > budget - 0.5
+        assert "did not finish within 1 s" in str(next(loop))   # read: it runs alone, as a check would
+        assert s.broken == {"toy.Toy.forward": "toy.Toy.forward did not finish within 1 s (infinite loop?)"}
     finally:
         s.close()

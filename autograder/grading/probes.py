@@ -4,6 +4,8 @@
 described. Whatever a chapter must name (its modules, classes, attributes) comes in as
 arguments: the plans carry it to the child as data.
 """
+import dataclasses
+
 import torch
 
 from autograder.sandbox import protocol
@@ -69,13 +71,7 @@ def _digests(params):
 _CASTS = {"float64": "double", "float32": "float", "float16": "half", "bfloat16": "bfloat16"}
 
 
-class _OtherDraw(Exception):
-    """The module drew other parameters than the reference's digests: send them after all."""
-
-
-def module(student, module, name, *args, inputs=(), params=None, params_keep=(), init_seed=None, dtype=None,
-           train=False, seed=None, want_state=False, submodules=(), transpose_buffers=None, grad_weights=None,
-           params_seed=None, describe=(), **kwargs):
+def module(student, module, name, *args, **options):
     """Build ``module.name(*args, **kwargs)`` in the child (after ``init_seed``), load ``params``
     (``params_keep`` as for a plan), cast it to ``dtype``, and run it on each input (after ``seed``).
 
@@ -85,83 +81,151 @@ def module(student, module, name, *args, inputs=(), params=None, params_keep=(),
     ``grad_weights``, one per input: backward of sum(output * weight)), "causal_sdpa" (with
     ``transpose_buffers``: those buffers transposed, and PyTorch's causal attention calls counted).
     ``params_seed``: the seed the reference was built after, where ``params`` are its; large
-    ones are then drawn in the child after that seed, and sent only where its draw differs."""
-    request = dict(inputs=list(inputs), params_keep=list(params_keep), dtype=dtype, train=train, seed=seed,
-                   want_state=want_state, submodules=list(submodules), transpose_buffers=transpose_buffers,
-                   grad_weights=grad_weights, describe=list(describe), kwargs=kwargs)
-    if (params is not None and params_seed is not None and init_seed is None
-            and sum(v.nbytes for v in params.values()) >= DRAW_IN_CHILD):
-        try:
-            return _module(student, module, name, args, digest=_digests(params), init_seed=params_seed, **request)
-        except _OtherDraw:
-            pass
-    return _module(student, module, name, args, params=params, init_seed=init_seed, **request)
-
-
-def _module(student, module, name, args, *, inputs, params=None, params_keep=(), digest=None, init_seed, dtype,
-            train, seed, want_state, submodules, transpose_buffers, grad_weights, describe, kwargs):
-    what = f"{name}({', '.join(map(repr, args))})"
-    needs = f"{module}.{name}" + (".forward" if inputs else "")
-    build = {"let": "m", "call": f"{module}.{name}", "args": list(args), "kwargs": kwargs, "seed": init_seed,
-             "what": what, "train": bool(train)}
-    if params is not None:
-        build.update(params=params, params_keep=list(params_keep))
-    elif digest is not None:
-        build["params_digest"] = digest
-    steps = [build]
-    if dtype:
-        steps.append({"let": "cast", "call": f"m.{_CASTS[dtype]}", "what": f"{what}.to({dtype})"})
-    outputs = []
-    for i, x in enumerate(inputs):
-        forward = {"let": f"out{i}", "call": "m", "seed": seed, "what": f"{what} forward on shape {tuple(x.shape)}",
-                   "return": True}
-        if transpose_buffers:
-            forward["count_causal_sdpa"] = True
-            if i == 0:
-                forward["transpose_buffers"] = transpose_buffers
-        if grad_weights:
-            steps += [{"let": f"x{i}", "data": x},
-                      {**forward, "args": [{"$ref": f"x{i}"}], "grad": True},
-                      {"let": f"back{i}", "backward": f"out{i}", "weight": grad_weights[i],
-                       "what": f"{what} backward", "result": f"{what} forward"}]
-        else:
-            steps.append({**forward, "args": [x], "result": f"{what} forward"})
-        outputs.append(f"out{i}")
-    if grad_weights:
-        steps.append({"let": "grads", "grads": "m", "return": True})
-        steps += [{"let": f"x{i}_after", "attr": f"x{i}", "return": True, "changed_from": f"x{i}"}
-                  for i in range(len(inputs))]
-    subs = {}
-    for i, x in enumerate(inputs):  # in order after one seed, as a forward calling them in turn would
-        for j, sub in enumerate(submodules):
-            subs.setdefault(sub, []).append(f"sub{i}_{j}")
-            steps.append({"let": f"sub{i}_{j}", "call": f"m.{sub}", "args": [x], "seed": seed if j == 0 else None,
-                          "what": f"{what}.{sub} forward", "result": f"{what}.{sub} forward", "return": True})
-    steps.append({"let": "info", "describe": "m", "attrs": list(describe), "return": True})
-    if want_state:
-        steps.append({"let": "state", "call": "m.state_dict", "what": f"{what}.state_dict()", "return": True})
-    plan = student.plan(steps, needs=needs)
-    for step in steps:  # the first failure, in the order the steps ran, is the answer
-        why = plan.failed(step["let"])
-        if why is not None:
-            if step["let"] == "m" and digest is not None and why.startswith(protocol.PARAMS_DIFFER):
-                raise _OtherDraw()
-            raise StudentFailure(why)
-    reply = {"outputs": [plan.values[name] for name in outputs], "info": plan.values["info"]}
-    if transpose_buffers and inputs:
-        reply["causal_sdpa"] = sum(plan.counts[name] for name in outputs)
-    if grad_weights:
-        reply["grads"] = plan.values["grads"]
-        reply["inputs_after"] = [plan.values[f"x{i}_after"] for i in range(len(inputs))]
-    if subs:
-        reply["sub_outputs"] = {sub: [plan.values[name] for name in names] for sub, names in subs.items()}
-    if want_state:
-        reply["state"] = plan.values["state"]
-    if not _well_formed(reply):
-        raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
-    if grad_weights:
-        reply["grads"] = {k: v for k, v in reply["grads"].items() if isinstance(v, torch.Tensor)}
+    ones are then drawn in the child after that seed, and sent only where its draw differs.
+    Options are keyword-only; any other keyword is an argument of the constructor."""
+    reply, = modules(student, [(module, name, args, options)])
+    if isinstance(reply, StudentFailure):
+        raise reply
     return reply
+
+
+_OPTIONS = ("inputs", "params", "params_keep", "init_seed", "dtype", "train", "seed", "want_state", "submodules",
+            "transpose_buffers", "grad_weights", "params_seed", "describe")
+
+
+def modules(student, probes):
+    """``module`` for each of ``probes`` ((module, name, args, options)): yields per probe its
+    reply, or the StudentFailure ``module`` would raise for it. For a loop of checks that asks for
+    all its modules first and then checks each answer in turn: the first probe runs alone, as the
+    loop's first check would, and the others together in one round trip when the second reply is
+    read. Where the child hangs or dies on them together, each runs alone when its reply is read,
+    as in a loop of one probe per check, which may stop before the probe that hangs."""
+    probes = [_Probe(i, *probe) for i, probe in enumerate(probes)]
+    for probe in probes:
+        params = probe.options.get("params")
+        if (params is not None and probe.options.get("params_seed") is not None
+                and probe.options.get("init_seed") is None and sum(v.nbytes for v in params.values()) >= DRAW_IN_CHILD):
+            probe.digest = _digests(params)
+    answered = False
+    for k, probe in enumerate(probes):
+        if k == 1:
+            answered = _run_probes(student, probes[1:])
+        if not answered:
+            _run_probes(student, [probe])
+        if probe.reply is _OTHER_DRAW:  # it drew other parameters than the reference's: send them after all
+            probe.digest = None
+            _run_probes(student, [probe])
+        yield probe.reply
+
+
+_OTHER_DRAW = object()  # a probe's reply where the module drew other parameters than the reference's digests
+
+
+class _Probe:
+    """One module probe of a batch: its steps (named with its own suffix) and, once run, its reply."""
+
+    def __init__(self, index, module, name, args, options):
+        self.suffix = f"_{index}" if index else ""  # the first's steps keep their plain names
+        self.module, self.name, self.args = module, name, tuple(args)
+        self.options = {k: v for k, v in options.items() if k in _OPTIONS}
+        self.kwargs = {k: v for k, v in options.items() if k not in _OPTIONS}
+        self.digest = self.reply = None
+        self.needs = f"{module}.{name}" + (".forward" if self.options.get("inputs") else "")
+
+    def let(self, name):
+        return name + self.suffix
+
+    def steps(self):
+        o, let = self.options, self.let
+        inputs, grad_weights, transpose_buffers = o.get("inputs", ()), o.get("grad_weights"), o.get("transpose_buffers")
+        what = f"{self.name}({', '.join(map(repr, self.args))})"
+        build = {"let": let("m"), "call": f"{self.module}.{self.name}", "args": list(self.args), "kwargs": self.kwargs,
+                 "seed": o.get("params_seed") if self.digest is not None else o.get("init_seed"), "what": what,
+                 "train": bool(o.get("train"))}
+        if self.digest is not None:
+            build["params_digest"] = self.digest
+        elif o.get("params") is not None:
+            build.update(params=o["params"], params_keep=list(o.get("params_keep", ())))
+        steps = [build]
+        if o.get("dtype"):
+            steps.append({"let": let("cast"), "call": f"{let('m')}.{_CASTS[o['dtype']]}", "what": f"{what}.to({o['dtype']})"})
+        for i, x in enumerate(inputs):
+            forward = {"let": let(f"out{i}"), "call": let("m"), "seed": o.get("seed"),
+                       "what": f"{what} forward on shape {tuple(x.shape)}", "return": True}
+            if transpose_buffers:
+                forward["count_causal_sdpa"] = True
+                if i == 0:
+                    forward["transpose_buffers"] = transpose_buffers
+            if grad_weights:
+                steps += [{"let": let(f"x{i}"), "data": x},
+                          {**forward, "args": [{"$ref": let(f"x{i}")}], "grad": True},
+                          {"let": let(f"back{i}"), "backward": let(f"out{i}"), "weight": grad_weights[i],
+                           "what": f"{what} backward", "result": f"{what} forward"}]
+            else:
+                steps.append({**forward, "args": [x], "result": f"{what} forward"})
+        if grad_weights:
+            steps.append({"let": let("grads"), "grads": let("m"), "return": True})
+            steps += [{"let": let(f"x{i}_after"), "attr": let(f"x{i}"), "return": True, "changed_from": let(f"x{i}")}
+                      for i in range(len(inputs))]
+        for i, x in enumerate(inputs):  # in order after one seed, as a forward calling them in turn would
+            for j, sub in enumerate(o.get("submodules", ())):
+                steps.append({"let": let(f"sub{i}_{j}"), "call": f"{let('m')}.{sub}", "args": [x],
+                              "seed": o.get("seed") if j == 0 else None, "what": f"{what}.{sub} forward",
+                              "result": f"{what}.{sub} forward", "return": True})
+        steps.append({"let": let("info"), "describe": let("m"), "attrs": list(o.get("describe", ())), "return": True})
+        if o.get("want_state"):
+            steps.append({"let": let("state"), "call": f"{let('m')}.state_dict", "what": f"{what}.state_dict()",
+                          "return": True})
+        return steps
+
+    def answer(self, plan, steps):
+        """This probe's reply from the plan, or the StudentFailure of its first failed step."""
+        o, let = self.options, self.let
+        for step in steps:  # the first failure, in the order the steps ran, is the answer
+            why = plan.failed(step["let"])
+            if why is not None:
+                if step["let"] == let("m") and self.digest is not None and why.startswith(protocol.PARAMS_DIFFER):
+                    return _OTHER_DRAW
+                return StudentFailure(why)
+        inputs, submodules = o.get("inputs", ()), o.get("submodules", ())
+        reply = {"outputs": [plan.values[let(f"out{i}")] for i in range(len(inputs))], "info": plan.values[let("info")]}
+        if o.get("transpose_buffers") and inputs:
+            reply["causal_sdpa"] = sum(plan.counts[let(f"out{i}")] for i in range(len(inputs)))
+        if o.get("grad_weights"):
+            reply["grads"] = plan.values[let("grads")]
+            reply["inputs_after"] = [plan.values[let(f"x{i}_after")] for i in range(len(inputs))]
+        if submodules and inputs:
+            reply["sub_outputs"] = {sub: [plan.values[let(f"sub{i}_{j}")] for i in range(len(inputs))]
+                                    for j, sub in enumerate(submodules)}
+        if o.get("want_state"):
+            reply["state"] = plan.values[let("state")]
+        if not _well_formed(reply):
+            return StudentFailure(f"the submission's process sent a malformed answer while running {self.needs}")
+        if o.get("grad_weights"):
+            reply["grads"] = {k: v for k, v in reply["grads"].items() if isinstance(v, torch.Tensor)}
+        return reply
+
+
+def _run_probes(student, probes):
+    """Run ``probes`` in one plan and set each one's reply; False where several got no answer
+    (see ``modules``). Each fault their steps raised keeps only its own probe's steps (those the
+    reference runs again to show the book's shapes), as if that probe had run alone."""
+    steps = [probe.steps() for probe in probes]
+    faults = len(student.faults)
+    try:
+        plan = student.plan([step for own in steps for step in own], needs=probes[0].needs, batch=len(probes) > 1)
+    except StudentFailure as exc:
+        if len(probes) > 1:
+            return False
+        probes[0].reply = exc
+        return True
+    for probe, own in zip(probes, steps):
+        probe.reply = probe.answer(plan, own)
+    own = {step["let"]: {s["let"] for s in mine} for mine in steps for step in mine}  # step -> its probe's steps
+    student.faults[faults:] = [
+        dataclasses.replace(fault, steps=tuple(s for s in fault.steps if s["let"] in own[fault.steps[-1]["let"]]))
+        for fault in student.faults[faults:]]
+    return True
 
 
 def is_answer(value, depth=0):

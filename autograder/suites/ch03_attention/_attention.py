@@ -35,16 +35,28 @@ def probe_module(student, *args, transpose_masks=False, **kwargs):
     the module has them heads (an nn.ModuleList's class names), dropout (an nn.Dropout's p) and
     mask (a plain tensor's shape and dtype). ``transpose_masks``: forward with every buffer named
     mask transposed, counting PyTorch's own causal masks (``causal_sdpa``)."""
-    try:
-        reply = probes.module(student, *args, describe=DESCRIBED, params_keep=KEEP,
-                              transpose_buffers="mask" if transpose_masks else None, **kwargs)
-    except StudentFailure as exc:
-        if args[1] in CLASSES:
-            book_kwargs = {k: v for k, v in kwargs.items() if k in ("qkv_bias",)}
-            raise sized(exc, book_sizes(CLASS_ARGS, args[2:], book_kwargs, DERIVED))
-        raise
-    reply["info"] = _info(reply["info"])
+    reply, = probe_modules(student, [(args, dict(kwargs, transpose_masks=transpose_masks))])
+    if isinstance(reply, StudentFailure):
+        raise reply
     return reply
+
+
+def probe_modules(student, calls):
+    """``probe_module(student, *args, **kwargs)`` for each (args, kwargs) of ``calls``, in one
+    round trip (probes.modules): yields per call its reply, or the StudentFailure it would raise."""
+    batch = []
+    for args, kwargs in calls:
+        kwargs = dict(kwargs)
+        transpose = kwargs.pop("transpose_masks", False)
+        batch.append((args[0], args[1], args[2:], dict(kwargs, describe=DESCRIBED, params_keep=KEEP,
+                                                       transpose_buffers="mask" if transpose else None)))
+    for (args, kwargs), reply in zip(calls, probes.modules(student, batch)):
+        if isinstance(reply, StudentFailure) and args[1] in CLASSES:
+            book_kwargs = {k: v for k, v in kwargs.items() if k in ("qkv_bias",)}
+            reply = sized(reply, book_sizes(CLASS_ARGS, args[2:], book_kwargs, DERIVED))
+        elif not isinstance(reply, StudentFailure):
+            reply["info"] = _info(reply["info"])
+        yield reply
 
 
 def _info(described):
@@ -341,17 +353,20 @@ def _fails_alike(student, own, common, failure):
 
 
 def check_forward(student, module, name, args, ref_module, x, what, *, train=False, seed=None, kwargs=None,
-                  mistake_config=None, weights=None, own=None, more=None):
+                  mistake_config=None, weights=None, own=None, more=None, reply=None):
     """Run the student's module with the reference's parameters on ``x`` and compare.
 
     ``more``: a function of the expected output giving further {mistake: model}.
 
     ``own`` (from ``own_pieces``): a miss that ``own_answer`` puts down to a lower part passes,
-    with a note in the feedback."""
+    with a note in the feedback. ``reply``: the probe's answer where ``check_forwards`` asked
+    for it already (a reply, or the StudentFailure it raised)."""
     expected, params = _answer(ref_module, x, train, seed)
     try:
-        reply = probe_module(student, module, name, *args, inputs=[x], params=params, train=train, seed=seed,
-                               params_seed=_SEEDS.get(id(ref_module)), **(kwargs or {}))
+        if reply is None:
+            reply, = probe_modules(student, [_forward_call(module, name, args, ref_module, x, train, seed, kwargs, params)])
+        if isinstance(reply, StudentFailure):
+            raise reply
         found = dict(more(expected)) if more else {}
         if mistake_config is not None:
             found.update(mistakes(x, weights or linear_weights(ref_module), **mistake_config))
@@ -363,6 +378,30 @@ def check_forward(student, module, name, args, ref_module, x, what, *, train=Fal
             raise
         student.notes.append(note)
         return None
+
+
+def _forward_call(module, name, args, ref_module, x, train, seed, kwargs, params):
+    """The probe ``check_forward`` makes: the module with the reference's ``params``, run on ``x``."""
+    return (module, name, *args), dict(inputs=[x], params=params, train=train, seed=seed,
+                                       params_seed=_SEEDS.get(id(ref_module)), **(kwargs or {}))
+
+
+def check_forwards(student, checks):
+    """``check_forward(student, **check)`` for each of ``checks`` in turn, as a loop of them would
+    (the first that fails raises), with the student's modules probed in one round trip."""
+    for check, reply in zip(checks, _prefetch(student, checks)):
+        check_forward(student, **check, reply=reply)
+
+
+def _prefetch(student, checks):
+    """The probes of ``checks`` (check_forward's keyword arguments), in one round trip."""
+    calls = []
+    for c in checks:
+        train, seed = c.get("train", False), c.get("seed")
+        params = _answer(c["ref_module"], c["x"], train, seed)[1]
+        calls.append(_forward_call(c["module"], c["name"], c["args"], c["ref_module"], c["x"], train, seed,
+                                   c.get("kwargs"), params))
+    return probe_modules(student, calls)
 
 
 def same(a, b):
@@ -456,6 +495,7 @@ def check_module_cases(student, seeds, ref_class, module, name, cases, *, dropou
     cases are (batch, num_tokens, context_length, d_in, d_out, scale); ``heads`` adds a
     num_heads argument from a parallel list; ``seeds``: the check's (the ``seeds`` fixture).
     """
+    checks = []
     for i, (b, n, ctx, d_in, d_out, scale) in enumerate(cases):
         args = (d_in, d_out, ctx, dropout) + ((heads[i],) if heads else ())
         ref_module = reference(ref_class, *args, seed=seeds(f"module{i}"))
@@ -467,9 +507,11 @@ def check_module_cases(student, seeds, ref_class, module, name, cases, *, dropou
             mistake_config.update(num_heads=heads[i], out_proj=getattr(ref_module, "out_proj", None))
         own = own_pieces(("causal_attention",), name, heads=heads[i]) if wrapper else None
         more = (lambda expected, n=heads[i]: concat_models(expected, n)) if wrapper else None
+        checks.append(dict(module=module, name=name, args=args, ref_module=ref_module, x=x, what=label,
+                           mistake_config=mistake_config, own=own, more=more))
+    for (b, n, ctx, *_), check, reply in zip(cases, checks, _prefetch(student, checks)):
         try:
-            check_forward(student, module, name, args, ref_module, x, label, mistake_config=mistake_config, own=own,
-                          more=more)
+            check_forward(student, **check, reply=reply)
         except StudentFailure as exc:
             model = _not_cut_error(b, n, ctx) if n < ctx else None
             if model and model in str(exc):

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
+from _attention import (check_forwards, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
                         reference, with_picture)
 from autograder.grading.compare import check_calls, seeded, set_seed
 from autograder.grading.diagnose import dropout_mask_models
@@ -118,17 +118,19 @@ def test_causal_attention_forward(student, ref, seeds):
 @points(3)
 def test_causal_attention_dropout(student, ref, seeds):
     """dropout on the attention weights in training mode (same seed, same mask); none in eval mode"""
+    checks = []
     for i, (b, n, ctx, d_in, d_out, _) in enumerate(CASES[:3]):
         for p in (0.5, 0.2):
             module = reference(ref.causal_attention.CausalAttention, d_in, d_out, ctx, p, seed=seeds(f"module{i}"))
             x = seeded(b, n, d_in, seed=seeds(f"x{i}"))
             what = f"CausalAttention({d_in}, {d_out}, {ctx}, dropout={p}) on {(b, n, d_in)}"
-            check_forward(student, "causal_attention", "CausalAttention", (d_in, d_out, ctx, p), module, x,
-                          what + " in training mode, seed 123", train=True, seed=123,
-                          mistake_config=dict(dropout=p, seed=123))
-            check_forward(student, "causal_attention", "CausalAttention", (d_in, d_out, ctx, p), module, x,
-                          what + " in eval mode (dropout must be off)", train=False, seed=123,
-                          mistake_config=dict(eval_dropout=p, seed=123))
+            common = dict(module="causal_attention", name="CausalAttention", args=(d_in, d_out, ctx, p),
+                          ref_module=module, x=x, seed=123)
+            checks += [dict(common, what=what + " in training mode, seed 123", train=True,
+                            mistake_config=dict(dropout=p, seed=123)),
+                       dict(common, what=what + " in eval mode (dropout must be off)", train=False,
+                            mistake_config=dict(eval_dropout=p, seed=123))]
+    check_forwards(student, checks)
 
 
 @points(2)

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _attention import (check_forward, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
+from _attention import (check_forward, check_forwards, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
                         linear_biases, own_answer, own_pieces, probe_module, reference)
 from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.sandbox.session import StudentFailure
@@ -80,16 +80,18 @@ def test_multihead_attention_forward(student, ref, seeds):
 def test_multihead_attention_dropout(student, ref, seeds):
     """dropout on the attention weights in training mode (same seed, same mask); none in eval mode"""
     # head_dim != sqrt(d_out) in each case, so "divided by d_k" and "sqrt(d_out)" can be told apart
+    checks = []
     for i, (b, n, ctx, d_in, d_out, heads) in enumerate([(2, 6, 6, 3, 6, 2), (1, 5, 8, 4, 6, 3)]):
         module = reference(ref.multihead_attention.MultiHeadAttention, d_in, d_out, ctx, 0.5, heads, seed=seeds(f"module{i}"))
         x = seeded(b, n, d_in, seed=seeds(f"x{i}"))
-        check_forward(student, "multihead_attention", "MultiHeadAttention", (d_in, d_out, ctx, 0.5, heads), module, x,
-                      f"MultiHeadAttention({d_in}, {d_out}, {ctx}, 0.5, num_heads={heads}) in training mode, seed 123",
-                      train=True, seed=123,
-                      mistake_config=dict(num_heads=heads, out_proj=module.out_proj, dropout=0.5, seed=123))
-        check_forward(student, "multihead_attention", "MultiHeadAttention", (d_in, d_out, ctx, 0.5, heads), module, x,
-                      f"MultiHeadAttention({d_in}, {d_out}, {ctx}, 0.5, num_heads={heads}) in eval mode (dropout must be off)",
-                      seed=123, mistake_config=dict(num_heads=heads, out_proj=module.out_proj, eval_dropout=0.5, seed=123))
+        what = f"MultiHeadAttention({d_in}, {d_out}, {ctx}, 0.5, num_heads={heads})"
+        common = dict(module="multihead_attention", name="MultiHeadAttention", args=(d_in, d_out, ctx, 0.5, heads),
+                      ref_module=module, x=x, seed=123)
+        checks += [dict(common, what=f"{what} in training mode, seed 123", train=True,
+                        mistake_config=dict(num_heads=heads, out_proj=module.out_proj, dropout=0.5, seed=123)),
+                   dict(common, what=f"{what} in eval mode (dropout must be off)",
+                        mistake_config=dict(num_heads=heads, out_proj=module.out_proj, eval_dropout=0.5, seed=123))]
+    check_forwards(student, checks)
 
 
 @points(2)

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _attention import check_forward, check_seeded_init, check_trainable, linear_biases, linear_weights, reference
+from _attention import check_forward, check_forwards, check_seeded_init, check_trainable, linear_biases, linear_weights, reference
 from autograder.grading.compare import check_calls, expect_close, seeded, set_seed
 from autograder.grading import probes
 from autograder.grading.kit import Case
@@ -77,12 +77,14 @@ def _v1_weights(module):
 
 def _check_shapes(student, ref_class, seeds, weights):
     name = ref_class.__name__
+    checks = []
     for i, (n, d_in, d_out, scale) in enumerate(SHAPES):
         module = reference(ref_class, d_in, d_out, seed=seeds(f"module{i}"))
-        x = seeded(n, d_in, seed=seeds(f"x{i}"), scale=scale)
-        check_forward(student, "self_attention", name, (d_in, d_out), module, x,
-                      f"{name}({d_in}, {d_out}) on {n} tokens (scale {scale})",
-                      mistake_config=dict(causal=False), weights=weights(module))
+        checks.append(dict(module="self_attention", name=name, args=(d_in, d_out), ref_module=module,
+                           x=seeded(n, d_in, seed=seeds(f"x{i}"), scale=scale),
+                           what=f"{name}({d_in}, {d_out}) on {n} tokens (scale {scale})",
+                           mistake_config=dict(causal=False), weights=weights(module)))
+    check_forwards(student, checks)
 
 
 @points(3)
