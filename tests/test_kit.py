@@ -84,7 +84,8 @@ def test_the_seeds_fixture_gives_the_checks_own_seeds():
 def test_checks_with_seeds_still_run_without_pytest_per_grading(assignment):
     # a fixture the direct run cannot give sends every grading through pytest.main (twice as slow)
     from autograder.grading import course
-    from autograder.grading.runner import _Suites
+    from autograder.grading.runner import _Suites, _switch_to
+    _switch_to(course.get(assignment))  # as a grading does: two chapters' suites share module names
     assert _Suites(course.get(assignment)).direct
 
 
