@@ -4,6 +4,8 @@ Every function runs in the trusted grader on data the child sent back, and fails
 an AssertionError whose message teaches: what was checked, on which shapes, by how
 much it was off, and, when the answer equals a known mistake, the mistake's name.
 """
+import functools
+
 import torch
 
 from autograder.sandbox.session import StudentFailure
@@ -17,14 +19,21 @@ ATOL, RTOL = 1e-5, 1e-4
 
 
 def seeded(*shape, seed, scale=1.0, dtype=torch.float32):
-    """Reproducible normal inputs from an explicit generator (never the global RNG)."""
+    """Reproducible normal inputs from an explicit generator (never the global RNG); a copy of
+    its own each time (a grading asks for the same ~200 inputs as the one before)."""
+    return _seeded(shape, seed, scale, dtype).clone()
+
+
+@functools.lru_cache(maxsize=4096)
+def _seeded(shape, seed, scale, dtype):
     generator = torch.Generator().manual_seed(seed)
     return torch.randn(*shape, generator=generator, dtype=dtype) * scale
 
 
 def _close(a, b, atol, rtol):
+    # the same bytes are close (1 us); most answers worked out as the reference does are (allclose: 36 us)
     return (isinstance(a, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
-            and torch.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True))
+            and (torch.equal(a, b) or torch.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True)))
 
 
 def _fit(actual, value, atol, rtol):

@@ -142,6 +142,7 @@ class _Check:
     def __init__(self, nodeid, function, fixtures, arguments, points, doc, part):
         self.nodeid, self.function, self.points, self.doc, self.part = nodeid, function, points, doc, part
         self.fixtures, self.arguments = fixtures, arguments  # set up in this order; passed to the function
+        self.seeds = seeds_of(Path(nodeid.split("::")[0]).stem, function.__name__)  # its ``seeds`` fixture
 
     @classmethod
     def of(cls, item):
@@ -230,8 +231,8 @@ class _Suites:
             warnings.simplefilter("ignore")
             for check in self.checks:
                 try:
-                    values_now = {name: (seeds_of(Path(check.nodeid.split("::")[0]).stem, check.function.__name__)
-                                         if name == "seeds" else value(name)) for name in check.fixtures if name != "request"}
+                    values_now = {name: check.seeds if name == "seeds" else value(name)
+                                  for name in check.fixtures if name != "request"}
                 except (KeyboardInterrupt, pytest.exit.Exception):
                     raise
                 except BaseException as exc:  # a fixture's error: the check fails at setup

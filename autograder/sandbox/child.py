@@ -13,7 +13,6 @@ import importlib.abc
 import importlib.util
 import itertools
 import sys
-import traceback
 
 import torch
 
@@ -95,10 +94,12 @@ def _describe(exc, limit=2000):
     """One line: the exception, whole, and the last line of the submission it passed through."""
     if isinstance(exc, SyntaxError) and exc.lineno:
         return f"{type(exc).__name__} in {str(exc.filename).rsplit('/', 1)[-1]} line {exc.lineno}: {exc.msg}"
-    where = ""
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if frame.filename.startswith(SUBMISSION_PREFIX):
-            where = f" ({frame.filename[len(SUBMISSION_PREFIX):]} line {frame.lineno})"
+    where, tb = "", exc.__traceback__
+    while tb is not None:  # the frames themselves: no source lines read (extract_tb stats every file)
+        filename = tb.tb_frame.f_code.co_filename
+        if filename.startswith(SUBMISSION_PREFIX):
+            where = f" ({filename[len(SUBMISSION_PREFIX):]} line {tb.tb_lineno})"
+        tb = tb.tb_next
     text = " ".join(f"{type(exc).__name__}: {exc}".split())
     if len(text) > limit:  # only a pathological message is cut, and then at a word
         text = text[:limit].rsplit(" ", 1)[0] + " …"
