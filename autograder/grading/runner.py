@@ -142,7 +142,11 @@ class _Check:
     def __init__(self, nodeid, function, fixtures, arguments, points, doc, part):
         self.nodeid, self.function, self.points, self.doc, self.part = nodeid, function, points, doc, part
         self.fixtures, self.arguments = fixtures, arguments  # set up in this order; passed to the function
-        self.seeds = seeds_of(Path(nodeid.split("::")[0]).stem, function.__name__)  # its ``seeds`` fixture
+
+    @functools.cached_property
+    def seeds(self):
+        """Its ``seeds`` fixture: made once, the same for every grading."""
+        return seeds_of(Path(self.nodeid.split("::")[0]).stem, self.function.__name__)
 
     @classmethod
     def of(cls, item):
