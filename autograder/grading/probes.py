@@ -1,8 +1,9 @@
 """The calls the suites make most, each written as one plan (the sandbox's one vocabulary).
 
 ``calls``: one function on a batch of cases; ``module``: a module built, loaded, run and
-described. Whatever a chapter must name (its modules, classes, attributes) comes in as
-arguments: the plans carry it to the child as data.
+described; ``modules``: as many, for a loop of checks, in two round trips. Whatever a chapter
+must name (its modules, classes, attributes) comes in as arguments: the plans carry it to the
+child as data.
 """
 import dataclasses
 
