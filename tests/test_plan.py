@@ -432,7 +432,7 @@ def test_a_child_claiming_unchanged_gets_back_only_what_it_was_sent(zygote):
         s.close()
 
 
-TOY = {"toy": """\
+TOY = """\
     import torch
 
     class Toy(torch.nn.Module):
@@ -447,7 +447,7 @@ TOY = {"toy": """\
             if x.shape[0] == 4:
                 return x @ torch.ones(7, 7)
             return self.proj(x)
-    """}
+    """
 
 
 def _toy_probes(rows):
@@ -456,13 +456,12 @@ def _toy_probes(rows):
 
 def test_a_loop_of_module_probes_answers_as_one_probe_each_in_two_round_trips(zygote):
     from autograder.grading import probes
-    sources = {"toy": textwrap.dedent(TOY["toy"])}
-    s = StudentSession(zygote, sources, timeout=1.0)
+    s = StudentSession(zygote, {"toy": textwrap.dedent(TOY)}, timeout=1.0)
     sent = []
     request = s._request
     s._request = lambda steps, **kw: sent.append(len(steps)) or request(steps, **kw)
     try:
-        alone = [probes.modules(s, _toy_probes([n])).__next__() for n in (2, 4, 3)]
+        alone = [next(probes.modules(s, _toy_probes([n]))) for n in (2, 4, 3)]
         sent.clear()
         replies = list(probes.modules(s, _toy_probes([2, 4, 3])))
         assert sent == [3, 6]   # the first alone, as a loop's first check; the rest together
