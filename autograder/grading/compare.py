@@ -4,15 +4,13 @@ Every function runs in the trusted grader on data the child sent back, and fails
 an AssertionError whose message teaches: what was checked, on which shapes, by how
 much it was off, and, when the answer equals a known mistake, the mistake's name.
 """
-import functools
-
 import torch
 
 from autograder.sandbox.session import StudentFailure
 
 from . import probes
 from .diagnose import BATCH_ONLY, IN_PLACE, Projection, python_number
-from .kit import known_mistake
+from .kit import known_mistake, once
 from .result import KnownMistake, failure
 
 ATOL, RTOL = 1e-5, 1e-4
@@ -21,13 +19,9 @@ ATOL, RTOL = 1e-5, 1e-4
 def seeded(*shape, seed, scale=1.0, dtype=torch.float32):
     """Reproducible normal inputs from an explicit generator (never the global RNG); a copy of
     its own each time (a grading asks for the same ~200 inputs as the one before)."""
-    return _seeded(shape, seed, scale, dtype).clone()
-
-
-@functools.lru_cache(maxsize=4096)
-def _seeded(shape, seed, scale, dtype):
-    generator = torch.Generator().manual_seed(seed)
-    return torch.randn(*shape, generator=generator, dtype=dtype) * scale
+    def draw():
+        return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype) * scale
+    return once(("seeded", shape, seed, scale, dtype), draw).clone()
 
 
 def _close(a, b, atol, rtol):
