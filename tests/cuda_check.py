@@ -17,6 +17,9 @@ from pathlib import Path
 
 import torch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from autograder.sandbox.child import _plain_tensors  # noqa: E402
+
 SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
 # each assignment's folder, then those of the chapters it builds on (its modules import theirs)
 FOLDERS = {"ch03_attention": ["ch03_attention"], "ch04_gpt": ["ch04_gpt", "ch03_attention"],
@@ -74,13 +77,8 @@ def cases(m):
 
 def tensors(module):
     """Every tensor the module holds, by name: parameters, buffers (None ones left out) and the
-    plain tensor attributes of it and its submodules."""
-    found = {name: t for name, t in [*module.named_parameters(), *module.named_buffers()]}
-    for prefix, sub in module.named_modules():
-        for key, value in vars(sub).items():
-            if isinstance(value, torch.Tensor):
-                found[f"{prefix}.{key}".lstrip(".")] = value
-    return found
+    plain tensor attributes of it and its submodules (as the grader's child finds them)."""
+    return {**dict(module.named_parameters()), **dict(module.named_buffers()), **_plain_tensors(module)}
 
 
 def check(label, build, run, device):
