@@ -6,20 +6,20 @@ Layout after ``start_child``::
                           └── fork ──▶ worker (PID 1 of a new PID namespace; serves probes)
 
 Each protection is attempted on its own and kept if it works, so an ordinary user, a
-container that refuses user namespaces or a hardened distribution still grades with
-whatever holds: a user namespace (when the grader is not root); new mount, PID, network,
-IPC and UTS namespaces; a fresh tmpfs root holding only read-only binds of the Python
-installation and system libraries (the repository, other submissions and results do not
-exist there) with a /proc of its own; no SysV shared memory, message queues or semaphores
-(limits of nothing in the new IPC namespace, and refused by seccomp); a fresh session
-keyring, and the keyring calls refused; uid ``nobody`` (or no capabilities in a user
-namespace) and no_new_privs; a seccomp filter that also refuses ptrace and signals to
-processes other than the worker's own; and rlimits on memory, CPU time, processes, open
-files and file size. The hello message lists what held and what was unavailable, with
-the reason. A step that fails after the point of no return (a user namespace without a
-uid map, a pivoted root whose old root cannot be dropped) stops the child and names the
-step: it never runs half set up. The grader's environment never reaches a child (see
-startup.ZYGOTE_ENV).
+container that refuses user namespaces or a hardened distribution still grades with whatever
+holds: a user namespace (when the grader is not root); new mount, PID, network, IPC and UTS
+namespaces; a fresh tmpfs root holding only read-only binds of the Python installation and
+system libraries (the repository, other submissions and results do not exist there) with a
+/proc of its own; no SysV shared memory, message queues or semaphores (limits of nothing in
+the new IPC namespace, and refused by seccomp); a fresh session keyring, and the keyring
+calls refused; uid ``nobody`` (or no capabilities in a user namespace) and no_new_privs; a
+seccomp filter that also refuses ptrace, signals to processes other than the worker's own,
+new sockets, io_uring, perf events and userfaultfd; and rlimits on memory, CPU time,
+processes, open files and file size. The hello message lists what held and what was
+unavailable, with the reason. A step that fails after the point of no return (a user
+namespace without a uid map, a pivoted root whose old root cannot be dropped) stops the
+child and names the step: it never runs half set up. The grader's environment never reaches
+a child (see startup.ZYGOTE_ENV).
 
 One rule decides whether untrusted code may run at all (``separated``): never with the
 grader's own uid, unless namespaces hide everything of the grader from it. The hello says
@@ -58,7 +58,10 @@ ARCH = {
                         "process_vm_writev": 311, "tkill": 200, "pidfd_send_signal": 424, "pidfd_getfd": 438,
                         "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155,
                         "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
-                        "fspick": 433, "mount_setattr": 442, "memfd_create": 319, "memfd_secret": 447},
+                        "fspick": 433, "mount_setattr": 442, "memfd_create": 319, "memfd_secret": 447,
+                        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+                        "perf_event_open": 298, "userfaultfd": 323},
+               "sockets": {"socket": 41, "socketpair": 53},
                "own_pid_only": {"kill": 62, "tgkill": 234}, "clone": 56, "clone3": 435},
     "aarch64": {"audit": 0xC00000B7, "pivot_root": 41, "capset": 91, "keyctl": 219,
                 "deny": {"shmget": 194, "shmat": 196, "semget": 190, "msgget": 186, "ptrace": 117,
@@ -66,7 +69,10 @@ ARCH = {
                          "process_vm_writev": 271, "tkill": 130, "pidfd_send_signal": 424, "pidfd_getfd": 438,
                          "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
                          "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432,
-                         "fspick": 433, "mount_setattr": 442, "memfd_create": 279, "memfd_secret": 447},
+                         "fspick": 433, "mount_setattr": 442, "memfd_create": 279, "memfd_secret": 447,
+                         "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+                         "perf_event_open": 241, "userfaultfd": 282},
+                "sockets": {"socket": 198, "socketpair": 199},
                 "own_pid_only": {"kill": 129, "tgkill": 131}, "clone": 220, "clone3": 435},
 }
 
@@ -406,7 +412,7 @@ def _no_new_privs():
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
-def _seccomp(own_signals_only=True):
+def _seccomp(own_signals_only=True, sockets=()):
     """Refuse (EPERM, as Docker does) SysV IPC, the keyring calls, ptrace and reading other
     processes' memory, and signals to any process but the worker itself: needed where no
     PID namespace or user change separates the child from the grader.
@@ -415,11 +421,18 @@ def _seccomp(own_signals_only=True):
     file, not a mapping, and a new user namespace would let the child mount a tmpfs of its
     own; so no new namespace (unshare, setns, clone with a CLONE_NEW* flag; clone3, whose flags
     a filter cannot read, says ENOSYS, so libc falls back to clone), no mount of any kind and no
-    memfd. Nothing the course runs needs them (torch, tiktoken and safetensors included: every
-    assignment's solutions grade with this filter, tests/test_sandbox.py).
+    memfd. New sockets too: what waits in a Unix socket's queue is kernel memory no limit
+    counts (a child and its forks held 1.5 GiB in socket pairs), and the child talks to the
+    grader only on the channel it inherits. And, as Docker's default profile does, io_uring,
+    perf_event_open and userfaultfd: kernel attack surface no course code touches. Nothing the
+    course runs needs any of them (torch, tiktoken and safetensors included: every assignment's
+    solutions grade with this filter, tests/test_sandbox.py). x86_64 has no socketcall, and
+    i386 calls are refused with the other ABIs, so ``socket`` and ``socketpair`` are the only
+    ways to a new socket.
 
     ``own_signals_only=False``: signals are left alone (the notebook's kernel, whose PID
-    namespace or uid separates it, stops what it starts itself)."""
+    namespace or uid separates it, stops what it starts itself). ``sockets``: the names in
+    ``ARCH[...]["sockets"]`` still allowed (the kernel's ZMQ and asyncio need them)."""
     arch, own = _arch(), os.getpid() & 0xFFFFFFFF
     deny = 0x00050000 | 1            # SECCOMP_RET_ERRNO | EPERM
     enosys = 0x00050000 | 38
@@ -427,7 +440,11 @@ def _seccomp(own_signals_only=True):
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     program = [(ld, 0, 0, 4), (jeq, 1, 0, arch["audit"]), (ret, 0, 0, deny), (ld, 0, 0, 0),
                (jge, 0, 1, 0x40000000), (ret, 0, 0, deny)]   # x32 and other ABIs: refused
-    for number in arch["deny"].values():
+    unknown = set(sockets) - set(arch["sockets"])
+    if unknown:   # a typo must not leave a call refused that the caller meant to allow, or the reverse
+        raise ValueError(f"not a socket call the filter knows: {sorted(unknown)}")
+    refused = [*arch["deny"].values(), *(n for name, n in arch["sockets"].items() if name not in sockets)]
+    for number in refused:
         program += [(jeq, 0, 1, number), (ret, 0, 0, deny)]
     program += [(jeq, 0, 1, arch["clone3"]), (ret, 0, 0, enosys),
                 # clone: its flags (first argument, low 32 bits) must ask for no new namespace

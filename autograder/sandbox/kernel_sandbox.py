@@ -10,10 +10,10 @@
 The worker gets what ``isolate.start_child`` gives the CLI's child: new mount, PID, network,
 IPC and UTS namespaces (plus a user namespace when the grader is not root), a tmpfs root
 holding only read-only binds of the Python installation, uid nobody, no_new_privs, the
-child's seccomp filter but its rule on signals (no memfd, mount or new namespace: memory
-the rlimits would not count) and rlimits. Into that root go, in memory, a copy of the notebook's folder as
-``/home/student/<assignment>`` (writable: the notebook may write files, nothing reaches the
-course, whose path the kernel never learns) and the kernel's private folder
+child's seccomp filter but its rules on signals and sockets (no memfd, mount or new namespace:
+memory the rlimits would not count; no io_uring, perf_event_open or userfaultfd) and rlimits.
+Into that root go, in memory, a copy of the notebook's folder as ``/home/student/<assignment>``
+(writable: the notebook may write files, nothing reaches the course, whose path the kernel never learns) and the kernel's private folder
 (``SPEC["private"]``: its connection file, the kernel side of our package). No course, gradebook, exchange or repository exists there, and no network: the kernel
 listens on Unix sockets in its private folder, which nbgrader reaches through
 ``/proc/<worker>/root``. When the worker dies the kernel kills everything it started.
@@ -227,7 +227,10 @@ def main():
             _chown_tree(private, isolate.NOBODY if is_root else None)
             isolate._drop_privileges(in_user_namespace=False)
         isolate._no_new_privs()
-        isolate._seccomp(own_signals_only=False)  # no memfd, mount or namespace: memory no limit counts
+        # No memfd, mount or namespace (memory no limit counts), no io_uring, perf or userfaultfd.
+        # Sockets stay: the kernel talks ZMQ over Unix sockets, and asyncio's event loop makes
+        # its wake-up pipe with socketpair() (refused, the kernel dies before kernel_info).
+        isolate._seccomp(own_signals_only=False, sockets=("socket", "socketpair"))
         # After the uid change, which clears it: the kernel dies with its keeper.
         isolate._check(isolate._libc.prctl(isolate.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "pdeathsig")
         os.chdir(sandbox_work)
