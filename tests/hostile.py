@@ -460,6 +460,73 @@ if libc.syscall(KEYCTL, KEYCTL_READ, KEY_SPEC_SESSION_KEYRING, buffer, 4096) > 0
     PWNED = True
 '''
 
+# Bytes queued in a Unix socket are kernel memory that neither RLIMIT_AS nor (with no memory cgroup)
+# anything else counts: a child and its forks held 1.5 GiB that way. The child needs no new socket.
+SOCKET_QUEUES = r"""
+import socket
+held = []
+try:
+    a, b = socket.socketpair()
+    a.setblocking(False)
+    try:
+        while True:                      # fill the pair's queue until it blocks
+            a.send(b"q" * 65536)
+    except BlockingIOError:
+        pass
+    held.append((a, b))
+    PWNED = True
+except OSError:
+    pass
+for family, kind in ((socket.AF_UNIX, socket.SOCK_STREAM), (socket.AF_UNIX, socket.SOCK_DGRAM),
+                     (socket.AF_NETLINK, socket.SOCK_RAW), (socket.AF_INET, socket.SOCK_DGRAM)):
+    try:
+        held.append(socket.socket(family, kind))
+        PWNED = True
+    except OSError:
+        pass
+"""
+
+# What Docker's default profile refuses: io_uring, perf events, userfaultfd (raw syscalls, so no
+# library's own check stands in the way).
+KERNEL_SURFACE = r"""
+import ctypes, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+IO_URING_SETUP, PERF_EVENT_OPEN, USERFAULTFD = {"aarch64": (425, 241, 282)}.get(platform.machine(), (425, 298, 323))
+if libc.syscall(IO_URING_SETUP, 8, ctypes.create_string_buffer(120)) >= 0:   # zeroed io_uring_params
+    PWNED = True
+attr = bytearray(128)                                    # perf_event_attr: software cpu clock,
+attr[0:4], attr[4:8] = (1).to_bytes(4, "little"), (128).to_bytes(4, "little")
+attr[40:48] = (1 | 1 << 5 | 1 << 6).to_bytes(8, "little")   # disabled, user space only (paranoid 2 allows it)
+if libc.syscall(PERF_EVENT_OPEN, ctypes.create_string_buffer(bytes(attr), 128), ctypes.c_long(0),
+                ctypes.c_long(-1), ctypes.c_long(-1), ctypes.c_long(0)) >= 0:
+    PWNED = True
+for flags in (os.O_CLOEXEC | 1, os.O_CLOEXEC):          # UFFD_USER_MODE_ONLY (unprivileged), then all
+    if libc.syscall(USERFAULTFD, ctypes.c_long(flags)) >= 0:
+        PWNED = True
+"""
+
+# Two correct functions that also ask for a socket pair and an io_uring: each refusal must reach
+# the feedback as the check's failure, and cost that function's point only.
+REFUSED_CALLS = r"""
+import ctypes, os, socket
+_softmax_naive, _dot_product_loop = softmax_naive, dot_product_loop
+
+def softmax_naive(x):
+    a, b = socket.socketpair()
+    a.close()
+    b.close()
+    return _softmax_naive(x)
+
+def dot_product_loop(x, y):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    if libc.syscall(425, 8, ctypes.create_string_buffer(120)) < 0:   # io_uring_setup, both machines
+        raise OSError(ctypes.get_errno(), "io_uring_setup: " + os.strerror(ctypes.get_errno()))
+    return _dot_product_loop(x, y)
+"""
+
+
 # Frames written straight onto the channel at import, before the real answer.
 def _raw_frame(build):
     return prepend(r'''
@@ -864,6 +931,13 @@ CASES = [
     Case("60_active_content_in_feedback", "scripts, handlers, javascript: and data: URLs, frames, remote "
          "resources, SVG, Markdown, raw cells and metadata in the notebook", "good", 100,
          {"ch03_attention.ipynb": notebook(HONEST_CELLS + ACTIVE_CONTENT_CELLS, NOTEBOOK_METADATA)}),
+    # --- kernel memory no limit counts, and Docker's refusals (issue 35) ---
+    Case("61_gated_socket_queues", "socket pairs filled until they block, Unix, netlink and UDP sockets",
+         "blank", 0, {"simple_attention.py": gated(SOCKET_QUEUES)}),
+    Case("62_gated_kernel_surface", "io_uring_setup, perf_event_open and userfaultfd by raw syscall", "blank", 0,
+         {"simple_attention.py": gated(KERNEL_SURFACE)}),
+    Case("63_refusals_in_the_feedback", "socketpair and io_uring_setup in two otherwise correct functions",
+         "simple", 13, {"simple_attention.py": append(REFUSED_CALLS)}, note="Operation not permitted"),
 ]
 
 
