@@ -487,3 +487,37 @@ def test_a_loop_of_module_probes_answers_as_one_probe_each_in_two_round_trips(zy
         assert s.broken == {"toy.Toy.forward": "toy.Toy.forward did not finish within 1 s (infinite loop?)"}
     finally:
         s.close()
+
+
+def test_reload_loads_the_graders_weights_before_each_later_call(zygote):
+    """``reload`` copies the grader's parameters in before a module's 2nd, 3rd ... call during a
+    step, whether the student's code calls it as ``m(x)`` or ``m.forward(x)``; None leaves the
+    weights as they are; after the step the module is called as before."""
+    s = session(zygote, {"loop": """
+        import torch
+
+        class Scale(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.nn.Parameter(torch.ones(1))
+
+            def forward(self, x):
+                return x * self.w
+
+        def three_calls(m, x):
+            return torch.stack([m(x), m.forward(x), m(x)])
+    """})
+    x = torch.ones(1)
+    try:
+        plan = s.plan([
+            {"let": "m", "call": "loop.Scale"},
+            {"let": "out", "call": "loop.three_calls", "args": [{"$ref": "m"}, x], "return": True,
+             "reload": {"m": [{"w": torch.tensor([2.0])}, None]}},
+            {"let": "after", "call": "m", "args": [x], "return": True},
+            {"let": "again", "call": "loop.three_calls", "args": [{"$ref": "m"}, x], "return": True},
+        ])
+    finally:
+        s.close()
+    assert plan.values["out"].flatten().tolist() == [1.0, 2.0, 2.0]
+    assert plan.values["after"].tolist() == [2.0]
+    assert plan.values["again"].flatten().tolist() == [2.0, 2.0, 2.0], "no reload once its step is over"

@@ -432,6 +432,7 @@ def _step(step, env, failed, budget):
         if isinstance(fn, torch.nn.Module):
             _prepare(fn, step, step["call"])
         handles = _hooks(step, fn, env, failed, records, budget)
+        undo = _reloads(step, env, failed)
         watch = _CausalSDPA() if step.get("count_causal_sdpa") else contextlib.nullcontext()
         try:
             with torch.enable_grad() if step.get("grad") else torch.no_grad(), watch:
@@ -439,6 +440,8 @@ def _step(step, env, failed, budget):
         finally:
             for handle in handles:
                 handle.remove()
+            for restore in undo:
+                restore()
         if step.get("count_causal_sdpa"):
             records["$count"] = watch.calls
         if step.get("changed_args"):  # each argument sent as a tensor, as it is now where the call changed it
@@ -553,6 +556,38 @@ def _hooks(step, fn, env, failed, records, budget):
             calls.append(_plain([*inputs, output], f"what {dotted} was given and returned", budget))
         handles.append(sub.register_forward_hook(hook))
     return handles
+
+
+def _reloads(step, env, failed):
+    """``reload`` ({earlier step: [params before its 2nd call, before its 3rd, ...]}): the grader's
+    parameters copied into that module before each of its later calls in this step (None: left as
+    they are). A witness, not a count: a cache keeps what the earlier calls computed with the
+    earlier weights, a model that recomputes them follows the new ones, and the grader's expected
+    answer says which. The forward is wrapped on the instance, so ``model(x)`` and
+    ``model.forward(x)`` both see it; undone after the step (returns the undo functions)."""
+    undo = []
+    for dotted, sets in step.get("reload", {}).items():
+        module = _module(dotted, env, failed)
+        own = module.__dict__.get("forward")  # an instance forward of the submission's own, if any
+        calls = [0]
+
+        def forward(*args, _module=module, _inner=module.forward, _sets=sets, _calls=calls, _dotted=dotted,
+                    **kwargs):
+            k = _calls[0]
+            _calls[0] += 1
+            if 1 <= k <= len(_sets) and _sets[k - 1] is not None:
+                _copy_parameters(_module, _sets[k - 1], f"{_dotted} (before its call {k + 1})")
+            return _inner(*args, **kwargs)
+
+        object.__setattr__(module, "forward", forward)
+
+        def restore(module=module, own=own):
+            if own is None:
+                module.__dict__.pop("forward", None)
+            else:
+                object.__setattr__(module, "forward", own)
+        undo.append(restore)
+    return undo
 
 
 def op_plan(req):

@@ -213,13 +213,14 @@ class StudentSession:
         self.faults = []   # Faults of the steps that raised in the student's code, since the check began
 
     # -- child lifecycle -------------------------------------------------------------
-    def _start(self):
+    def _start(self, memory=None):
+        """A fresh child; ``memory``: its address space's growth limit (see ``plan``)."""
         if self.refused:
             raise Refused(self.refused)
         if self.restarts_left < 0:
             raise StudentFailure("skipped: the submission's process died or hung too many times")
         self.restarts_left -= 1
-        self.pid, self.sock = self.zygote.spawn()
+        self.pid, self.sock = self.zygote.spawn() if memory is None else self.zygote.spawn(memory=memory)
         try:  # no student code has run yet: a failure here is the grader's
             hello = protocol.recv(self.sock, time.monotonic() + 30)["hello"]
             if "failed" in hello:  # the step that could not be taken (see isolate.start_child)
@@ -232,6 +233,9 @@ class StudentSession:
                 self.refused = isolate.refusal("the submissions' code", self.isolation)
                 self._kill()
                 raise Refused(self.refused)
+            if memory is not None and "limits" not in self.protections["held"]:
+                raise GraderError(f"the child's memory limit could not be set "
+                                  f"({self.protections['unavailable'].get('limits', 'not said why')})")
             protocol.send(self.sock, {"op": "load", "sources": self.sources, "_modules": []}, time.monotonic() + 30)
             protocol.recv(self.sock, time.monotonic() + 30)
         except Refused:
@@ -269,9 +273,21 @@ class StudentSession:
             self._kill(wait=False)
 
     # -- requests --------------------------------------------------------------------
-    def _request(self, steps, *, needs, timeout=None, batch=False):
+    def _request(self, steps, *, needs, timeout=None, batch=False, memory=None):
         """Send one plan; ``needs`` names what it probes ("module" or "module.name");
-        ``timeout``: seconds for this probe (default: the session's); ``batch``: see ``plan``."""
+        ``timeout``: seconds for this probe (default: the session's); ``batch``, ``memory``: see ``plan``."""
+        if memory is not None:  # a child of its own, started with the limit; the session's own waits
+            kept, self.pid, self.sock = (self.pid, self.sock), None, None
+            try:
+                return self._request(steps, needs=needs, timeout=timeout, batch=batch, memory=False)
+            finally:
+                if self.pid is not None:
+                    self.sock.close()
+                    self.sock = socket.socket()
+                    self._kill(wait=False)
+                self.restarts_left += 1  # the grader's choice to start it, not a death
+                self.pid, self.sock = kept
+        limited = memory is False
         timeout = timeout or self.timeout
         module = needs.split(".")[0]
         for key in (module, needs):
@@ -280,7 +296,7 @@ class StudentSession:
         if time.monotonic() > self.deadline:
             raise StudentFailure("skipped: the submission used up its time budget for grading")
         if self.pid is None:
-            self._start()
+            self._start(memory if limited else None)
         payload = {"op": "plan", "steps": steps, "_modules": sorted(self.sources)}
         try:  # the child runs from the start of the send: one deadline for the round trip
             deadline = time.monotonic() + timeout
@@ -351,6 +367,9 @@ class StudentSession:
         submodule: {"weight", "bias"}}: each replaced by an nn.Linear with those values, before
         ``params`` are copied in; a stand-in's own parameters are then among the module's),
         ``transpose_buffers`` (every buffer of that own name gets its last two dimensions swapped),
+        ``reload`` ({earlier step: [params, ...]}: copied into that module before its 2nd, 3rd, ...
+        call during this call, None leaving one as it is: a witness that a cache keeps what was
+        computed with the earlier weights),
         ``record`` (dotted submodule names whose every call's [inputs..., output] comes back),
         ``count_causal_sdpa`` (count the call's F.scaled_dot_product_attention(..., is_causal=True)
         calls: ``Plan.counts``), ``what`` (what the call, or a ``backward``, is called in its
@@ -417,7 +436,7 @@ class StudentSession:
 _ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")
 _OPTIONS = {"let", "args", "kwargs", "seed", "params", "params_keep", "params_digest", "train", "grad", "record",
             "return", "limit", "weight", "stand_in", "transpose_buffers", "count_causal_sdpa", "what", "result",
-            "attrs", "changed_from", "changed_args"}
+            "attrs", "changed_from", "changed_args", "reload"}
 _ACTION_SET, _KEYS = set(_ACTIONS), _OPTIONS | set(_ACTIONS)
 # the actions each option goes with (any step may have let, seed and return)
 _GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return", "changed_from"}},
@@ -455,6 +474,9 @@ _RULES = {
     "params": (lambda v: v is None or isinstance(v, dict) and all(
         isinstance(k, str) and isinstance(t, torch.Tensor) for k, t in v.items()), "must map names to tensors"),
     "stand_in": (_stand_ins, "must map submodule names to {'weight': 2-D tensor, 'bias': tensor or None}"),
+    "reload": (lambda v: isinstance(v, dict) and all(_text(k) and isinstance(sets, list) and all(
+        p is None or _RULES["params"][0](p) for p in sets) for k, sets in v.items()),
+        "must map earlier steps to lists of params (or None)"),
 }
 _DATA = ("args", "kwargs", "weight", "data", "params_digest")
 _SCALARS = (bool, int, float, str, type(None))

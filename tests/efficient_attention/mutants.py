@@ -266,7 +266,7 @@ MUTANTS_KV_CACHE = [
                   + "values = values_new"),)),
     Mutant("the cache never used (use_cache ignored by the attention)", KV,
            "keys, values = self.cache_k, self.cache_v", "keys, values = keys_new, values_new", (KV,),
-           named="the cache not used", keeps=(SD,)),
+           named="the cache not used"),  # no cache: none to keep out of the state_dict either
     Mutant("use_cache not passed on to the attention by the block", KV,
            "x = self.att(x, use_cache=use_cache)", "x = self.att(x)", (KV,), named="the cache not used",
            keeps=(WITHOUT, PIECES,)),
@@ -293,7 +293,7 @@ MUTANTS_KV_CACHE = [
            named="only the first block", keeps=(WITHOUT, PIECES, BLOCK, SD)),
     Mutant("the whole sequence fed at every step (no cache used)", KV, GEN_FEED,
            "logits = model(idx, use_cache=False)", (KV,), named="the whole sequence fed at every step",
-           keeps=(WITHOUT, PIECES, BLOCK, MODEL, EQUAL, TWICE, SD)),
+           keeps=(WITHOUT, PIECES, BLOCK, MODEL, SD)),  # no cache in generation: every generation check's witness
     Mutant("the whole sequence fed with use_cache=True at every step", KV, GEN_FEED,
            "logits = model(idx, use_cache=True)", (KV,),  # the positions run past context_length: an IndexError
            keeps=(WITHOUT, PIECES, BLOCK, MODEL, SD)),

@@ -3,10 +3,19 @@ the cache's mistakes, written once with switches.
 
 The model runs with the grader's linear maps in place of its norms and feed forward networks
 (the plan's ``stand_in``; the reference gets the same maps), so a mistake in chapter 4's
-pieces costs nothing here. The attention is what is judged; where the student's attention
-without a cache is their own chapter-3 attention, mistake included (``inherited``), the
-cache is judged against their own model without a cache instead of the reference's: a
-chapter-3 mistake is charged in chapter 3 only.
+pieces costs nothing here. The attention is what is judged.
+
+Every answer credited is one the reference computed here, on the grader's inputs and weights.
+A cache is proved by a witness, never by a count the child keeps: between the calls of one
+sequence the grader draws W_key and W_value anew (``rekeyed``; the plan's ``params`` and
+``reload``). A real cache keeps the keys and values computed when each token was fed, so its
+next outputs follow the old weights for the old tokens; a model that recomputes them follows
+the new ones, and the reference, run through the same calls, says which was right.
+
+Where the student's attention without the cache makes a chapter-3 mistake the grader can name
+(``BASE_MISTAKES``: ch03's own names), the cache is judged against the reference with that same
+mistake, computed here: a chapter-3 mistake is charged once. One the grader cannot model costs
+the cache's checks too; the student's own answers never become the truth.
 """
 import copy
 
@@ -98,51 +107,135 @@ def build_step(let, call, args, module, spec=None):
 
 # -- the cache's mistakes: the reference's maths, with switches ----------------------------------
 def fresh_state(n_layers=1):
-    return {"pos": 0, "att": [{"k": None, "v": None, "pos": 0} for _ in range(n_layers)]}
+    return {"pos": 0, "att": [{"k": None, "v": None, "x": None, "pos": 0} for _ in range(n_layers)]}
 
 
-def attention(att, x, state, variant=None, use_cache=True):
+# Chapter 3's mistakes the cached attention may repeat, by ch03's names: {name: switches of ``attention``}
+BASE_MISTAKES = {
+    "no 1/sqrt(d_k) scaling of the scores": {"scale": "none"},
+    "scores divided by d_k instead of sqrt(d_k)": {"scale": "d_k"},
+    "scores scaled by sqrt(d_out) instead of sqrt(head_dim)": {"scale": "d_out"},
+    "scores scaled by sqrt(d_in), the input size, instead of sqrt(d_k) (keys.shape[-1])": {"scale": "d_in"},
+    "softmax over the wrong dimension (use dim=-1)": {"softmax_dim": -2},
+    "softmax over the wrong dimension (dim=1, the heads; use dim=-1)": {"softmax_dim": 1},
+    "the keys projected with W_query (copy-paste: keys = self.W_query(x))": {"keys_from": "query"},
+    "the mask also hides the diagonal (use triu(..., diagonal=1))": {"mask_diagonal": 0},
+    "masked scores filled with 0 instead of -inf": {"fill": 0.0},
+    "no causal mask": {"causal": False},
+    "weights zeroed after the softmax without renormalising": {"post_mask": True},
+    "heads split without the transpose (view to (b, num_tokens, num_heads, head_dim), then transpose(1, 2))":
+        {"split": "reshape"},
+    "heads merged without transposing back (transpose(1, 2) before the final view)": {"merge": "reshape"},
+    "out_proj is not applied to the merged heads": {"out_proj": False},
+}
+WHOLE_SEQUENCE = ("the whole sequence fed at every step (each step then redoes the work of all the tokens before "
+                  "it, and the grader's W_key and W_value, changed between steps, reach the earlier tokens too; feed "
+                  "only the new token)")
+RECOMPUTED = ("the keys and values of the earlier tokens recomputed at every call instead of kept (the grader "
+              "changed W_key and W_value between calls: a cache keeps the keys and values each token got when it "
+              "was fed, and your outputs follow the new weights for the earlier tokens too)")
+
+
+def attention(att, x, state, variant=None, use_cache=True, base=None):
     """The reference attention ``att`` (its weights) on x, with its cache in ``state``
-    ({"k", "v", "pos"}, changed in place), made with the mistake ``variant``."""
-    b, n, _ = x.shape
+    ({"k", "v", "x", "pos"}, changed in place), made with the cache mistake ``variant`` and the
+    chapter-3 mistake ``base`` (switches: ``BASE_MISTAKES``)."""
+    base = base or {}
+    b, n, d_in = x.shape
     h, hd = att.num_heads, att.head_dim
-    queries = att.W_query(x).view(b, n, h, hd).transpose(1, 2)
-    keys, values = att.W_key(x), att.W_value(x)  # (b, n, d_out): split below
+    queries = att.W_query(x)
+    W_key = att.W_query if base.get("keys_from") == "query" else att.W_key
+    keys, values = W_key(x), att.W_value(x)  # (b, n, d_out): split below
     cached = use_cache and variant != "no cache"
-    if cached:
+    if cached and variant == "recompute":  # the inputs kept, their keys made again with today's weights
+        state["x"] = x if state["x"] is None else torch.cat([state["x"], x], dim=1)
+        keys, values = W_key(state["x"]), att.W_value(state["x"])
+    elif cached:
         appended = keys if variant == "keys appended as values" else values
         state["k"] = keys if state["k"] is None else torch.cat([state["k"], keys], dim=1)
         state["v"] = values if state["v"] is None else torch.cat([state["v"], appended], dim=1)
         keys, values = state["k"], state["v"]
     t = keys.shape[1]
-    keys, values = (z.view(b, t, h, hd).transpose(1, 2) for z in (keys, values))
+
+    def split(z, m):
+        return z.reshape(b, h, m, hd) if base.get("split") == "reshape" else z.view(b, m, h, hd).transpose(1, 2)
+    queries, keys, values = split(queries, n), split(keys, t), split(values, t)
     if cached and variant == "split wrong":
         keys = state["k"].view(b, h, t, hd)
     start = state["pos"] if cached and variant != "mask not offset" else 0
     if cached:
         state["pos"] += 1 if variant == "mask pointer by one" else n
     # row i is token start + i of the sequence: it sees keys 0..start + i
-    mask = torch.ones(n, t, dtype=torch.bool).triu(diagonal=start + 1)
-    scores = (queries @ keys.transpose(2, 3)).masked_fill(mask, -torch.inf)
-    weights = torch.softmax(scores / hd**0.5, dim=-1)
-    context = (weights @ values).transpose(1, 2).reshape(b, n, h * hd)
-    return att.out_proj(context)
+    mask = torch.ones(n, t, dtype=torch.bool).triu(diagonal=start + base.get("mask_diagonal", 1))
+    causal, post = base.get("causal", True), base.get("post_mask", False)
+    scores = queries @ keys.transpose(2, 3)
+    if causal and not post:
+        scores = scores.masked_fill(mask, base.get("fill", -torch.inf))
+    divisor = {"head": hd**0.5, "none": 1.0, "d_k": float(hd), "d_out": (h * hd)**0.5,
+               "d_in": d_in**0.5}[base.get("scale", "head")]
+    weights = torch.softmax(scores / divisor, dim=base.get("softmax_dim", -1))
+    if causal and post:
+        weights = weights.masked_fill(mask, 0.0)
+    context = weights @ values
+    context = (context.reshape(b, n, h * hd) if base.get("merge") == "reshape"
+               else context.transpose(1, 2).reshape(b, n, h * hd))
+    return att.out_proj(context) if base.get("out_proj", True) else context
 
 
-def block(blk, x, state, variant=None, use_cache=True):
+# -- the witness: W_key and W_value drawn anew between the calls of one sequence ------------------
+def rekeyed(module, seed, count):
+    """``count`` parameter sets of ``module``: its own, with every attention's W_key and W_value
+    (weights and biases) drawn anew, one draw per set (the plan's ``params`` or ``reload``)."""
+    def make():
+        own, sets = params(module), []
+        for k in range(count):
+            new = dict(own)
+            for j, (name, value) in enumerate(own.items()):
+                if ".W_key." in f".{name}" or ".W_value." in f".{name}":
+                    new[name] = seeded(*value.shape, seed=seed + 1000 * k + j, scale=2.0 / value.shape[-1]**0.5)
+            sets.append(new)
+        return sets
+    return once(("rekeyed", id(module), seed, count), make)
+
+
+def load(module, weights):
+    """``weights`` copied into ``module`` (a private copy of a reference module) by name."""
+    with torch.no_grad():
+        for name, param in module.named_parameters():
+            param.copy_(weights[name])
+
+
+def base_mistake(att, x, got):
+    """(name, switches) of the chapter-3 mistake whose output, computed here with the reference's
+    weights on the grader's input, the student's attention without the cache gave; (None, None)
+    where it gave the reference's answer, or one the grader cannot name."""
+    with torch.no_grad():
+        right = attention(att, x, fresh_state()["att"][0], use_cache=False)
+        if not isinstance(got, torch.Tensor) or close(got, right):
+            return None, None
+        models = {name: (lambda sw=sw: attention(att, x, fresh_state()["att"][0], use_cache=False, base=sw))
+                  for name, sw in BASE_MISTAKES.items()}
+        name = known_mistake(got, models, lambda a, m: 0.0 if close(a, m) else None)
+    if name is None or " or " in name:  # two models fit alike: the evidence cannot choose which to judge with
+        return None, None
+    return name, BASE_MISTAKES[name]
+
+
+def block(blk, x, state, variant=None, use_cache=True, base=None):
     """A reference block (with its stand-ins) and the cache mistakes of its attention."""
-    x = x + attention(blk.att, blk.norm1(x), state, variant, use_cache)
+    x = x + attention(blk.att, blk.norm1(x), state, variant, use_cache, base)
     return x + blk.ff(blk.norm2(x))
 
 
-def gpt(model, idx, state, variant=None):
+def gpt(model, idx, state, variant=None, base=None, use_cache=True):
     """The reference GPTModel (with its stand-ins) fed ``idx`` with the cache in ``state``."""
     n = idx.shape[1]
-    start = 0 if variant == "positions restart" else state["pos"]
-    state["pos"] += 1 if variant == "positions by one" else n
+    start = 0 if variant == "positions restart" or not use_cache else state["pos"]
+    if use_cache:
+        state["pos"] += 1 if variant == "positions by one" else n
     x = model.tok_emb(idx) + model.pos_emb(torch.arange(start, start + n))
     for blk, att_state in zip(model.trf_blocks, state["att"]):
-        x = block(blk, x, att_state, variant)
+        x = block(blk, x, att_state, variant, use_cache, base)
     return model.out_head(model.final_norm(x))
 
 
@@ -172,23 +265,33 @@ def reset(state, variant=None):
     return new
 
 
-def pieces_output(fn, x, sizes, state, variant):
-    """``fn`` fed x's tokens in pieces of ``sizes`` with one cache; the outputs concatenated."""
+def pieces_output(fn, x, sizes, state, variant, module=None, sets=()):
+    """``fn`` fed x's tokens in pieces of ``sizes`` with one cache; the outputs concatenated.
+    ``sets[j - 1]`` is loaded into ``module`` before piece j (j >= 1), as the plan's ``params`` do."""
     outs, start = [], 0
-    for size in sizes:
+    for j, size in enumerate(sizes):
+        if 1 <= j <= len(sets):
+            load(module, sets[j - 1])
         outs.append(fn(x[:, start:start + size], state, variant))
         start += size
     return torch.cat(outs, dim=1)
 
 
-def generate(model, idx, max_new_tokens, state, variant=None):
-    """The book's cached generation on the reference model, with the cache in ``state``."""
-    logits = gpt(model, idx, state, variant)
+def generate(model, idx, max_new_tokens, state, variant=None, base=None, sets=()):
+    """The book's cached generation on a private copy of a reference model, with the cache in
+    ``state``; ``sets[k - 1]`` is loaded before the model's call k (k >= 1), as ``reload`` does.
+    The variant "recomputed" is chapter 4's generation: the whole sequence every step."""
+    logits = gpt(model, idx, state, variant, base, use_cache=variant != "recomputed")
     last = 0 if variant == "first position" else -1
-    for _ in range(max_new_tokens):
+    for k in range(1, max_new_tokens + 1):
         next_idx = logits[:, last].argmax(dim=-1, keepdim=True)
         idx = torch.cat([idx, next_idx], dim=1)
-        logits = gpt(model, next_idx, state, variant)
+        if k <= len(sets):  # the last token is fed too, as the book does: no weights before it
+            load(model, sets[k - 1])
+        if variant == "recomputed":
+            logits = gpt(model, idx, fresh_state(len(state["att"])), None, base, use_cache=False)
+        else:
+            logits = gpt(model, next_idx, state, variant, base)
     return idx
 
 
@@ -231,39 +334,39 @@ def no_grad(fn):
     return wrapped
 
 
-# -- truths: the reference, or the student's own attention's mistake ------------------------------
-def inherited_steps(ref, cfg, seed, prefix="probe"):
-    """Plan steps running the student's attention without a cache and their chapter-3 attention,
-    with the same weights, on the same input; and what ``inherited`` needs to judge them."""
-    args = (cfg["emb_dim"], cfg["emb_dim"], cfg["context_length"], 0.0, cfg["n_heads"], cfg["qkv_bias"])
-    att = built(ref.kv_cache.MultiHeadAttention, args, seed)
-    x = seeded(2, min(5, cfg["context_length"]), cfg["emb_dim"], seed=seed + 1)
-    return [build_step(f"{prefix}_kv", ATT, args, att), build_step(f"{prefix}_ch3", CH3, args, att),
-            {"let": f"{prefix}_kv_out", "call": f"{prefix}_kv", "args": [x], "return": True},
-            {"let": f"{prefix}_ch3_out", "call": f"{prefix}_ch3", "args": [x], "return": True}], (att, x, prefix)
-
-
 def close(a, b):
     return isinstance(a, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype and torch.allclose(
         a, b, atol=1e-5, rtol=1e-4)
 
 
-def inherited(plan, probe):
-    """Whether the student's attention without a cache differs from the reference's only as their
-    own chapter-3 attention does (a mistake charged in chapter 3, never here)."""
-    att, x, prefix = probe
+# -- the chapter-3 mistake the cached attention repeats, judged here -----------------------------
+def base_steps(ref, cfg, seed, prefix="probe"):
+    """Plan steps running the student's attention without a cache on the grader's input, with
+    the weights of a reference attention of ``cfg``'s sizes; and what ``base_of`` needs."""
+    args = (cfg["emb_dim"], cfg["emb_dim"], cfg["context_length"], 0.0, cfg["n_heads"], cfg["qkv_bias"])
+    att = built(ref.kv_cache.MultiHeadAttention, args, seed)
+    x = seeded(2, min(5, cfg["context_length"]), cfg["emb_dim"], seed=seed + 1)
+    return [build_step(f"{prefix}_kv", ATT, args, att),
+            {"let": f"{prefix}_out", "call": f"{prefix}_kv", "args": [x], "return": True}], (att, x, f"{prefix}_out")
+
+
+def base_of(student, plan, probe, what):
+    """The switches of the chapter-3 mistake the student's attention without the cache makes
+    (``probe``: the reference attention, the input, the step that ran the student's on it),
+    with a note (the cache is judged with it); or None."""
+    att, x, step = probe
     try:
-        mine, theirs = plan.values[f"{prefix}_kv_out"], plan.values[f"{prefix}_ch3_out"]
-    except StudentFailure:  # either did not run: no evidence of an inherited mistake
-        return False
-    with torch.no_grad():
-        right = att(x)
-    return not close(mine, right) and close(mine, theirs)
+        got = plan.values[step]
+    except StudentFailure:
+        return None
+    name, switches = base_mistake(att, x, got)
+    if name is not None:
+        student.notes.append(BASE_NOTE.format(what=what, name=name))
+    return switches
 
 
-INHERITED_NOTE = ("{what} was judged against your own model without the cache: your attention without the cache "
-                  "repeats your chapter-3 MultiHeadAttention's answer, which differs from the book's (charged in "
-                  "chapter 3, not here).")
+BASE_NOTE = ("{what} was judged against the book's cache with the mistake your attention makes without the cache "
+             "({name}): that mistake is charged where your attention is checked without the cache, not again here.")
 
 
 def tokens_mistake(actual, mistakes):

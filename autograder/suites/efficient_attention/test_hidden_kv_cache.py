@@ -1,17 +1,24 @@
 """Hidden checks of the KV cache (25 points).
 
 What makes a cache correct and useful: fed in pieces, the cached attention, block and model
-give what they give without the cache on the whole sequence; cached generation gives chapter
-4's greedy tokens, again on a second call (the reset); after the prompt every step feeds one
-token through the blocks (the work counted from what the attention receives, never timed).
-The norms and feed forward networks are the grader's linear maps (stand-ins), so chapter 4's
-pieces cost nothing here; where the student's attention without the cache repeats their own
-chapter-3 attention's mistake, the cache is judged against their own model (``inherited``)."""
+give the rows of the sequence; cached generation gives chapter 4's greedy tokens, again on a
+second call (the reset); after the prompt every step feeds one token. Every answer is judged
+against the reference's, computed in the grader on its own inputs and weights, and every
+check holds a witness that only a real cache answers right: between the calls of a sequence
+the grader draws W_key and W_value anew (the plan's ``params``, or ``reload`` inside a
+generation), so the keys of earlier tokens must be the ones computed when they were fed.
+What the child counts (tokens fed per call) is feedback only. The norms and feed forward
+networks are the grader's linear maps (stand-ins), so chapter 4's pieces cost nothing here;
+a chapter-3 mistake the attention repeats without the cache, where the grader can name it,
+is built into the reference's cache here (``base_of``), so it is charged once."""
+import copy
+
 import pytest
 import torch
 from _kv_cache import (
     ATT,
     ATTENTION_MISTAKES,
+    BASE_MISTAKES,
     BLOCK,
     CFGS,
     CH3,
@@ -19,10 +26,14 @@ from _kv_cache import (
     GEN,
     GPT,
     GPT_MISTAKES,
-    INHERITED_NOTE,
     NO_CACHE,
+    RECOMPUTED,
     RESET_MISTAKES,
+    WHOLE_SEQUENCE,
     attention,
+    base_mistake,
+    base_of,
+    base_steps,
     block,
     block_spec,
     build_step,
@@ -33,11 +44,12 @@ from _kv_cache import (
     generate_uncached,
     gpt,
     gpt_case,
-    inherited,
-    inherited_steps,
+    load,
     no_grad,
     once,
+    params,
     pieces_output,
+    rekeyed,
     reset,
     swapped,
     token_ids,
@@ -45,6 +57,7 @@ from _kv_cache import (
 )
 
 from autograder.grading.compare import expect_close, seeded, yours_vs_expected
+from autograder.grading.kit import known_mistake
 from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
@@ -54,6 +67,8 @@ points = pytest.mark.points
 ATT_CASES = [(7, 12, 12, 3, False), (5, 8, 11, 2, True), (16, 16, 10, 4, False)]
 WRONG_DIM = ("the cache concatenated on the wrong dimension (the tokens' dimension is the one that grows: dim=1 "
              "for (b, num_tokens, num_heads, head_dim), dim=2 after the transpose)")
+WITNESS = "W_key and W_value drawn anew by the grader before each piece after the first"
+CACHE_MISTAKES = {**ATTENTION_MISTAKES, NO_CACHE: "no cache", RECOMPUTED: "recompute"}
 
 
 def att_args(case):
@@ -61,12 +76,17 @@ def att_args(case):
     return (d_in, d_out, ctx, 0.0, heads, bias)
 
 
-def pieces_steps(let, module, xs, sizes):
-    """Steps feeding ``module`` x's tokens in pieces of ``sizes`` with use_cache=True."""
+def pieces_steps(let, module, xs, sizes, sets, first=None):
+    """Steps feeding ``module`` x's tokens in pieces of ``sizes`` with use_cache=True; piece j >= 1
+    runs with the parameters ``sets[j - 1]`` (the witness), piece 0 with ``first`` where given."""
     steps, start = [], 0
     for j, size in enumerate(sizes):
-        steps.append({"let": f"{let}{j}", "call": module, "args": [xs[:, start:start + size]],
-                      "kwargs": {"use_cache": True}, "return": True})
+        step = {"let": f"{let}{j}", "call": module, "args": [xs[:, start:start + size]],
+                "kwargs": {"use_cache": True}, "return": True}
+        weights = sets[j - 1] if j else first
+        if weights is not None:
+            step["params"] = weights
+        steps.append(step)
         start += size
     return steps
 
@@ -89,40 +109,53 @@ def pieces_got(plan, let, sizes, what):
     return torch.cat(outs, dim=1)
 
 
-def truth(student, plan, probe, reference, own_name, what):
-    """The reference's answer, or the student's own without the cache where their attention
-    inherits their chapter-3 mistake (with a note)."""
-    if inherited(plan, probe):
-        try:
-            own = plan.values[own_name]
-        except StudentFailure:
-            return reference
-        student.notes.append(INHERITED_NOTE.format(what=what))
-        return own
-    return reference
+def two_sequences(let, module, reset_name, x, sizes, x2, sizes2, sets, sets2, first):
+    """Steps: reset, the first sequence in pieces, reset, the second in pieces (witness weights
+    between the pieces; the second sequence starts with the module's own weights ``first``)."""
+    return [{"let": f"{let}_r0", "call": f"{module}.{reset_name}"},
+            *pieces_steps(f"{let}_a", module, x, sizes, sets),
+            {"let": f"{let}_r1", "call": f"{module}.{reset_name}"},
+            *pieces_steps(f"{let}_b", module, x2, sizes2, sets2, first)]
 
 
-def two_sequences(let, module, reset, x, sizes, x2, sizes2):
-    """Steps: reset, the first sequence in pieces, reset, the second in pieces."""
-    return [{"let": f"{let}_r0", "call": f"{module}.{reset}"}, *pieces_steps(f"{let}_a", module, x, sizes),
-            {"let": f"{let}_r1", "call": f"{module}.{reset}"}, *pieces_steps(f"{let}_b", module, x2, sizes2)]
-
-
-def judge_two_sequences(student, plan, let, run, expected, sizes, sizes2, what, mistakes):
-    """``run(x, sizes, state, variant)`` models a piecewise run with a cache; the second sequence's
-    models reset the first's state with each reset mistake."""
-    (x, want), (x2, want2) = expected
+def judge_two_sequences(plan, let, run, inputs, sizes, sizes2, what, mistakes):
+    """``run(x, sizes, sets, state, variant, first=None)`` models a piecewise run with a cache on a
+    private copy of the reference, returning (output, state); the second sequence's models reset
+    the first's state with each reset mistake."""
+    (x, sets), (x2, sets2, first) = inputs
     got = pieces_got(plan, f"{let}_a", sizes, what)
-    expect_close(got, want, f"{what}, fed in pieces of {sizes} tokens with use_cache=True (after the reset), "
-                 "against the whole sequence without the cache",
-                 {name: (lambda v=v: run(x, sizes, None, v)) for name, v in mistakes.items()})
+    expect_close(got, run(x, sizes, sets, None, None)[0],
+                 f"{what}, fed in pieces of {sizes} tokens with use_cache=True after the reset ({WITNESS})",
+                 {name: (lambda v=v: run(x, sizes, sets, None, v)[0]) for name, v in mistakes.items()})
     got2 = pieces_got(plan, f"{let}_b", sizes2, what)
 
     def after_reset(v):
-        state = run(x, sizes, None, None, keep=True)
-        return run(x2, sizes2, reset(state, v), None)
-    expect_close(got2, want2, f"{what}: after the reset, a second sequence fed in pieces of {sizes2} tokens",
+        state = run(x, sizes, sets, None, None)[1]
+        return run(x2, sizes2, sets2, reset(state, v), None, first)[0]
+    expect_close(got2, after_reset(None),
+                 f"{what}: after the reset, a second sequence fed in pieces of {sizes2} tokens ({WITNESS})",
                  {name: (lambda v=v: after_reset(v)) for name, v in RESET_MISTAKES.items()})
+
+
+def piecewise(module, fn, n_layers, base):
+    """``run`` for ``judge_two_sequences``: ``fn(module, x, state, variant, base)`` on a private
+    copy of the reference ``module`` (``first`` loaded into it), fed in pieces with the witness
+    weights loaded between them."""
+    @no_grad
+    def run(inp, szs, sets, state, variant, first=None):
+        private = copy.deepcopy(module)
+        if first is not None:
+            load(private, first)
+        state = state if state is not None else fresh_state(n_layers)
+        fed = pieces_output(lambda t, st, v: fn(private, t, st, v, base), inp, szs, state, variant, private, sets)
+        return fed, state
+    return run
+
+
+def base_models(att, x):
+    """{chapter-3 mistake: its output without the cache}, computed here (``BASE_MISTAKES``)."""
+    return {name: (lambda sw=sw: no_grad(attention)(att, x, fresh_state()["att"][0], use_cache=False, base=sw))
+            for name, sw in BASE_MISTAKES.items()}
 
 
 @points(2)
@@ -133,45 +166,51 @@ def test_attention_without_cache(student, ref, seeds):
         args = att_args(case)
         att = built(ref.kv_cache.MultiHeadAttention, args, seeds(f"module{i}"))
         x, x2 = seeded(2, case[2] - 2, case[0], seed=seeds(f"x{i}"), scale=2.0), seeded(3, case[2], case[0], seed=seeds(f"x2_{i}"))
+        new_keys, = rekeyed(att, seeds(f"witness{i}"), 1)
         steps += [build_step(f"m{i}", ATT, args, att), build_step(f"c{i}", CH3, args, att),
                   {"let": f"a{i}", "call": f"m{i}", "args": [x], "return": True},
                   {"let": f"r{i}", "call": f"m{i}.reset_cache"},
                   {"let": f"k{i}", "call": f"m{i}", "args": [x[:, :3]], "kwargs": {"use_cache": True}},
                   {"let": f"b{i}", "call": f"m{i}", "args": [x2], "kwargs": {"use_cache": False}, "return": True},
                   {"let": f"n{i}", "call": f"m{i}", "args": [x[:, 3:4]], "kwargs": {"use_cache": True},
-                   "return": True},
+                   "params": new_keys, "return": True},
                   {"let": f"own_a{i}", "call": f"c{i}", "args": [x], "return": True},
                   {"let": f"own_b{i}", "call": f"c{i}", "args": [x2], "return": True}]
-        cases.append((args, att, x, x2))
+        cases.append((args, att, x, x2, new_keys))
     plan = student.plan(steps, needs=ATT)
-    for i, (args, att, x, x2) in enumerate(cases):
-        inherits = False
+    for i, (args, att, x, x2, new_keys) in enumerate(cases):
+        switches = None
         for key, inp, call in (("a", x, "m(x)"), ("b", x2, "m(x2, use_cache=False) after 3 tokens fed with the cache")):
             what = f"MultiHeadAttention{args}: {call} on {tuple(inp.shape)}"
             got = plan.values[f"{key}{i}"]
+            name, switches = base_mistake(att, inp, got)
+            try:  # the same mistake, computed here, in the student's chapter-3 class: charged in chapter 3
+                ch3 = plan.values[f"own_{key}{i}"]
+            except StudentFailure:
+                ch3 = None
+            if name is not None and base_mistake(att, inp, ch3)[0] == name:
+                student.notes.append(f"{what} makes your chapter-3 MultiHeadAttention's mistake ({name}), charged "
+                                     "in chapter 3, not here.")
+                continue
             with torch.no_grad():
                 want = att(inp)
-            try:
-                own = plan.values[f"own_{key}{i}"]
-            except StudentFailure:
-                own = None
-            if own is not None and close(got, own) and not close(got, want):
-                student.notes.append(f"{what} repeats your chapter-3 MultiHeadAttention's answer, which differs "
-                                     "from the book's (charged in chapter 3, not here).")
-                inherits = True
-                continue
-            expect_close(got, want, what)
-        if inherits:  # the cache is judged against the student's own attention in the checks below
-            continue
-        with torch.no_grad():
-            want = att(x[:, :4])[:, 3:]
-        expect_close(plan.values[f"n{i}"], want, f"MultiHeadAttention{args}: the 4th token fed with the cache, after "
-                     "an uncached call between (an uncached call must leave the cache as it was)")
+            expect_close(got, want, what, base_models(att, inp))
+
+        @no_grad
+        def fourth(variant, att=att, x=x, new_keys=new_keys, switches=switches):
+            private, state = copy.deepcopy(att), fresh_state()["att"][0]
+            attention(private, x[:, :3], state, variant, base=switches)
+            load(private, new_keys)
+            return attention(private, x[:, 3:4], state, variant, base=switches)
+        expect_close(plan.values[f"n{i}"], fourth(None), f"MultiHeadAttention{args}: the 4th token fed with the "
+                     f"cache, after an uncached call between (an uncached call must leave the cache as it was), with "
+                     f"{WITNESS.replace('each piece after the first', 'it')}",
+                     {name: (lambda v=v: fourth(v)) for name, v in CACHE_MISTAKES.items()})
 
 
 @points(4)
 def test_attention_cache_in_pieces(student, ref, seeds):
-    """with use_cache=True, pieces of a sequence give the rows of the whole; reset_cache() starts a new one"""
+    """with use_cache=True, pieces of a sequence give its rows, the earlier keys kept; reset_cache() starts a new one"""
     steps, cases = [], []
     for i, case in enumerate(ATT_CASES):
         args = att_args(case)
@@ -180,33 +219,24 @@ def test_attention_cache_in_pieces(student, ref, seeds):
         # the prompt of 3, 2, 1 tokens; both sequences fit in context_length (a cache not reset then runs on)
         sizes, sizes2 = [ctx - 9, 1, 1, 2], [2, 1, 1]
         x, x2 = seeded(2, sum(sizes), d_in, seed=seeds(f"x{i}")), seeded(2, sum(sizes2), d_in, seed=seeds(f"x2_{i}"))
-        steps += [build_step(f"m{i}", ATT, args, att), build_step(f"p{i}_ch3", CH3, args, att),
-                  *two_sequences(f"s{i}", f"m{i}", "reset_cache", x, sizes, x2, sizes2),
-                  {"let": f"own_a{i}", "call": f"m{i}", "args": [x], "return": True},
-                  {"let": f"own_b{i}", "call": f"m{i}", "args": [x2], "return": True},
-                  {"let": f"p{i}_kv_out", "call": f"m{i}", "args": [x], "return": True},
-                  {"let": f"p{i}_ch3_out", "call": f"p{i}_ch3", "args": [x], "return": True}]
-        cases.append((args, att, sizes, sizes2, x, x2))
+        sets = rekeyed(att, seeds(f"witness{i}"), len(sizes) + len(sizes2) - 2)
+        sets, sets2 = sets[:len(sizes) - 1], sets[len(sizes) - 1:]
+        steps += [build_step(f"m{i}", ATT, args, att),
+                  {"let": f"own{i}", "call": f"m{i}", "args": [x], "return": True},  # before any cached call
+                  *two_sequences(f"s{i}", f"m{i}", "reset_cache", x, sizes, x2, sizes2, sets, sets2, params(att))]
+        cases.append((args, att, sizes, sizes2, x, x2, sets, sets2))
     plan = student.plan(steps, needs=ATT)
-    for i, (args, att, sizes, sizes2, x, x2) in enumerate(cases):
+    for i, (args, att, sizes, sizes2, x, x2, sets, sets2) in enumerate(cases):
         what = f"MultiHeadAttention{args}"
-        with torch.no_grad():
-            want, want2 = att(x), att(x2)
-        want = truth(student, plan, (att, x, f"p{i}"), want, f"own_a{i}", what)
-        want2 = truth(student, plan, (att, x, f"p{i}"), want2, f"own_b{i}", what)
-
-        @no_grad
-        def run(inp, szs, state, variant, keep=False, att=att):
-            state = state if state is not None else fresh_state()
-            out = pieces_output(lambda t, st, v: attention(att, t, st["att"][0], v), inp, szs, state, variant)
-            return state if keep else out
-        judge_two_sequences(student, plan, f"s{i}", run, ((x, want), (x2, want2)), sizes, sizes2, what,
-                            {**ATTENTION_MISTAKES, NO_CACHE: "no cache"})
+        switches = base_of(student, plan, (att, x, f"own{i}"), what)
+        run = piecewise(att, lambda m, t, st, v, sw: attention(m, t, st["att"][0], v, base=sw), 1, switches)
+        judge_two_sequences(plan, f"s{i}", run, ((x, sets), (x2, sets2, params(att))), sizes, sizes2, what,
+                            CACHE_MISTAKES)
 
 
 @points(2)
 def test_block_passes_use_cache(student, ref, seeds):
-    """TransformerBlock(x, use_cache=True) passes use_cache on to its attention: pieces give the rows of the whole"""
+    """TransformerBlock(x, use_cache=True) passes use_cache on to its attention: pieces give the rows, keys kept"""
     cfg = CFGS[0]
     spec_seed, module_seed = seeds("stand-ins"), seeds("module")
     spec = block_spec(cfg["emb_dim"], spec_seed)
@@ -214,119 +244,133 @@ def test_block_passes_use_cache(student, ref, seeds):
                   lambda: swapped(built(ref.kv_cache.TransformerBlock, (cfg,), module_seed), spec))
     sizes, sizes2 = [3, 1, 1, 2], [3, 1]
     x, x2 = seeded(2, sum(sizes), cfg["emb_dim"], seed=seeds("x")), seeded(2, sum(sizes2), cfg["emb_dim"], seed=seeds("x2"))
-    probe_steps, probe = inherited_steps(ref, cfg, seeds("probe"))
+    sets = rekeyed(module, seeds("witness"), len(sizes) + len(sizes2) - 2)
+    sets, sets2 = sets[:len(sizes) - 1], sets[len(sizes) - 1:]
+    probe_steps, probe = base_steps(ref, cfg, seeds("probe"))
     steps = [build_step("b", BLOCK, (cfg,), module, spec),
-             {"let": "b_r0", "call": "b.att.reset_cache"}, *pieces_steps("s_a", "b", x, sizes),
-             {"let": "b_r1", "call": "b.att.reset_cache"}, *pieces_steps("s_b", "b", x2, sizes2),
-             {"let": "own_a", "call": "b", "args": [x], "return": True},
-             {"let": "own_b", "call": "b", "args": [x2], "return": True}, *probe_steps]
+             *two_sequences("s", "b", "att.reset_cache", x, sizes, x2, sizes2, sets, sets2, params(module)),
+             *probe_steps]
     plan = student.plan(steps, needs=BLOCK)
     what = "TransformerBlock (ff, norm1 and norm2 replaced by the grader's linear maps)"
-    with torch.no_grad():
-        want, want2 = module(x), module(x2)
-    want = truth(student, plan, probe, want, "own_a", what)
-    want2 = truth(student, plan, probe, want2, "own_b", what)
-
-    @no_grad
-    def run(inp, szs, state, variant, keep=False):
-        state = state if state is not None else fresh_state()
-        out = pieces_output(lambda t, s, v: block(module, t, s["att"][0], v), inp, szs, state, variant)
-        return state if keep else out
-    judge_two_sequences(student, plan, "s", run, ((x, want), (x2, want2)), sizes, sizes2, what,
-                        {**ATTENTION_MISTAKES, NO_CACHE: "no cache"})
+    run = piecewise(module, lambda m, t, st, v, sw: block(m, t, st["att"][0], v, base=sw), 1,
+                    base_of(student, plan, probe, what))
+    judge_two_sequences(plan, "s", run, ((x, sets), (x2, sets2, params(module))), sizes, sizes2, what, CACHE_MISTAKES)
 
 
 @points(3)
 def test_model_cache_in_pieces(student, ref, seeds):
     """GPTModel(in_idx, use_cache=True): positions go on from the tokens fed; reset_kv_cache() starts again at 0"""
-    probe_steps, probe = inherited_steps(ref, CFGS[1], seeds("probe"))  # one probe: the student's attention code is one
+    probe_steps, probe = base_steps(ref, CFGS[1], seeds("probe"))  # one probe: the student's attention code is one
     steps, cases = probe_steps, []
     for i, (cfg, sizes, sizes2) in enumerate([(CFGS[0], [3, 1, 1], [2, 1, 1]), (CFGS[1], [1, 1, 2, 1], [3, 1])]):
         module, spec = gpt_case(ref, cfg, seeds(f"model{i}"))
         idx, idx2 = (token_ids(2, sum(s), cfg["vocab_size"], seeds(f"idx{i}_{k}")) for k, s in enumerate((sizes, sizes2)))
+        sets = rekeyed(module, seeds(f"witness{i}"), len(sizes) + len(sizes2) - 2)
+        sets, sets2 = sets[:len(sizes) - 1], sets[len(sizes) - 1:]
         steps += [build_step(f"m{i}", GPT, (cfg,), module, spec),
-                  *two_sequences(f"s{i}", f"m{i}", "reset_kv_cache", idx, sizes, idx2, sizes2),
-                  {"let": f"own_a{i}", "call": f"m{i}", "args": [idx], "return": True},
+                  *two_sequences(f"s{i}", f"m{i}", "reset_kv_cache", idx, sizes, idx2, sizes2, sets, sets2,
+                                 params(module)),
                   {"let": f"own_b{i}", "call": f"m{i}", "args": [idx2], "kwargs": {"use_cache": False},
-                   "return": True}]
-        cases.append((cfg, sizes, sizes2, module, idx, idx2))
+                   "params": params(module), "return": True}]
+        cases.append((cfg, sizes, sizes2, module, idx, idx2, sets, sets2))
     plan = student.plan(steps, needs=GPT)
-    for i, (cfg, sizes, sizes2, module, idx, idx2) in enumerate(cases):
+    switches = base_of(student, plan, probe, "GPTModel")
+    for i, (cfg, sizes, sizes2, module, idx, idx2, sets, sets2) in enumerate(cases):
         what = (f"GPTModel(context_length={cfg['context_length']}, n_layers={cfg['n_layers']}) (norms and feed "
                 "forward networks replaced by the grader's linear maps)")
+        run = piecewise(module, lambda m, t, st, v, sw: gpt(m, t, st, v, sw), cfg["n_layers"], switches)
+        judge_two_sequences(plan, f"s{i}", run, ((idx, sets), (idx2, sets2, params(module))), sizes, sizes2, what,
+                            {**GPT_MISTAKES, **CACHE_MISTAKES})
         with torch.no_grad():
-            want, want2 = module(idx), module(idx2)
-        want = truth(student, plan, probe, want, f"own_a{i}", what)
-        want2 = truth(student, plan, probe, want2, f"own_b{i}", what)
-
-        @no_grad
-        def run(ids, szs, state, variant, keep=False, module=module, cfg=cfg):
-            state = state if state is not None else fresh_state(cfg["n_layers"])
-            out = pieces_output(lambda t, st, v: gpt(module, t, st, v), ids, szs, state, variant)
-            return state if keep else out
-        judge_two_sequences(student, plan, f"s{i}", run, ((idx, want), (idx2, want2)), sizes, sizes2, what,
-                            {**GPT_MISTAKES, **ATTENTION_MISTAKES, NO_CACHE: "no cache"})
-        expect_close(plan.values[f"own_b{i}"], want2, f"{what} with use_cache=False after cached calls (positions "
+            want = gpt(module, idx2, fresh_state(cfg["n_layers"]), base=switches, use_cache=False)
+        expect_close(plan.values[f"own_b{i}"], want, f"{what} with use_cache=False after cached calls (positions "
                      "from 0, the cache neither read nor changed)")
 
 
-def generation_steps(cfg, module, spec, prompts, max_new_tokens, record=False, prefix=""):
+# -- generation: the witness is W_key and W_value drawn anew before each of the model's calls -----
+def witness(module, idx, new, seed):
+    """Parameter sets for the model's calls 2, 3, ... of a generation (``reload``), chosen so that
+    the book's cache and a model that recomputes every key give other tokens: the witness then
+    tells them apart."""
+    def make():
+        for salt in range(8):
+            sets = rekeyed(module, seed + 7919 * salt, new - 1)
+            cached, recomputed = (no_grad(generate)(copy.deepcopy(module), idx, new,
+                                                    fresh_state(len(module.trf_blocks)), variant, sets=sets)
+                                  for variant in (None, "recomputed"))
+            if not torch.equal(cached, recomputed):
+                break
+        return sets
+    return once(("witness", id(module), idx.numpy().tobytes(), tuple(idx.shape), new, seed), make)
+
+
+def witnessed(module, cfg, idx, new, switches, sets):
+    """The tokens the book's cache gives with ``sets`` loaded before the model's later calls."""
+    return no_grad(generate)(copy.deepcopy(module), idx, new, fresh_state(cfg["n_layers"]), base=switches, sets=sets)
+
+
+def generation_steps(cfg, module, spec, prompts, max_new_tokens, sets=None, record=False, prefix=""):
     """Steps: the student's GPTModel with the reference's weights, then generate_text_simple_cached
-    on each prompt in turn with the same model, and the model without the cache on the first answer."""
+    on each prompt in turn with the same model (``sets`` loaded before the model's later calls)."""
     m = f"{prefix}m"
     steps = [build_step(m, GPT, (cfg,), module, spec)]
     for k, idx in enumerate(prompts):
         step = {"let": f"{prefix}out{k}", "call": GEN, "args": [{"$ref": m}, idx, max_new_tokens], "return": True}
+        if sets is not None:
+            step["reload"] = {m: sets}
         if record:
-            step["record"] = [m, f"{m}.trf_blocks.0.att"]
+            step["record"] = [m]
         steps.append(step)
-    return steps + [{"let": f"{prefix}own", "call": m, "args": [{"$ref": f"{prefix}out0"}], "return": True}]
+    return steps
 
 
-def expect_tokens(got, want, what, mistakes):
+def expect_tokens(got, want, what, mistakes, fed=None, expected_are="the book's cached generation gives"):
+    """``fed``: what the child's hooks saw, quoted as feedback (never evidence)."""
     if isinstance(got, torch.Tensor) and got.shape == want.shape and torch.equal(got, want):
         return
     name = tokens_mistake(got, mistakes) if isinstance(got, torch.Tensor) else None
+    seen = f" (Your model reported being fed {fed} tokens, call by call.)" if fed else ""
     if not isinstance(got, torch.Tensor) or got.shape != want.shape:
         raise failure(f"{what}: " + yours_vs_expected(
             yours=list(getattr(got, 'shape', ())) or type(got).__name__, yours_are="returned",
-            expected=f"the prompt followed by the new tokens, shape {list(want.shape)}") + ".", name)
+            expected=f"the prompt followed by the new tokens, shape {list(want.shape)}") + "." + seen, name)
     n = int((got != want).any(dim=0).long().argmax())
     raise failure(f"{what}: token {n}: " + yours_vs_expected(
         yours=got[:, n].tolist(), yours_are="is", expected=want[:, n].tolist(),
-        expected_are="chapter 4's generate_text_simple gives") + " there.", name)
+        expected_are=expected_are) + " there." + seen, name)
 
 
-def own_greedy(out, logits, n0):
-    """Whether ``out`` is the student's own model's greedy generation: its logits without the cache
-    on the whole answer predict each new token (the model is causal)."""
-    return (isinstance(logits, torch.Tensor) and logits.dim() == 3 and logits.shape[:2] == out.shape
-            and torch.equal(logits[:, n0 - 1:-1].argmax(dim=-1), out[:, n0:]))
+def generation_mistakes(module, cfg, idx, new, switches, sets=()):
+    return {name: (lambda v=v: no_grad(generate)(copy.deepcopy(module), idx, new, fresh_state(cfg["n_layers"]), v,
+                                                 switches, sets))
+            for name, v in {**GPT_MISTAKES, **ATTENTION_MISTAKES, NO_CACHE: "no cache",
+                            FIRST_POSITION: "first position", WHOLE_SEQUENCE: "recomputed"}.items()}
 
 
 @points(6)
 def test_generate_equals_uncached(student, ref, seeds):
-    """generate_text_simple_cached gives chapter 4's generate_text_simple's tokens, token for token"""
-    probe_steps, probe = inherited_steps(ref, CFGS[0], seeds("probe"))
+    """generate_text_simple_cached gives chapter 4's generate_text_simple's tokens, token for token, keys kept"""
+    probe_steps, probe = base_steps(ref, CFGS[0], seeds("probe"))
     steps, cases = probe_steps, []
     for i, (cfg, b, n0, new) in enumerate([(CFGS[0], 2, 3, 6), (CFGS[1], 1, 1, 6), (CFGS[2], 3, 4, 4)]):
         module, spec = gpt_case(ref, cfg, seeds(f"model{i}"))
         idx = token_ids(b, n0, cfg["vocab_size"], seeds(f"idx{i}"))
-        steps += generation_steps(cfg, module, spec, [idx], new, prefix=f"g{i}")
-        cases.append((cfg, b, n0, new, module, idx))
+        sets = witness(module, idx, new, seeds(f"witness{i}"))
+        steps += [*generation_steps(cfg, module, spec, [idx], new, prefix=f"g{i}"),
+                  *generation_steps(cfg, module, spec, [idx], new, sets, prefix=f"w{i}")]
+        cases.append((cfg, new, module, idx, sets))
     plan = student.plan(steps, needs=GEN)
-    for i, (cfg, b, n0, new, module, idx) in enumerate(cases):
+    switches = base_of(student, plan, probe, "generate_text_simple_cached")
+    for i, (cfg, new, module, idx, sets) in enumerate(cases):
         what = (f"generate_text_simple_cached(model, idx of shape {tuple(idx.shape)}, max_new_tokens={new}) "
                 f"(context_length={cfg['context_length']}, n_layers={cfg['n_layers']})")
-        got = plan.values[f"g{i}out0"]
-        if inherited(plan, probe) and isinstance(got, torch.Tensor) and got.shape == (b, n0 + new) \
-                and torch.equal(got[:, :n0], idx) and own_greedy(got, plan.values[f"g{i}own"], n0):
-            student.notes.append(INHERITED_NOTE.format(what=what))
-            continue
-        mistakes = {name: (lambda v=v, m=module, c=cfg, p=idx, k=new: no_grad(generate)(m, p, k, fresh_state(c["n_layers"]), v))
-                    for name, v in {**GPT_MISTAKES, **ATTENTION_MISTAKES, NO_CACHE: "no cache",
-                                    FIRST_POSITION: "first position"}.items()}
-        expect_tokens(got, generate_uncached(module, idx, new), what, mistakes)
+        want = (generate_uncached(module, idx, new) if switches is None else
+                no_grad(generate)(copy.deepcopy(module), idx, new, fresh_state(cfg["n_layers"]), "recomputed", switches))
+        expect_tokens(plan.values[f"g{i}out0"], want, what, generation_mistakes(module, cfg, idx, new, switches),
+                      expected_are="chapter 4's generate_text_simple gives")
+        expect_tokens(plan.values[f"w{i}out0"], witnessed(module, cfg, idx, new, switches, sets),
+                      f"{what}, with {WITNESS.replace('piece', 'step')}",
+                      generation_mistakes(module, cfg, idx, new, switches, sets))
 
 
 @points(3)
@@ -336,72 +380,57 @@ def test_generate_twice(student, ref, seeds):
     module, spec = gpt_case(ref, cfg, seeds("model"))
     new = 3
     first, second = token_ids(2, 3, cfg["vocab_size"], seeds("first")), token_ids(2, 3, cfg["vocab_size"], seeds("second"))
-    probe_steps, probe = inherited_steps(ref, cfg, seeds("probe"))
-    plan = student.plan(generation_steps(cfg, module, spec, [first, second, first], new) + probe_steps, needs=GEN)
+    sets = rekeyed(module, seeds("witness"), new - 1)
+    probe_steps, probe = base_steps(ref, cfg, seeds("probe"))
+    plan = student.plan(generation_steps(cfg, module, spec, [first, second, first], new, sets) + probe_steps,
+                        needs=GEN)
     what = "generate_text_simple_cached, called a second time with the same model"
-    if inherited(plan, probe):  # the same prompt must give the same text again; the rest is chapter 3's
-        student.notes.append(INHERITED_NOTE.format(what=what))
-        want = [plan.values["out0"], plan.values["out1"]]
-    else:
-        want = [generate_uncached(module, p, new) for p in (first, second)]
-    expect_tokens(plan.values["out0"], want[0], "generate_text_simple_cached (its first call)", {})
+    switches = base_of(student, plan, probe, what)
 
     @no_grad
-    def after(variant):
-        state = fresh_state(cfg["n_layers"])
-        generate(module, first, new, state)
-        return generate(module, second, new, reset(state, variant))
+    def calls(variant, count=3):
+        """The first ``count`` generations on one private model, the cache reset with ``variant``
+        between (a cache never reset runs past context_length at the third)."""
+        private, state, outs = copy.deepcopy(module), fresh_state(cfg["n_layers"]), []
+        for prompt in (first, second, first)[:count]:
+            state = reset(state, variant) if outs else state
+            outs.append(generate(private, prompt, new, state, base=switches, sets=sets))
+        return outs
+    want = calls(None)
+    expect_tokens(plan.values["out0"], want[0], f"generate_text_simple_cached (its first call, with "
+                  f"{WITNESS.replace('piece', 'step')})", {})
     expect_tokens(plan.values["out1"], want[1], f"{what} on another prompt",
-                  {name: (lambda v=v: after(v)) for name, v in RESET_MISTAKES.items()})
-    expect_tokens(plan.values["out2"], want[0], f"{what} (a third call, with the first call's prompt)", {})
+                  {name: (lambda v=v: calls(v, 2)[1]) for name, v in RESET_MISTAKES.items()})
+    expect_tokens(plan.values["out2"], want[2], f"{what} (a third call, with the first call's prompt)",
+                  {name: (lambda v=v: calls(v)[2]) for name, v in RESET_MISTAKES.items()})
 
 
 @points(4)
 def test_generate_feeds_one_token_per_step(student, ref, seeds):
-    """after the whole prompt in one call, every step feeds one new token through the blocks"""
-    steps, cases = [], []
+    """after the whole prompt in one call, every step feeds one new token: the earlier keys are the cache's"""
+    probe_steps, probe = base_steps(ref, CFGS[2], seeds("probe"))
+    steps, cases = probe_steps, []
     for i, (cfg, b, n0, new) in enumerate([(CFGS[0], 2, 4, 6), (CFGS[2], 1, 2, 4)]):
         module, spec = gpt_case(ref, cfg, seeds(f"model{i}"))
         idx = token_ids(b, n0, cfg["vocab_size"], seeds(f"idx{i}"))
-        steps += generation_steps(cfg, module, spec, [idx], new, record=True, prefix=f"g{i}")
-        cases.append((cfg, b, n0, new, idx))
+        sets = witness(module, idx, new, seeds(f"witness{i}"))
+        steps += generation_steps(cfg, module, spec, [idx], new, sets, record=True, prefix=f"g{i}")
+        cases.append((cfg, new, module, idx, sets))
     plan = student.plan(steps, needs=GEN)
-    for i, (cfg, b, n0, new, idx) in enumerate(cases):
-        what = f"generate_text_simple_cached(model, idx of shape {tuple(idx.shape)}, max_new_tokens={new})"
-        out = plan.values[f"g{i}out0"]
-        calls, att_calls = plan.records[f"g{i}out0"][f"g{i}m"], plan.records[f"g{i}out0"][f"g{i}m.trf_blocks.0.att"]
-        # what each call was fed, read from its answer (one row per token fed; a keyword argument
-        # leaves no positional input to record)
-        fed = [rows(c[-1]) for c in calls]
-        first = calls[0][0] if calls and len(calls[0]) > 1 else None
-        if not calls or fed[0] != [b, n0] or (first is not None and not torch.equal(first, idx)):
-            raise AssertionError(f"{what}: the model's first call: " + yours_vs_expected(
-                yours=f"{fed[:1]} tokens", yours_are="was fed",
-                expected=f"the whole prompt, {list(idx.shape)}, in one call"))
-        if len(calls) > 1 and all(f == [b, n0 + k] for k, f in enumerate(fed)):
-            raise failure(f"{what} fed the model {fed} tokens: the whole sequence at every step.",
-                          "the whole sequence fed at every step (each step then redoes the work of all the tokens "
-                          "before it; feed only the new token)")
-        if any(f != [b, 1] for f in fed[1:]) or len(calls) not in (new, new + 1):
-            raise AssertionError(f"{what}: " + yours_vs_expected(
-                yours=f"the model {len(calls)} times, fed {fed} tokens", yours_are="called",
-                expected=f"the prompt {list(idx.shape)} once, then one new token [{b}, 1] per step "
-                         f"({new - 1} or {new} such calls)"))
-        if isinstance(out, torch.Tensor) and out.shape == (b, n0 + new):
-            for k, call in enumerate(calls[1:]):
-                if len(call) > 1 and not torch.equal(call[0], out[:, n0 + k:n0 + k + 1]):
-                    raise AssertionError(f"{what}: step {k + 2}: " + yours_vs_expected(
-                        yours=call[0].tolist(), yours_are="fed the model",
-                        expected=f"the token just generated, {out[:, n0 + k:n0 + k + 1].tolist()}"))
-        got = [rows(c[-1]) for c in att_calls]
-        want = [[b, n0]] + [[b, 1]] * (len(calls) - 1)
-        if got != want:
-            raise AssertionError(f"{what}: the first block's attention, call by call: " + yours_vs_expected(
-                yours=f"{got} tokens", yours_are="was fed", expected=f"{want} (the prompt, then one token per step)"))
+    switches = base_of(student, plan, probe, "generate_text_simple_cached")
+    for i, (cfg, new, module, idx, sets) in enumerate(cases):
+        what = (f"generate_text_simple_cached(model, idx of shape {tuple(idx.shape)}, max_new_tokens={new}), with "
+                f"{WITNESS.replace('piece', 'step')}")
+        try:  # feedback only: the child's hooks are the submission's
+            fed = [rows(c[-1]) for c in plan.records[f"g{i}out0"][f"g{i}m"]]
+        except (StudentFailure, KeyError, TypeError, IndexError):
+            fed = None
+        expect_tokens(plan.values[f"g{i}out0"], witnessed(module, cfg, idx, new, switches, sets), what,
+                      generation_mistakes(module, cfg, idx, new, switches, sets), fed)
 
 
 def rows(answer):
-    """[batch, tokens] of a model's or an attention's answer (batch, tokens, ...)."""
+    """[batch, tokens] of a model's answer (batch, tokens, vocab), as the child's hook saw it."""
     return list(answer.shape[:2]) if isinstance(answer, torch.Tensor) and answer.dim() == 3 else None
 
 
@@ -411,15 +440,36 @@ def test_cache_stays_out_of_the_state_dict(student, ref, seeds):
     cfg = CFGS[1]
     module, spec = gpt_case(ref, cfg, seeds("model"))
     idx = token_ids(2, 4, cfg["vocab_size"], seeds("idx"))
-    plan = student.plan([build_step("m", GPT, (cfg,), module, spec),
+    new_keys, = rekeyed(module, seeds("witness"), 1)
+    probe_steps, probe = base_steps(ref, cfg, seeds("probe"))
+    plan = student.plan([*probe_steps, build_step("m", GPT, (cfg,), module, spec),
                          {"let": "sd0", "call": "m.state_dict"}, {"let": "names0", "iterate": "sd0", "return": True},
                          {"let": "r", "call": "m.reset_kv_cache"},
                          {"let": "a", "call": "m", "args": [idx], "kwargs": {"use_cache": True}, "return": True},
                          {"let": "b", "call": "m", "args": [idx[:, :1]], "kwargs": {"use_cache": True},
-                          "return": True},
+                          "params": new_keys, "return": True},
                          {"let": "sd1", "call": "m.state_dict"}, {"let": "names1", "iterate": "sd1", "return": True}],
                         needs=GPT)
-    plan.values["a"], plan.values["b"]  # the cached calls ran (or the check fails with their error)
+    switches = base_of(student, plan, probe, "GPTModel")
+
+    @no_grad
+    def next_token(variant):
+        private, state = copy.deepcopy(module), fresh_state(cfg["n_layers"])
+        gpt(private, idx, state, variant, switches)
+        load(private, new_keys)
+        return gpt(private, idx[:, :1], state, variant, switches)
+    # evidence that there is a cache to keep out (one that keeps nothing has nothing to leave out):
+    # the next token's answer is one a cache gives, right or with a mistake of its own charged elsewhere
+    got = plan.values["b"]
+    plan.values["a"]  # the prompt's call ran (or the check fails with its error)
+    if not any(close(got, fn()) for fn in [lambda: next_token(None)] + [
+            (lambda v=v: next_token(v)) for v in {**ATTENTION_MISTAKES, **GPT_MISTAKES}.values()]):
+        raise failure(f"GPTModel(context_length={cfg['context_length']}): the next token fed with use_cache=True, "
+                      f"with {WITNESS.replace('each piece after the first', 'it')}, gave an answer no cache gives: "
+                      "there is no cache here to keep out of the state_dict.",
+                      known_mistake(got, {NO_CACHE: lambda: next_token("no cache"),
+                                          RECOMPUTED: lambda: next_token("recompute")},
+                                    lambda a, m: 0.0 if close(a, m) else None))
     before, after = plan.values["names0"], plan.values["names1"]
     extra = sorted(set(after) - set(before))
     if extra or sorted(after) != sorted(before):
