@@ -6,6 +6,7 @@ the grader checks that report as data, reads the line from the sources it holds,
 steps on the reference and names only what differs; where nothing does, it lists and stops."""
 import re
 import textwrap
+import time
 
 import pytest
 import torch
@@ -246,3 +247,87 @@ def test_the_students_line_is_shown_from_their_source_whatever_backticks_it_hold
     said = shapes.explain(fault, {"mine": source}, "ch03_attention")
     assert said == ("In your `f` (mine.py line 4: `` y = x @ x  # `oops` <b>not markup</b> ``), your tensors "
                     "had these shapes: `x` (2, 3).")
+
+
+# -- a forged where costs the grader bounded work ----------------------------------------------
+def _generated(loops, names):
+    """A module whose ``f`` is ``loops`` nested loops around a list of ``names`` names, then the
+    line that fails: what a generator writes to make every walk of ``f`` cost loops x names."""
+    lines = ["import torch", "", "def f(x):", *(" " * (d + 1) + f"for i{d} in x:" for d in range(loops)),
+             " " * (loops + 1) + "y = [" + ",".join(["x"] * names) + "]",
+             " " * (loops + 1) + "z = x @ x", " return z"]
+    return "\n".join(lines) + "\n", loops + 5
+
+
+def test_a_forged_where_into_a_huge_function_walks_a_bounded_number_of_nodes(monkeypatch):
+    """The child names the function and line; a submission can point them into a generated
+    function (before: every loop around the line walked again, 10 s a check for 240 KiB). The
+    walk stops at the bound, the tensors are still listed, and the feedback says why no
+    comparison with the book follows."""
+    source, line = _generated(98, 2 * shapes.MAX_FUNCTION_NODES)
+    assert len(source) <= shapes.MAX_SOURCE_CHARS   # the function's bound is the one that holds
+    walked = []
+    walk = shapes.ast.walk
+
+    def counted(node):
+        for n in walk(node):
+            walked.append(n)
+            yield n
+    monkeypatch.setattr(shapes.ast, "walk", counted)
+    fault = Fault("error", Where("mine", "f", line, (("x", (2, 3)), ("y", (3,)))), ())
+    started = time.process_time()
+    said = shapes.explain(fault, {"mine": source}, "ch03_attention")
+    seconds = time.process_time() - started
+    assert len(walked) <= shapes.MAX_FUNCTION_NODES + 1, len(walked)
+    assert said == (f"In your `f` (mine.py line {line}: `z = x @ x`), your tensors had these shapes: `x` (2, 3), "
+                    f"`y` (3,). The grader did not compare them with the book's code: `f` is too large to analyse "
+                    f"(over {shapes.MAX_FUNCTION_NODES:,} syntax nodes).")
+    assert seconds < 5, seconds   # generous: parsing the module is most of it
+
+
+def test_a_forged_where_into_a_file_over_the_bound_is_not_parsed(monkeypatch):
+    """The 240 KiB module of the attack: not parsed at all, said so."""
+    source, line = _generated(98, 120_000)
+    assert len(source) > shapes.MAX_SOURCE_CHARS
+    parsed = []
+    monkeypatch.setattr(shapes.ast, "parse", lambda *args, **kwargs: parsed.append(args) or pytest.fail("parsed"))
+    fault = Fault("error", Where("mine", "f", line, (("x", (2, 3)),)), ())
+    said = shapes.explain(fault, {"mine": source}, "ch03_attention")
+    assert not parsed
+    assert said.endswith(f"your tensors had these shapes: `x` (2, 3). The grader did not compare them with the "
+                         f"book's code: this file is too large to analyse ({len(source) >> 10} KiB; the bound is "
+                         f"{shapes.MAX_SOURCE_CHARS >> 10} KiB)."), said
+
+
+def test_names_assigned_in_any_loop_around_the_line_are_not_settled():
+    """One walk of the outermost loop finds what every loop around the line assigns: ``w``,
+    assigned in the outer loop only, has no last value at the line either."""
+    source = ("def f(x):\n    for a in x:\n        w = a\n        for b in x:\n            y = b @ w\n"
+              "    v = x\n    return y\n")
+    assert shapes._statement(source, "f", 5, ["x", "w", "y", "v"]) == (["x"], None)
+
+
+@pytest.mark.parametrize("bound, value, reason", [
+    ("MAX_BOOK_CALLS", 1, "the book's `GPTModel.forward` returned more than 1 times in that step."),
+    ("BOOK_SECONDS", 0.0, "replaying it took over 0 s of CPU."),
+])
+def test_the_replay_of_the_books_code_stops_being_watched_over_its_bound(zygote, monkeypatch, bound, value, reason):
+    """generate calls the book's model twice in the failing step: over a bound of one recorded
+    call (or no time at all), the replay is watched no further and no book shape is claimed."""
+    sources = reference_sources("ch04_gpt")
+    sources["gpt_model.py"] = sources["gpt_model.py"].replace(
+        "torch.arange(seq_len, device=in_idx.device)", "torch.arange(4, device=in_idx.device)")
+    cfg = {"vocab_size": 11, "context_length": 8, "emb_dim": 4, "n_heads": 2, "n_layers": 1, "drop_rate": 0.0,
+           "qkv_bias": False}
+    s = StudentSession(zygote, {name.removesuffix(".py"): text for name, text in sources.items()})
+    try:
+        plan = s.plan([{"let": "m", "call": "gpt_model.GPTModel", "args": [cfg], "seed": 1, "train": False},
+                       {"let": "out", "call": "generate.generate_text_simple", "args": [
+                           {"$ref": "m"}, torch.zeros(2, 4, dtype=torch.long), 2, 8], "return": True}])
+        fault = s.fault(plan.failed("out"))
+    finally:
+        s.close()
+    assert shapes.SKIPPED not in shapes.explain(fault, s.sources, "ch04_gpt")   # within the bounds
+    monkeypatch.setattr(shapes, bound, value)
+    said = shapes.explain(fault, s.sources, "ch04_gpt")
+    assert "`tok_embeds` (2, 5, 4)" in said and said.endswith(shapes.SKIPPED + reason), said

@@ -8,15 +8,37 @@ the failing line, and whose shape differs from the book's, is named with both sh
 none does (or the reference cannot be run that way), the message lists the student's tensors
 at that line and stops: it never guesses a cause the evidence does not show. The line shown is
 read from the student's sources the grader holds, never from the child.
+
+The child chooses where it says the code raised (a submission can point it into a huge generated
+function), so the work is bounded: the module parsed and the function walked by size, the
+replay of the book's code by the calls recorded and by time. Over a bound, the tensors are
+listed and the feedback says the comparison was skipped, and why.
 """
 import ast
+import functools
+import itertools
 import re
 import sys
+import time
 
 import torch
 
 from . import course
 from ..sandbox import child
+
+
+# The bounds (see the module's docstring). The book's largest module is 12.6 KiB, its largest
+# function 389 syntax nodes, and a replay of a check's steps takes milliseconds: an honest
+# submission stays far inside them, a forged where into 240 KiB of loops cost 10 s a check.
+MAX_SOURCE_CHARS = 64 << 10
+MAX_FUNCTION_NODES = 5000
+MAX_BOOK_CALLS = 1000
+BOOK_SECONDS = 2.0
+SKIPPED = "The grader did not compare them with the book's code: "
+
+
+class Skipped(Exception):
+    """Over a bound: the sentence that says which, for the feedback."""
 
 
 def explain(fault, sources, assignment):
@@ -29,8 +51,12 @@ def explain(fault, sources, assignment):
     if len(text) > 100:
         text = text[:99] + "…"
     place = f"In your `{where.function}` ({where.module}.py line {where.line}: {_code(text)})"
-    settled, makes = _statement(sources[where.module], where.function, where.line, yours)
-    book, returned = _book_locals(fault, assignment) if settled or makes else ({}, None)
+    skipped = None
+    try:
+        settled, makes = _statement(sources[where.module], where.function, where.line, yours)
+        book, returned = _book_locals(fault, assignment) if settled or makes else ({}, None)
+    except Skipped as exc:
+        settled, makes, book, returned, skipped = [], None, {}, None, str(exc)
     differ = [(name, yours[name], book[name]) for name in settled if name in book and yours[name] != book[name]]
     if differ:
         said = place + ": " + "; ".join(f"your `{name}` {_has(mine)} where the book's code {_has(theirs)}"
@@ -42,6 +68,8 @@ def explain(fault, sources, assignment):
         said += f" The book's `{where.function}` returns {_of(returned)} there."
     elif makes is not None and makes is not RETURN and makes in book:
         said += f" In the book's code, `{makes}` (what this line makes) {_has(book[makes])}."
+    if skipped:
+        said += " " + SKIPPED + skipped
     return said
 
 
@@ -77,21 +105,31 @@ def _statement(source, qualname, line, names):
     ``names``, the locals whose value there is the one the function returns with (no assignment
     to them in the failing statement or after it, nor in a loop around it), comparable with the
     book's locals as its function returns; and what the failing statement makes: RETURN, the one
-    name it assigns (where that is its last value), or None."""
+    name it assigns (where that is its last value), or None. Skipped where the module or the
+    function is over its bound."""
+    if len(source) > MAX_SOURCE_CHARS:
+        raise Skipped(f"this file is too large to analyse ({len(source) >> 10} KiB; the bound is "
+                      f"{MAX_SOURCE_CHARS >> 10} KiB).")
     try:
-        function = _function(ast.parse(source), qualname.split("."))
+        function = _function(_parse(source), qualname.split("."))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return [], None
     if function is None:
         return [], None
-    statements = [n for n in ast.walk(function) if isinstance(n, ast.stmt) and n is not function
+    # One walk, cut at the bound: the work never grows with the function beyond it.
+    nodes = list(itertools.islice(ast.walk(function), MAX_FUNCTION_NODES + 1))
+    if len(nodes) > MAX_FUNCTION_NODES:
+        raise Skipped(f"`{qualname}` is too large to analyse (over {MAX_FUNCTION_NODES:,} syntax nodes).")
+    statements = [n for n in nodes if isinstance(n, ast.stmt) and n is not function
                   and n.lineno <= line <= n.end_lineno]
     if not statements:
         return [], None
     failing = max(statements, key=lambda n: n.lineno)  # the innermost: it starts last
     loops = [n for n in statements if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
-    stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
-    looped = {n.id for loop in loops for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    stores = [n for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+    # The loops around the line nest: the outermost holds every store of the others.
+    outer = min(loops, key=lambda n: n.lineno, default=None)
+    looped = {n.id for n in ast.walk(outer) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} if outer else set()
     later = {n.id for n in stores if n.lineno >= failing.lineno} | looped
     makes = None
     if isinstance(failing, ast.Return):
@@ -103,6 +141,13 @@ def _statement(source, qualname, line, names):
             after = {n.id for n in stores if n.lineno > failing.end_lineno}
             makes = name if name not in after | looped else None
     return [name for name in names if name not in later], makes
+
+
+@functools.lru_cache(maxsize=2)
+def _parse(source):
+    """The module's tree: parsed once for the checks of a submission that fail in it (the
+    trees are only read)."""
+    return ast.parse(source)
 
 
 def _function(tree, path):
@@ -123,7 +168,8 @@ def _book_locals(fault, assignment):
     same module and name, as it returns in the failing step when the fault's steps run on the
     reference here (an earlier step may have called it on other inputs); ({}, None) where it
     does not. Which of the step's calls failed in the student's run is not known: only a shape
-    the same in every call of the step is the book's there (a growing cache's keys are not)."""
+    the same in every call of the step is the book's there (a growing cache's keys are not).
+    Skipped where the replay records more than MAX_BOOK_CALLS calls or runs over BOOK_SECONDS."""
     if not fault.steps:
         return {}, None
     a = course.get(assignment)
@@ -135,15 +181,27 @@ def _book_locals(fault, assignment):
         mark += "_"
     steps = [*before, {"let": mark, "call": f"{__name__}.{failing_step_begins.__name__}"}, failing]
     began, calls = [], []   # per call of the book's function in the failing step: (locals' shapes, returned)
+    over = []               # why the replay stopped being watched, if it did
+    deadline = time.thread_time() + BOOK_SECONDS   # this thread's CPU: a loaded machine does not count
 
     def watch(frame, event, arg):
+        if over:
+            return
         code = frame.f_code
         if event == "call" and code is failing_step_begins.__code__:
             began.append(True)
         elif (event == "return" and began and code.co_qualname == fault.where.function
                 and code.co_filename.startswith(folders) and code.co_filename.endswith("/" + file)):
+            if len(calls) == MAX_BOOK_CALLS:
+                over.append(f"the book's `{fault.where.function}` returned more than {MAX_BOOK_CALLS:,} "
+                            "times in that step.")
+                sys.setprofile(None)   # the rest of the replay runs unwatched
+                return
             calls.append(({name: shape for name, value in frame.f_locals.items()
                            if (shape := _shape(value)) is not None}, _shape(arg)))
+        if time.thread_time() > deadline:
+            over.append(f"replaying it took over {BOOK_SECONDS:g} s of CPU.")
+            sys.setprofile(None)
 
     state, profile = torch.get_rng_state(), sys.getprofile()
     sys.setprofile(watch)
@@ -155,6 +213,8 @@ def _book_locals(fault, assignment):
     finally:
         sys.setprofile(profile)
         torch.set_rng_state(state)
+    if over:
+        raise Skipped(over[0])
     if failing["let"] in reply["errors"] or not calls:  # the book's code fails there too, or never ran
         return {}, None
     (first, returned), *others = calls
