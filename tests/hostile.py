@@ -527,6 +527,31 @@ def dot_product_loop(x, y):
 """
 
 
+# The child's report of where the code raised, rewritten to point into a generated function of
+# 98 nested loops around 20,000 names (a file never imported: Python would refuse its nesting).
+# Every failed check's explanation walked it once per loop: 2 million nodes, seconds of the
+# grader's CPU each.
+FORGED_WHERE = r"""
+import sys
+_child = sys.modules["autograder.sandbox.child"]
+_own = _child.OPS["plan"]
+
+def _forged(request):
+    reply = _own(request)
+    for name in reply["errors"]:
+        reply.setdefault("wheres", {})[name] = {"module": "generated", "function": "f", "line": 101,
+                                                "tensors": {"x": [2, 3]}}
+    return reply
+
+_child.OPS["plan"] = _forged
+
+def softmax_naive(x):
+    return x @ torch.ones(7, 7)
+"""
+GENERATED = ("def f(x):\n" + "".join(" " * (d + 1) + f"for i{d} in x:\n" for d in range(98))
+             + " " * 99 + "y = [" + ",".join(["x"] * 20000) + "]\n" + " " * 99 + "z = x @ x\n")
+
+
 # Frames written straight onto the channel at import, before the real answer.
 def _raw_frame(build):
     return prepend(r'''
@@ -938,6 +963,9 @@ CASES = [
          {"simple_attention.py": gated(KERNEL_SURFACE)}),
     Case("63_refusals_in_the_feedback", "socketpair and io_uring_setup in two otherwise correct functions",
          "simple", 13, {"simple_attention.py": append(REFUSED_CALLS)}, note="Operation not permitted"),
+    Case("64_forged_where_into_a_huge_function", "a failure placed in a generated function of 98 nested loops",
+         "simple", 14, {"simple_attention.py": append(FORGED_WHERE), "generated.py": GENERATED},
+         note="`f` is too large to analyse"),
 ]
 
 
