@@ -4,8 +4,9 @@ Each mutant is one edit of one module of ``solutions/ch04_gpt`` (the exact text 
 occurring exactly once in the reference, replaced by ``new``). ``parts`` is the exact set of
 parts that must lose points: every other part keeps full marks (a FeedForward without its
 second bias costs the transformer block nothing, since the block is judged with stand-ins for
-its pieces, and exercise 4.2 is judged against the student's own GPTModel's size). ``named``
-is a fragment of the mistake's name the feedback must print, or None where no name fits.
+its pieces, and exercise 4.2 is judged on the book's counts, or on the count a lower part's
+mistake gives where that part lost points). ``named`` is a fragment of the mistake's name the
+feedback must print, or None where no name fits.
 ``tests/test_mutants.py`` grades every mutant.
 
 Decision: GELU is the tanh approximation (the stub says so, as the book's listing 4.3 does);

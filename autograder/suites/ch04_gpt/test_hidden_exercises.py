@@ -2,7 +2,8 @@
 
 Each exercise is judged against the student's own classes where it builds on them (4.1 counts
 your FeedForward and MultiHeadAttention; 4.3 runs with stand-ins like TransformerBlock and
-GPTModel), so a mistake in a lower part is charged there only."""
+GPTModel), so a mistake in a lower part is charged there only. 4.2's counts are always ones the
+grader computes: the book's, or the book's model with a mistake of a lower part that lost points."""
 import pytest
 import torch
 
@@ -11,6 +12,7 @@ from _gpt import (KEEP, BLOCK_PIECES, CFGS, as_dict, block_forward, block_mistak
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped, token_ids)
 from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.diagnose import Projection
+from autograder.grading.kit import lower_part_wrong
 from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
@@ -92,38 +94,92 @@ def test_4_2_configs(student, ref):
         raise AssertionError(f"gpt2_config('huge') must raise ValueError ({why or 'it returned a config'})")
 
 
+# Counts of the book's GPTModel(cfg) built with one mistake of a lower part, as deltas of the book's
+# count (``block``: one block's parameters). A count made on the student's own model (the meta device)
+# is right with such a mistake; it is credited only where that part lost points in this grading
+# (kit.lower_part_wrong: the grader's verdict, not the child's word), so the mistake costs there once.
+LOWER_COUNT_MISTAKES = {
+    "gpt_model": {
+        "out_head built with a bias": lambda c, block: c["vocab_size"],
+        "out_head tied to tok_emb (shared weights count once)": lambda c, block: -c["vocab_size"] * c["emb_dim"],
+        "one block repeated (counted once)": lambda c, block: -(c["n_layers"] - 1) * block,
+        "pos_emb sized with vocab_size": lambda c, block: (c["vocab_size"] - c["context_length"]) * c["emb_dim"],
+    },
+    "transformer_block": {
+        "the attention built without cfg['qkv_bias']": lambda c, block: -3 * c["emb_dim"] * c["n_layers"] * c["qkv_bias"],
+        "the attention built with qkv_bias=True": lambda c, block: 3 * c["emb_dim"] * c["n_layers"] * (not c["qkv_bias"]),
+    },
+    "feed_forward": {
+        "the second linear layer without bias": lambda c, block: -c["emb_dim"] * c["n_layers"],
+        "the first linear layer without bias": lambda c, block: -4 * c["emb_dim"] * c["n_layers"],
+        "both linear layers without bias": lambda c, block: -5 * c["emb_dim"] * c["n_layers"],
+        "an expansion to 2 * emb_dim": lambda c, block: -(4 * c["emb_dim"] ** 2 + 2 * c["emb_dim"]) * c["n_layers"],
+    },
+    "layer_norm": {
+        "scale and shift not parameters": lambda c, block: -(2 * c["n_layers"] + 1) * 2 * c["emb_dim"],
+    },
+}
+
+
+def count_models(student, book):
+    """{(part, mistake): cfg -> count}: the counts 4.2 may credit, every one computed here from
+    ``book`` (the reference's count): the book's, and the book's GPTModel with one mistake of each
+    lower part that lost points in this grading."""
+    def block(cfg):
+        return (book(cfg) - book({**cfg, "n_layers": 0})) // cfg["n_layers"]
+
+    models = {(None, None): book}
+    for part, mistakes in LOWER_COUNT_MISTAKES.items():
+        if lower_part_wrong(student, part):
+            models.update({(part, name): (lambda cfg, d=delta: book(cfg) + d(cfg, block(cfg)))
+                           for name, delta in mistakes.items()})
+    return models
+
+
+def own_count(plan, step):
+    """The parameters the student's own model says it has (feedback only), or None."""
+    try:
+        return numel(plan.values[step], "GPTModel")
+    except StudentFailure:
+        return None
+
+
 @points(3)
 def test_4_2_parameter_counts_and_sizes(student, ref):
-    """4.2: gpt_parameter_count and gpt_size_mb, as your GPTModel counts them, for GPT-2 medium, large and XL too"""
+    """4.2: gpt_parameter_count and gpt_size_mb, for small models and GPT-2 medium, large and XL"""
     small = [CFGS[0], {**CFGS[1], "qkv_bias": False}, {**CFGS[2], "qkv_bias": True, "n_layers": 2}]
-    steps = []
-    for i, cfg in enumerate(small):
-        steps += [{"let": f"count{i}", "call": f"{EX}.gpt_parameter_count", "args": [cfg], "return": True},
-                  {"let": f"mb{i}", "call": f"{EX}.gpt_size_mb", "args": [cfg], "return": True},
-                  {"let": f"m{i}", "call": "gpt_model.GPTModel", "args": [cfg]},
-                  *named_parameters_steps(f"state{i}", f"m{i}")]
     big = [ref.exercises.gpt2_config(size) for size in ("medium", "large", "xl")]
-    for i, cfg in enumerate(big):
-        steps += [{"let": f"big{i}", "call": f"{EX}.gpt_parameter_count", "args": [cfg], "return": True},
-                  {"let": f"bigmb{i}", "call": f"{EX}.gpt_size_mb", "args": [cfg], "return": True}]
+    steps = []
+    for i, cfg in enumerate(small + big):
+        steps += [{"let": f"count{i}", "call": f"{EX}.gpt_parameter_count", "args": [cfg], "return": True},
+                  {"let": f"mb{i}", "call": f"{EX}.gpt_size_mb", "args": [cfg], "return": True}]
+    # the student's own small models, for the feedback only: what the child says its model has
+    # never changes what is expected (a marker left by the count could change the next model)
+    for i, cfg in enumerate(small):
+        steps += [{"let": f"m{i}", "call": "gpt_model.GPTModel", "args": [cfg]},
+                  *named_parameters_steps(f"state{i}", f"m{i}")]
     # a count built on the meta device imports torch._dynamo in the child first (seconds)
     plan = student.plan(steps, needs=f"{EX}.gpt_parameter_count", timeout=30)
-    book_model = True
-    for i, cfg in enumerate(small):
-        count, mb, book = plan.values[f"count{i}"], plan.values[f"mb{i}"], ref.exercises.gpt_parameter_count(cfg)
-        own = None if plan.failed(f"state{i}") else numel(plan.values[f"state{i}"], "GPTModel")
-        book_model &= own in (None, book)
-        # the book's count (a formula) or your own GPTModel's (built on the meta device): both are right
-        check_count(count, mb, own if own is not None and count == own else book,
-                    f"{cfg}" + (f" (your GPTModel has {own})" if own not in (None, book) else ""), cfg)
-    for i, cfg in enumerate(big):
-        count, mb = plan.values[f"big{i}"], plan.values[f"bigmb{i}"]
-        if count != ref.exercises.gpt_parameter_count(cfg) and not book_model:
-            student.notes.append("4.2's GPT-2 sizes judged on small models only: your GPTModel has another number "
-                                 "of parameters than the book's (see gpt_model and chapter 3).")
-            return
-        check_count(count, mb, ref.exercises.gpt_parameter_count(cfg),
-                    f"GPT-2 with emb_dim={cfg['emb_dim']}, n_layers={cfg['n_layers']}", cfg)
+    # every answer must be one trusted count, and the same model's on every configuration
+    models = count_models(student, ref.exercises.gpt_parameter_count)
+    for i, cfg in enumerate(small + big):
+        count, mb = plan.values[f"count{i}"], plan.values[f"mb{i}"]
+        is_big = i >= len(small)
+        what = f"GPT-2 with emb_dim={cfg['emb_dim']}, n_layers={cfg['n_layers']}" if is_big else f"{cfg}"
+        fitting = {key: model for key, model in models.items() if type(count) is int and count == model(cfg)}
+        if not fitting:
+            own = None if is_big else own_count(plan, f"state{i}")
+            book = ref.exercises.gpt_parameter_count(cfg)
+            if own not in (None, book) and own == count:
+                what += (f" (your GPTModel has {own:,} parameters, the book's {book:,}: its mistake is charged "
+                         "where it lives, see gpt_model and the parts before it)")
+            check_count(count, mb, book, what, cfg)
+        models = fitting
+        check_count(count, mb, count, what, cfg)
+    if (None, None) not in models:
+        part, mistake = next(iter(models))
+        student.notes.append(f"4.2's counts are those of the book's GPTModel with {mistake}: that mistake is "
+                             f"charged in {part}.")
 
 
 def count_mistakes(expected, cfg):
