@@ -106,10 +106,14 @@ def classroom_name(text):
     return text
 
 
-EARLIER_REFERENCE = ("where a submission lacks a module of an earlier assignment it builds on (chapter 4: chapter "
-                     "3's causal_attention.py and multihead_attention.py), grade it on the course's reference of "
-                     "that module, and say so in its result. The submission's code then reads that reference: "
-                     "use it only after the earlier assignment's deadline")
+def earlier_reference_help():
+    """--earlier-reference's help, naming every module it may hand out, read from the manifests
+    (a manifest's builds_on is exactly what a submission may be given)."""
+    given = "; ".join(f"{a.name}: {a.builds_on_text()}" for a in course.assignments() if a.builds_on)
+    return ("where a submission lacks a module of an earlier assignment it builds on, grade it on the course's "
+            f"reference of that module, and say so in its result. Only these modules, as released (no solution "
+            f"markers), nothing else of solutions/: {given}. The submission's code then reads them: use it only "
+            "after the earlier assignment's deadline")
 
 
 def _at_least(kind, low, above=False):
@@ -130,6 +134,7 @@ def build_parser():
     parser = argparse.ArgumentParser(prog="python -m autograder", description=DESCRIPTION, epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
+    earlier_help = earlier_reference_help()
     grade = commands.add_parser("grade", help="grade a submission folder, or a folder of submission folders")
     grade.add_argument("path", help="a submission folder (the .py modules, or a folder per assignment), or a "
                                     "folder of them, one per student")
@@ -143,7 +148,7 @@ def build_parser():
     grade.add_argument("--assignment", choices=course.names(),
                        help="grade every submission as this assignment (default: each submission's own, found "
                             "from its folder's name or the modules it holds)")
-    grade.add_argument("--earlier-reference", action="store_true", help=EARLIER_REFERENCE)
+    grade.add_argument("--earlier-reference", action="store_true", help=earlier_help)
     grade.add_argument("--timeout", type=_at_least(float, 0, above=True), default=5.0,
                        help="seconds one check may run (default 5)")
     grade.add_argument("--no-isolation", action="store_true",
@@ -191,7 +196,7 @@ def build_parser():
     gradescope.add_argument("--stdout", choices=VISIBILITY, default="hidden",
                             help="when students see the grader's log (which protections held, every "
                                  "check's feedback); default hidden: only instructors")
-    gradescope.add_argument("--earlier-reference", action="store_true", help=EARLIER_REFERENCE)
+    gradescope.add_argument("--earlier-reference", action="store_true", help=earlier_help)
     gradescope.set_defaults(run=cmd_gradescope)
     for name in ("github", "classroom"):  # `classroom`: the old name, which says what changed
         github = commands.add_parser(name, help="write the Classroom 50 and plain-GitHub templates, Classroom 50's "

@@ -94,7 +94,7 @@ def test_a_missing_chapter_3_file_is_one_note_or_the_reference_when_the_instruct
     assert notes == [f"missing: multihead_attention.py (your own from {CH03}: {CH04} imports it): "
                      f"hand it in beside {CH04}'s modules"]
     sources, notes = course.submission_sources(folder, CH04, earlier_reference=True)
-    assert sources["multihead_attention"] == (SOLUTIONS / CH03 / "multihead_attention.py").read_text()
+    assert sources["multihead_attention"] == released(CH03, "multihead_attention.py")
     assert notes == [f"multihead_attention.py: the course's reference from {CH03} (yours is missing; your "
                      "instructor grades this assignment on the reference after that one's deadline)"]
     (folder / "causal_attention.py").write_text("# mine\n")  # the student's own is never replaced
@@ -103,6 +103,64 @@ def test_a_missing_chapter_3_file_is_one_note_or_the_reference_when_the_instruct
     sources, notes = course.submission_sources(folder, CH04, earlier_reference=True)
     assert sources["multihead_attention"] == (own / "multihead_attention.py").read_text()
     assert notes == [f"multihead_attention.py: your own from {CH03}/ (this folder has none)"]
+
+
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION")
+
+
+def released(assignment, file):
+    """The master in solutions/ without its marker lines: what students get after the deadline
+    (written here on its own, not with the code under test)."""
+    master = (SOLUTIONS / assignment / file).read_text().splitlines(keepends=True)
+    assert sum(any(m in line for m in MARKERS) for line in master) >= 2, f"{file} has solution regions"
+    return "".join(line for line in master if not any(m in line for m in MARKERS))
+
+
+@pytest.mark.parametrize("assignment", [a.name for a in course.assignments() if a.builds_on])
+def test_the_earlier_reference_is_the_released_builds_on_modules_and_nothing_else(tmp_path, assignment):
+    a = course.get(assignment)
+    folder = modules(assignment, tmp_path / "bob" / assignment)
+    own = {m.removesuffix(".py") for m in a.modules}
+    sources, notes = course.submission_sources(folder, assignment, earlier_reference=True)
+    lent = {f.module: f for f in a.hand_in if f.assignment != assignment}
+    # exactly the manifest's builds_on modules join the student's own: no public test, no other module
+    assert set(sources) == own | set(lent), sorted(set(sources) - own)
+    for module, f in lent.items():
+        text = sources[module]
+        assert not [line for line in text.splitlines() if any(m in line for m in MARKERS)], f.file
+        assert text == released(f.assignment, f.file), f.file
+        compile(text, f.file, "exec")
+    # the note names every module lent and the assignment it is the reference of
+    assert len(notes) == 1
+    for earlier, files in a.builds_on.items():
+        assert f"{', '.join(files)}: the course's reference from {earlier}" in notes[0], notes
+    # the student's own copy of one still comes first, and is not named as the reference
+    first = a.hand_in[-1]
+    (folder / first.file).write_text("# mine\n")
+    sources, notes = course.submission_sources(folder, assignment, earlier_reference=True)
+    assert sources[first.module] == "# mine\n" and first.file not in notes[0]
+
+
+def test_the_help_and_the_readme_name_every_module_the_earlier_reference_lends():
+    readme = (ROOT / "README.md").read_text()
+    helps = [" ".join(next(act for act in sub._actions if act.dest == "earlier_reference").help.split())
+             for name, sub in subcommands()[1].items() if name in ("grade", "gradescope")]
+    assert len(helps) == 2
+    lending = [a for a in course.assignments() if a.builds_on]
+    assert lending
+    for a in lending:
+        files = [file for files in a.builds_on.values() for file in files]
+        assert all(a.name in help and file in help for help in helps for file in files), helps
+        text = a.builds_on_text()
+        assert all(file in text for file in files)
+        assert f"- `{a.name}`: {text}\n" in readme
+        assert all(f"{a.name}: {text}" in help for help in helps), helps
+    # and no module it never lends
+    lent = {file for a in lending for files in a.builds_on.values() for file in files}
+    others = {file for a in course.assignments() for file in a.modules} - lent
+    paragraph = readme[readme.index("**After an earlier assignment's deadline**"):]
+    paragraph = paragraph[:paragraph.index("\n\n###")]
+    assert not [file for file in others if file in paragraph or any(file in help for help in helps)]
 
 
 def test_chapter_4s_public_tests_name_the_missing_chapter_3_files_in_one_line(tmp_path):

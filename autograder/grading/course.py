@@ -116,6 +116,12 @@ class Assignment:
         return ("missing: " + "; ".join(f"{', '.join(files)} ({whence(name, files)})" for name, files in where.items())
                 + f": hand {'it' if len(missing) == 1 else 'them'} in beside {self.name}'s modules")
 
+    def builds_on_text(self):
+        """The modules of earlier assignments it imports, in words ("ch03_attention's
+        causal_attention.py and multihead_attention.py"), or "" where it builds on none: what
+        ``--earlier-reference`` may hand its submissions, as the help and the README say."""
+        return ", and ".join(f"{earlier}'s {' and '.join(modules)}" for earlier, modules in self.builds_on.items())
+
     def in_order(self, parts):
         """``parts`` sorted as the manifest lists them (unknown ones last, by name)."""
         order = {p: i for i, p in enumerate(self.parts)}
@@ -348,7 +354,8 @@ def submission_sources(folder, assignment, earlier_reference=False, own=None):
     an earlier assignment this one builds on that the folder lacks, from the student's folder of
     that assignment beside it (``alice/<earlier>/`` for ``alice/<assignment>/``; only a folder
     named after its assignment has such a neighbour, not a student's folder in a class).
-    ``earlier_reference``: what is still missing is the course's reference of that module (the
+    ``earlier_reference``: what is still missing is the course's reference of that module, as
+    released (``released_reference``: no marker line), and nothing else of solutions/ (the
     instructor's setting after the earlier assignment's deadline: the child then reads it).
     What is missing after all that is named in one note, with where it comes from.
     ``own``: what read_sources(folder) gave, where it was read already."""
@@ -376,14 +383,30 @@ def submission_sources(folder, assignment, earlier_reference=False, own=None):
             notes.append(f"{name}.py: your own from {earlier}/ (this folder has none)")
     missing = [f for f in a.hand_in if f.assignment != a.name and f.module not in sources]
     if missing and earlier_reference:
-        for f in missing:
-            sources[f.module] = (get(f.assignment).solutions / f.file).read_text(encoding="utf-8")
-        notes.append(f"{', '.join(f.file for f in missing)}: the course's reference from "
-                     f"{', '.join(dict.fromkeys(f.assignment for f in missing))} (yours is missing; your "
-                     "instructor grades this assignment on the reference after that one's deadline)")
+        where = {}
+        for f in missing:  # only builds_on modules (hand_in), each as released: never a marker line
+            sources[f.module] = released_reference(get(f.assignment).solutions / f.file)
+            where.setdefault(f.assignment, []).append(f.file)
+        notes.append("; ".join(f"{', '.join(files)}: the course's reference from {earlier}"
+                               for earlier, files in where.items())
+                     + f" (yours {'is' if len(missing) == 1 else 'are'} missing; your instructor grades this "
+                       f"assignment on the reference after {'that one' if len(where) == 1 else 'each one'}'s "
+                       "deadline)")
     elif missing:
         notes.append(a.missing_note(missing))
     return sources, notes
+
+
+# nbgrader's solution markers (authoring.stubs replaces the regions they enclose)
+SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+
+
+def released_reference(path):
+    """The reference module at ``path`` as the course releases it after its deadline: the master
+    without nbgrader's marker lines (the code between them is the reference, and stays). What
+    ``--earlier-reference`` hands a submission, whose code can read it."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    return "".join(line for line in lines if line.strip() not in SOLUTION_MARKERS)
 
 
 def reference_modules(assignment):
