@@ -86,6 +86,20 @@ def lower_part_wrong(student, part):
     return lost and written
 
 
+def charged(student, parts, names):
+    """The mistakes among ``names`` that one of ``parts`` was charged with in this grading (a failed
+    check of it named them: the grader's words, ``Student.charged``) while that part is really
+    written (``lower_part_wrong``). A later part may then expect, computed in the grader, the
+    answer its module gives with that lower mistake: one mistake, one part, and no answer of the
+    child's ever becomes the truth."""
+    found = []
+    for part in parts:
+        if lower_part_wrong(student, part):
+            said = student.charged.get(part, ())
+            found += [name for name in names if name not in found and any(name in words for words in said)]
+    return found
+
+
 def compiles(source):
     """Whether ``source`` (the student's text, or None) compiles: checked here, in the grader,
     never in the child, whose word about its own syntax errors cannot be trusted."""

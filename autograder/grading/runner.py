@@ -35,12 +35,15 @@ class Student:
     ``notes``: what a passing check has to say (a part judged right although a lower part is
     wrong), new for every check; ``failed_parts`` and ``passed_parts``: parts that lost and earned
     points so far, the evidence a later part needs before it credits a student's module that is
-    wrong only through a lower part (lost points: it is wrong; earned points: it is really written)."""
+    wrong only through a lower part (lost points: it is wrong; earned points: it is really written);
+    ``charged``: {part: the mistakes its failed checks named}, the grader's own names, so that a
+    later part can build its expected answer, in the grader, with the lower part's mistake."""
 
     def __init__(self, session):
         self.session = session
         self.notes = []
         self.failed_parts, self.passed_parts = set(), set()
+        self.charged = {}
 
     def __getattr__(self, name):  # only for names not set here
         if name == "session":  # not set yet (a copy being made): no recursion
@@ -112,6 +115,8 @@ class _Collector:
                     if mistake:
                         output += NAMES_MISTAKE.format(mistake)
                 self.context.failed_parts.add(part)
+                if mistake:
+                    self.context.charged.setdefault(part, set()).add(mistake)
             else:
                 output = f"internal grader error ({type(exc).__name__}: {clean_text(exc)})"
                 self.grader_errors.append(f"{check.nodeid}: {output}")
