@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from banks import reference_sources, stub_sources
+from banks import describe, reference_sources, stub_sources
 
 from autograder.grading import course
 from autograder.paths import ROOT
@@ -173,3 +173,56 @@ def test_hostile_chapter_2_submission_gains_nothing(grader, listener, course_fil
 def test_after_the_hostile_submissions_an_honest_one_is_graded_as_before(grader, course_files, tmp_path):
     assert _honest(grader, tmp_path)["score"] == 100
     assert _digests() == course_files[0]
+
+
+# No credit from the student's own answers (issue 35): each submission below skips the work of
+# one check and makes the child agree with itself instead. The grader used to accept that
+# agreement; it now credits only answers it computed itself, on inputs and weights it chose.
+LOADER = ("    tokenizer = tiktoken.get_encoding(\"gpt2\")\n    dataset = GPTDatasetV1(txt, tokenizer, max_length, "
+          "stride)\n    return DataLoader(")
+FIRST_BATCH = "    dataloader = create_dataloader_v1("
+EMBEDDINGS_FORWARD = "        token_embeddings = self.token_embedding_layer(inputs)\n"
+FORGED = {
+    # exercise 2.2 without the work: first_batch returns two zero tensors, and the student's own
+    # create_dataloader_v1 (which loses its points in data_sampling, while the rest of that part
+    # earns its own) serves the same zeros: "right with the student's own loader" was credited.
+    "first_batch equal to a loader of the student's that serves garbage": (
+        "exercises: exercise 2.2", [
+            ("data_sampling.py", LOADER, "    zero = torch.zeros(1, 1, dtype=torch.long)\n    return [[zero, zero]]\n"
+                                         "    return DataLoader("),
+            ("exercises.py", FIRST_BATCH, "    import torch\n    zero = torch.zeros(1, 1, dtype=torch.long)\n"
+                                          "    return zero, zero\n" + FIRST_BATCH)]),
+    # InputEmbeddings without the work: zero tables and a forward that returns zeros. The check
+    # judged the output against the student's own tables ("how they were drawn is not this
+    # check's business"), so 0 == 0 + 0 was full marks.
+    "InputEmbeddings of zero tables that returns zeros": (
+        "embeddings: InputEmbeddings", [
+            ("embeddings.py", EMBEDDINGS_FORWARD, "        return torch.zeros(*inputs.shape, self.token_embedding_layer"
+                                                  ".weight.shape[1])\n" + EMBEDDINGS_FORWARD),
+            ("embeddings.py", "        self.pos_embedding_layer = nn.Embedding(context_length, output_dim)\n",
+             "        self.pos_embedding_layer = nn.Embedding(context_length, output_dim)\n"
+             "        nn.init.zeros_(self.token_embedding_layer.weight)\n"
+             "        nn.init.zeros_(self.pos_embedding_layer.weight)\n")]),
+}
+
+
+def forged_sources(edits):
+    """The reference with each (file, old, new) edit made; each old text occurs once."""
+    sources = reference_sources(A)
+    for filename, old, new in edits:
+        assert sources[filename].count(old) == 1, (filename, old)
+        sources[filename] = sources[filename].replace(old, new)
+    return sources
+
+
+@pytest.mark.parametrize("name", list(FORGED))
+def test_a_check_earns_nothing_from_the_childs_agreement_with_itself(grader, tmp_path, name):
+    check, edits = FORGED[name]
+    folder = tmp_path / A
+    folder.mkdir(parents=True)
+    for filename, text in forged_sources(edits).items():
+        (folder / filename).write_text(text)
+    result = grader.grade(folder, A)
+    forged = [t for t in result["tests"] if t["name"].startswith(check)]
+    assert len(forged) == 1 and forged[0]["score"] == 0, describe(result)
+    assert "internal grader error" not in forged[0]["output"], describe(result)

@@ -18,6 +18,7 @@ def ref():
 
 
 def pytest_collection_modifyitems(items):
-    """The exercises last: exercise 2.2 may credit the student's own data loader only where
-    that loader has already lost points in its own part (_text_data.own_answer)."""
+    """The exercises last: exercise 2.2 may expect the first batch of a loader with the mistake
+    data_sampling was charged with (kit.charged), computed in the grader, only once that part
+    has been graded (_text_data.loader_first_batches)."""
     items.sort(key=lambda item: item.module.__name__.endswith("test_hidden_exercises"))

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from _text_data import expect, value
-from autograder.grading.compare import expect_close, yours_vs_expected
+from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.diagnose import wrong_size
 from autograder.grading.result import failure
 
@@ -41,6 +41,17 @@ def test_create_embedding_layer(student, ref, seeds):
         expect(value(reply, f"o{k}", what), layer(ids).detach(), f"{what} called on ids of shape (2, 5)")
 
 
+# where the grader copies its tables in: nn.Embedding layers, or the parameters themselves
+TABLE_NAMES = (("token_embedding_layer.weight", "pos_embedding_layer.weight"),
+               ("token_embedding_layer", "pos_embedding_layer"))
+
+
+def tables_of(sizes, k, seeds):
+    """The grader's (token, position) tables for InputEmbeddings(*sizes), case ``k``."""
+    vocab_size, output_dim, context_length = sizes
+    return seeded(vocab_size, output_dim, seed=seeds(f"tok{k}")), seeded(context_length, output_dim, seed=seeds(f"pos{k}"))
+
+
 def _table(reply, name, what):
     """A table of the student's module: an nn.Embedding's weight, or the parameter itself."""
     for step in (f"{name}_w", name):
@@ -63,7 +74,11 @@ def test_input_embeddings(student, ref, seeds):
                   {"let": f"tok{k}", "attr": f"m{k}.token_embedding_layer", "return": True},
                   {"let": f"pos{k}_w", "attr": f"m{k}.pos_embedding_layer.weight", "return": True},
                   {"let": f"pos{k}", "attr": f"m{k}.pos_embedding_layer", "return": True},
-                  {"let": f"out{k}", "call": f"m{k}", "args": [inputs], "return": True}]
+                  # forward with the grader's tables, under either name the docstring allows
+                  *(step for way, names in enumerate(TABLE_NAMES) for step in (
+                      {"let": f"g{k}_{way}", "call": "embeddings.InputEmbeddings", "args": list(sizes),
+                       "params": dict(zip(names, tables_of(sizes, k, seeds)))},
+                      {"let": f"out{k}_{way}", "call": f"g{k}_{way}", "args": [inputs], "return": True}))]
     reply = student.plan(steps, needs="embeddings.InputEmbeddings")
     tables = []
     for k, ((vocab_size, output_dim, context_length), inputs) in enumerate(cases):
@@ -86,11 +101,14 @@ def test_input_embeddings(student, ref, seeds):
                           wrong_size(f"{name}.weight", builds))
     for k, ((vocab_size, output_dim, context_length), inputs) in enumerate(cases):
         what = f"InputEmbeddings({vocab_size}, {output_dim}, {context_length}) on ids of shape {tuple(inputs.shape)}"
-        token, position = tables[k]
-        # judged with the student's own tables: how they were drawn is not this check's business
+        # judged with the grader's tables, copied in (how the student's are drawn is not this
+        # check's business): the answer is computed here, never from the tables the child reports
+        token, position = tables_of((vocab_size, output_dim, context_length), k, seeds)
         n = inputs.shape[1]
         expected = token[inputs] + position[:n]
-        out = value(reply, f"out{k}", what)
+        way = next((way for way in range(len(TABLE_NAMES)) if not reply.failed(f"out{k}_{way}")), 0)
+        out = value(reply, f"out{k}_{way}", f"{what} (with the grader's tables copied into "
+                                            f"{' and '.join(TABLE_NAMES[way])})")
         mistakes = {"the position embeddings not added (token embeddings only)": token[inputs],
                     "the token embeddings not added (positions only)": position[:n].expand_as(expected)}
         if n < context_length:

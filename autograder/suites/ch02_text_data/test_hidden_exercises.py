@@ -1,8 +1,9 @@
 """Hidden checks for exercises 2.1 and 2.2 (10 points)."""
 import pytest
 
-from _text_data import STORY, expect, gpt2, per_reference, same, value, verdict
-from autograder.grading.kit import lower_part_wrong
+from _text_data import (LOADER_MISTAKES, STORY, encode, expect, gpt2, loader_first_batches, per_reference, same,
+                        value, verdict)
+from autograder.grading.kit import charged
 
 points = pytest.mark.points
 SECOND = "the second batch: the loader's iterator advanced twice (next(iter(dataloader)) gives the first)"
@@ -36,14 +37,6 @@ def _second_batch(ref, text, settings):
     return list(next(batches))
 
 
-def _own_loader(student, text, settings):
-    """The first batch of the student's own create_dataloader_v1 with these settings, or None."""
-    reply = student.plan([{"let": "dl", "call": "data_sampling.create_dataloader_v1", "args": [text],
-                           "kwargs": {**settings, "shuffle": False}},
-                          {"let": "b", "iterate": "dl", "limit": 1, "return": True}])
-    return None if reply.failed("b") or not reply.values["b"] else reply.values["b"][0]
-
-
 @points(5)
 def test_first_batch(student, ref):
     """exercise 2.2: the first unshuffled batch with other strides and context sizes"""
@@ -60,9 +53,12 @@ def test_first_batch(student, ref):
         expected = _first_batch(ref, text, tuple(settings.items()))
         if same(answer, expected):
             continue
-        # right with the student's own data loader, which lost its points in data_sampling
-        if lower_part_wrong(student, "data_sampling") and same(answer, _own_loader(student, text, settings)):
-            student.notes.append("first_batch itself is right: the difference from the reference comes from "
-                                 "data_sampling, charged there.")
+        # right with a mistake data_sampling was charged with: that loader's first batch, computed here
+        lower = loader_first_batches(encode(text), settings["batch_size"], settings["max_length"], settings["stride"],
+                                     charged(student, ["data_sampling"], LOADER_MISTAKES))
+        name = next((name for name, batch in lower.items() if same(answer, batch)), None)
+        if name is not None:
+            student.notes.append(f"first_batch itself is right: it gives the first batch of a data loader with the "
+                                 f"mistake charged in data_sampling ({name}).")
             continue
         expect(answer, expected, what, {SECOND: _second_batch(ref, text, tuple(settings.items()))})
