@@ -634,8 +634,7 @@ def _forged_plan(req):
         elif step.get("return"):
             values[let] = torch.zeros(1)
     return {"values": values, "errors": {}, "records": {s["let"]: {r: [] for r in s["record"]}
-                                                        for s in req["steps"] if "record" in s},
-            "counts": {s["let"]: 0 for s in req["steps"] if s.get("count_causal_sdpa")}}
+                                                        for s in req["steps"] if "record" in s}}
 _child.OPS["plan"] = _forged_plan
 '''
 

@@ -79,8 +79,9 @@ def module(student, module, name, *args, **options):
     Returns {"outputs": [per input], "info": the plan's ``describe`` with ``describe`` as its
     attrs}, and as asked: "state" (its state_dict), "sub_outputs" ({dotted submodule: [its
     output per input]}, run in order after one seed), "grads" and "inputs_after" (with
-    ``grad_weights``, one per input: backward of sum(output * weight)), "causal_sdpa" (with
-    ``transpose_buffers``: those buffers transposed, and PyTorch's causal attention calls counted).
+    ``grad_weights``, one per input: backward of sum(output * weight)). ``transpose_buffers``:
+    those buffers transposed before the first input runs.
+    ``stand_in``: as for a plan, the named submodules replaced by the grader's linear maps.
     ``params_seed``: the seed the reference was built after, where ``params`` are its; large
     ones are then drawn in the child after that seed, and sent only where its draw differs.
     Options are keyword-only; any other keyword is an argument of the constructor."""
@@ -91,7 +92,7 @@ def module(student, module, name, *args, **options):
 
 
 _OPTIONS = ("inputs", "params", "params_keep", "init_seed", "dtype", "train", "seed", "want_state", "submodules",
-            "transpose_buffers", "grad_weights", "params_seed", "describe")
+            "transpose_buffers", "grad_weights", "params_seed", "describe", "stand_in")
 
 
 def modules(student, probes):
@@ -143,6 +144,8 @@ class _Probe:
         build = {"let": let("m"), "call": f"{self.module}.{self.name}", "args": list(self.args), "kwargs": self.kwargs,
                  "seed": o.get("params_seed") if self.digest is not None else o.get("init_seed"), "what": what,
                  "train": bool(o.get("train"))}
+        if o.get("stand_in"):
+            build["stand_in"] = o["stand_in"]
         if self.digest is not None:
             build["params_digest"] = self.digest
         elif o.get("params") is not None:
@@ -153,10 +156,8 @@ class _Probe:
         for i, x in enumerate(inputs):
             forward = {"let": let(f"out{i}"), "call": let("m"), "seed": o.get("seed"),
                        "what": f"{what} forward on shape {tuple(x.shape)}", "return": True}
-            if transpose_buffers:
-                forward["count_causal_sdpa"] = True
-                if i == 0:
-                    forward["transpose_buffers"] = transpose_buffers
+            if transpose_buffers and i == 0:
+                forward["transpose_buffers"] = transpose_buffers
             if grad_weights:
                 steps += [{"let": let(f"x{i}"), "data": x},
                           {**forward, "args": [{"$ref": let(f"x{i}")}], "grad": True},
@@ -190,8 +191,6 @@ class _Probe:
                 return StudentFailure(why)
         inputs, submodules = o.get("inputs", ()), o.get("submodules", ())
         reply = {"outputs": [plan.values[let(f"out{i}")] for i in range(len(inputs))], "info": plan.values[let("info")]}
-        if o.get("transpose_buffers") and inputs:
-            reply["causal_sdpa"] = sum(plan.counts[let(f"out{i}")] for i in range(len(inputs)))
         if o.get("grad_weights"):
             reply["grads"] = plan.values[let("grads")]
             reply["inputs_after"] = [plan.values[let(f"x{i}_after")] for i in range(len(inputs))]
@@ -256,5 +255,4 @@ def _well_formed(reply):
             and _names_to(reply.get("state", {}), lambda v: isinstance(v, torch.Tensor))
             and _names_to(reply.get("grads", {}), lambda v: v is None or isinstance(v, torch.Tensor))
             and all(is_answer(v) for v in reply.get("inputs_after", []))
-            and _names_to(reply.get("sub_outputs", {}), lambda v: all(is_answer(o) for o in v))
-            and type(reply.get("causal_sdpa", 0)) is int)
+            and _names_to(reply.get("sub_outputs", {}), lambda v: all(is_answer(o) for o in v)))

@@ -7,7 +7,6 @@ hidden suites, it decides nothing (every comparison happens in the grader), and 
 knows no chapter: every module, class and attribute name comes in the plan, as data.
 """
 import collections
-import contextlib
 import dis
 import importlib.abc
 import importlib.util
@@ -259,20 +258,6 @@ def _transpose_buffers(module, leaf):
             setattr(owner, leaf, buffer.transpose(-2, -1).contiguous())
 
 
-class _CausalSDPA(torch.overrides.TorchFunctionMode):
-    """Counts the calls of F.scaled_dot_product_attention(..., is_causal=True) under it: PyTorch
-    then builds the causal masking itself, on the input's device, instead of reading a buffer."""
-
-    calls = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func is torch.nn.functional.scaled_dot_product_attention and kwargs.get(
-                "is_causal", len(args) > 5 and args[5]):
-            self.calls += 1
-        return func(*args, **kwargs)
-
-
 def _summary(value):
     """What ``describe`` says of one attribute: a number or short str as it is, a tensor's class,
     shape and dtype, a module's class and the torch.nn classes it is (with its items, for a
@@ -433,17 +418,14 @@ def _step(step, env, failed, budget):
             _prepare(fn, step, step["call"])
         handles = _hooks(step, fn, env, failed, records, budget)
         undo = _reloads(step, env, failed)
-        watch = _CausalSDPA() if step.get("count_causal_sdpa") else contextlib.nullcontext()
         try:
-            with torch.enable_grad() if step.get("grad") else torch.no_grad(), watch:
+            with torch.enable_grad() if step.get("grad") else torch.no_grad():
                 obj = _run("call", what, fn, *args, **kwargs)
         finally:
             for handle in handles:
                 handle.remove()
             for restore in undo:
                 restore()
-        if step.get("count_causal_sdpa"):
-            records["$count"] = watch.calls
         if step.get("changed_args"):  # each argument sent as a tensor, as it is now where the call changed it
             records["$changed"] = [None if type(sent) is not torch.Tensor or _same_tensor(arg, sent)
                                    else _plain(arg, f"{what}: argument {k + 1}", budget)
@@ -595,7 +577,7 @@ def op_plan(req):
 
     A step that fails gets its error; the steps that use it are not run."""
     env, failed, budget = {}, set(), _Budget()
-    values, records, errors, counts, unchanged, changed, wheres = {}, {}, {}, {}, [], {}, {}
+    values, records, errors, unchanged, changed, wheres = {}, {}, {}, [], {}, {}
     sent = {step["let"]: step["data"] for step in req["steps"] if "data" in step}  # as the grader sent it
     for step in req["steps"]:
         name = step["let"]
@@ -605,8 +587,6 @@ def op_plan(req):
                 unchanged.append(name)  # the grader holds this value already: it need not travel back
             elif step.get("return"):
                 values[name] = _plain(obj, step.get("result") or f"{name} ({_action(step)})", budget)
-            if "$count" in recorded:
-                counts[name] = recorded.pop("$count")
             if "$changed" in recorded:
                 changed[name] = recorded.pop("$changed")
             if "record" in step:
@@ -626,8 +606,6 @@ def op_plan(req):
             if (where := _where(exc)) is not None:
                 wheres[name] = where
     reply = {"values": values, "records": records, "errors": errors}
-    if counts:
-        reply["counts"] = counts
     if unchanged:
         reply["unchanged"] = unchanged
     if changed:

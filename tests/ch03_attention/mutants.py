@@ -553,15 +553,16 @@ MUTANTS = [
     Mutant("MultiHeadAttentionWrapper stacks the heads (torch.stack) instead of concatenating", MHA,
            "return torch.cat([head(x) for head in self.heads], dim=-1)",
            "return torch.stack([head(x) for head in self.heads], dim=-1)", (MHA,), named='the heads stacked'),
+    # exercise 3.2's heads then get d_out 1 // 2 = 0: nothing the grader can compute shows that 3.2 asked
+    # for the right sizes (only the student's own wrapper failing alike would, and no answer of the
+    # child's is evidence), so 3.2 loses its points too
     Mutant("MultiHeadAttentionWrapper splits d_out over the heads (d_out // num_heads each)", MHA,
            "[CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)",
-           "[CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)", (MHA,),
+           "[CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)", (MHA, EX),
            named="sized with d_out // num_heads where the book uses d_out"),
-    # exercise 3.2's heads then get d_out 1 // 2 = 0, and that CausalAttention fails on them (0 ** -0.5)
-    # as it does in the student's own wrapper: the exercise is right on its own terms
     Mutant("MultiHeadAttentionWrapper splits d_out over the heads, beside a CausalAttention scaling by ** -0.5", MHA,
            "[CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)",
-           "[CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)", (MHA,),
+           "[CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)", (MHA, EX),
            named="sized with d_out // num_heads where the book uses d_out", also=((CAUSAL, "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
                   "attn_weights = torch.softmax(attn_scores * keys.shape[-1]**-0.5, dim=-1)"),)),
     Mutant("MultiHeadAttentionWrapper adds an out_proj of its own (listing 3.5 mixed in)", MHA,

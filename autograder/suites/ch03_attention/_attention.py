@@ -4,9 +4,9 @@
 entry of ``mistakes`` flips one switch. The suites compare a wrong answer with these to
 name the mistake in the feedback.
 """
+import ast
 import copy
 import itertools
-import re
 
 import torch
 import torch.nn.functional as F
@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from autograder.grading import probes
 from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
 from autograder.grading.diagnose import IN_PLACE, book_sizes, concat_models, picture, shown, sized
-from autograder.grading.kit import lower_part_wrong, once, seed_of
+from autograder.grading.kit import charged, lower_part_wrong, once, seed_of
 from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import StudentFailure
 
@@ -34,7 +34,7 @@ def probe_module(student, *args, transpose_masks=False, **kwargs):
     state_keys, attrs (num_heads, head_dim, d_out where ints), tensors (unregistered), and where
     the module has them heads (an nn.ModuleList's class names), dropout (an nn.Dropout's p) and
     mask (a plain tensor's shape and dtype). ``transpose_masks``: forward with every buffer named
-    mask transposed, counting PyTorch's own causal masks (``causal_sdpa``)."""
+    mask transposed."""
     reply, = probe_modules(student, [(args, dict(kwargs, transpose_masks=transpose_masks))])
     if isinstance(reply, StudentFailure):
         raise reply
@@ -76,12 +76,14 @@ def _info(described):
     return info
 
 
-def transfer(student, d_in, d_out, init_seed, inputs=()):
+def transfer(student, d_in, d_out, init_seed, inputs=(), weights=None):
     """Exercise 3.1 in the child: the student's v2 (built after ``init_seed``), v1 (after seed 0)
     and transfer function. Returns v1's weights after the transfer ("params", and "v1_plain":
     its unregistered tensors), v2's as drawn ("v2_params"), and with ``inputs`` the outputs of
     the student's own v2 (before) and v1 (after the transfer) on each. The plan holds a seed,
-    not weights: an answer echoed from the request would earn nothing."""
+    not weights (an answer echoed from the request would earn nothing), unless ``weights`` are
+    given: the grader's, copied into v2 by name (its biases, where it has them, left as drawn),
+    for a v2 that does not draw the book's."""
     classes = {"v2": "SelfAttention_v2", "v1": "SelfAttention_v1"}
 
     def forward(version, i, x):
@@ -91,7 +93,8 @@ def transfer(student, d_in, d_out, init_seed, inputs=()):
              {"let": "v1_class", "attr": "self_attention.SelfAttention_v1"},
              {"let": "transfer", "attr": "exercises.transfer_weights_v2_to_v1"},
              {"let": "v2", "call": "v2_class", "args": [d_in, d_out], "seed": init_seed,
-              "what": f"SelfAttention_v2({d_in}, {d_out})"},
+              "what": f"SelfAttention_v2({d_in}, {d_out})",
+              **({"params": weights, "params_keep": ["bias"]} if weights is not None else {})},
              {"let": "drawn", "parameters": "v2", "return": True},
              *(forward("v2", i, x) for i, x in enumerate(inputs)),
              {"let": "v1", "call": "v1_class", "args": [d_in, d_out], "seed": 0, "what": f"SelfAttention_v1({d_in}, {d_out})"},
@@ -204,8 +207,8 @@ def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, ou
     return context.squeeze(0) if squeeze else context
 
 
-def mistakes(x, weights, *, eval_dropout=0.0, **config):
-    """{mistake name: function giving that mistake's output} for this configuration.
+def variants(*, eval_dropout=0.0, **config):
+    """{mistake name: the switches of ``attention_forward`` that make it} for this configuration.
 
     ``eval_dropout``: the module's dropout p, for a check in eval mode (dropout must be off)."""
     variants = {
@@ -250,8 +253,13 @@ def mistakes(x, weights, *, eval_dropout=0.0, **config):
         for rate in {0.5, 0.1} - {config["dropout"]}:  # the book's, GPT-2's
             variants[f"a dropout rate written into the module ({rate}) instead of the dropout argument"] = \
                 dict(dropout=rate)
+    return variants
+
+
+def mistakes(x, weights, *, eval_dropout=0.0, **config):
+    """{mistake name: function giving that mistake's output} for this configuration."""
     return {name: (lambda change=change: attention_forward(x, *weights, **{**config, **change}))
-            for name, change in variants.items()}
+            for name, change in variants(eval_dropout=eval_dropout, **config).items()}
 
 
 # The reference's modules and answers do not depend on the submission: the kit's ``once`` builds
@@ -283,73 +291,144 @@ def _answer(ref_module, x, train, seed):
     return once(("answer", id(ref_module), train, seed, tuple(x.shape), x.numpy().tobytes()), compute)
 
 
-OWN_SEED = 77  # both modules of an ``own`` comparison are built after this seed
+def own_pieces(parts, what, *, heads=None, num_heads=None, configured=False):
+    """What a check built on lower parts may be judged with where one of them is wrong: ``parts``,
+    the lower parts; ``what``, the module judged; ``heads``: it is a wrapper of that many heads
+    (CausalAttention each), or ``num_heads``: it is a MultiHeadAttention of that many heads;
+    ``configured``: it is an exercise that builds one with the right arguments, which its
+    configuration shows whatever the class's forward does."""
+    return dict(parts=parts, what=what, heads=heads, num_heads=num_heads, configured=configured)
 
 
-def own_pieces(parts, what, *, heads=None, module=None, name=None, args=(), kwargs=None):
-    """What a check built on another part may be compared with, where that part is wrong.
-
-    ``parts``: the lower parts the checked module builds on; ``what``: the module judged.
-    Either ``heads`` (the wrapper against the concatenation of its own heads) or the student's
-    own class ``module.name(*args, **kwargs)`` (an exercise against the class it should build)."""
-    return dict(parts=parts, what=what, heads=heads, module=module, name=name, args=args, kwargs=kwargs or {})
-
-
-def own_answer(student, own, failure, request):
-    """A note when the checked module is right on its own terms, else None.
+def lower_answer(student, own, answer, ref_module, x, train, seed, request, grad=False, stand_in=True):
+    """A note where the module's ``answer`` is right on its own terms, else None.
 
     A module built on a lower part (the wrapper on CausalAttention, the exercises on the
     multi-head classes) that misses the reference may still be right: it did its job with a
-    wrong piece from below. That holds when one of ``own["parts"]`` has already lost points in
-    this grading and either the module's output equals its own pieces' (both built after the
-    same seed, run on the same input) or it failed inside the lower part's file. ``request``:
-    the checked module's (module, name, args, kwargs, x, train, seed).
+    wrong piece from below. Two kinds of evidence, both computed here, never the child's word:
+    the answer equals the reference made with a mistake the lower part was charged with in this
+    grading (``kit.charged``: its checks named it, and it is really written); or, for a wrapper,
+    the wrapper run with the grader's linear maps in place of its heads gives their outputs
+    concatenated (``stand_in``; with ``grad``, their gradients too), so the heads' mistake,
+    whatever it is, does not reach it. ``request``: the checked module's (module, name, args,
+    kwargs); ``stand_in=False`` where the check is about the heads themselves."""
+    note = f"{own['what']} itself is right: the difference from the reference comes from {{}}, charged there."
+    p = getattr(getattr(ref_module, "dropout", None), "p", None) or getattr(
+        getattr(getattr(ref_module, "heads", [None])[0], "dropout", None), "p", 0.0)
+    config = dict(num_heads=own["num_heads"] or 1, out_proj=getattr(ref_module, "out_proj", None),
+                  dropout=p if train else 0.0, eval_dropout=0.0 if train else p)
+    known = variants(**config)
+    if answer is not None and not grad:
+        with torch.no_grad():
+            for name in charged(student, own["parts"], known):
+                if _fits(answer, _made_with(ref_module, x, own, known[name], train, seed)):
+                    return note.format(f"the mistake charged there ({name})")
+    if not any(lower_part_wrong(student, part) for part in own["parts"]):
+        return None
+    if own["configured"]:
+        return (_drawn_right(student, own, ref_module, x, request, train, seed, note)
+                or _configured(student, own, ref_module, request, train, note))
+    if stand_in and own["heads"]:
+        return _stand_in_heads(student, own, ref_module, x, request, note, grad)
+    return None
 
-    The child's answers are the student's, and a tampered child could return the same garbage
-    twice; so the lower part must also be shown to be really written: it earned points of its
-    own in this grading, or (for a failure inside its file) the grader's own compile() of its
-    source fails. Blank or forged lower parts earn nothing, and so nothing here."""
-    if not any(lower_part_wrong(student, p) for p in own["parts"]):
+
+def _drawn_right(student, own, ref_module, x, request, train, seed, note):
+    """An exercise whose module, built after the reference's seed with no weights sent (the
+    grader's parameters could not be loaded into it: a lower class keeps them otherwise), draws
+    the book's weights and gives the reference's output."""
+    module, name, args, kwargs = request
+    if _SEEDS.get(id(ref_module)) is None:
+        return None
+    try:
+        reply = probe_module(student, module, name, *args, inputs=[x], init_seed=_SEEDS[id(ref_module)], train=train,
+                             seed=seed, **kwargs)
+    except StudentFailure:
+        return None
+    if not _fits(reply["outputs"][0], _answer(ref_module, x, train, seed)[0]):
         return None
     lost = sorted(set(own["parts"]) & student.failed_parts)
-    written = [p for p in lost if p in student.passed_parts]
-    note = (f"{own['what']} itself is right: the difference from the reference comes from "
-            f"{' and '.join(lost)}, charged there.")
-    in_lower = re.compile(rf"\(({'|'.join(map(re.escape, lost))})\.py line \d+\)$")
-    module, name, args, kwargs, x, train, seed = request
-    common = dict(inputs=[x], init_seed=OWN_SEED, train=train, seed=seed)
+    return note.format(f"{' and '.join(lost)} (built after the book's seed, it gives the reference's output)")
+
+
+def _configured(student, own, ref_module, request, train, note):
+    """An exercise whose class is wrong (charged in its own part) is judged on what the exercise
+    asks: the module it builds has the reference's configuration, as the child describes it and
+    the grader reads it off the reference: the sizes and head count it keeps, the shape of every
+    parameter both have, its heads' classes, its mask's size and its dropout rate."""
+    module, name, args, kwargs = request
     try:
-        if own["heads"]:
-            names = [f"heads.{i}" for i in range(own["heads"])]
-            reply = probe_module(student, module, name, *args, submodules=names, **common, **kwargs)
-            mine, theirs = reply["outputs"][0], torch.cat([reply["sub_outputs"][n][0] for n in names], dim=-1)
-        else:
-            mine = probe_module(student, module, name, *args, **common, **kwargs)["outputs"][0]
-            try:
-                theirs = probe_module(student, own["module"], own["name"], *own["args"], **common, **own["kwargs"])["outputs"][0]
-            except StudentFailure:
-                return None  # its own class runs where the module does not: the module is wrong
-    except StudentFailure as exc:  # it fails inside the lower part's own code, or as its own class does
-        if in_lower.search(str(exc)) and in_lower.search(str(failure)):
-            return note
-        return note if written and not own["heads"] and _fails_alike(student, own, common, exc) else None
-    except (KeyError, IndexError, TypeError, RuntimeError):
+        info = probe_module(student, module, name, *args, **kwargs)["info"]
+    except StudentFailure:
         return None
-    return note if written and same(mine, theirs) else None
+    book = {"attrs": {k: getattr(ref_module, k) for k in ("num_heads", "head_dim", "d_out")
+                      if type(getattr(ref_module, k, None)) is int},
+            "params": {k: list(v.shape) for k, v in ref_module.named_parameters()}}
+    common = set(info["params"]) & set(book["params"])
+    if not common or any(info["params"][k] != book["params"][k] for k in common) or any(
+            info["attrs"].get(k, v) != v for k, v in book["attrs"].items()):
+        return None
+    if hasattr(ref_module, "heads") and info.get("heads") != [type(h).__name__ for h in ref_module.heads]:
+        return None
+    if hasattr(ref_module, "mask") and (info.get("mask") or {}).get("shape", [])[-2:] != list(ref_module.mask.shape[-2:]):
+        return None
+    rate = getattr(getattr(ref_module, "dropout", None), "p", None)
+    if train and rate is not None and info.get("dropout") != rate:
+        return None
+    lost = sorted(set(own["parts"]) & student.failed_parts)
+    return note.format(f"{' and '.join(lost)} (judged on what it builds: the sizes, heads, mask and dropout of the "
+                       "reference's)")
 
 
-def _fails_alike(student, own, common, failure):
-    """Whether the student's own class, built with the right arguments, fails with the very error
-    the module built on it raised (the same exception, message and line of the submission): a
-    lower part that passes on unusable sizes (a wrapper that splits d_out between its heads gives
-    heads of size 0) fails in whatever code runs next, which need not be the lower part's file."""
-    if " raised " not in str(failure):  # only an error the student's code raised
-        return False
+def _fits(answer, model):
+    """Whether ``answer`` is ``model``'s (NaN where it has NaN: a mask that hides a whole row)."""
+    return (isinstance(answer, torch.Tensor) and answer.shape == model.shape and answer.dtype == model.dtype
+            and torch.allclose(answer, model, equal_nan=True))
+
+
+def _made_with(ref_module, x, own, change, train, seed):
+    """The reference ``ref_module``'s output on x with ``change`` (``attention_forward``'s switches)
+    in its attention: in every head of a wrapper (one seed, heads in order), or in the one
+    multi-head attention."""
+    if own["heads"]:
+        outs = []
+        for i, head in enumerate(ref_module.heads):
+            switches = dict(dropout=head.dropout.p if train else 0.0, bias=linear_biases(head))
+            outs.append(attention_forward(x, *linear_weights(head), **{**switches, **change},
+                                          seed=seed if i == 0 else None))
+        return torch.cat(outs, dim=-1)
+    switches = dict(num_heads=own["num_heads"], out_proj=ref_module.out_proj, bias=linear_biases(ref_module),
+                    dropout=ref_module.dropout.p if train else 0.0)
+    return attention_forward(x, *linear_weights(ref_module), **{**switches, **change}, seed=seed)
+
+
+def _stand_in_heads(student, own, ref_module, x, request, note, grad):
+    """The wrapper with the grader's linear maps in place of its heads (sized as the reference's
+    heads) must give their outputs concatenated, and with ``grad`` their gradients."""
+    maps = {}
+    for i, head in enumerate(ref_module.heads):
+        d_out, d_in = head.W_query.weight.shape
+        maps[f"heads.{i}"] = {"weight": seeded(d_out, d_in, seed=seed_of(f"_attention::stand-in {i}")) / d_in**0.5,
+                              "bias": seeded(d_out, seed=seed_of(f"_attention::stand-in bias {i}"))}
+    leaves = {f"{k}.{n}": t.clone().requires_grad_(grad) for k, m in maps.items() for n, t in m.items()}
+    with torch.enable_grad():
+        want = torch.cat([F.linear(x, leaves[f"{k}.weight"], leaves[f"{k}.bias"]) for k in maps], dim=-1)
+        g = seeded(*want.shape, seed=seed_of("_attention::stand-in g"))
+        if grad:
+            (want * g).sum().backward()
+    module, name, args, kwargs = request
+    options = dict(inputs=[x], stand_in=maps, **kwargs, **({"grad_weights": [g]} if grad else {}))
     try:
-        probe_module(student, own["module"], own["name"], *own["args"], **common, **own["kwargs"])
-    except StudentFailure as exc:
-        return " raised " in str(exc) and str(exc).split(" raised ", 1)[1] == str(failure).split(" raised ", 1)[1]
-    return False
+        reply = probes.module(student, module, name, *args, **options)
+    except StudentFailure:
+        return None
+    if not same_close(reply["outputs"][0], want.detach()):
+        return None
+    if grad and not all(same_close(reply["grads"].get(k), t.grad) for k, t in leaves.items()):
+        return None
+    lost = sorted(set(own["parts"]) & student.failed_parts)
+    return note.format(f"{' and '.join(lost)} (with the grader's linear maps in place of its heads, your wrapper "
+                       "gives their outputs concatenated)")
 
 
 def check_forward(student, module, name, args, ref_module, x, what, *, train=False, seed=None, kwargs=None,
@@ -358,7 +437,7 @@ def check_forward(student, module, name, args, ref_module, x, what, *, train=Fal
 
     ``more``: a function of the expected output giving further {mistake: model}.
 
-    ``own`` (from ``own_pieces``): a miss that ``own_answer`` puts down to a lower part passes,
+    ``own`` (from ``own_pieces``): a miss that ``lower_answer`` puts down to a lower part passes,
     with a note in the feedback. ``reply``: the probe's answer where ``check_forwards`` asked
     for it already (a reply, or the StudentFailure it raised)."""
     expected, params = _answer(ref_module, x, train, seed)
@@ -372,8 +451,9 @@ def check_forward(student, module, name, args, ref_module, x, what, *, train=Fal
             found.update(mistakes(x, weights or linear_weights(ref_module), **mistake_config))
         expect_close(reply["outputs"][0], expected, what, found)
         return reply
-    except (AssertionError, StudentFailure) as failure:
-        note = own and own_answer(student, own, failure, (module, name, args, kwargs or {}, x, train, seed))
+    except (AssertionError, StudentFailure):
+        answer = reply["outputs"][0] if isinstance(reply, dict) else None
+        note = own and lower_answer(student, own, answer, ref_module, x, train, seed, (module, name, args, kwargs or {}))
         if not note:
             raise
         student.notes.append(note)
@@ -535,7 +615,9 @@ def check_mask_buffer(student, module, name, args, ref_module, x):
 
     Not the meta device: its first use imports torch._dynamo (seconds per child), and there an
     in-place masked_fill_ with a CPU mask passes anyway; transposing the buffer shows instead
-    whether forward uses it or builds a mask of its own."""
+    whether forward uses it or builds a mask of its own. Which of the two a forward that ignores
+    the buffer does is read from the source the grader holds (``calls_causal_sdpa``), never from
+    anything the child reports."""
     x = x.to(torch.float64)
     reply = probe_module(student, module, name, *args, params=_params(ref_module), dtype="float64", inputs=[x],
                            transpose_masks=True)
@@ -549,7 +631,7 @@ def check_mask_buffer(student, module, name, args, ref_module, x):
         raise failure(f"{label} has no buffer named 'mask' (buffers: {sorted(reply['info']['buffers'])}): "
                       "register the causal mask with self.register_buffer('mask', ...).", plain)
     if same_close(reply["outputs"][0], causal):
-        if reply.get("causal_sdpa"):  # PyTorch's own causal mask, made on the input's device
+        if calls_causal_sdpa(student.sources.get(module)):  # PyTorch's own causal mask, made on the input's device
             return
         raise KnownMistake(f"{label} in float64 with its mask buffer transposed still masks the future: forward "
                            "must mask with the registered self.mask (cut to num_tokens), or leave the mask to "
@@ -559,6 +641,22 @@ def check_mask_buffer(student, module, name, args, ref_module, x):
                      out_proj=getattr(ref_module, "out_proj", None), future=True)
     expect_close(reply["outputs"][0], expected, f"{label} after .to(torch.float64), run with a transposed mask put in "
                  "its buffer by this check (the expected output is the reference's with that same buffer)", found)
+
+
+def calls_causal_sdpa(source):
+    """Whether the student's module text (as the grader read it from the submission) calls
+    ``scaled_dot_product_attention`` with ``is_causal=True`` (a keyword, or the sixth argument)."""
+    try:
+        tree = ast.parse(source or "")
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) \
+                == "scaled_dot_product_attention":
+            flags = [k.value for k in node.keywords if k.arg == "is_causal"] + node.args[5:6]
+            if any(isinstance(f, ast.Constant) and f.value is True for f in flags):
+                return True
+    return False
 
 
 def _mask_answers(ref_module, x):
@@ -584,8 +682,8 @@ def check_trainable(student, module, name, args, ref_module, x, own=None):
     label = f"{name}{args}"
     try:
         _check_gradients(student, module, name, args, ref_copy, x, g, out, label)
-    except (AssertionError, StudentFailure) as failure:
-        note = own and own_answer(student, own, failure, (module, name, args, {}, x, False, None))
+    except (AssertionError, StudentFailure):
+        note = own and lower_answer(student, own, None, ref_module, x, False, None, (module, name, args, {}), grad=True)
         if not note:
             raise
         student.notes.append(note)

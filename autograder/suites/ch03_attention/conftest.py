@@ -19,5 +19,5 @@ def ref():
 
 def pytest_collection_modifyitems(items):
     """The exercises last: a check of an exercise may credit the student's own multi-head
-    class only where that class has already lost points in its own part (_attention.own_answer)."""
+    class only where that class has already lost points in its own part (_attention.lower_answer)."""
     items.sort(key=lambda item: item.module.__name__.endswith("test_hidden_exercises"))
