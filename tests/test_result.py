@@ -87,6 +87,6 @@ def test_a_student_message_that_imitates_the_sentence_names_no_mistake():
     collector.record(check, False, True, failure("off.", None))
     # a failure's own text names only one of diagnose's fixed mistakes (never the child's words)
     collector.record(check, False, True, StudentFailure("x.masked_fill(mask, -inf): masked_fill_ only supports boolean masks"))
-    assert [c.mistake for c in collector.records] == [None, None, "no scaling", None, FLOAT_MASK]
-    assert collector.records[-1].output.endswith(NAMES_MISTAKE.format(FLOAT_MASK))
-    assert collector.records[0].output == forged and collector.records[2].output.endswith("with: no scaling.")
+    assert [c.mistake for c in collector.checks] == [None, None, "no scaling", None, FLOAT_MASK]
+    assert collector.checks[-1].output.endswith(NAMES_MISTAKE.format(FLOAT_MASK))
+    assert collector.checks[0].output == forged and collector.checks[2].output.endswith("with: no scaling.")

@@ -57,7 +57,7 @@ class _Collector:
     def __init__(self, session, assignment=None):
         self.context = Student(session)
         self.assignment = assignment  # its name: where a step raised, the reference runs the same steps
-        self.records = []
+        self.checks = []
         self.grader_errors = []
 
     @pytest.fixture
@@ -120,7 +120,7 @@ class _Collector:
             else:
                 output = f"internal grader error ({type(exc).__name__}: {clean_text(exc)})"
                 self.grader_errors.append(f"{check.nodeid}: {output}")
-        self.records.append(Check(f"{part}: {doc}", part, points if passed else 0, points,
+        self.checks.append(Check(f"{part}: {doc}", part, points if passed else 0, points,
                                   "passed" if passed else "failed", output, mistake=mistake,
                                   picture=getattr(exc, "picture", None) if failed else None))
         if self.context.session is not None:
@@ -402,11 +402,11 @@ class Grader:
                 self.zygote.prepare()  # the next submission's
         if session.refused:  # once, not once per check
             raise Refused(session.refused)
-        if collector.grader_errors or not collector.records:
+        if collector.grader_errors or not collector.checks:
             # e.g. a suite that fails to import: pytest's own words say why
             why = collector.grader_errors or [f"the hidden suites ran no check: {printed.getvalue()[-1500:].strip()}"]
             raise GraderError("; ".join(why))
-        result = SubmissionResult.build(collector.records, notes, session.isolation, time.perf_counter() - started,
+        result = SubmissionResult.build(collector.checks, notes, session.isolation, time.perf_counter() - started,
                                         protections=session.protections, assignment=assignment.name,
                                         # shards graded apart must agree on it
                                         suites=course.suites_digest(assignment.name))

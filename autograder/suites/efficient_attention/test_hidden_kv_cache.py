@@ -422,7 +422,7 @@ def test_generate_feeds_one_token_per_step(student, ref, seeds):
         what = (f"generate_text_simple_cached(model, idx of shape {tuple(idx.shape)}, max_new_tokens={new}), with "
                 f"{WITNESS.replace('piece', 'step')}")
         try:  # feedback only: the child's hooks are the submission's
-            fed = [rows(c[-1]) for c in plan.records[f"g{i}out0"][f"g{i}m"]]
+            fed = [rows(c[-1]) for c in plan.records[f"g{i}out0"][f"g{i}m"]]  # feedback only
         except (StudentFailure, KeyError, TypeError, IndexError):
             fed = None
         expect_tokens(plan.values[f"g{i}out0"], witnessed(module, cfg, idx, new, switches, sets), what,
