@@ -4,7 +4,7 @@ Trusted side, pure functions. Two kinds of evidence:
 
 - a failure's text (``from_failure``): an exception the student's code raised, or the names of
   the parameters the module registered, matched against what one mistake makes happen and
-  nothing else (a float ``head_dim`` is the only way to hand ``view`` a float size); read
+  nothing else (``view`` refuses a float size, whichever size it is); read
   beside what the grader knows: the sizes a module was built with (a parameter of the wrong
   shape is ``wrong_size`` where exactly one argument gives each size) and the student's own
   line the failure names (.T on a line whose batched matmul does not fit);
@@ -32,16 +32,20 @@ QKV_BIAS_EXTRA = ("W_query, W_key or W_value with a bias where qkv_bias=False as
 BIAS_MISSING = "an nn.Linear built with bias=False where the book's layer keeps its bias"
 OUT_PROJ_IN_WRAPPER = "an out_proj added to the wrapper (MultiHeadAttentionWrapper only concatenates its heads)"
 RENAMED = "attributes named differently from the book's (the book's names are part of the API)"
-PLAIN_LIST = "the heads kept in a plain Python list (nn.ModuleList registers them as submodules)"
+PLAIN_LIST = ("no parameters registered where the book's are all in its heads: the heads are not registered as "
+              "submodules (nn.ModuleList registers them; a plain list, tuple or dict does not)")
 MHA_FOR_WRAPPER = "a MultiHeadAttention where a MultiHeadAttentionWrapper is asked for"
 WRAPPER_FOR_MHA = "a MultiHeadAttentionWrapper where a MultiHeadAttention is asked for"
-NO_GRAD = "weights created with requires_grad=False (they get no gradient: nn.Parameter(torch.rand(...)) trains)"
+NO_GRAD = ("an output that does not depend on any trainable weight (backward finds nothing that requires grad: look "
+           "for weights made with requires_grad=False, a torch.no_grad() or a .detach() in forward)")
 MISSING_IMPORT = "a missing import (a module used without `import torch` / `import torch.nn as nn` at the top)"
-MISSPELT_IMPORT = "an import of a name the other module does not define (a misspelt name)"
+MISSPELT_IMPORT = "an import of a name the other module does not define (compare the name in both modules)"
 SYNTAX = "a syntax error: Python cannot read the module, so nothing in it runs"
-FLOAT_MASK = "a float mask passed to masked_fill (it needs a bool mask: self.mask.bool()[:num_tokens, :num_tokens])"
-FLOAT_HEAD_DIM = "head_dim computed with / (a float): use d_out // num_heads"
-NOT_CONTIGUOUS = "view() after a transpose without .contiguous() (or use .reshape)"
+FLOAT_MASK = ("a mask that is not bool passed to masked_fill (it needs a bool mask: "
+              "self.mask.bool()[:num_tokens, :num_tokens])")
+FLOAT_HEAD_DIM = "a float size passed to view() (a size computed with /, such as d_out / num_heads: use //)"
+NOT_CONTIGUOUS = ("view() on a tensor that is not contiguous (a transpose or permute before it: call .contiguous() "
+                  "first, or use .reshape)")
 ONE_HEAD = ("only one head registered (heads.0) where the book's has num_heads heads: one new CausalAttention "
             "per head ([head] * num_heads repeats one module)")
 NOT_REGISTERED = ("no parameters registered where the book's module has them (plain tensors and buffers are not "
@@ -213,8 +217,9 @@ def shown(error, drawn):
 
 # -- mistakes named from the answers ------------------------------------------------------------
 LOOP_SHORT = "a loop that stops one step short (range(n - 1), or x[:-1])"
-DROPOUT_OTHER_MASK = ("a dropout mask from another draw: call torch.manual_seed(seed) with the seed argument "
-                      "right before the dropout")
+DROPOUT_OTHER_MASK = ("a dropout, but not the mask nn.Dropout(p) draws right after torch.manual_seed(seed): every "
+                      "value is 0 or x / (1 - p), the zeros elsewhere (look at the seed used, at anything drawn "
+                      "between it and the dropout, and at the dropout itself)")
 INT_IDS = ("token ids stored as another integer dtype than torch.long (torch.tensor of a list of ints is "
            "int64 already: leave out the dtype)")
 BATCH_ONLY = ("code that works on one matrix but not on a batch of them: take sizes from the last dimensions "
@@ -231,8 +236,9 @@ class Projection:
 
 
 def dropout_mask_models(x, p):
-    """{mistake: model} for a dropout of ``x`` at rate ``p`` whose mask is another draw than the seed's:
-    any answer whose every entry is 0 or x / (1 - p), with some kept."""
+    """{mistake: model} for a dropout of ``x`` at rate ``p`` whose mask is not nn.Dropout's draw after
+    the seed: any answer whose every entry is 0 or x / (1 - p), with some kept. What the evidence
+    shows, not why: a wrong seed, a draw in between and a dropout of one's own all give it."""
     def model(actual):
         kept = x / (1 - p)
         ok = (isinstance(actual, torch.Tensor) and actual.shape == x.shape

@@ -276,18 +276,6 @@ class StudentSession:
     def _request(self, steps, *, needs, timeout=None, batch=False, memory=None):
         """Send one plan; ``needs`` names what it probes ("module" or "module.name");
         ``timeout``: seconds for this probe (default: the session's); ``batch``, ``memory``: see ``plan``."""
-        if memory is not None:  # a child of its own, started with the limit; the session's own waits
-            kept, self.pid, self.sock = (self.pid, self.sock), None, None
-            try:
-                return self._request(steps, needs=needs, timeout=timeout, batch=batch, memory=False)
-            finally:
-                if self.pid is not None:
-                    self.sock.close()
-                    self.sock = socket.socket()
-                    self._kill(wait=False)
-                self.restarts_left += 1  # the grader's choice to start it, not a death
-                self.pid, self.sock = kept
-        limited = memory is False
         timeout = timeout or self.timeout
         module = needs.split(".")[0]
         for key in (module, needs):
@@ -295,8 +283,27 @@ class StudentSession:
                 raise StudentFailure(self.broken[key])
         if time.monotonic() > self.deadline:
             raise StudentFailure("skipped: the submission used up its time budget for grading")
-        if self.pid is None:
-            self._start(memory if limited else None)
+        if memory is None:
+            if self.pid is None:
+                self._start()
+            return self._exchange(steps, needs, module, timeout, batch)
+        # A child of its own, started with the limit and stopped after; the session's own waits.
+        kept, restarts, self.pid, self.sock = (self.pid, self.sock), self.restarts_left, None, None
+        try:
+            self._start(memory)
+            return self._exchange(steps, needs, module, timeout, batch, limited=True)
+        finally:
+            if self.pid is not None:
+                self.sock.close()
+                self.sock = socket.socket()
+                self._kill(wait=False)
+            self.restarts_left = restarts  # started by the grader's choice, not after a death
+            self.pid, self.sock = kept
+
+    def _exchange(self, steps, needs, module, timeout, batch, limited=False):
+        """The plan's round trip with the current child; a child that dies, hangs or sends
+        garbage becomes the StudentFailure that says so (``limited``: in a child of the plan's
+        own, which marks nothing broken: the session's next child is another)."""
         payload = {"op": "plan", "steps": steps, "_modules": sorted(self.sources)}
         try:  # the child runs from the start of the send: one deadline for the round trip
             deadline = time.monotonic() + timeout
@@ -314,6 +321,8 @@ class StudentSession:
             if batch:  # it costs the submission nothing: its probes run again one at a time (see plan)
                 self.deadline += time.monotonic() - deadline + timeout
                 self.restarts_left += 1
+                raise StudentFailure(reason) from None
+            if limited:
                 raise StudentFailure(reason) from None
             if timed_out:
                 self._mark_broken(module, needs, reason)
@@ -347,7 +356,7 @@ class StudentSession:
         """The latest Fault whose error the failure ``text`` holds, or None."""
         return next((f for f in reversed(self.faults) if f.error in text), None)
 
-    def plan(self, steps, *, needs=None, timeout=None, batch=False):
+    def plan(self, steps, *, needs=None, timeout=None, batch=False, memory=None):
         """Run ``steps`` in order in the child, in one round trip; returns a ``Plan``.
 
         Each step is a dict naming its result ``let`` and doing one thing:
@@ -386,15 +395,23 @@ class StudentSession:
         ``batch``: the steps are several probes' that the caller runs again one at a time where
         the child hangs or dies (a loop of checks might have stopped before the probe that hung):
         that then marks nothing broken and counts no death; the probe run alone does.
+        ``memory``: the steps run in a fresh child of their own whose address space may grow by at
+        most this many bytes beyond what it maps when it starts (RLIMIT_AS, set by the sandbox
+        before any of the submission runs there: a bound the kernel holds, whatever the child
+        says); a step that needs more fails (MemoryError or an allocator's error in its error),
+        or the child dies of it (the plan's StudentFailure); that child is stopped after the plan,
+        marks nothing broken, and the session's own child serves the next plan.
         A step that raised a shape error in the submission's code also leaves a ``Fault`` in
         ``faults`` where the child's report of it is well formed (``read_where``)."""
         steps = [dict(step) for step in steps]
         _check_steps(steps)
+        if memory is not None and not (type(memory) is int and memory > 0):
+            raise ValueError(f"plan: memory must be a positive number of bytes, not {memory!r}")
         names = [step["let"] for step in steps]
         if needs is None:
             needs = next((step["call"] for step in steps if "call" in step
                           and step["call"].split(".")[0] not in names and "." in step["call"]), "plan")
-        reply = self._request(steps, needs=needs, timeout=timeout, batch=batch)
+        reply = self._request(steps, needs=needs, timeout=timeout, batch=batch, memory=memory)
         values, records, errors = reply["values"], reply["records"], reply["errors"]
         unchanged = set(reply.get("unchanged", ()))
         changed_from = {step["let"]: step["changed_from"] for step in steps if "changed_from" in step}

@@ -162,23 +162,31 @@ class Zygote:
             except (RuntimeError, OSError, ValueError, KeyError):
                 ours.close()
 
-    def spawn(self):
-        """A new sandboxed child (the prepared one, if any); returns (pid, channel socket)."""
+    def spawn(self, memory=None):
+        """A new sandboxed child (the prepared one, if any); returns (pid, channel socket).
+
+        ``memory``: the bytes its address space may grow by beyond what it maps when it starts,
+        instead of ``isolate.Limits.memory_bytes`` (RLIMIT_AS, set before it serves: the kernel
+        holds it to that whatever runs there later); always a child started for it, the prepared
+        one kept for the next spawn."""
         if self.process.poll() is not None:
             # Only a child without namespaces can kill the zygote (same uid, no PID namespace);
             # a fresh one keeps the rest of the class gradable.
             self.close()
             self._launch()
         self._settle()
-        if self.spare is not None:
+        if self.spare is not None and memory is None:
             child, self.spare = self.spare, None
             return child
-        return self._spawn()
+        return self._spawn(memory)
 
-    def _spawn(self):
+    def _spawn(self, memory=None):
+        if memory is not None and not (type(memory) is int and memory > 0):
+            raise ValueError(f"memory must be a positive number of bytes, not {memory!r}")
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            pid = self._ask({"op": "spawn"}, [theirs.fileno()])["pid"]
+            request = {"op": "spawn"} if memory is None else {"op": "spawn", "memory": memory}
+            pid = self._ask(request, [theirs.fileno()])["pid"]
         finally:
             theirs.close()
         return pid, ours
@@ -462,6 +470,16 @@ def _warm_tiktoken():
         pass
 
 
+def _limits(request):
+    """The limits a spawn request asks for: ``isolate.Limits``, with its ``memory`` (bytes of address
+    space beyond what the child maps when it starts) where it names one."""
+    from . import isolate
+
+    if request.get("memory") is None:
+        return isolate.Limits
+    return type("Limits", (isolate.Limits,), {"memory_bytes": int(request["memory"])})
+
+
 def _serve(ctl, root, hidden, mode, userns_refused):
     from . import isolate
 
@@ -482,7 +500,7 @@ def _serve(ctl, root, hidden, mode, userns_refused):
                 pid = os.fork()
                 if pid == 0:
                     ctl.close()
-                    isolate.start_child(channel_fd, root, hidden, mode, userns_refused)
+                    isolate.start_child(channel_fd, root, hidden, mode, userns_refused, _limits(request))
                 os.close(channel_fd)
                 _FINISHED.pop(pid, None)  # an earlier child's, whose pid this one got
                 _reply(ctl, {"pid": pid})

@@ -180,6 +180,10 @@ MUTANTS = [
            "self.W_query = nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)" + I8
            + "self.W_key = nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)" + I8
            + "self.W_value = nn.Parameter(torch.rand(d_in, d_out), requires_grad=False)", (SELF,), named='requires_grad=False'),
+    Mutant("SelfAttention_v1's forward under torch.no_grad() (trainable weights, no gradient reaches them)", SELF,
+           "keys = x @ self.W_key" + I8 + "queries = x @ self.W_query" + I8 + "values = x @ self.W_value",
+           "with torch.no_grad():" + I8 + "    keys = x @ self.W_key" + I8 + "    queries = x @ self.W_query" + I8
+           + "    values = x @ self.W_value", (SELF,), named='does not depend on any trainable weight'),
     Mutant("SelfAttention_v1 scales by sqrt(d_in) instead of sqrt(d_k)", SELF,
            "values = x @ self.W_value" + I8 + "attn_scores = queries @ keys.T" + I8
            + "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
@@ -247,7 +251,7 @@ MUTANTS = [
            named="no 1/sqrt(d_k) scaling"),
     Mutant("dropout_attn_weights does not seed the generator", CAUSAL,
            "torch.manual_seed(seed)" + I4 + "dropout = nn.Dropout(p)",
-           "dropout = nn.Dropout(p)", (CAUSAL,), named='a dropout mask from another draw'),
+           "dropout = nn.Dropout(p)", (CAUSAL,), named='not the mask nn.Dropout(p) draws'),
     Mutant("dropout_attn_weights undoes the 1/(1-p) scaling of kept entries", CAUSAL,
            "return dropout(attn_weights)", "return dropout(attn_weights) * (1 - p)", (CAUSAL,), named="not scaled by 1/(1-p)"),
     Mutant("missing 1/sqrt(d_k) in CausalAttention", CAUSAL,
@@ -347,11 +351,17 @@ MUTANTS = [
     Mutant("dropout_attn_weights drops the caller's weights in place (nn.Dropout(p, inplace=True))", CAUSAL,
            "dropout = nn.Dropout(p)", "dropout = nn.Dropout(p, inplace=True)", (CAUSAL,), named="an in-place operation on the caller's tensor"),
     Mutant("dropout_attn_weights always seeds 123, the book's seed", CAUSAL,
-           "torch.manual_seed(seed)" + I4 + "dropout =", "torch.manual_seed(123)" + I4 + "dropout =", (CAUSAL,), named='a dropout mask from another draw'),
+           "torch.manual_seed(seed)" + I4 + "dropout =", "torch.manual_seed(123)" + I4 + "dropout =", (CAUSAL,), named='not the mask nn.Dropout(p) draws'),
+    # The seed is right: the mask differs because it is not nn.Dropout's draw (the name says what
+    # the numbers show, a dropout with another mask, never "seed it", which this code does).
+    Mutant("dropout_attn_weights written by hand: torch.rand_like(weights) > p after the right seed", CAUSAL,
+           "dropout = nn.Dropout(p)" + I4 + "return dropout(attn_weights)",
+           "keep = torch.rand_like(attn_weights) > p" + I4 + "return attn_weights * keep / (1 - p)", (CAUSAL,),
+           named='not the mask nn.Dropout(p) draws'),
     Mutant("CausalAttention ignores its mask buffer and builds a CPU mask on every call", CAUSAL,
            "attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)",
            "attn_scores.masked_fill_(torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool(), -torch.inf)",
-           (CAUSAL,), named='a mask built in forward'),
+           (CAUSAL,), named='a causal mask other than the registered buffer'),
     # the wrapper's heads then carry an extra parameter: charged once, here, by the mask check alone
     Mutant("CausalAttention's mask is an nn.Parameter(requires_grad=False), not a buffer", CAUSAL,
            "self.register_buffer(" + I8 + '    "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1)'
@@ -381,7 +391,7 @@ MUTANTS = [
            "attn_scores = queries @ keys.transpose(1, 2)", "attn_scores = self.dropout(queries @ keys.transpose(1, 2))",
            (CAUSAL,), named="dropout applied to the attention scores"),
     Mutant("CausalAttention hard-codes the book's dropout 0.5", CAUSAL,
-           "self.dropout = nn.Dropout(dropout)", "self.dropout = nn.Dropout(0.5)", (CAUSAL,), named='dropout rate written into the module'),
+           "self.dropout = nn.Dropout(dropout)", "self.dropout = nn.Dropout(0.5)", (CAUSAL,), named='not the rate the dropout argument gives'),
     # Does not compile: CausalAttention is gone, so are the wrapper (multihead_attention) and
     # exercise 3.2 built on it; MultiHeadAttention and exercises 3.1 and 3.3 use none of it.
     Mutant("syntax error in causal_attention.py (missing colon)", CAUSAL,
@@ -428,7 +438,7 @@ MUTANTS = [
            named="heads merged without transposing back"),
     Mutant("view without contiguous() after the transpose in MultiHeadAttention", MHA,
            "context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)",
-           "context_vec = context_vec.view(b, num_tokens, self.d_out)", (MHA,), named='without .contiguous()'),
+           "context_vec = context_vec.view(b, num_tokens, self.d_out)", (MHA,), named='not contiguous'),
     Mutant("missing out_proj in MultiHeadAttention", MHA,
            "return self.out_proj(context_vec)", "return context_vec", (MHA,),
            named="out_proj is not applied"),
@@ -499,10 +509,10 @@ MUTANTS = [
     # builds the mask on the input's device, is correct: see the "sdpa_causal" alternative.)
     Mutant("MultiHeadAttention ignores its mask buffer and builds a CPU mask on every call", MHA,
            "mask_bool = self.mask.bool()[:num_tokens, :num_tokens]",
-           "mask_bool = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)", (MHA,), named='a mask built in forward'),
+           "mask_bool = torch.triu(torch.ones(num_tokens, num_tokens, dtype=torch.bool), diagonal=1)", (MHA,), named='a causal mask other than the registered buffer'),
     Mutant("MultiHeadAttention passes the float mask to masked_fill_ (no .bool())", MHA,
            "mask_bool = self.mask.bool()[:num_tokens, :num_tokens]", "mask_bool = self.mask[:num_tokens, :num_tokens]",
-           (MHA,), named='a float mask'),
+           (MHA,), named='not bool passed to masked_fill'),
     Mutant("MultiHeadAttention merges the heads with a view over context_length, not num_tokens", MHA,
            "context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)",
            "context_vec = context_vec.contiguous().view(b, self.mask.shape[0], self.d_out)", (MHA,)),
@@ -533,7 +543,7 @@ MUTANTS = [
            + "self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)" + I8
            + "self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)", (MHA,), named="order"),
     Mutant("head_dim with true division (d_out / num_heads, a float)", MHA,
-           "self.head_dim = d_out // num_heads", "self.head_dim = d_out / num_heads", (MHA,), named='head_dim computed with /'),
+           "self.head_dim = d_out // num_heads", "self.head_dim = d_out / num_heads", (MHA,), named='a float size passed to view()'),
     Mutant("heads split as (num_tokens, head_dim, num_heads) in MultiHeadAttention", MHA,
            "keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)" + I8
            + "values = values.view(b, num_tokens, self.num_heads, self.head_dim)" + I8
@@ -546,7 +556,7 @@ MUTANTS = [
            "self.heads = nn.ModuleList(" + I8 + "    [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)"
            + I8 + "     for _ in range(num_heads)]" + I8 + ")",
            "self.heads = [CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)"
-           + I8 + "              for _ in range(num_heads)]", (MHA,), named='plain Python list'),
+           + I8 + "              for _ in range(num_heads)]", (MHA,), named='not registered as submodules'),
     Mutant("MultiHeadAttentionWrapper concatenates the heads along the batch (dim=0)", MHA,
            "return torch.cat([head(x) for head in self.heads], dim=-1)",
            "return torch.cat([head(x) for head in self.heads], dim=0)", (MHA,), named='concatenated along the batch'),
@@ -575,7 +585,7 @@ MUTANTS = [
     # Does not import: both classes are gone, so are exercises 3.2 and 3.3; 3.1 uses neither.
     Mutant("multihead_attention.py imports CasualAttention (typo: ImportError on import)", MHA,
            "from causal_attention import CausalAttention", "from causal_attention import CasualAttention", (MHA, EX),
-           keeps=("exercises: 3.1",), named='a misspelt name'),
+           keeps=("exercises: 3.1",), named='a name the other module does not define'),
 
     # ---------------------------------------------------------------- exercises 3.1 to 3.3
     Mutant("exercise 3.1: weights transferred untransposed", EX,
@@ -644,5 +654,5 @@ MUTANTS = [
            "MultiHeadAttention(768, 768, 1024, dropout, num_heads=64)", (EX,), named='a num_heads other than'),
     Mutant("exercise 3.3: dropout hard-coded to GPT-2's 0.1", EX,
            "MultiHeadAttention(768, 768, 1024, dropout, num_heads=12)",
-           "MultiHeadAttention(768, 768, 1024, 0.1, num_heads=12)", (EX,), named='dropout rate written into the module'),
+           "MultiHeadAttention(768, 768, 1024, 0.1, num_heads=12)", (EX,), named='not the rate the dropout argument gives'),
 ]

@@ -217,7 +217,7 @@ def variants(*, eval_dropout=0.0, **config):
         "softmax over the wrong dimension (use dim=-1)": dict(softmax_dim=-2),
         "softmax over the wrong dimension (dim=0, the batch; use dim=-1)": dict(softmax_dim=0),
         "keys @ queries.T instead of queries @ keys.T (the scores transposed)": dict(swap_qk=True),
-        "the keys projected with W_query (copy-paste: keys = self.W_query(x))": dict(keys_from="query"),
+        "the keys projected with W_query (keys = self.W_query(x))": dict(keys_from="query"),
         "scores scaled by sqrt(d_in), the input size, instead of sqrt(d_k) (keys.shape[-1])": dict(scale="d_in"),
     }
     if config.get("num_heads", 1) > 1:
@@ -251,7 +251,7 @@ def variants(*, eval_dropout=0.0, **config):
             "no dropout in training mode": dict(dropout=0.0),
         })
         for rate in {0.5, 0.1} - {config["dropout"]}:  # the book's, GPT-2's
-            variants[f"a dropout rate written into the module ({rate}) instead of the dropout argument"] = \
+            variants[f"dropout at rate {rate}, not the rate the dropout argument gives"] = \
                 dict(dropout=rate)
     return variants
 
@@ -546,7 +546,8 @@ def check_seeded_init(student, module, name, args, ref_factory, seed, order=(), 
 
 PLAIN_TENSORS = "the weights held as plain tensors, not nn.Parameter (wrap each in nn.Parameter(...))"
 MASK_ATTRIBUTE = "the mask kept as a plain attribute, not a buffer (use self.register_buffer('mask', ...))"
-OWN_MASK = "a mask built in forward instead of the registered buffer self.mask"
+OWN_MASK = ("a causal mask other than the registered buffer self.mask (forward masks the same whatever the "
+            "buffer holds)")
 MASK_PARAMETER = "the mask registered as an nn.Parameter instead of a buffer (use self.register_buffer('mask', ...))"
 
 

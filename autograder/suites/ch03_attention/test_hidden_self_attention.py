@@ -31,7 +31,7 @@ def test_compute_query_key_value(student, ref, seeds):
             raise AssertionError("compute_query_key_value must return (queries, keys, values)")
         x, Wq = call[0], call[1]
         for name, g, w in zip(("queries", "keys", "values"), got, want):
-            copied = {} if name == "queries" else {f"the {name} projected with W_query (copy-paste)": x @ Wq}
+            copied = {} if name == "queries" else {f"the {name} projected with W_query": x @ Wq}
             expect_close(g, w, f"{name} for {label}", copied)
 
 
