@@ -168,6 +168,25 @@ MUTANTS_ATTENTION = [
     Mutant("sliding-window reset_cache keeps the position", SWA,
            "self.cache_k, self.cache_v = None, None\n        self.ptr_current_pos = 0",
            "self.cache_k, self.cache_v = None, None", (SWA,), keeps=SWA_UNCACHED),
+    # the cheats of issue 35: cache_k and cache_v (what a grader could read) cut to the window, every key and
+    # value kept elsewhere; the kernel's memory limit on a long sequence catches them, not the buffers' size
+    Mutant("sliding-window cache kept whole in lists, only cache_k and cache_v cut to the window", SWA,
+           "if self.cache_k is not None:\n"
+           "                keys = torch.cat([self.cache_k, keys], dim=2)\n"
+           "                values = torch.cat([self.cache_v, values], dim=2)",
+           "self.kept_k = getattr(self, 'kept_k', []) + [keys]  # every key and value of the sequence\n"
+           "            self.kept_v = getattr(self, 'kept_v', []) + [values]\n"
+           "            keys, values = torch.cat(self.kept_k, dim=2), torch.cat(self.kept_v, dim=2)", (SWA,),
+           named="the cache not trimmed", keeps=SWA_UNCACHED,
+           also=((SWA, "self.cache_k, self.cache_v = None, None\n        self.ptr_current_pos = 0",
+                  "self.cache_k, self.cache_v = None, None\n        self.ptr_current_pos = 0\n"
+                  "        self.kept_k, self.kept_v = [], []"),)),
+    Mutant("sliding-window cache trimmed, every key and value also kept in a list never read", SWA, SWA_TRIM,
+           SWA_TRIM + "\n            self.history.append((keys[:, :, -n:].clone(), values[:, :, -n:].clone()))",
+           (SWA,), named="the cache not trimmed", keeps=SWA_UNCACHED,
+           also=((SWA, "self.ptr_current_pos = 0  # the position in the sequence of the next token fed",
+                  "self.ptr_current_pos = 0  # the position in the sequence of the next token fed\n"
+                  "        self.history = []"),)),
     Mutant("sliding-window cache in persistent buffers", SWA,
            'self.register_buffer("cache_k", None, persistent=False)\n'
            '        self.register_buffer("cache_v", None, persistent=False)',
