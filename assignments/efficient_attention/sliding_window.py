@@ -41,8 +41,11 @@ class SlidingWindowAttention(nn.Module):
       positions in the sequence, its columns the positions of the keys still held.
     - ``reset_cache()`` empties the cache: the next cached call starts a new sequence.
     The cache is kept in non-persistent buffers ``cache_k`` and ``cache_v`` (created empty, as in
-    ``kv_cache.py``), in any layout of (batch, positions held, d_out) numbers: graded, after each
-    cached call, by their size (at most ``window`` positions each). A sequence fits in
+    ``kv_cache.py``), in any layout of (batch, positions held, d_out) numbers, at most ``window``
+    positions each after a cached call. The bound is graded by memory, not by these buffers alone:
+    a long sequence fed in pieces runs where there is room for its outputs but not for every key
+    and value beside them, so nothing of the positions before the window may stay anywhere else
+    either (a list of every key beside trimmed buffers fails). A sequence fits in
     ``context_length`` tokens.
     """
 

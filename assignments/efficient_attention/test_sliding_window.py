@@ -77,3 +77,41 @@ def test_cache_in_pieces_keeps_only_the_window(window):
         rows2 = [swa(x2[:, :3], use_cache=True), swa(x2[:, 3:], use_cache=True)]
         expect_close(torch.cat(rows2, dim=1), whole2, "reset_cache() starts a new sequence", atol=1e-5)
     assert "cache_k" not in swa.state_dict(), "the cache is in non-persistent buffers"
+
+
+def held_bytes(obj, seen=None, depth=0):
+    """The bytes of the tensors ``obj`` holds, its parameters aside: in its buffers, attributes, lists
+    and dicts, and its submodules' (each tensor's whole storage, once: a slice keeps what it was cut from)."""
+    seen = set() if seen is None else seen
+    if isinstance(obj, torch.Tensor):
+        storage = obj.untyped_storage()
+        if storage.data_ptr() in seen:
+            return 0
+        seen.add(storage.data_ptr())
+        return storage.nbytes()
+    if depth > 5:
+        return 0
+    if isinstance(obj, torch.nn.Module):
+        items = [value for name, value in vars(obj).items() if name != "_parameters"]
+    elif isinstance(obj, dict):
+        items = list(obj.values())
+    elif isinstance(obj, (list, tuple, set)):
+        items = list(obj)
+    else:
+        return 0
+    return sum(held_bytes(item, seen, depth + 1) for item in items)
+
+
+def test_the_cache_stops_growing_at_the_window():
+    # the grade measures memory: a long sequence runs where every key and value would not fit
+    torch.manual_seed(2)
+    swa = SlidingWindowAttention(4, 8, 2, 40, window=3).eval()
+    x = torch.randn(2, 40, 4)
+    held = []
+    with torch.no_grad():
+        for t in range(40):  # one token at a time
+            swa(x[:, t:t + 1], use_cache=True)
+            held.append(held_bytes(swa))
+    assert held[-1] <= max(held[:6]), (
+        f"your module holds {held[-1]} bytes of tensors after 40 tokens, {max(held[:6])} after 6 with a window "
+        f"of 3: the cache grows with the sequence (keep nothing of the positions before the window)")
