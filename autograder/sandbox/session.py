@@ -44,7 +44,7 @@ PLAIN = "plain"   # a plan's value: tensors, None, bool, int, float, str, lists,
 # per step: its value, what its recorded submodules were given and returned per call, its error,
 # the calls it counted, the steps whose value is still what the grader sent (``changed_from``),
 # the arguments a call changed (``changed_args``), and where a shape error was raised
-_REPLY = {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str}, "counts?": {str: int},
+_REPLY = {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str},
           "unchanged?": [str], "changed_args?": {str: [PLAIN]}, "wheres?": {str: dict}}
 
 
@@ -379,9 +379,9 @@ class StudentSession:
         ``reload`` ({earlier step: [params, ...]}: copied into that module before its 2nd, 3rd, ...
         call during this call, None leaving one as it is: a witness that a cache keeps what was
         computed with the earlier weights),
-        ``record`` (dotted submodule names whose every call's [inputs..., output] comes back),
-        ``count_causal_sdpa`` (count the call's F.scaled_dot_product_attention(..., is_causal=True)
-        calls: ``Plan.counts``), ``what`` (what the call, or a ``backward``, is called in its
+        ``record`` (dotted submodule names whose every call's [inputs..., output] comes back: what
+        the submission's own hooks saw, for feedback, never for credit), ``what`` (what the call, or
+        a ``backward``, is called in its
         errors), ``result`` (the value must be a function's answer, tensors or numbers, else
         "{result} returned ..."; of a ``backward``: what made its tensor, in its errors),
         ``return`` (send the value back; any step), ``changed_from`` (with ``return``: an earlier
@@ -419,13 +419,11 @@ class StudentSession:
         arity = {step["let"]: len(step.get("args", ())) for step in steps if step.get("changed_args")}
         returned = {step["let"] for step in steps if step.get("return")}
         recording = {step["let"]: set(step.get("record", ())) for step in steps if "record" in step}
-        counting = {step["let"] for step in steps if step.get("count_causal_sdpa")}
         if not (set(errors) <= set(names) and set(values) <= returned and not set(values) & set(errors)
                 and unchanged <= set(changed_from) - set(values) - set(errors)
                 and returned <= set(values) | set(errors) | unchanged and set(records) <= set(recording) - set(errors)
                 and all(set(records[name]) == recording[name] for name in records)
                 and set(recording) - set(errors) <= set(records)
-                and set(reply.get("counts", {})) == counting - set(errors)
                 and set(changed_args) == set(arity) - set(errors)
                 and all(len(changed_args[name]) == arity[name] for name in changed_args)):
             self._kill()  # our child sends exactly one answer per step: the channel was tampered with
@@ -447,12 +445,12 @@ class StudentSession:
                 changed_args.pop(name, None)
         sent = {step["let"]: step["data"] for step in steps if "data" in step}
         values.update({name: sent[changed_from[name]] for name in unchanged})  # the grader's own, never the child's
-        return Plan(values, records, errors, reply.get("counts", {}), unchanged, changed_args)
+        return Plan(values, records, errors, unchanged, changed_args)
 
 
 _ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")
 _OPTIONS = {"let", "args", "kwargs", "seed", "params", "params_keep", "params_digest", "train", "grad", "record",
-            "return", "limit", "weight", "stand_in", "transpose_buffers", "count_causal_sdpa", "what", "result",
+            "return", "limit", "weight", "stand_in", "transpose_buffers", "what", "result",
             "attrs", "changed_from", "changed_args", "reload"}
 _ACTION_SET, _KEYS = set(_ACTIONS), _OPTIONS | set(_ACTIONS)
 # the actions each option goes with (any step may have let, seed and return)
@@ -579,15 +577,14 @@ def _root_cause(name, errors):
 
 class Plan:
     """A plan's answer: ``values[step]`` (what a step with ``return`` gave), ``records[step]``
-    ({submodule: [[inputs..., output] per call]}), ``errors`` ({step: one line}), ``counts``
-    ({step: the calls it counted}), ``unchanged`` (the ``changed_from`` steps whose value is the
-    grader's own tensor), ``changed_args`` ({step: per argument, None or the tensor the call left});
-    reading a failed step's value, record, count or changed arguments raises its StudentFailure."""
+    ({submodule: [[inputs..., output] per call]}: feedback only), ``errors`` ({step: one line}),
+    ``unchanged`` (the ``changed_from`` steps whose value is the grader's own tensor),
+    ``changed_args`` ({step: per argument, None or the tensor the call left}); reading a failed
+    step's value, record or changed arguments raises its StudentFailure."""
 
-    def __init__(self, values, records, errors, counts=None, unchanged=(), changed_args=None):
+    def __init__(self, values, records, errors, unchanged=(), changed_args=None):
         self.values = _StepValues(values, errors)
         self.records = _StepValues(records, errors)
-        self.counts = _StepValues(counts or {}, errors)
         self.errors = errors
         self.unchanged = set(unchanged)
         self.changed_args = _StepValues(changed_args or {}, errors)
