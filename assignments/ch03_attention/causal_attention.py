@@ -28,7 +28,10 @@ def causal_attn_weights(attn_scores, d_k):
     """Causal attention weights in one step: mask with ``-inf``, scale by 1/sqrt(d_k), softmax.
 
     attn_scores: (..., T, T) raw query-key scores. Returns the same shape with zeros
-    above the diagonal and rows summing to 1.
+    above the diagonal and rows summing to 1. The graded scores include large ones (in the
+    hundreds): there a softmax over all tokens underflows to 0 for every token a row keeps, so
+    zeroing the future afterwards and renormalising (``masked_renormalized_weights``) divides
+    0 by 0 (NaN); masking with ``-inf`` before the softmax stays finite.
     """
     raise NotImplementedError("causal_attn_weights: replace this line with your code")
 
@@ -45,7 +48,10 @@ class CausalAttention(nn.Module):
     """Listing 3.3: batched causal self-attention with dropout on the attention weights.
 
     forward takes x of shape (b, num_tokens, d_in), num_tokens <= context_length,
-    returns (b, num_tokens, d_out) and leaves x unchanged. Graded structure:
+    returns (b, num_tokens, d_out) and leaves x unchanged. The graded inputs include large
+    values (scores in the hundreds): mask the scores with ``-inf`` before the softmax, as the
+    book's listing does (a softmax over all tokens, the future zeroed and the rows renormalised
+    afterwards gives 0 / 0 = NaN where a row's kept weights underflow). Graded structure:
     - ``nn.Linear(d_in, d_out, bias=qkv_bias)`` layers named W_query, W_key, W_value,
       created in that order, and no other parameters;
     - an ``nn.Dropout(dropout)`` stored as ``self.dropout``, applied to the attention weights;

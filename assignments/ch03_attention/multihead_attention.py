@@ -26,7 +26,8 @@ class MultiHeadAttention(nn.Module):
 
     d_out must be divisible by num_heads; head_dim = d_out // num_heads. forward takes
     (b, num_tokens, d_in), returns (b, num_tokens, d_out) after the ``out_proj`` linear
-    layer, and leaves x unchanged. Graded structure:
+    layer, and leaves x unchanged. The graded inputs include large values, as for
+    ``CausalAttention``: mask the scores with ``-inf`` before the softmax. Graded structure:
     - ``nn.Linear(d_in, d_out, bias=qkv_bias)`` layers named W_query, W_key, W_value, then
       ``out_proj = nn.Linear(d_out, d_out)`` (with bias), created in that order, and no
       other parameters;

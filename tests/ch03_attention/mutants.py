@@ -358,6 +358,20 @@ MUTANTS = [
            "dropout = nn.Dropout(p)" + I4 + "return dropout(attn_weights)",
            "keep = torch.rand_like(attn_weights) > p" + I4 + "return attn_weights * keep / (1 - p)", (CAUSAL,),
            named='not the mask nn.Dropout(p) draws'),
+    # Section 3.5.1's first recipe, as the book prints it: right wherever a row's kept weights do
+    # not underflow, NaN (0/0) on the graded large scores: named, not only "contains NaN".
+    Mutant("CausalAttention with the book's first causal recipe (softmax, zero the future, renormalise)", CAUSAL,
+           "attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)" + I8
+           + "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
+           "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)" + I8
+           + "attn_weights = attn_weights.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], 0.0)" + I8
+           + "attn_weights = attn_weights / attn_weights.sum(dim=-1, keepdim=True)", (CAUSAL,),
+           named="then the rows renormalised"),
+    Mutant("causal_attn_weights with the book's first causal recipe (softmax, zero the future, renormalise)", CAUSAL,
+           "masked = mask_future_scores(attn_scores)" + I4 + "return torch.softmax(masked / d_k**0.5, dim=-1)",
+           "weights = torch.softmax(attn_scores / d_k**0.5, dim=-1)" + I4
+           + "weights = weights * torch.tril(torch.ones_like(weights))" + I4
+           + "return weights / weights.sum(dim=-1, keepdim=True)", (CAUSAL,), named="then the rows renormalised"),
     Mutant("CausalAttention ignores its mask buffer and builds a CPU mask on every call", CAUSAL,
            "attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)",
            "attn_scores.masked_fill_(torch.triu(torch.ones(num_tokens, num_tokens), diagonal=1).bool(), -torch.inf)",
@@ -505,6 +519,13 @@ MUTANTS = [
            "attn_weights = self.dropout(attn_weights)",
            "attn_weights = torch.nn.functional.dropout(attn_weights, self.dropout.p)", (MHA,), named="eval mode"),
 
+    Mutant("MultiHeadAttention with the book's first causal recipe (softmax, zero the future, renormalise)", MHA,
+           "attn_scores.masked_fill_(mask_bool, -torch.inf)" + I8
+           + "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
+           "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)" + I8
+           + "attn_weights = attn_weights.masked_fill(mask_bool, 0.0)" + I8
+           + "attn_weights = attn_weights / attn_weights.sum(dim=-1, keepdim=True)", (MHA,),
+           named="then the rows renormalised", keeps=("multihead_attention: MultiHeadAttentionWrapper",)),
     # Not device-safe: the mask stays on the CPU when the module moves. (is_causal=True, where PyTorch
     # builds the mask on the input's device, is correct: see the "sdpa_causal" alternative.)
     Mutant("MultiHeadAttention ignores its mask buffer and builds a CPU mask on every call", MHA,

@@ -154,10 +154,12 @@ def linear_biases(module):
 
 def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, out_proj=None, causal=True,
                       scale="head", softmax_dim=-1, mask_diagonal=1, fill=-torch.inf, post_mask=False,
-                      split="transpose", merge="transpose", dropout=0.0, seed=None, dropout_on="weights",
-                      future=False, swap_qk=False, keys_from=None):
+                      renormalise=False, split="transpose", merge="transpose", dropout=0.0, seed=None,
+                      dropout_on="weights", future=False, swap_qk=False, keys_from=None):
     """``future``: the mask transposed (each token sees itself and the tokens after it);
-    ``swap_qk``: keys @ queries.T; ``keys_from``: "query" projects the keys with W_query."""
+    ``swap_qk``: keys @ queries.T; ``keys_from``: "query" projects the keys with W_query;
+    ``post_mask``: the weights zeroed after the softmax, and with ``renormalise`` each row then
+    divided by its sum (section 3.5.1's first recipe: 0 / 0 where a row's kept weights underflow)."""
     if keys_from == "query":
         Wk, bias = Wq, (bias[0], bias[0], bias[2])
     Wq, Wk, Wv = (W.to(x.dtype) for W in (Wq, Wk, Wv))
@@ -193,6 +195,8 @@ def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, ou
     weights = torch.softmax(scores / divisor, dim=softmax_dim)
     if causal and post_mask:
         weights = weights.masked_fill(mask, 0.0)
+        if renormalise:
+            weights = weights / weights.sum(dim=-1, keepdim=True)
     if dropout and "weights" in places:
         weights = F.dropout(weights, dropout)
     context = weights @ v
@@ -205,6 +209,13 @@ def attention_forward(x, Wq, Wk, Wv, *, bias=(None, None, None), num_heads=1, ou
     if out_proj is not None:
         context = F.linear(context, out_proj.weight.detach().to(x.dtype), out_proj.bias.detach().to(x.dtype))
     return context.squeeze(0) if squeeze else context
+
+
+# Section 3.5.1's first recipe, named by its answer: equal to the reference wherever no row's kept
+# weights underflow, NaN exactly where they all do (the graded inputs include large scores).
+RENORMALISED = ("the future zeroed after a softmax over all tokens, then the rows renormalised (section 3.5.1's "
+                "first recipe): on large scores a row's kept weights underflow to 0 and 0 / 0 gives NaN; mask the "
+                "scores with -inf before the softmax")
 
 
 def variants(*, eval_dropout=0.0, **config):
@@ -231,6 +242,7 @@ def variants(*, eval_dropout=0.0, **config):
             "masked scores filled with 0 instead of -inf": dict(fill=0.0),
             "no causal mask": dict(causal=False),
             "weights zeroed after the softmax without renormalising": dict(post_mask=True),
+            RENORMALISED: dict(post_mask=True, renormalise=True),
         })
     if config.get("num_heads", 1) > 1:
         variants.update({

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from _attention import (check_forwards, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
-                        reference, with_picture)
+from _attention import (RENORMALISED, check_forwards, check_mask_buffer, check_module_cases, check_seeded_init,
+                        check_trainable, reference, with_picture)
 from autograder.grading.compare import check_calls, seeded, set_seed
 from autograder.grading.diagnose import dropout_mask_models
 from autograder.grading.kit import Case
@@ -21,7 +21,8 @@ def _functional(scores, d_k, **change):
     divisor = d_k**0.5 if change.get("scale", True) else 1.0
     dim = change.get("dim", -1)
     if change.get("post_mask"):
-        return torch.softmax(scores / divisor, dim=dim).masked_fill(mask, 0.0)
+        weights = torch.softmax(scores / divisor, dim=dim).masked_fill(mask, 0.0)
+        return weights / weights.sum(dim=-1, keepdim=True) if change.get("renormalise") else weights
     return torch.softmax(scores.masked_fill(mask, change.get("fill", -torch.inf)) / divisor, dim=dim)
 
 
@@ -57,7 +58,8 @@ def _mistakes(scores, d_k):
             "softmax over the wrong dimension (use dim=-1)": lambda: _functional(scores, d_k, dim=-2),
             "the mask also hides the diagonal (use diagonal=1)": lambda: _functional(scores, d_k, diagonal=0),
             "masked scores filled with 0 instead of -inf": lambda: _functional(scores, d_k, fill=0.0),
-            "weights zeroed after the softmax without renormalising": lambda: _functional(scores, d_k, post_mask=True)}
+            "weights zeroed after the softmax without renormalising": lambda: _functional(scores, d_k, post_mask=True),
+            RENORMALISED: lambda: _functional(scores, d_k, post_mask=True, renormalise=True)}
 
 
 @points(2)
@@ -82,7 +84,9 @@ def test_mask_future_scores(student, ref, seeds):
 def test_causal_attn_weights(student, ref, seeds):
     """-inf mask before the scaled softmax, on (T, T) and batched scores, large too"""
     cases = []
-    shapes = [((6, 6), 2, 1.0), ((2, 5, 5), 4, 1.0), ((2, 3, 4, 4), 3, 1.0), ((1, 1), 2, 1.0), ((7, 7), 2, 20.0)]
+    # the last: scores large enough that a softmax before the mask underflows (the stub says so)
+    shapes = [((6, 6), 2, 1.0), ((2, 5, 5), 4, 1.0), ((2, 3, 4, 4), 3, 1.0), ((1, 1), 2, 1.0), ((7, 7), 2, 20.0),
+              ((2, 6, 6), 2, 200.0)]
     for i, (shape, d_k, scale) in enumerate(shapes):
         scores = seeded(*shape, seed=seeds(i), scale=scale)
         cases.append(Case((scores, d_k), ref.causal_attention.causal_attn_weights(scores, d_k),

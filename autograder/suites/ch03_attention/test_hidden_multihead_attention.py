@@ -11,9 +11,10 @@ points = pytest.mark.points
 # (batch, num_tokens, context_length, d_in, d_out, scale) with the number of heads beside
 WRAPPER_CASES = [(2, 6, 6, 3, 2, 1.0), (1, 4, 7, 4, 3, 1.0), (3, 5, 5, 5, 1, 1.0), (2, 3, 8, 3, 4, 8.0)]
 WRAPPER_HEADS = [2, 3, 1, 2]
+# the last: scores large enough that a softmax before the mask underflows (the stub says so)
 MHA_CASES = [(2, 6, 6, 3, 2, 1.0), (2, 5, 8, 4, 6, 1.0), (1, 7, 7, 6, 12, 1.0), (3, 3, 6, 5, 8, 1.0),
-             (2, 1, 4, 3, 6, 1.0), (2, 6, 9, 4, 4, 8.0)]
-MHA_HEADS = [2, 3, 4, 2, 2, 1]
+             (2, 1, 4, 3, 6, 1.0), (2, 6, 9, 4, 4, 8.0), (2, 6, 6, 6, 6, 30.0)]
+MHA_HEADS = [2, 3, 4, 2, 2, 1, 2]
 
 
 @points(4)
