@@ -3,6 +3,7 @@ class folder graded with each submission's time from a file, and the exports rea
 reader with the LMS's own columns (a student not graded is empty, never 0)."""
 import csv
 import json
+import os
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -11,7 +12,7 @@ import pytest
 
 from autograder.grading.result import Check, SubmissionResult
 from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS
-from autograder.platforms import deadlines, lms, report
+from autograder.platforms import deadlines, lms, report, shards
 from autograder.platforms.deadlines import DeadlineError, Deadlines, Policy
 
 DUE = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
@@ -158,7 +159,7 @@ def test_canvas_export_has_canvas_columns_and_leaves_the_ungraded_empty(grades_f
     assert grades == {"101": "80", "102": "90", "103": "", "104": ""}   # bob 3 hours late: 10% off; never 0 for carol
     err = capsys.readouterr().err
     assert "not graded, left empty: carol (not graded: no Python files)" in err
-    assert "not graded, left empty: dee (not in grades.csv)" in err
+    assert "not graded, left empty: dee (no result for this folder)" in err
 
 
 def test_moodle_and_classroom50_exports(grades_folder, tmp_path, capsys):
@@ -168,7 +169,7 @@ def test_moodle_and_classroom50_exports(grades_folder, tmp_path, capsys):
     assert lms.main(grades_folder, "moodle", tmp_path / "m.csv", people) == 1   # =bob graded, not in the roster
     rows = read(tmp_path / "m.csv")
     assert rows == [["First name", "Last name", "ID number", "Email address", "autograder"],
-                    ["Ada", "L", "1", "ada@x", "80"], ["C", "B", "2", "cb@x", ""]]
+                    ["Ada", "L", "1", "ada@x", "80"], ["C", "B", "2", "cb@x", "-"]]   # a new item: '-', no grade
     assert "graded but not in the roster, not exported: '=bob" in capsys.readouterr().err
     assert lms.main(grades_folder, "classroom50", tmp_path / "s.csv") == 0
     with open(tmp_path / "s.csv", newline="") as handle:
@@ -195,3 +196,150 @@ def test_export_takes_one_assignment_of_several(tmp_path):
         text, notes = lms.export(tmp_path, "classroom50", assignment=assignment)
         (row,) = csv.DictReader(text.splitlines())
         assert (row["username"], row["score"], notes) == ("alice", score, noted)
+
+
+def class_folder(folder, entries):
+    """A class run's output folder as `grade` writes it (grades.csv, summary.json, each result):
+    entries (folder name, result or None, status)."""
+    from pathlib import Path
+    from autograder.platforms import ci
+    from autograder.platforms.files import result_stem
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, result_, _ in entries:
+        if result_ is not None:
+            (folder / f"{result_stem(name)}.json").write_text(json.dumps(result_.to_json()))
+    (folder / "grades.csv").write_text(report.class_csv([(display_name(n), r, s) for n, r, s in entries],
+                                                        ["ch03_attention"]))
+    ci.class_report(folder, [(n, "ch03_attention", r, s, Path(result_stem(n))) for n, r, s in entries], "class")
+    return folder
+
+
+def display_name(name):
+    from autograder.platforms.files import display_name as shown
+    return shown(name)
+
+
+CANVAS_EXPORT = ("Student,ID,SIS User ID,SIS Login ID,Section,Attention (55),Other (56),Current Points,folder\n"
+                 "    Points Possible,,,,,25.00,10.00,(read only),\n"
+                 ",,,,,Manual Posting,,,\n"
+                 "\"Lovelace, Ada\",101,s1,ada,A,,,,alice\n"
+                 "\"Babbage, C\",102,s2,cb,A,12,,,=bob\n"
+                 "Carol,103,s3,c,B,,,,carol\n"
+                 "\"Student, Test\",104,,,A,,,,\n")
+
+
+def test_canvas_export_of_a_canvas_roster_scales_to_the_columns_points(grades_folder, tmp_path, capsys):
+    """Canvas's own gradebook export as the roster: its Points Possible row (and the blank row a
+    newer export adds) are not students, the output has one Points Possible row, the column's
+    points are kept (25: 80 of 100 is 20), and the test student without a folder is said so."""
+    (tmp_path / "canvas.csv").write_text(CANVAS_EXPORT)
+    assert lms.main(grades_folder, "canvas", tmp_path / "out.csv", tmp_path / "canvas.csv", "Attention (55)") == 0
+    rows = read(tmp_path / "out.csv")
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Attention (55)"]
+    assert rows[1] == ["Points Possible", "", "", "", "", "25"] and sum(r[0] == "Points Possible" for r in rows) == 1
+    assert {row[1]: row[5] for row in rows[2:]} == {"101": "20", "102": "22.5", "103": "", "104": ""}
+    err = capsys.readouterr().err
+    assert "Points Possible" not in err and "Manual Posting" not in err
+    assert "not graded, left empty: carol" in err and "Student, Test (folder '') (no folder in the roster)" in err
+    # --points wins; a new column (not in the roster) keeps the grader's points
+    assert lms.main(grades_folder, "canvas", tmp_path / "p.csv", tmp_path / "canvas.csv", "Attention (55)", points=10) == 0
+    assert read(tmp_path / "p.csv")[1][5] == "10" and read(tmp_path / "p.csv")[2][5] == "8"
+    assert lms.main(grades_folder, "canvas", tmp_path / "n.csv", tmp_path / "canvas.csv", "New one") == 0
+    assert read(tmp_path / "n.csv")[1][5] == "100" and read(tmp_path / "n.csv")[2][5] == "80"
+
+
+def test_moodle_export_writes_what_moodle_reads_as_no_grade(grades_folder, tmp_path, capsys):
+    """A new grade item: '-' (a blank would be stored as 0). An existing one (the roster, Moodle's
+    own export, has the column): no row, so the grade there stays (blank and '-' clear it). A row
+    Moodle could not find the user of (no e-mail, no ID number) is never written: it stops the import."""
+    people = [{"First name": "Ada", "Last name": "L", "ID number": "1", "Email address": "ada@x", "folder": "alice"},
+              {"First name": "C", "Last name": "B", "ID number": "2", "Email address": "cb@x", "folder": "carol"},
+              {"First name": "B", "Last name": "B", "ID number": "", "Email address": "", "folder": "=bob"}]
+    roster(tmp_path / "m.csv", people)
+    assert lms.main(grades_folder, "moodle", tmp_path / "new.csv", tmp_path / "m.csv", "Attention") == 1
+    assert read(tmp_path / "new.csv") == [["First name", "Last name", "ID number", "Email address", "Attention"],
+                                          ["Ada", "L", "1", "ada@x", "80"], ["C", "B", "2", "cb@x", "-"]]
+    err = capsys.readouterr().err
+    assert "not exported, Moodle could not find the user" in err and "B B (folder '=bob')" in err
+    assert "'Attention' read as a new grade item: a student not graded has '-'" in err
+    roster(tmp_path / "e.csv", [dict(p, **{"Attention": "7"}) for p in people[:2]])
+    assert lms.main(grades_folder, "moodle", tmp_path / "old.csv", tmp_path / "e.csv", "Attention") == 1
+    assert read(tmp_path / "old.csv")[1:] == [["Ada", "L", "1", "ada@x", "80"]]   # carol's grade in Moodle stays
+    assert "an existing grade item: a student not graded has no row" in capsys.readouterr().err
+    assert lms.main(grades_folder, "moodle", tmp_path / "f.csv", tmp_path / "e.csv", "Attention", grade_item="new") == 1
+    assert read(tmp_path / "f.csv")[-1][-1] == "-"
+
+
+def test_exports_refuse_what_they_cannot_tell_apart(tmp_path, capsys):
+    """Folders matched by their exact names (summary.json): '=bob' and "'=bob" are two students,
+    a folder with a backslash is found; a roster naming one folder twice, or two folders that
+    grades.csv alone shows alike, is refused with exit 2 and the names."""
+    graded = class_folder(tmp_path / "graded", [("=bob", result(60), "graded"), ("'=bob", result(20), "graded"),
+                                                ("a\\b", result(), "graded"), ("dee", None, "not graded: no files")])
+    people = [{"Student": "Bob One", "ID": "1", "folder": "=bob"}, {"Student": "Bob Two", "ID": "2", "folder": "'=bob"},
+              {"Student": "Back Slash", "ID": "3", "folder": "a\\b"}, {"Student": "Dee", "ID": "4", "folder": "dee"}]
+    roster(tmp_path / "r.csv", people)
+    assert lms.main(graded, "canvas", tmp_path / "c.csv", tmp_path / "r.csv", "A") == 0
+    assert {row[1]: row[5] for row in read(tmp_path / "c.csv")[2:]} == {"1": "80", "2": "40", "3": "100", "4": ""}
+    err = capsys.readouterr().err
+    assert "not in the roster" not in err and err.count("left empty") == 1 and "left empty: dee" in err
+    roster(tmp_path / "twice.csv", people + [{"Student": "Impostor", "ID": "9", "folder": "dee"}])
+    assert lms.main(graded, "canvas", tmp_path / "x.csv", tmp_path / "twice.csv", "A") == 2
+    err = capsys.readouterr().err
+    assert "names one folder for several students" in err and "Dee (folder 'dee')" in err and "Impostor" in err
+    (graded / "summary.json").unlink()   # grades.csv alone shows both as '=bob
+    assert lms.main(graded, "canvas", tmp_path / "y.csv", tmp_path / "r.csv", "A") == 2
+    assert "cannot tell these folders apart" in capsys.readouterr().err
+    assert not (tmp_path / "x.csv").exists() and not (tmp_path / "y.csv").exists()
+
+
+def test_classroom50_export_is_its_scores_csv(tmp_path):
+    """One line per submission graded, with its tag and commit from the collect step's record, in
+    roster order; one blank-score line for a student with none."""
+    graded = class_folder(tmp_path / "graded", [("alice", result(), "graded"), ("bob", None, "not graded: no files")])
+    (graded / "collected.json").write_text(json.dumps({"assignment": "ch03_attention", "org": "acme", "prefix": "p",
+                                                       "students": {"alice": {"repo": "p-alice", "commit": "c" * 40,
+                                                                              "what": "submit/x", "handed_in": "t"}}}))
+    text, notes = lms.export(graded, "classroom50")
+    rows = list(csv.DictReader(text.splitlines()))
+    assert [(r["username"], r["score"], r["max_score"], r["submission_tag"]) for r in rows] == \
+        [("alice", "100", "100", "submit/x"), ("bob", "", "", "")]
+    assert rows[0]["review_url"] == f"https://github.com/acme/p-alice/commit/{'c' * 40}"
+    assert notes == ["not graded, left empty: bob (not graded: no files)"]
+
+
+@pytest.mark.parametrize("environ, shard", [
+    ({"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "8",
+      "SLURM_ARRAY_TASK_COUNT": "8"}, (3, 8)),
+    ({"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_MAX": "3",
+      "SLURM_ARRAY_TASK_COUNT": "4", "SLURM_ARRAY_TASK_STEP": "1"}, (1, 4)),
+    ({"SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_MAX": "9",
+      "SLURM_ARRAY_TASK_COUNT": "5", "SLURM_ARRAY_TASK_STEP": "2"}, "every index"),
+    ({}, "SLURM_ARRAY_TASK_ID is not set")])
+def test_shard_from_a_slurm_array(environ, shard, monkeypatch):
+    from autograder.cli import build_parser
+    for key in [k for k in os.environ if k.startswith("SLURM_")]:
+        monkeypatch.delenv(key)
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    if isinstance(shard, tuple):
+        assert build_parser().parse_args(["grade", "x", "--shard", "slurm"]).shard == shard
+    else:
+        with pytest.raises(ValueError, match=shard):
+            shards.from_array("slurm", environ)
+
+
+def test_shard_from_a_kubernetes_indexed_job(monkeypatch):
+    from autograder.platforms import collect
+    monkeypatch.setenv("JOB_COMPLETION_INDEX", "0")
+    assert shards.parse("kubernetes/4") == (1, 4)
+    monkeypatch.setenv("JOB_COMPLETION_INDEX", "3")
+    assert shards.parse("kubernetes/4") == (4, 4)
+    for text, why in (("kubernetes/3", "not below the 3 completions"), ("kubernetes", "say kubernetes/N"),
+                      ("lsf", "not K/N")):
+        with pytest.raises(Exception, match=why):
+            shards.parse(text)
+    monkeypatch.delenv("JOB_COMPLETION_INDEX")
+    with pytest.raises(Exception, match="JOB_COMPLETION_INDEX is not set"):
+        shards.parse("kubernetes/4")
+    assert collect.main.__module__   # collect --shard takes the same forms (shards.parse)
