@@ -9,7 +9,8 @@ from .platforms import ci, shards
 
 DESCRIPTION = """\
 Grade one submission or a whole class; regenerate the student stubs; build the nbgrader
-release, the Gradescope autograder and the GitHub Classroom repositories. Run it from the
+release, the Gradescope autograder, the Classroom 50 and plain-GitHub repositories and
+workflows, and grades for an LMS (Canvas, Moodle). Run it from the
 repository's root folder (where README.md is), or with PYTHONPATH naming that folder:
 elsewhere Python answers "No module named autograder"."""
 EXIT_CODES = """\
@@ -34,12 +35,16 @@ EXAMPLES = {
              "  python -m autograder stubs --check    say what is stale (exit 1), change nothing",
     "release": "example (writes release/ch03_attention):\n  python -m autograder release ch03_attention --course course",
     "gradescope": "example:\n  python -m autograder gradescope ch03_attention --checks after_due_date",
-    "github": "example (Classroom 50's classroom ml-2026 in the organisation my-org):\n"
-              "  python -m autograder github ch03_attention --classroom ml-2026 --org my-org",
+    "github": "example (Classroom 50's classroom ml-2026 in the organisation my-org; one call per assignment,\n"
+              "into one folder: each keeps the others):\n"
+              "  python -m autograder github ch03_attention --classroom ml-2026 --org my-org --out course-github\n"
+              "  python -m autograder github ch04_gpt --classroom ml-2026 --org my-org --out course-github",
     "classroom": "example (the old name of `github`, kept for scripts that call it; it says what changed):\n"
                  "  python -m autograder classroom ch03_attention",
-    "export": "example (Canvas's gradebook import, joined with a roster):\n"
-              "  python -m autograder export graded/week3 --to canvas --roster roster.csv --out canvas.csv",
+    "export": "example (Canvas's gradebook import, joined with a roster: Canvas's own gradebook export with a\n"
+              "folder column added; scores scaled to that assignment's Points Possible):\n"
+              "  python -m autograder export graded/week3 --to canvas --roster roster.csv --column \"Attention (55)\" "
+              "--out canvas.csv",
 }
 
 
@@ -90,12 +95,13 @@ def cmd_gradescope(args):
 def cmd_github(args):
     from .platforms import github
     return github.main(args.assignment, Path(args.out), args.classroom, args.org, args.due,
-                       old_name=args.command == "classroom")
+                       old_name=args.command == "classroom", submission_mode=args.submission_mode)
 
 
 def cmd_export(args):
     from .platforms import lms
-    return lms.main(args.graded, args.to, args.out, args.roster, args.column, args.assignment)
+    return lms.main(args.graded, args.to, args.out, args.roster, args.column, args.assignment, args.points,
+                    args.grade_item)
 
 
 def classroom_name(text):
@@ -162,7 +168,9 @@ def build_parser():
                             "such a run stops before the first submission, with exit 3 and what to do)")
     grade.add_argument("--shard", type=shards.parse, metavar="K/N",
                        help="class mode: grade only the K-th of N slices of the class (by a hash of each folder's "
-                            "name); join the slices' --out folders with `merge`")
+                            "name); join the slices' --out folders with `merge`. In a job array: `slurm` (K and N "
+                            "from SLURM_ARRAY_TASK_ID/_MIN/_COUNT) or `kubernetes/N` (an Indexed Job of N "
+                            "completions: K from JOB_COMPLETION_INDEX)")
     grade.add_argument("--due", help="class mode: the due date (ISO 8601 with its zone, e.g. 2026-12-01T23:59:00Z); "
                                       "needs --times")
     grade.add_argument("--late", default="none", help="class mode: the policy for work handed in after --due: none "
@@ -211,6 +219,9 @@ def build_parser():
         github.add_argument("--org", help="the organisation: names the template repository in assignments.json")
         github.add_argument("--due", help="the due date Classroom 50 shows (ISO 8601 with its zone); the grade's "
                                           "deadline is the instructor workflow's own")
+        github.add_argument("--submission-mode", choices=("every-push", "tag"),
+                            help="Classroom 50's submission_mode (default: its own, every-push: each push is "
+                                 "graded and tagged submit/*; tag: only `gh student submit` tags are)")
         github.set_defaults(run=cmd_github)
     export = commands.add_parser("export", help="write a class's grades for an LMS: Canvas's or Moodle's gradebook "
                                                 "import CSV, or Classroom 50's scores.csv columns")
@@ -223,6 +234,13 @@ def build_parser():
     export.add_argument("--column", help="the grade column's name (default: the assignment's)")
     export.add_argument("--assignment", choices=course.names(),
                         help="which assignment, where grades.csv holds several")
+    export.add_argument("--points", type=_at_least(float, 0, above=True),
+                        help="canvas: the points of the Canvas assignment filled (scores are scaled to them; default: "
+                             "the roster's Points Possible of --column, else the grader's maximum)")
+    export.add_argument("--grade-item", choices=("new", "existing"),
+                        help="moodle: whether --column is a new grade item (not graded: '-', no grade) or an existing "
+                             "one (not graded: no row, so a grade already there stays); default: existing where the "
+                             "roster has the column")
     export.set_defaults(run=cmd_export)
     for name, command in commands.choices.items():  # an example under every subcommand's --help
         command.epilog, command.formatter_class = EXAMPLES[name], argparse.RawDescriptionHelpFormatter

@@ -30,13 +30,49 @@ from . import classreport, report
 from .files import display_name, feedback_title, own_folder, result_stem, write_atomic
 
 
+def _whole(environ, name):
+    """An environment variable of a job array, as a whole number (ValueError says which is missing)."""
+    value = environ.get(name, "")
+    if not value.strip().isdigit():
+        raise ValueError(f"{name} is {'not set' if not value else repr(value)}")
+    return int(value)
+
+
+def from_array(text, environ=None):
+    """(K, N) from a job array's own index: 'slurm' (SLURM_ARRAY_TASK_ID, counted from
+    SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT tasks: an array like --array=1-8 or 0-7, every
+    index once) or 'kubernetes/N' (an Indexed Job of N completions: JOB_COMPLETION_INDEX, from 0).
+    ValueError with the reason otherwise."""
+    environ = os.environ if environ is None else environ
+    if text == "slurm":
+        task, low, high, count = (_whole(environ, f"SLURM_ARRAY_TASK_{key}") for key in ("ID", "MIN", "MAX", "COUNT"))
+        step = environ.get("SLURM_ARRAY_TASK_STEP", "1").strip()
+        if step != "1" or high - low + 1 != count:
+            raise ValueError(f"the Slurm array runs {count} tasks over indexes {low} to {high} (step {step}): give it "
+                             "every index from its first to its last once (--array=1-8, or 0-7; a %limit is fine)")
+        return task - low + 1, count
+    kind, _, total = text.partition("/")
+    if kind in ("kubernetes", "k8s"):
+        if not total.isdigit() or int(total) < 1:
+            raise ValueError(f"{text!r}: say kubernetes/N, N the Indexed Job's completions")
+        index = _whole(environ, "JOB_COMPLETION_INDEX")
+        if index >= int(total):
+            raise ValueError(f"JOB_COMPLETION_INDEX is {index}, not below the {total} completions --shard {text} says")
+        return index + 1, int(total)
+    raise ValueError(f"{text!r} is not K/N (say 2/8: the second of eight slices), slurm or kubernetes/N")
+
+
 def parse(text):
-    """'K/N' (1 <= K <= N) as (K, N); argparse's type for --shard."""
+    """'K/N' (1 <= K <= N) as (K, N), or a job array's own index (``from_array``: 'slurm',
+    'kubernetes/N'); argparse's type for --shard."""
     import argparse
     try:
         k, n = (int(x) for x in text.split("/"))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not K/N (say 2/8: the second of eight slices)") from None
+        try:
+            k, n = from_array(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"--shard {text}: {exc}") from None
     if not 1 <= k <= n:
         raise argparse.ArgumentTypeError(f"shard {text}: K must be between 1 and N")
     return k, n
@@ -122,6 +158,43 @@ def _load_shard(folder):
     return summary, students
 
 
+def _collected(folders):
+    """The shards' collected.json (what the GitHub workflow's collect step took: platforms/collect)
+    joined into one, or None where no shard has one. Every shard must have one where any does,
+    all of one assignment and organisation, each student in one only."""
+    records = {}
+    for folder in folders:
+        try:
+            records[folder] = json.loads(_read(folder, "collected.json"))
+        except MergeError:
+            continue
+        except ValueError as exc:
+            raise MergeError(f"{folder}/collected.json cannot be read: {exc}") from None
+    if not records:
+        return None
+    lacking = [str(f) for f in folders if f not in records]
+    if lacking:
+        raise MergeError(f"{', '.join(lacking)} hold no collected.json, and the other shards do")
+    joined, where = None, {}
+    for folder, record in records.items():
+        try:
+            head = {k: record[k] for k in ("assignment", "org", "prefix")}
+            students = dict(record["students"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise MergeError(f"{folder}/collected.json is not a record of a collection: {exc!r}") from None
+        if joined is None:
+            joined = dict(head, students={})
+        elif {k: joined[k] for k in head} != head:
+            raise MergeError(f"{folder}/collected.json records another collection: {head}")
+        for name, taken in students.items():
+            if name in where:
+                raise MergeError(f"{name} was collected in two shards: {where[name]} and {folder}")
+            where[name] = folder
+            joined["students"][name] = taken
+    joined["students"] = dict(sorted(joined["students"].items()))
+    return joined
+
+
 def merge(folders, out):
     """Join shard folders into ``out``; returns (summary, rows for CI outputs). Raises MergeError."""
     folders = [Path(f) for f in folders]
@@ -170,6 +243,7 @@ def merge(folders, out):
         if len(seen) > 1:
             raise MergeError(f"results graded with different versions of the suites{' of ' + key if key else ''}: "
                              + ", ".join(f"{d} in {f}" for d, f in seen.items()) + ": regrade with one version")
+    collected = _collected(folders)  # refused before anything is written
     # One run's order: the student folders sorted, each student's submissions as found (a
     # student is in one shard only, so a stable sort keeps those in order).
     everyone.sort(key=lambda pair: pair[0].folder)
@@ -193,6 +267,8 @@ def merge(folders, out):
         students.append(student)
     rows = [(display_name(s.folder), s.result, s.status, s.assignment) for s in students]
     write_atomic(out / "grades.csv", report.class_csv(rows, assignments or None))
+    if collected is not None:
+        write_atomic(out / "collected.json", json.dumps(collected, indent=1))
     summary = classreport.write(out, students, " + ".join(sorted(titles)),
                                 identity={"class": klass, "assignment": assignment, "engine": engine})
     return summary, [(f"{name}/{a}" if several and a else name, result, status) for name, result, status, a in rows]
