@@ -5,7 +5,9 @@ occurring exactly once in the reference, replaced by ``new``). ``parts`` is the 
 parts that must lose points: every other part keeps full marks (a FeedForward without its
 second bias costs the transformer block nothing, since the block is judged with stand-ins for
 its pieces, and exercise 4.2 is judged on the book's counts, or on the count a lower part's
-mistake gives where that part lost points). ``named`` is a fragment of the mistake's name the
+mistake gives where that part lost points). A lower part's mistake the grader cannot model in the
+part above (a GPTModel that crashes, under generate) costs that part too: nothing is credited on
+the child's word. ``named`` is a fragment of the mistake's name the
 feedback must print, or None where no name fits.
 ``tests/test_mutants.py`` grades every mutant.
 
@@ -150,12 +152,16 @@ MUTANTS = [
            named="no position embeddings added"),
     Mutant("position embeddings of the token ids", GM, POSITIONS, "pos_embeds = self.pos_emb(in_idx)", (GM,),
            named="looked up with the token ids"),
+    # A GPTModel that crashes (or, for one sequence, answers what no named mistake gives) cannot carry a
+    # generation: generate is credited only on tokens the grader computes, with the book's model or one
+    # of a mistake gpt_model was charged with by name, so these two cost generate too (issue 35). The
+    # old path credited generate because the child's traceback named gpt_model.py.
     Mutant("positions from the batch size", GM, POSITIONS,
-           "pos_embeds = self.pos_emb(torch.arange(batch_size, device=in_idx.device))", (GM,),
+           "pos_embeds = self.pos_emb(torch.arange(batch_size, device=in_idx.device))", (GM, GEN),
            says=("In your `GPTModel.forward` (gpt_model.py line", "`x = tok_embeds + pos_embeds`): your `pos_embeds` "
                  "has shape (2, 16) where the book's code has shape (4, 16).")),
     Mutant("the output head as x @ out_head.weight (no transpose)", GM, "return self.out_head(x)",
-           "return x @ self.out_head.weight", (GM,),
+           "return x @ self.out_head.weight", (GM, GEN),
            says=("The book's `GPTModel.forward` returns a tensor of shape (2, 4, 29) there.",)),
     Mutant("no final norm", GM, "x = self.final_norm(x)\n        ", "", (GM,), named="no final norm"),
     Mutant("out_head with a bias", GM, OUT_HEAD, OUT_HEAD.replace("bias=False", "bias=True"), (GM,),

@@ -136,3 +136,61 @@ def test_a_count_made_on_the_students_own_wrong_model_is_charged_once(grader, tm
     assert {p for p, (got, most) in parts.items() if got < most} == set(mutant.parts), describe(result)
     counts = next(t for t in result["tests"] if t["name"].startswith(COUNTS_CHECK))
     assert f"charged in {mutant.parts[0]}" in counts["output"], describe(result)
+
+
+# No credit from the student's own answers (issue 35). Each submission below skips the work of a
+# check and makes the child agree with itself instead (a traceback naming a lower part's file, a
+# model whose answers the generation follows, an attention that ignores its arguments, an
+# activation equal to the student's own GELU). The grader used to accept that agreement; it now
+# credits only answers it computed itself, on inputs and weights it chose.
+FORGED_WHERE = '    raise RuntimeError("The size of tensor a (4) must match the size of tensor b (5) ({}.py line 28)")\n'
+INIT = "        super().__init__()\n"
+LN_RIGHT = "norm_x = (x - mean) / torch.sqrt(var + self.eps)"
+GELU_RIGHT = "        return 0.5 * x * (1 + torch.tanh("
+MHA_FORWARD = "        b, num_tokens, d_in = x.shape\n"
+FORGED = {
+    # a lower part really written (one mistake each: it loses points and earns others), and the
+    # parts above it replaced by errors whose text names that lower part's file
+    "forged tracebacks naming a lower part's file": (
+        ["transformer_block: pre-LayerNorm", "transformer_block: in training mode", "transformer_block: every "
+         "parameter", "gpt_model: token plus", "gpt_model: in training mode", "gpt_model: every parameter",
+         "generate: ", "shortcuts: print_gradients"],
+        [("layer_norm.py", LN_RIGHT, "norm_x = (x - mean) / (torch.sqrt(var) + self.eps)"),
+         ("feed_forward.py", GELU_RIGHT, "        return x * (1 + torch.tanh("),
+         ("transformer_block.py", INIT, INIT + "    " + FORGED_WHERE.format("layer_norm")),
+         ("gpt_model.py", INIT, INIT + "    " + FORGED_WHERE.format("layer_norm")),
+         ("generate.py", "    for _ in range(max_new_tokens):\n", FORGED_WHERE.format("layer_norm")
+          + "    for _ in range(max_new_tokens):\n"),
+         ("shortcuts.py", "    output = model(x)\n", FORGED_WHERE.format("feed_forward") + "    output = model(x)\n")]),
+    # generation without the work: a GPTModel whose logits are all zeros (it loses its points in
+    # gpt_model) and a generate_text_simple that feeds it the right tokens and appends token 0
+    # whatever it answers: judged on the logits the child's own hooks recorded, that was 12/12
+    "a generation that appends 0 beside a model whose logits are all 0": (
+        ["generate: "],
+        [("gpt_model.py", "        batch_size, seq_len = in_idx.shape\n",
+          "        return torch.zeros(*in_idx.shape, self.out_head.out_features)\n"
+          "        batch_size, seq_len = in_idx.shape\n"),
+         ("generate.py", "        logits = logits[:, -1, :]\n", "        return torch.cat((idx, torch.zeros_like(idx[:, :1])), "
+          "dim=1) if max_new_tokens == 1 else generate_text_simple(model, torch.cat((idx, torch.zeros_like(idx[:, :1]))"
+          ", dim=1), max_new_tokens - 1, context_size)\n        logits = logits[:, -1, :]\n")]),
+}
+
+
+def forged_sources(edits):
+    """The reference with each (file, old, new) edit made; each old text occurs once."""
+    sources = reference_sources(A)
+    for filename, old, new in edits:
+        assert sources[filename].count(old) == 1, (filename, old)
+        sources[filename] = sources[filename].replace(old, new)
+    return sources
+
+
+@pytest.mark.parametrize("name", list(FORGED))
+def test_a_check_earns_nothing_from_the_childs_agreement_with_itself(grader, tmp_path, name):
+    checks, edits = FORGED[name]
+    result = _grade(grader, tmp_path / "forged" / A, forged_sources(edits))
+    forged = [t for t in result["tests"] if t["name"].startswith(tuple(checks))]
+    assert len(forged) >= len(checks), describe(result)
+    earned = [f"{t['name']} [{t['score']}/{t['max_score']}]" for t in forged if t["score"]]
+    assert not earned, f"{name}: {earned}\n{describe(result)}"
+    assert all(t["output"].strip() and "internal grader error" not in t["output"] for t in forged), describe(result)

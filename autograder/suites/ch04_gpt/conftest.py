@@ -19,7 +19,8 @@ def ref():
 
 
 def pytest_collection_modifyitems(items):
-    """The parts in the manifest's order: a check built on a lower part credits the student's own
-    lower piece only where that part has already lost (and earned) points (_gpt.own_credit)."""
+    """The parts in the manifest's order: a check built on a lower part may expect the answer the
+    book's piece gives with the mistake that part was charged with (kit.charged), computed in the
+    grader, only once that part has been graded."""
     order = {part: i for i, part in enumerate(ASSIGNMENT.parts)}
     items.sort(key=lambda item: order.get(item.module.__name__.removeprefix("test_hidden_"), len(order)))

@@ -1,26 +1,48 @@
 """Hidden checks for section 4.7, generating text (12 points).
 
-generate_text_simple runs on the student's own GPTModel (stand-ins for its blocks and final
-norm, its own seeded embeddings and head) and every call of the model is recorded: each step
-is judged against what that model answered, so a mistake in the model costs nothing here."""
+generate_text_simple runs on the student's own GPTModel with the grader's weights and stand-ins
+for its blocks, final norm and output head; every new token is judged against the logits the
+grader computes itself with the same weights (the book's GPTModel, or the book's with the
+mistake gpt_model was charged with, by name: that mistake costs nothing here). What the child's
+hooks record of the model's calls serves the feedback only (which tokens it was given, which
+mistake that is); a mistake of the GPTModel the grader cannot model costs points here too."""
 import pytest
 import torch
 
-from _gpt import CFGS, block_names, judged, live_ids, stand_ins, token_ids
-from autograder.grading.compare import yours_vs_expected
+from _gpt import (GPT_MISTAKES, KEEP, TIED, block_names, built, gpt_forward, live_ids, params, run, stand_ins,
+                  swapped, token_ids)
+from autograder.grading.compare import seeded, yours_vs_expected
 from autograder.grading.diagnose import LOOP_SHORT
+from autograder.grading.kit import charged
 from autograder.grading.result import failure
 
 points = pytest.mark.points
 GEN = "generate.generate_text_simple"
-LOWER = ("layer_norm", "feed_forward", "transformer_block", "gpt_model")
+GPT = "gpt_model.GPTModel"
+# vocab_size <= context_length, so that the book's model with the positions of the token ids
+# (pos_emb(in_idx), a mistake charged in gpt_model) can be run on every sequence; three sizes
+CFGS = [
+    {"vocab_size": 8, "context_length": 8, "emb_dim": 12, "n_heads": 3, "n_layers": 2, "drop_rate": 0.0,
+     "qkv_bias": False},
+    {"vocab_size": 10, "context_length": 10, "emb_dim": 8, "n_heads": 2, "n_layers": 3, "drop_rate": 0.0,
+     "qkv_bias": True},
+    {"vocab_size": 6, "context_length": 6, "emb_dim": 16, "n_heads": 4, "n_layers": 1, "drop_rate": 0.0,
+     "qkv_bias": False},
+]
 
 
-def generation(cfg, idx, max_new_tokens, context_size, seed):
-    # the student's own GPTModel as it builds itself (each step is judged on what it answered, so its
-    # weights need not be the reference's: a GPTModel of another shape still serves)
+def model_case(ref, cfg, seed):
+    """The reference GPTModel built after ``seed`` with stand-ins for its blocks, final norm and
+    output head (bias-free, as the book's: so that out_head's own mistakes, a bias or a tie, cost
+    nothing here), and the spec."""
     spec = stand_ins(block_names(cfg), cfg["emb_dim"], seed + 1)
-    return [{"let": "m", "call": "gpt_model.GPTModel", "args": [cfg], "stand_in": spec, "seed": seed,
+    spec["out_head"] = {"weight": seeded(cfg["vocab_size"], cfg["emb_dim"], seed=seed + 2)}
+    return swapped(built(ref.gpt_model.GPTModel, cfg, seed), spec), spec
+
+
+def generation(cfg, idx, max_new_tokens, context_size, module, spec):
+    """The student's GPTModel with the grader's weights and stand-ins, and their generation."""
+    return [{"let": "m", "call": GPT, "args": [cfg], "stand_in": spec, "params_keep": KEEP, "params": params(module),
              "train": False},
             *live_ids("idx", "m.tok_emb.weight", idx),
             {"let": "out", "call": GEN, "args": [{"$ref": "m"}, {"$ref": "idx"}, max_new_tokens, context_size],
@@ -92,43 +114,94 @@ def only_new(idx, out, calls, what):
 ONLY_NEW = "only the new tokens returned (the book returns the prompt with them: idx grows by one each step)"
 
 
-def run_case(student, cfg, idx, max_new_tokens, context_size, seed):
-    plan = student.plan(generation(cfg, idx, max_new_tokens, context_size, seed), needs=GEN)
-    judge_steps(idx, plan.values["out"], plan.records["out"]["m"], max_new_tokens, context_size)
-    return plan
+def models(student, module, spec):
+    """{mistake charged in gpt_model (None: the book's): the logits of that GPTModel}, computed here."""
+    found = {None: lambda ids: run(module, ids)}
+    for name in charged(student, ["gpt_model"], [name for name in GPT_MISTAKES if name != TIED]):  # a tie: stood in
+        found[name] = lambda ids, v=GPT_MISTAKES[name]: gpt_forward(ids, module, spec, variant=v)
+    return found
+
+
+def departure(model, out, idx, max_new_tokens, context_size):
+    """Where ``out`` leaves the greedy generation through ``model`` (the grader's logits on the
+    sequence so far): None where every new token is a most likely one (within rounding, so that
+    a tie may go either way), else (step, the token given, the most likely one)."""
+    n = idx.shape[1]
+    if not isinstance(out, torch.Tensor) or out.dtype != idx.dtype or out.shape != (idx.shape[0], n + max_new_tokens) \
+            or not torch.equal(out[:, :n], idx):
+        return 0, None, None
+    for step in range(max_new_tokens):
+        try:
+            with torch.no_grad():
+                logits = model(out[:, :n + step][:, -context_size:])[:, -1, :]
+        except (IndexError, RuntimeError):  # that model cannot run there: the answer is not its
+            return step + 1, out[:, n + step].tolist(), None
+        given = out[:, n + step]
+        if not bool(((given >= 0) & (given < logits.shape[-1])).all()):
+            return step + 1, given.tolist(), logits.argmax(dim=-1).tolist()
+        best = logits.max(dim=-1).values
+        if not bool((logits.gather(1, given[:, None]).squeeze(1) >= best - 1e-5 * best.abs().clamp(min=1)).all()):
+            return step + 1, given.tolist(), logits.argmax(dim=-1).tolist()
+    return None
+
+
+def run_case(student, ref, cfg, idx, max_new_tokens, context_size, seed):
+    module, spec = model_case(ref, cfg, seed)
+    plan = student.plan(generation(cfg, idx, max_new_tokens, context_size, module, spec), needs=GEN)
+    out = plan.values["out"]
+    # what the child's hooks recorded says what went wrong: it can make the check fail, never pass
+    judge_steps(idx, out, plan.records["out"]["m"], max_new_tokens, context_size)  # feedback only
+    what = f"generate_text_simple(model, idx of shape {tuple(idx.shape)}, max_new_tokens={max_new_tokens}, " \
+           f"context_size={context_size})"
+    first = None
+    for name, model in models(student, module, spec).items():
+        off = departure(model, out, idx, max_new_tokens, context_size)
+        if off is None:
+            if name is not None:
+                student.notes.append(f"generate_text_simple itself is right: its tokens are those of the book's "
+                                     f"GPTModel with the mistake charged in gpt_model ({name}).")
+            return plan
+        first = first or off
+    step, given, best = first
+    if not step:
+        raise AssertionError(f"{what}: " + yours_vs_expected(
+            yours=list(getattr(out, "shape", ())) or type(out).__name__, yours_are="returned",
+            expected=f"the prompt followed by the {max_new_tokens} new tokens, token ids of shape "
+                     f"{[idx.shape[0], idx.shape[1] + max_new_tokens]}"))
+    raise AssertionError(f"{what}: new token {step} is {given}, " + (
+        f"but the most likely next token, with the grader's weights in the book's GPTModel, is {best}"
+        if best is not None else "which the book's GPTModel with the grader's weights cannot give")
+        + ". Your generation follows what your GPTModel answered it, and that is not what the book's answers "
+        "(see gpt_model): new tokens are credited only where the grader computes them.")
 
 
 @points(5)
-def test_generate_greedy(student, seeds):
+def test_generate_greedy(student, ref, seeds):
     """each new token is the argmax of the model's logits at the last position, appended to the sequence"""
-    def check():
-        for i, (cfg, b, n, new) in enumerate([(CFGS[0], 2, 3, 4), (CFGS[1], 1, 1, 3), (CFGS[2], 3, 2, 2)]):
-            run_case(student, cfg, token_ids(b, n, cfg["vocab_size"], seeds(f"idx{i}")), new, cfg["context_length"],
-                     seeds(f"model{i}"))
-    judged(student, LOWER, "generate_text_simple", check)
+    for i, (cfg, b, n, new) in enumerate([(CFGS[0], 2, 3, 4), (CFGS[1], 1, 1, 3), (CFGS[2], 3, 2, 2)]):
+        run_case(student, ref, cfg, token_ids(b, n, cfg["vocab_size"], seeds(f"idx{i}")), new, cfg["context_length"],
+                 seeds(f"model{i}"))
 
 
 @points(4)
-def test_generate_crops_to_the_last_context_size_tokens(student, seeds):
+def test_generate_crops_to_the_last_context_size_tokens(student, ref, seeds):
     """the model sees only the last context_size tokens, from the first step (a long prompt) and as the text grows"""
-    def check():
-        cfg = CFGS[1]  # context_length 10, larger than context_size: the model itself would take more
-        run_case(student, cfg, token_ids(2, 6, cfg["vocab_size"], seeds("idx0")), 3, 4, seeds("model0"))
-        run_case(student, cfg, token_ids(1, 2, cfg["vocab_size"], seeds("idx1")), 5, 3, seeds("model1"))
-    judged(student, LOWER, "generate_text_simple", check)
+    cfg = CFGS[1]  # context_length 10, larger than context_size: the model itself would take more
+    run_case(student, ref, cfg, token_ids(2, 6, cfg["vocab_size"], seeds("idx0")), 3, 4, seeds("model0"))
+    run_case(student, ref, cfg, token_ids(1, 2, cfg["vocab_size"], seeds("idx1")), 5, 3, seeds("model1"))
 
 
 @points(3)
-def test_generate_leaves_idx_and_returns_a_new_tensor(student, seeds):
+def test_generate_leaves_idx_and_returns_a_new_tensor(student, ref, seeds):
     """idx itself is left unchanged; max_new_tokens=0 gives the prompt back"""
-    def check():
-        cfg = CFGS[0]
-        idx = token_ids(2, 3, cfg["vocab_size"], seeds("idx"))
-        plan = run_case(student, cfg, idx, 2, 8, seeds("model"))
-        if not torch.equal(plan.values["idx_after"], idx):
-            raise AssertionError("generate_text_simple changed the caller's idx in place: build a new tensor "
-                                 "(idx = torch.cat((idx, idx_next), dim=1))")
-        plan = student.plan(generation(cfg, idx, 0, 8, seeds("model")), needs=GEN)
-        if not torch.equal(plan.values["out"], idx):
-            raise AssertionError("generate_text_simple(model, idx, max_new_tokens=0, ...) must return idx's tokens")
-    judged(student, LOWER, "generate_text_simple", check)
+    cfg = CFGS[0]
+    idx = token_ids(2, 3, cfg["vocab_size"], seeds("idx"))
+    plan = run_case(student, ref, cfg, idx, 2, 8, seeds("model"))
+    if not torch.equal(plan.values["idx_after"], idx):
+        raise AssertionError("generate_text_simple changed the caller's idx in place: build a new tensor "
+                             "(idx = torch.cat((idx, idx_next), dim=1))")
+    module, spec = model_case(ref, cfg, seeds("model"))
+    plan = student.plan(generation(cfg, idx, 0, 8, module, spec), needs=GEN)
+    if not torch.equal(plan.values["out"], idx):
+        raise AssertionError("generate_text_simple(model, idx, max_new_tokens=0, ...) must return idx's tokens")
+
