@@ -173,6 +173,15 @@ FORGED = {
          ("generate.py", "        logits = logits[:, -1, :]\n", "        return torch.cat((idx, torch.zeros_like(idx[:, :1])), "
           "dim=1) if max_new_tokens == 1 else generate_text_simple(model, torch.cat((idx, torch.zeros_like(idx[:, :1]))"
           ", dim=1), max_new_tokens - 1, context_size)\n        logits = logits[:, -1, :]\n")]),
+    # the example network without GELUs: an activation that answers zeros, beside a GELU of the
+    # student's that answers zeros too (it loses its points in feed_forward)
+    "an example network whose activation equals a GELU of the student's that answers zeros": (
+        ["shortcuts: self.layers is a ModuleList"],
+        [("feed_forward.py", GELU_RIGHT, "        return torch.zeros_like(x)\n" + GELU_RIGHT),
+         ("shortcuts.py", "layer_sizes[i + 1]), GELU())\n", "layer_sizes[i + 1]), Zeros())\n"),
+         ("shortcuts.py", "class ExampleDeepNeuralNetwork(nn.Module):",
+          "class Zeros(nn.Module):\n    def forward(self, x):\n        return torch.zeros_like(x)\n\n\n"
+          "class ExampleDeepNeuralNetwork(nn.Module):")]),
 }
 
 

@@ -14,6 +14,7 @@ answer of the child's, nor a traceback's text, ever becomes the truth; a lower m
 cannot model costs the check above it too.
 """
 import copy
+import math
 
 import torch
 import torch.nn.functional as F
@@ -92,6 +93,22 @@ def run(module, x, train=False, seed=None, grad_weight=None):
     out = module(x)
     (out * grad_weight).sum().backward()
     return out.detach(), {k: v.grad for k, v in module.named_parameters()}
+
+
+# -- GELU and its mistakes (charged in feed_forward; the example network may repeat them) ------
+def gelu(x, c=0.044715, k=math.sqrt(2.0 / math.pi), half=0.5, power=3):
+    return half * x * (1 + torch.tanh(k * (x + c * x**power)))
+
+
+GELU_MISTAKES = {
+    "the exact GELU (erf; the book's is the tanh approximation)": lambda x: F.gelu(x),
+    "ReLU instead of GELU": torch.relu,
+    "GELU without the factor 0.5": lambda x: gelu(x, half=1.0),
+    "GELU with 0.044715 * x instead of 0.044715 * x**3": lambda x: gelu(x, power=1),
+    "GELU with 2 / pi instead of sqrt(2 / pi)": lambda x: gelu(x, k=2.0 / math.pi),
+    "GELU's constant 0.044715 mistyped as 0.44715": lambda x: gelu(x, c=0.44715),
+    "the sigmoid approximation x * sigmoid(1.702 x)": lambda x: x * torch.sigmoid(1.702 * x),
+}
 
 
 # -- the transformer block's mistakes, on the stand-ins -------------------------------------------

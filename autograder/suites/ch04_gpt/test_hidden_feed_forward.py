@@ -1,32 +1,15 @@
 """Hidden checks for section 4.3, GELU and the feed forward network (12 points)."""
-import math
-
 import pytest
 import torch
 import torch.nn.functional as F
 
-from _gpt import KEEP, CFGS, built, live_tensor, params, run
+from _gpt import GELU_MISTAKES, KEEP, CFGS, built, gelu, live_tensor, params, run
 from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
 from autograder.grading.kit import Case, once
 from autograder.grading.result import failure
 
 points = pytest.mark.points
 FF = "feed_forward.FeedForward"
-
-
-def gelu(x, c=0.044715, k=math.sqrt(2.0 / math.pi), half=0.5, power=3):
-    return half * x * (1 + torch.tanh(k * (x + c * x**power)))
-
-
-GELU_MISTAKES = {
-    "the exact GELU (erf; the book's is the tanh approximation)": lambda x: F.gelu(x),
-    "ReLU instead of GELU": torch.relu,
-    "GELU without the factor 0.5": lambda x: gelu(x, half=1.0),
-    "GELU with 0.044715 * x instead of 0.044715 * x**3": lambda x: gelu(x, power=1),
-    "GELU with 2 / pi instead of sqrt(2 / pi)": lambda x: gelu(x, k=2.0 / math.pi),
-    "GELU's constant 0.044715 mistyped as 0.44715": lambda x: gelu(x, c=0.44715),
-    "the sigmoid approximation x * sigmoid(1.702 x)": lambda x: x * torch.sigmoid(1.702 * x),
-}
 
 
 @points(2)
