@@ -173,6 +173,19 @@ FORGED = {
          ("generate.py", "        logits = logits[:, -1, :]\n", "        return torch.cat((idx, torch.zeros_like(idx[:, :1])), "
           "dim=1) if max_new_tokens == 1 else generate_text_simple(model, torch.cat((idx, torch.zeros_like(idx[:, :1]))"
           ", dim=1), max_new_tokens - 1, context_size)\n        logits = logits[:, -1, :]\n")]),
+    # the block's attention built with the wrong arguments, beside a chapter-3 MultiHeadAttention
+    # that ignores them (it answers zeros): the block's attention and "your own" agree
+    "the block's attention with wrong arguments beside an attention that answers zeros": (
+        ["transformer_block: att is your MultiHeadAttention"],
+        [("multihead_attention.py", MHA_FORWARD, "        return torch.zeros_like(x)\n" + MHA_FORWARD),
+         ("transformer_block.py", 'num_heads=cfg["n_heads"],', "num_heads=1,"),
+         ("transformer_block.py", 'dropout=cfg["drop_rate"],', "dropout=0.0,")]),
+    # the same, beside an attention that raises: "your attention fails the same way on its own"
+    "the block's attention with wrong arguments beside an attention that raises": (
+        ["transformer_block: att is your MultiHeadAttention"],
+        [("multihead_attention.py", MHA_FORWARD, '        raise RuntimeError("no")\n' + MHA_FORWARD),
+         ("transformer_block.py", 'num_heads=cfg["n_heads"],', "num_heads=1,"),
+         ("transformer_block.py", 'dropout=cfg["drop_rate"],', "dropout=0.0,")]),
     # the example network without GELUs: an activation that answers zeros, beside a GELU of the
     # student's that answers zeros too (it loses its points in feed_forward)
     "an example network whose activation equals a GELU of the student's that answers zeros": (

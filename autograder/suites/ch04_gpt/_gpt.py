@@ -111,6 +111,125 @@ GELU_MISTAKES = {
 }
 
 
+# -- chapter 3's attention and its mistakes, for the block's att ---------------------------------
+# The block's attention is the student's own chapter-3 MultiHeadAttention, which chapter 4 does not
+# grade: what the block passes it is judged by what it answers with the grader's weights, against
+# the book's answer computed here, or the answer of the chapter-3 mistake (chapter 3's names) that
+# the student's MultiHeadAttention makes on its own with the same weights, also computed here.
+LAYERS = ("W_query", "W_key", "W_value", "out_proj")
+
+
+def attention_weights(names, d, seed):
+    """The grader's weights for an attention of size ``d`` holding the parameters ``names`` (of
+    W_query, W_key, W_value and out_proj: a weight each, a bias where it has one); None where it
+    holds another."""
+    known = {f"{layer}.{kind}" for layer in LAYERS for kind in ("weight", "bias")}
+    names = {name for name in names if name.rsplit(".", 1)[-1] not in KEEP}  # left as the module made them
+    if not {f"{layer}.weight" for layer in LAYERS} <= names <= known:
+        return None
+    return {name: (seeded(d, d, seed=seed + k) / d**0.5 if name.endswith(".weight") else seeded(d, seed=seed + k) * 0.5)
+            for k, name in enumerate(sorted(names))}
+
+
+def mha_forward(x, w, *, num_heads, dropout=0.0, seed=None, scale="head", softmax_dim=-1, mask_diagonal=1,
+                fill=-torch.inf, post_mask=False, causal=True, split="transpose", merge="transpose", out_proj=True,
+                dropout_on="weights", swap_qk=False, keys_from="W_key"):
+    """Chapter 3's MultiHeadAttention with the weights ``w`` (by parameter name; a bias ``w`` lacks
+    is none) on x of shape (b, T, d), made with the switched mistakes; dropout after ``set_seed(seed)``."""
+    def linear(t, layer):
+        return F.linear(t, w[f"{layer}.weight"], w.get(f"{layer}.bias"))
+
+    q, k, v = linear(x, "W_query"), linear(x, keys_from), linear(x, "W_value")
+    b, T, d_out = q.shape
+    hd = d_out // num_heads
+
+    def heads(t):
+        return t.view(b, T, num_heads, hd).transpose(1, 2) if split == "transpose" else t.reshape(b, num_heads, T, hd)
+
+    q, k, v = heads(q), heads(k), heads(v)
+    scores = k @ q.transpose(-2, -1) if swap_qk else q @ k.transpose(-2, -1)
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=mask_diagonal)
+    places = dropout_on.split(" + ")
+    if seed is not None:
+        set_seed(seed)
+    if dropout and "scores before the mask" in places:
+        scores = F.dropout(scores, dropout)
+    if causal and not post_mask:
+        scores = scores.masked_fill(mask, fill)
+    if dropout and "scores" in places:
+        scores = F.dropout(scores, dropout)
+    divisor = {"head": hd**0.5, "none": 1.0, "d_out": d_out**0.5, "d_k": float(hd), "d_in": x.shape[-1]**0.5}[scale]
+    weights = torch.softmax(scores / divisor, dim=softmax_dim)
+    if causal and post_mask:
+        weights = weights.masked_fill(mask, 0.0)
+    if dropout and "weights" in places:
+        weights = F.dropout(weights, dropout)
+    context = weights @ v
+    if dropout and "context" in places:
+        context = F.dropout(context, dropout)
+    context = context.transpose(1, 2).contiguous().view(b, T, d_out) if merge == "transpose" else \
+        context.reshape(b, T, d_out)
+    return linear(context, "out_proj") if out_proj else context
+
+
+def attention_mistakes(num_heads, dropout):
+    """{chapter 3's name of a mistake: the switches of ``mha_forward`` that make it}, in training
+    mode with dropout ``dropout``."""
+    found = {
+        "no 1/sqrt(d_k) scaling of the scores": dict(scale="none"),
+        "scores divided by d_k instead of sqrt(d_k)": dict(scale="d_k"),
+        "softmax over the wrong dimension (use dim=-1)": dict(softmax_dim=-2),
+        "softmax over the wrong dimension (dim=0, the batch; use dim=-1)": dict(softmax_dim=0),
+        "keys @ queries.T instead of queries @ keys.T (the scores transposed)": dict(swap_qk=True),
+        "the keys projected with W_query (copy-paste: keys = self.W_query(x))": dict(keys_from="W_query"),
+        "the mask also hides the diagonal (use triu(..., diagonal=1))": dict(mask_diagonal=0),
+        "masked scores filled with 0 instead of -inf": dict(fill=0.0),
+        "no causal mask": dict(causal=False),
+        "weights zeroed after the softmax without renormalising": dict(post_mask=True),
+        "out_proj is not applied to the merged heads": dict(out_proj=False),
+    }
+    if num_heads > 1:
+        found.update({
+            "softmax over the wrong dimension (dim=1, the heads; use dim=-1)": dict(softmax_dim=1),
+            "scores scaled by sqrt(d_out) instead of sqrt(head_dim)": dict(scale="d_out"),
+            "heads split without the transpose (view to (b, num_tokens, num_heads, head_dim), then transpose(1, 2))":
+                dict(split="reshape"),
+            "heads merged without transposing back (transpose(1, 2) before the final view)": dict(merge="reshape"),
+        })
+    if dropout:
+        found.update({
+            "dropout applied to the attention scores instead of the weights": dict(dropout_on="scores"),
+            "dropout applied to the attention scores (before the mask) instead of the weights":
+                dict(dropout_on="scores before the mask"),
+            "dropout applied to the attention scores (before the mask) as well as to the weights":
+                dict(dropout_on="scores before the mask + weights"),
+            "dropout applied to the context vectors instead of the weights": dict(dropout_on="context"),
+            "no dropout in training mode": dict(dropout=0.0),
+        })
+        for rate in {0.5, 0.1} - {dropout}:  # the book's, GPT-2's
+            found[f"a dropout rate written into the module ({rate}) instead of the dropout argument"] = \
+                dict(dropout=rate)
+    return found
+
+
+def attention_answers(x, w, num_heads, dropout, seed):
+    """{None: the book's attention with the weights ``w`` on x (training mode, dropout after
+    ``seed``); chapter 3's name of each mistake: that mistake's answer}, all computed here."""
+    def answer(**switches):
+        with torch.no_grad():
+            return mha_forward(x, w, **{"num_heads": num_heads, "dropout": dropout, "seed": seed, **switches})
+
+    return {None: answer(), **{name: answer(**switches)
+                               for name, switches in attention_mistakes(num_heads, dropout).items()}}
+
+
+def close(actual, expected, atol=1e-5):
+    """``actual`` is a tensor equal to ``expected`` within rounding (NaN where it is NaN: a row the
+    mask hides entirely, in a mistake's answer)."""
+    return isinstance(actual, torch.Tensor) and actual.shape == expected.shape and actual.dtype == expected.dtype \
+        and torch.allclose(actual, expected, atol=atol, rtol=1e-4, equal_nan=True)
+
+
 # -- the transformer block's mistakes, on the stand-ins -------------------------------------------
 def block_forward(x, pieces, *, variant="pre", drop=0.0, seed=None, drop_on="both"):
     """The block with ``pieces`` = {att, ff, norm1, norm2} (callables), wired as ``variant``."""
