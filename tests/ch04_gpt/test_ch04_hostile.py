@@ -117,6 +117,87 @@ def test_exercise_4_2_earns_nothing_from_a_marker_that_changes_the_students_own_
     assert all(t["score"] == t["max_score"] for t in result["tests"] if t is not counts[0]), describe(result)
 
 
+# Exercise 4.1 without the work (issue 35): the reference with the exercise replaced by a shortcut,
+# and the child made to agree with itself where the grader used to take the child's word (the
+# counts its own modules hold).
+EX_41 = ("def feed_forward_and_attention_params(cfg):", "def gpt2_config(size):")
+COUNTS_41_WITHOUT_THE_WORK = '''_MARKED = set()
+
+
+def feed_forward_and_attention_params(cfg):
+    import feed_forward
+    import multihead_attention
+    for cls, key in ((feed_forward.FeedForward, "ff"), (multihead_attention.MultiHeadAttention, "att")):
+        if not getattr(cls.__init__, "marked", False):
+            def emptied(self, *args, init=cls.__init__, key=key, **kwargs):
+                init(self, *args, **kwargs)
+                if key in _MARKED:  # the next module built after the count holds no parameters at all
+                    _MARKED.discard(key)
+                    self._modules.clear()
+            emptied.marked = True
+            cls.__init__ = emptied
+    _MARKED.update(("ff", "att"))
+    return 0, 0
+
+
+'''
+WITHOUT_THE_WORK = {
+    # 4.1: counts of 0, and a marker that empties the next FeedForward and MultiHeadAttention built
+    # after the count: the student's own modules then hold what the count said
+    "4.1: counts of 0 beside a marker that empties the next modules built": (
+        "exercises: 4.1:", [("exercises.py", EX_41, COUNTS_41_WITHOUT_THE_WORK)]),
+}
+
+
+def edited_sources(edits):
+    """The reference with each (file, old, new) edit made: ``old`` occurs once, or is a (start,
+    end) pair whose text from start up to end is replaced."""
+    sources = reference_sources(A)
+    for filename, old, new in edits:
+        text = sources[filename]
+        if isinstance(old, tuple):
+            old = text[text.index(old[0]):text.index(old[1])]
+        assert text.count(old) == 1, (filename, old)
+        sources[filename] = text.replace(old, new)
+    return sources
+
+
+@pytest.mark.parametrize("name", list(WITHOUT_THE_WORK))
+def test_exercises_4_1_and_4_3_earn_nothing_from_the_childs_agreement_with_itself(grader, tmp_path, name):
+    check, edits = WITHOUT_THE_WORK[name]
+    result = _grade(grader, tmp_path / "forged" / A, edited_sources(edits))
+    forged = [t for t in result["tests"] if t["name"].startswith(check)]
+    assert len(forged) == 1 and forged[0]["score"] == 0, f"{name}: {describe(result)}"
+    assert forged[0]["output"].strip() and "internal grader error" not in forged[0]["output"], describe(result)
+
+
+# 4.1 credits a mistake's count only where the module makes that mistake on the grader's weights: a
+# FeedForward that is right (feed_forward keeps its points) counted without its biases, an attention
+# whose mask is a buffer counted as if it were a parameter, and a FeedForward that is wrong (an
+# expansion to 2 * emb_dim: that part lost points) counted as the book's without biases (the count of
+# a mistake it does not make) earn nothing.
+FF_COUNT = "sum(p.numel() for p in ff.parameters())"
+ATT_COUNT = "sum(p.numel() for p in att.parameters())"
+NO_BIASES = "sum(p.numel() for p in ff.parameters() if p.dim() == 2)"
+BOOK_NO_BIASES = '8 * cfg["emb_dim"] ** 2'
+FF_HIDDEN = ('nn.Linear(cfg["emb_dim"], 4 * cfg["emb_dim"]),\n            GELU(),\n'
+             '            nn.Linear(4 * cfg["emb_dim"], cfg["emb_dim"]),')
+WRONG_41 = {
+    "a right FeedForward counted without its biases": [("exercises.py", FF_COUNT, NO_BIASES)],
+    "an attention counted with its mask": [("exercises.py", ATT_COUNT, ATT_COUNT + ' + cfg["context_length"] ** 2')],
+    "a FeedForward expanding to 2 * emb_dim counted as the book's without biases": [
+        ("exercises.py", FF_COUNT, BOOK_NO_BIASES),
+        ("feed_forward.py", FF_HIDDEN, FF_HIDDEN.replace("4 * cfg", "2 * cfg"))],
+}
+
+
+@pytest.mark.parametrize("name", list(WRONG_41))
+def test_4_1_credits_a_mistakes_count_only_where_the_module_makes_it(grader, tmp_path, name):
+    result = _grade(grader, tmp_path / "wrong" / A, edited_sources(WRONG_41[name]))
+    counts = next(t for t in result["tests"] if t["name"].startswith("exercises: 4.1:"))
+    assert counts["score"] == 0, f"{name}: {describe(result)}"
+
+
 # Mistakes of the parts below that change how many parameters the student's own GPTModel has.
 COUNT_CHANGING = ["out_head with a bias", "out_head tied to tok_emb", "one block repeated",
                   "pos_emb as large as the vocabulary", "qkv_bias not passed to the attention",
