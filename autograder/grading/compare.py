@@ -4,6 +4,8 @@ Every function runs in the trusted grader on data the child sent back, and fails
 an AssertionError whose message teaches: what was checked, on which shapes, by how
 much it was off, and, when the answer equals a known mistake, the mistake's name.
 """
+import hashlib
+
 import torch
 
 from autograder.sandbox.session import StudentFailure
@@ -73,6 +75,37 @@ def set_seed(seed):
     torch.default_generator.manual_seed(seed)
 
 
+def answer_digest(actual):
+    """A short digest of an answer that failed its check, kept in the result (``Check.answer_digest``)
+    for the class's similarity report: two students whose code gives the same wrong answer share
+    it. Computed here, in the grader, from the answer the child sent. Floats keep 10 bits of their
+    mantissa (about 3 significant digits: the same mistake summed in another order gives the same
+    digest), -0.0 is 0.0 and every NaN is one NaN; the dtype and shape count. None for an answer
+    that is not a tensor or a Python number. A few microseconds for the tensors the suites use."""
+    if isinstance(actual, bool) or not isinstance(actual, (int, float, torch.Tensor)):
+        return None
+    if not isinstance(actual, torch.Tensor):
+        text = repr(actual) if isinstance(actual, int) else f"{actual:.3g}"
+        return hashlib.sha256(f"{type(actual).__name__}:{text}".encode()).hexdigest()[:16]
+    try:
+        values = actual.detach()
+        if values.is_floating_point():
+            values = values.float() + 0.0
+            values = torch.where(values.isnan(), torch.full_like(values, float("nan")), values)
+            values = (values.contiguous().view(torch.int32) + (1 << 12)) >> 13  # round to 10 mantissa bits
+        data = values.contiguous().numpy().tobytes()
+    except (RuntimeError, TypeError):  # a layout numpy cannot take (none of the suites' answers)
+        return None
+    head = f"{actual.dtype}:{tuple(actual.shape)}:".encode()
+    return hashlib.sha256(head + data).hexdigest()[:16]
+
+
+def _with_digest(error, actual):
+    """``error`` carrying the digest of the wrong answer ``actual`` (the runner puts it in the check's result)."""
+    error.answer_digest = answer_digest(actual)
+    return error
+
+
 def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
     """Fail unless ``actual`` matches ``expected``; name a known mistake if one fits."""
     if _close(actual, expected, atol, rtol):
@@ -80,18 +113,20 @@ def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
     name = (known_mistake(actual, mistakes, lambda a, v: _fit(a, v, atol, rtol))
             if isinstance(actual, torch.Tensor) else python_number(actual, expected))
     if isinstance(actual, torch.Tensor) and actual.shape != expected.shape:
-        raise failure(f"{what}: " + yours_vs_expected(yours=tuple(actual.shape), yours_are="shape",
-                                                       expected=tuple(expected.shape)) + ".", name)
+        raise _with_digest(failure(f"{what}: " + yours_vs_expected(yours=tuple(actual.shape), yours_are="shape",
+                                                                    expected=tuple(expected.shape)) + ".", name),
+                           actual)
     try:
         expect_tensor(actual, expected, what)
     except AssertionError as exc:
-        raise failure(f"{exc}.", name) from None
+        raise _with_digest(failure(f"{exc}.", name), actual) from None
     if not torch.allclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True):
         diff = (actual - expected).abs().nan_to_num(nan=float("inf"))
         where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape)) if diff.dim() else ()
         got, want = actual[where].item(), expected[where].item()
-        raise failure(f"{what}: wrong values, largest difference {diff.max().item():.4g} at index "
-                      f"{list(where)} ({yours_vs_expected(yours=f'{got:.4f}', expected=f'{want:.4f}')}).", name)
+        raise _with_digest(failure(f"{what}: wrong values, largest difference {diff.max().item():.4g} at index "
+                                   f"{list(where)} ({yours_vs_expected(yours=f'{got:.4f}', expected=f'{want:.4f}')}).",
+                                   name), actual)
 
 
 def check_calls(student, module, name, cases):
@@ -106,7 +141,9 @@ def check_calls(student, module, name, cases):
         except (AssertionError, StudentFailure) as exc:
             if isinstance(exc, KnownMistake) or not _one_at_a_time(student, module, name, args, expected):
                 raise
-            raise failure(str(exc), BATCH_ONLY) from None
+            error = failure(str(exc), BATCH_ONLY)
+            error.answer_digest = getattr(exc, "answer_digest", None)  # the wrong answer's, where there was one
+            raise error from None
         after = answers.args_after[i] if i < len(answers.args_after) else [None] * len(args)
         for k, (arg, now) in enumerate(zip(args, after)):  # None: the child saw no change
             if isinstance(arg, torch.Tensor) and now is not None and not (

@@ -48,6 +48,7 @@ class Check:
     visibility: str = "visible"
     mistake: Optional[str] = None  # the known mistake the check recognised (its name), if any
     picture: Optional[dict] = None  # attention weights, yours beside the expected (diagnose.picture)
+    answer_digest: Optional[str] = None  # a failed comparison's: its wrong answer's (compare.answer_digest)
 
     @property
     def passed(self):
@@ -59,10 +60,12 @@ class Check:
         return self.name.removeprefix(f"{self.part}: ")
 
     def to_json(self):
-        """A test of Gradescope's results.json; a recognised mistake and a picture go in its ``extra_data``."""
+        """A test of Gradescope's results.json; a recognised mistake, a picture and the digest of a wrong
+        answer go in its ``extra_data``."""
         data = {"name": self.name, "part": self.part, "score": self.score, "max_score": self.max_score,
                 "status": self.status, "output": self.output, "visibility": self.visibility}
-        extra = {key: getattr(self, key) for key in ("mistake", "picture") if getattr(self, key) is not None}
+        extra = {key: getattr(self, key) for key in ("mistake", "picture", "answer_digest")
+                 if getattr(self, key) is not None}
         if extra:
             data["extra_data"] = extra
         return data
@@ -71,7 +74,8 @@ class Check:
     def from_json(cls, data):
         extra = data.get("extra_data", {})
         return cls(data["name"], data["part"], data["score"], data["max_score"], data["status"], data["output"],
-                   data.get("visibility", "visible"), extra.get("mistake"), extra.get("picture"))
+                   data.get("visibility", "visible"), extra.get("mistake"), extra.get("picture"),
+                   extra.get("answer_digest"))
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,9 @@ class _Collector:
                 self.grader_errors.append(f"{check.nodeid}: {output}")
         self.checks.append(Check(f"{part}: {doc}", part, points if passed else 0, points,
                                   "passed" if passed else "failed", output, mistake=mistake,
-                                  picture=getattr(exc, "picture", None) if failed else None))
+                                  picture=getattr(exc, "picture", None) if failed else None,
+                                  # set by grading.compare in this process, on the answer the child gave
+                                  answer_digest=getattr(exc, "answer_digest", None) if failed else None))
         if self.context.session is not None:
             self.context.session.faults.clear()  # the next check's begin afresh
 
