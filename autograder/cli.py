@@ -45,6 +45,8 @@ EXAMPLES = {
               "folder column added; scores scaled to that assignment's Points Possible):\n"
               "  python -m autograder export graded/week3 --to canvas --roster roster.csv --column \"Attention (55)\" "
               "--out canvas.csv",
+    "similarity": "example (writes graded/week3/similarity-ch03_attention/similarity.html and .csv):\n"
+                  "  python -m autograder similarity submitted --assignment ch03_attention --graded graded/week3",
 }
 
 
@@ -102,6 +104,11 @@ def cmd_export(args):
     from .platforms import lms
     return lms.main(args.graded, args.to, args.out, args.roster, args.column, args.assignment, args.points,
                     args.grade_item)
+
+
+def cmd_similarity(args):
+    from .platforms import similarity
+    return similarity.main(args)
 
 
 def classroom_name(text):
@@ -242,6 +249,19 @@ def build_parser():
                              "one (not graded: no row, so a grade already there stays); default: existing where the "
                              "roster has the column")
     export.set_defaults(run=cmd_export)
+    similar = commands.add_parser("similarity", help="who shares work beyond the book: pairs of students ranked by "
+                                                     "the code they share beyond the course's own and by the rare "
+                                                     "wrong answers they share (evidence to read, never a verdict)")
+    similar.add_argument("class_folder", metavar="CLASS_FOLDER", help="the folder of submissions, one per student")
+    similar.add_argument("--assignment", required=True, choices=course.names(), help=ASSIGNMENT)
+    similar.add_argument("--graded", nargs="+", metavar="GRADED",
+                         help="the class run's --out folder, a merge's, or every shard's (default graded/NAME "
+                              "where it exists): the wrong answers come from the results there")
+    similar.add_argument("--out", help="folder for similarity.csv and similarity.html (default: "
+                                       "GRADED/similarity-ASSIGNMENT, beside the class report, which links to it)")
+    similar.add_argument("--threshold", type=_at_least(float, 0), default=0.4,
+                         help="pairs at or above this similarity (0 to 1) are shown on the page (default 0.4)")
+    similar.set_defaults(run=cmd_similarity)
     for name, command in commands.choices.items():  # an example under every subcommand's --help
         command.epilog, command.formatter_class = EXAMPLES[name], argparse.RawDescriptionHelpFormatter
     return parser

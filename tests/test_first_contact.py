@@ -295,7 +295,7 @@ def test_the_help_is_plain_text_with_a_line_for_every_argument_and_an_example_pe
     top = " ".join(parser.format_help().split())
     assert "``" not in top and "Run it from the repository's root folder" in top and "exit codes:" in top
     assert set(commands) == {"grade", "merge", "stubs", "release", "gradescope", "github", "classroom",
-                             "export"}
+                             "export", "similarity"}
     for name, command in commands.items():
         text = command.format_help()
         assert "``" not in text and f"python -m autograder {name} " in text.split("example")[-1], name

@@ -447,6 +447,23 @@ def _td(value, sort=None, cls=""):
     return f"<td{attrs}>{value}</td>"
 
 
+def similarity_folder(assignment):
+    """Where ``python -m autograder similarity`` writes an assignment's pages by default: beside this
+    report (the report links to it)."""
+    return f"similarity-{assignment}"
+
+
+def _similarity_html(a, key):
+    """The section that points to the assignment's similarity page (written by its own command)."""
+    page = f"{similarity_folder(a['assignment'])}/similarity.html"
+    return (f'<h3 id="{key}-similarity">Who shares work beyond the book</h3>'
+            f'<p><code>python -m autograder similarity CLASS --assignment {e(a["assignment"])} --graded '
+            f'THIS_FOLDER</code> (CLASS: the folder of submissions; THIS_FOLDER: this page\'s) compares every '
+            "pair of students after removing the course's own code (stubs, reference, support files), and weighs "
+            f'the wrong answers they share by how rare they are: <a href="{e(quote(page))}">{e(page)}</a> once '
+            "written. It is evidence for a person to read, never a verdict: nothing in the grades changes.</p>")
+
+
 def _assignment_html(a, index, rows, links, drawn):
     key = f"a{index}"
     label = e(a["title"] or "Assignment") + (f' <span class="small">{e(a["assignment"])}</span>'
@@ -500,6 +517,8 @@ def _assignment_html(a, index, rows, links, drawn):
                        else _td("", sort=-1) for p in a["parts"]),
                      _td(e(row["status"]), cls="small")])
     out.append(_table(headers, body, "students sortable"))
+    if a["assignment"]:
+        out.append(_similarity_html(a, key))
     out.append("</section>")
     return "\n".join(out)
 
