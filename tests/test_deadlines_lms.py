@@ -343,3 +343,35 @@ def test_shard_from_a_kubernetes_indexed_job(monkeypatch):
     with pytest.raises(Exception, match="JOB_COMPLETION_INDEX is not set"):
         shards.parse("kubernetes/4")
     assert collect.main.__module__   # collect --shard takes the same forms (shards.parse)
+
+
+def test_every_shard_of_a_mixed_class_has_the_class_layout(tmp_path):
+    """A class handing in two assignments: a shard whose students hand in one of them is laid out
+    as the class is (a folder per assignment), not flat, and the shards merge."""
+    names = {}
+    for i in range(200):   # a student of each assignment in each of the two shards
+        name = f"s{i}"
+        k = 1 if shards.in_shard(name, 1, 2) else 2
+        if (k, "a") not in names:
+            names[k, "a"] = name
+        elif (k, "b") not in names and k == 2:
+            names[k, "b"] = name
+        if len(names) == 3:
+            break
+    plan = {names[1, "a"]: "ch03_attention", names[2, "a"]: "ch03_attention", names[2, "b"]: "ch02_text_data"}
+    for name, assignment in plan.items():
+        folder = tmp_path / "class" / name / assignment
+        folder.mkdir(parents=True)
+        for path in (ASSIGNMENTS / assignment).glob("*.py"):
+            if not path.name.startswith("test_"):
+                (folder / path.name).write_text(path.read_text())
+    for k in (1, 2):
+        done = grade(tmp_path / "class", "--shard", f"{k}/2", "--out", tmp_path / f"graded-{k}", "--unsafe-same-uid",
+                     "--no-isolation")
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "graded-1" / "ch03_attention" / f"{names[1, 'a']}.json").is_file()   # one assignment here, nested
+    assert not (tmp_path / "graded-1" / f"{names[1, 'a']}.json").exists()
+    assert (tmp_path / "graded-2" / "ch02_text_data" / f"{names[2, 'b']}.json").is_file()
+    merged = subprocess.run([sys.executable, "-m", "autograder", "merge", tmp_path / "graded-1", tmp_path / "graded-2",
+                             "--out", tmp_path / "graded"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert merged.returncode == 0, merged.stdout + merged.stderr

@@ -89,6 +89,9 @@ def grade(args):
     if not students and not args.shard:  # a shard's slice may be empty (its collect step found nobody)
         return _fail(f"{path} holds no submission: it {found.problem.split('/ ', 1)[-1]}")
     identity = shards.identity([s.name for s in students], args.assignment)  # of the whole class, for merge
+    # One layout for the class: flat for one assignment, a folder per assignment for several, as the
+    # whole class decides it (a shard of a mixed class that holds one assignment is nested as well).
+    layout = sorted({a for _, _, a in _class_submissions(students, args.assignment)[0] if a}) if args.shard else None
     if args.shard:  # an empty slice is no error: its (empty) outputs still go to the merge
         students = [s for s in students if shards.in_shard(s.name, *args.shard)]
     out = Path(args.out or Path("graded") / path.resolve().name)
@@ -96,7 +99,7 @@ def grade(args):
         args.deadlines = deadlines.for_class(args)
     except deadlines.DeadlineError as exc:
         return _fail(str(exc))
-    return grade_class(path, students, out, isolation, args, identity)
+    return grade_class(path, students, out, isolation, args, identity, layout)
 
 
 def grade_student(path, found, isolation, args):
@@ -251,24 +254,25 @@ def _class_submissions(students, forced):
     return items, found
 
 
-def grade_class(root, students, out, isolation, args, identity=None):
+def grade_class(root, students, out, isolation, args, identity=None, layout=None):
     """Grade every subfolder; one JSON each as it finishes, then the CSV. Resumable.
 
     With several jobs, each worker process has its own grader and zygote; results are still
-    written here, one atomic file at a time."""
+    written here, one atomic file at a time. ``layout``: the whole class's assignments, where
+    ``students`` is a shard of it (the results' layout follows the class, not the slice)."""
     painter = classreport.Painter()  # the report's charts: its import of matplotlib runs beside ours of torch
     try:
-        return _grade_class(root, students, out, isolation, args, painter, identity)
+        return _grade_class(root, students, out, isolation, args, painter, identity, layout)
     finally:
         painter.close()
 
 
-def _grade_class(root, students, out, isolation, args, painter, identity):
+def _grade_class(root, students, out, isolation, args, painter, identity, layout=None):
     started = time.perf_counter()
     hidden = (str(root.resolve()), str(out.resolve()))  # other students and all results: never in a child
     items, found = _class_submissions(students, args.assignment)
     assignments = sorted({a for _, _, a in items if a})
-    several = len(assignments) > 1  # then a folder of results per assignment, a column group each
+    several = len(layout or assignments) > 1  # then a folder of results per assignment, a column group each
 
     def target(name, assignment, suffix):
         """A result file; the suffix is appended (a folder name may hold dots: with_suffix would cut it)."""
@@ -363,7 +367,7 @@ def _grade_class(root, students, out, isolation, args, painter, identity):
     keys = [(student.name, assignment) for student, _, assignment in items]
     rows = [(display_name(name), *outcomes[name, a][:2], a) for name, a in keys]
     try:
-        write_atomic(out / "grades.csv", report.class_csv(rows, assignments or None))
+        write_atomic(out / "grades.csv", report.class_csv(rows, (layout or assignments) or None))
     except OSError as exc:
         print(printable(f"error: {out / 'grades.csv'} not written: {exc.strerror}"), file=sys.stderr)
         return 1
