@@ -47,8 +47,9 @@ def built(tmp_path_factory, grader):
                         classroom="llm-2026", org="acme", due="2026-12-01T12:00:00Z")
 
 
-def grade_class_files(built):
-    return [built[f"{p} instructor"] / ".github/workflows/grade-class.yml" for p in ("classroom50", "github")]
+def grade_class_files(built, assignment="ch03_attention"):
+    return [built[f"{p} instructor"] / ".github/workflows" / github.workflow_name(assignment)
+            for p in ("classroom50", "github")]
 
 
 def test_files_pass_classroom50_schemas_and_actionlint(built):

@@ -13,7 +13,16 @@ the roster; lower case, as Classroom 50 names them) it
   there is none, every push to the default branch; with ``--due`` the one that counts is chosen
   by the course's policy (deadlines.Deadlines.choose), else the latest;
 - writes the files a student hands in (github.handed_in) from that commit into
-  ``OUT/username/``, and its time into ``--times`` (username -> time) for `grade --times`.
+  ``OUT/username/``, and its time into ``--times`` (username -> time) for `grade --times`;
+- with ``--record FILE``, writes what it took: the assignment, the organisation, and for each
+  student the repository, commit, submission (tag or push) and time (``collected.json``: the
+  instructor workflow keeps it as the artifact ``collected``);
+- for an assignment that builds on earlier ones (chapter 4 on chapter 3, each in its own
+  repository on Classroom 50), with ``--earlier DIR`` (the earlier runs' ``collected.json`` files,
+  anywhere below DIR): an earlier module the student did not hand in with this assignment is
+  taken from their earlier repository at the commit graded there. A student with no earlier
+  submission on record is graded as ``--earlier-missing`` says (reference: the course's reference,
+  through `grade --earlier-reference`; none: without), and the log says which.
 
 A student with no repository, no recorded push or nothing handed in gets no folder: the log says
 why, and an LMS export lists them as not graded. Exit 0; 1 when the organisation has no such
@@ -27,7 +36,7 @@ import tempfile
 from pathlib import Path
 
 from . import deadlines, shards
-from .github import handed_in
+from .github import earlier_files, handed_in
 from ..grading import course
 from ..sandbox.submission import MAX_SOURCE_BYTES
 
@@ -120,13 +129,72 @@ def export(clone, commit, files, folder):
     return notes
 
 
-def collect(org, prefix, roster, assignment, out, found_deadlines=None, shard=None):
-    """Collect every student of the slice; returns ({username: time handed in}, [log lines])."""
+MISSING = {"reference": "graded on the course's reference of {files} (grade --earlier-reference)",
+           "none": "graded without {files}: the checks that need them fail"}
+
+
+def load_records(folder):
+    """{earlier assignment: {"org", "students": {username: {"repo", "commit", "what", ...}}}} from
+    every collected.json below ``folder`` (the earlier runs' records). Raises CollectError when two
+    records of one assignment disagree about a student."""
+    found = {}
+    for path in sorted(Path(folder).rglob("collected.json")) if folder else ():
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            name, students = record["assignment"], record["students"]
+            if not isinstance(students, dict):
+                raise TypeError("students is not an object")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise CollectError(f"{path}: not a record of a collection ({exc})") from None
+        known = found.setdefault(name, {"org": record.get("org"), "students": {}})
+        for student, taken in students.items():
+            taken = dict(taken, org=record.get("org"))
+            if known["students"].setdefault(student, taken) != taken:
+                raise CollectError(f"{path}: {student}'s {name} submission differs from another record's")
+    return found
+
+
+def take_earlier(name, assignment, folder, records, missing):
+    """Export into ``folder`` each module of an earlier assignment ``assignment`` imports that
+    ``folder`` lacks, from ``name``'s earlier repository at the commit graded there (``records``:
+    load_records). Returns the log's notes."""
+    notes = []
+    for earlier, files in earlier_files(assignment).items():
+        wanted = [f"{earlier}/{f}" for f in files if not (folder / earlier / f).is_file()]
+        if not wanted:
+            continue
+        taken = records.get(earlier, {}).get("students", {}).get(name)
+        if taken is None:
+            notes.append(f"no {earlier} submission on record: " + MISSING[missing].format(files=", ".join(wanted)))
+            continue
+        with tempfile.TemporaryDirectory(prefix="collect-") as tmp:
+            clone = Path(tmp) / "repo.git"
+            try:
+                run("gh", "repo", "clone", f"{taken['org']}/{taken['repo']}", str(clone), "--", "--bare", "--quiet")
+                more = export(clone, taken["commit"], wanted, folder)
+            except (CollectError, KeyError, TypeError) as exc:
+                notes.append(f"{earlier} submission on record not read ({exc}): "
+                             + MISSING[missing].format(files=", ".join(wanted)))
+                continue
+        got = [f for f in wanted if (folder / f).is_file()]
+        notes.append(f"{', '.join(got) or 'none of ' + ', '.join(wanted)} from the {earlier} submission graded there "
+                     f"({taken.get('what', '?')}, {str(taken['commit'])[:7]})" + "".join(f"; {n}" for n in more))
+        if len(got) < len(wanted):
+            notes.append(MISSING[missing].format(files=", ".join(f for f in wanted if f not in got)))
+    return notes
+
+
+def collect(org, prefix, roster, assignment, out, found_deadlines=None, shard=None, earlier=None,
+            missing="reference", record=None):
+    """Collect every student of the slice; returns ({username: time handed in}, [log lines]).
+    ``earlier``: records of earlier assignments (load_records); ``record``: a dict filled with what
+    was taken ({username: {repo, commit, what, handed_in}})."""
     students = repositories(org, prefix, roster)
     if shard:
         students = {name: repo for name, repo in students.items() if shards.in_shard(name, *shard)}
     files = handed_in(assignment)
     times, log = {}, []
+    record = {} if record is None else record
     out.mkdir(parents=True, exist_ok=True)
     for name, repo in sorted(students.items()):
         if not name or "/" in name or name.startswith("."):
@@ -152,6 +220,9 @@ def collect(org, prefix, roster, assignment, out, found_deadlines=None, shard=No
             log.append(f"{name}: {what} ({commit[:7]}) holds none of the files handed in ({', '.join(files)})")
             continue
         times[name] = when
+        record[name] = {"repo": repo, "commit": commit, "what": what, "handed_in": deadlines.iso(when)}
+        if earlier is not None:
+            notes += take_earlier(name, assignment, out / name, earlier, missing)
         late = ""
         if found_deadlines and when > found_deadlines.due_for(name):
             late = f", late (due {deadlines.iso(found_deadlines.due_for(name))})"
@@ -173,11 +244,20 @@ def main(argv=None):
     parser.add_argument("--shard", type=shards.parse, metavar="K/N")
     parser.add_argument("--out", required=True, help="folder for the submissions (one folder per username)")
     parser.add_argument("--times", required=True, help="JSON file for username -> time handed in")
+    parser.add_argument("--record", default="", help="JSON file for what was taken (the `collected` record)")
+    parser.add_argument("--earlier", default="", help="folder of the earlier assignments' collected.json records")
+    parser.add_argument("--earlier-missing", choices=sorted(MISSING), default="reference",
+                        help="a student with no earlier submission on record: the course's reference, or none")
     args = parser.parse_args(argv)
     assignment = args.assignment
+    record = {}
     try:
         found = deadlines.load(args.due or None, args.late, args.extensions or None)
-        times, log = collect(args.org, args.prefix, args.roster, assignment, Path(args.out), found, args.shard)
+        earlier = load_records(args.earlier) if course.get(assignment).builds_on and args.earlier else None
+        if earlier is None and args.earlier and not course.get(assignment).builds_on:
+            raise CollectError(f"--earlier: {assignment} builds on no earlier assignment")
+        times, log = collect(args.org, args.prefix, args.roster, assignment, Path(args.out), found, args.shard,
+                             earlier, args.earlier_missing, record)
     except (deadlines.DeadlineError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -186,6 +266,9 @@ def main(argv=None):
         return 1
     Path(args.times).write_text(json.dumps({name: deadlines.iso(when) for name, when in times.items()}, indent=1),
                                 encoding="utf-8")
+    if args.record:
+        Path(args.record).write_text(json.dumps({"assignment": assignment, "org": args.org, "prefix": args.prefix,
+                                                 "students": record}, indent=1), encoding="utf-8")
     print("\n".join(log))
     print(f"collected {len(times)} of {len(log)} students' submissions into {args.out}/ (times in {args.times})")
     return 0
