@@ -512,3 +512,23 @@ def test_reload_loads_the_graders_weights_before_each_later_call(zygote):
     assert plan.values["out"].flatten().tolist() == [1.0, 2.0, 2.0]
     assert plan.values["after"].tolist() == [2.0]
     assert plan.values["again"].flatten().tolist() == [2.0, 2.0, 2.0], "no reload once its step is over"
+
+
+HOG = "import torch\nkept = []\ndef grow(mib):\n    kept.append(torch.ones(mib << 18))\n    return len(kept)\n"
+
+
+def test_a_plan_with_memory_runs_in_a_child_of_its_own_held_to_it_by_the_kernel(zygote):
+    """``memory``: the plan runs in a fresh child whose address space the kernel lets grow by at most
+    that much; past it a step fails; the session's own child (and what it holds) serves the next plan."""
+    s = StudentSession(zygote, {"hog": HOG})
+    try:
+        assert s.plan([{"let": "n", "call": "hog.grow", "args": [1], "return": True}]).values["n"] == 1
+        own = s.pid
+        assert s.plan([{"let": "n", "call": "hog.grow", "args": [8], "return": True}], memory=64 << 20).values["n"] == 1
+        grows = s.plan([{"let": f"g{i}", "call": "hog.grow", "args": [16]} for i in range(8)], memory=64 << 20)
+        assert not grows.failed("g0") and "allocate memory" in grows.failed("g7")
+        assert s.pid == own and s.plan([{"let": "n", "call": "hog.grow", "args": [1], "return": True}]).values["n"] == 2
+        with pytest.raises(ValueError, match="memory"):
+            s.plan([{"let": "n", "call": "hog.grow", "args": [1]}], memory=0)
+    finally:
+        s.close()
