@@ -15,6 +15,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -73,13 +74,16 @@ def main(argv=None):
         write_graded(tmp / "graded", results(students, origin))
         size = sum(len(t) for s in students.values() for t in s.values())
         files = sum(len(s) for s in students.values())
-        seconds = []
+        seconds, cpu = [], []
         for k in range(args.rounds):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             started = time.perf_counter()
             done = subprocess.run([sys.executable, "-m", "autograder", "similarity", str(tmp / "submitted"),
                                    "--assignment", ASSIGNMENT, "--graded", str(tmp / "graded"),
                                    "--out", str(tmp / f"out-{k}")], cwd=ROOT, capture_output=True, text=True)
             seconds.append(time.perf_counter() - started)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             if done.returncode:
                 sys.exit(done.stdout + done.stderr)
         out = tmp / "out-0"
@@ -87,14 +91,15 @@ def main(argv=None):
         print(f"{args.students} students, {files} files, {size / 1024:.0f} KiB of code; "
               f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
         print(f"python -m autograder similarity, fresh process: median {statistics.median(seconds):.2f} s "
-              f"(min {min(seconds):.2f}, max {max(seconds):.2f}, {len(seconds)} rounds); "
+              f"(min {min(seconds):.2f}, max {max(seconds):.2f}, {len(seconds)} rounds), CPU (its processes "
+              f"together) median {statistics.median(cpu):.2f} s; "
               f"similarity.csv {csv_size / 1024:.0f} KiB, similarity.html {page_size / 1024:.0f} KiB")
 
         # where the time goes, in this process
         stages = {}
         started = time.perf_counter()
         similarity._copydetect()
-        stages["import copydetect (matplotlib.pyplot with it)"] = time.perf_counter() - started
+        stages["import copydetect (matplotlib was loaded here already)"] = time.perf_counter() - started
         mark = time.perf_counter()
         subs, notes = similarity.read_class(tmp / "submitted", ASSIGNMENT, [tmp / "graded"])
         stages["read the sources and results"] = time.perf_counter() - mark
@@ -124,7 +129,8 @@ def main(argv=None):
         found = sum(frozenset((p.a, p.b)) in planted for p in flagged)
         top = [frozenset((p.a, p.b)) in planted for p in pairs[:len(planted)]]
         print(f"{len(planted)} planted copies: {found} of them among the {len(flagged)} pairs at or above "
-              f"{similarity.THRESHOLD}; {sum(top)} of the top {len(planted)} pairs are planted copies")
+              f"{similarity.THRESHOLD}; {sum(top)} of the top {len(planted)} pairs are planted copies (the others: "
+              "students given the same mutant, or bank alternatives written with the same style of a module)")
 
 
 if __name__ == "__main__":
