@@ -308,12 +308,19 @@ def pieces_of(spec):
 
 
 # -- the GPT model's mistakes, on the stand-ins ----------------------------------------------------
-def gpt_forward(idx, ref_model, spec, *, variant="book", drop=0.0, seed=None):
+def gpt_forward(idx, ref_model, spec, *, variant="book", drop=0.0, seed=None, weights=None):
     """The GPT with its blocks and final norm (and out_head, where ``spec`` names it) replaced by
-    ``spec``'s maps, wired as ``variant``."""
-    tok, pos, head = (getattr(ref_model, n).weight.detach() for n in ("tok_emb", "pos_emb", "out_head"))
-    maps = pieces_of(spec)
-    blocks = [maps[k] for k in sorted((k for k in maps if k.isdigit()), key=int)]
+    ``spec``'s maps, wired as ``variant``. ``weights``: every parameter by the model's own name
+    (tensors that may require grad), instead of ``ref_model``'s and ``spec``'s."""
+    if weights is None:
+        weights = {**{f"{n}.weight": getattr(ref_model, n).weight.detach() for n in ("tok_emb", "pos_emb", "out_head")},
+                   **{f"{name}.{k}": v for name, w in spec.items() for k, v in w.items()}}
+    tok, pos = weights["tok_emb.weight"], weights["pos_emb.weight"]
+
+    def linear(name, t):
+        return F.linear(t, weights[f"{name}.weight"], weights.get(f"{name}.bias"))
+
+    blocks = sorted({k.rsplit(".", 1)[0] for k in weights if k.startswith("trf_blocks.")}, key=lambda k: int(k[11:]))
     n = idx.shape[1]
     if seed is not None:
         set_seed(seed)
@@ -326,12 +333,12 @@ def gpt_forward(idx, ref_model, spec, *, variant="book", drop=0.0, seed=None):
     if drop and variant != "no dropout":
         x = F.dropout(x, drop)
     for block in (reversed(blocks) if variant == "blocks in reverse" else blocks):
-        x = block(x)
+        x = linear(block, x)
     if variant != "no final norm":
-        x = maps["final_norm"](x)
+        x = linear("final_norm", x)
     if variant == "tied":
         return x @ tok.T
-    return maps["out_head"](x) if "out_head" in maps else x @ head.T
+    return linear("out_head", x)
 
 
 TIED = "the output head tied to the token embedding (the book's GPTModel has its own out_head)"
@@ -353,6 +360,31 @@ def gpt_mistakes(idx, ref_model, spec, *, drop=0.0, seed=None, train=False):
     elif drop:
         found["dropout applied in eval mode too"] = lambda: gpt_forward(idx, ref_model, spec, drop=drop, seed=seed)
     return found
+
+
+def with_grads(module_params, forward, grad_weight):
+    """(output, {name: gradient}) of ``forward(params)`` on copies of ``module_params`` that
+    require grad, after backward of sum(output * grad_weight): a model's gradients, computed here."""
+    copies = {k: v.detach().clone().requires_grad_() for k, v in module_params.items()}
+    out = forward(copies)
+    (out * grad_weight).sum().backward()
+    return out.detach(), {k: v.grad for k, v in copies.items()}
+
+
+def expected_gradients(out, models, what):
+    """The gradients the child's must equal: those of the model whose output, computed here, the
+    child's ``out`` is (``models``: {None for the book's, or a mistake's name: () -> (output,
+    {name: gradient})}, the book's first). Fails where none fits: the output is wrong in a way the
+    grader cannot model, so the gradients cannot be judged (the forward check says what is wrong)."""
+    for model in models.values():
+        try:
+            output, grads = model()
+        except (IndexError, RuntimeError):  # a model that cannot run on these inputs is not this one
+            continue
+        if close(out, output):
+            return grads
+    raise AssertionError(f"{what}: the output is neither the book's nor one of a known mistake's, so its gradients "
+                         "cannot be judged against the grader's (the forward check says what is wrong)")
 
 
 def named_parameters_steps(let, target):

@@ -6,8 +6,8 @@ the pieces and the output head; the blocks and norms are judged in their own par
 import pytest
 import torch
 
-from _gpt import (KEEP, CFGS, TIED, as_dict, built, gpt_case, gpt_mistakes, live_ids, named_parameters_steps,
-                  params, run, token_ids)
+from _gpt import (KEEP, CFGS, GPT_MISTAKES, TIED, as_dict, built, expected_gradients, gpt_case, gpt_forward,
+                  gpt_mistakes, live_ids, named_parameters_steps, params, run, token_ids, with_grads)
 from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
 from autograder.grading.diagnose import book_sizes, sized
 from autograder.grading.result import KnownMistake, failure
@@ -142,24 +142,27 @@ def test_gpt_seeded_init(student, ref):
 def test_gpt_trainable(student, ref, seeds):
     """every parameter gets the reference's gradient; the caller's token ids are left unchanged"""
     cfg = CFGS[2]
-
-    def check():
-        module, spec = gpt_case(ref, cfg, seeds("module"))
-        idx = token_ids(2, 4, cfg["vocab_size"], seeds("idx"))
-        g = seeded(2, 4, cfg["vocab_size"], seed=seeds("g"))
-        out, grads = run(module, idx, grad_weight=g)
-        plan = student.plan([gpt_step("m", cfg, module, spec), *live_ids("idx", "m.tok_emb.weight", idx),
-                             {"let": "out", "call": "m", "args": [{"$ref": "idx"}], "grad": True, "return": True},
-                             {"let": "back", "backward": "out", "weight": g},
-                             {"let": "grads", "grads": "m", "return": True},
-                             {"let": "idx_after", "attr": "idx", "return": True}], needs=GPT)
-        if not torch.equal(plan.values["idx_after"], idx):
-            raise AssertionError("GPTModel changed the caller's token ids in place")
-        right = torch.allclose(plan.values["out"], out, atol=1e-5)
-        for key, expected in grads.items():
-            got = plan.values["grads"].get(key)
-            if not isinstance(got, torch.Tensor):
-                raise AssertionError(f"GPTModel: {key} received no gradient from backward")
-            if right:
-                expect_close(got, expected, f"gradient of GPTModel's {key} (stand-ins for the blocks and final norm)")
-    check()
+    module, spec = gpt_case(ref, cfg, seeds("module"))
+    idx = token_ids(2, 4, cfg["vocab_size"], seeds("idx"))
+    g = seeded(2, 4, cfg["vocab_size"], seed=seeds("g"))
+    # the book's gradients, or those of the mistake the output shows (each computed here)
+    models = {None: lambda: run(module, idx, grad_weight=g),
+              **{name: (lambda v=variant: with_grads(params(module),
+                                                      lambda w: gpt_forward(idx, module, spec, variant=v, weights=w), g))
+                 for name, variant in GPT_MISTAKES.items() if name != TIED}}  # a tied model takes no out_head
+    plan = student.plan([gpt_step("m", cfg, module, spec), *live_ids("idx", "m.tok_emb.weight", idx),
+                         {"let": "out", "call": "m", "args": [{"$ref": "idx"}], "grad": True, "return": True},
+                         {"let": "back", "backward": "out", "weight": g},
+                         {"let": "grads", "grads": "m", "return": True},
+                         {"let": "idx_after", "attr": "idx", "return": True}], needs=GPT)
+    if not torch.equal(plan.values["idx_after"], idx):
+        raise AssertionError("GPTModel changed the caller's token ids in place")
+    out = plan.values["out"]  # a forward that raised says so first
+    grads = plan.values["grads"]
+    for key in params(module):
+        if not isinstance(grads.get(key), torch.Tensor):
+            raise AssertionError(f"GPTModel: {key} received no gradient from backward")
+    expected = expected_gradients(out, models, "GPTModel (stand-ins for the blocks and final norm) on "
+                                  "(2, 4) token ids")
+    for key, want in expected.items():
+        expect_close(grads[key], want, f"gradient of GPTModel's {key} (stand-ins for the blocks and final norm)")

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _gpt import KEEP, live_tensor, once
+from _gpt import KEEP, expected_gradients, live_tensor, once, with_grads
 from autograder.grading.compare import ATOL, expect_close, seeded, yours_vs_expected
 
 SCALE_ZEROS = "LayerNorm's scale starting at zeros (torch.zeros): it starts at ones, so that it first keeps the normalised values"
@@ -108,12 +108,12 @@ def test_layer_norm_trainable(student, seeds):
     x, scale, shift = case(seeds, 0, 6, (2, 3, 6), 2.0, 1.0)
     g = seeded(2, 3, 6, seed=seeds("g"))
 
-    def reference():
-        s, b, xx = scale.clone().requires_grad_(), shift.clone().requires_grad_(), x.clone().requires_grad_()
-        out = ln_model(xx, s, b)
-        (out * g).sum().backward()
-        return out.detach(), s.grad, b.grad, xx.grad
-    out, grad_scale, grad_shift, _ = once(("ch04 layer norm gradients",), reference)  # fixed inputs
+    def model(**change):
+        return with_grads({"scale": scale, "shift": shift},
+                          lambda w: ln_model(x, w["scale"], w["shift"], **change), g)
+    # the book's gradients, or those of the mistake the output shows (each computed here)
+    models = {None: lambda: once(("ch04 layer norm gradients", "scale and shift"), model),  # fixed inputs
+              **{name: (lambda c=change: model(**c)) for name, change in MISTAKES.items()}}
     plan = student.plan([{"let": "ln", "call": LN, "args": [6], "params_keep": KEEP, "params": {"scale": scale, "shift": shift}},
                          live_tensor("x", "ln.scale", x),
                          {"let": "out", "call": "ln", "args": [{"$ref": "x"}], "grad": True, "return": True},
@@ -122,9 +122,11 @@ def test_layer_norm_trainable(student, seeds):
                          {"let": "x_after", "attr": "x", "return": True}], needs=LN)
     if not torch.equal(plan.values["x_after"], x):
         raise AssertionError("LayerNorm(6) changed the caller's input in place: forward must leave x as it was")
+    out = plan.values["out"]  # a forward that raised says so first
     grads = plan.values["grads"]
-    for key, expected in (("scale", grad_scale), ("shift", grad_shift)):
+    for key in ("scale", "shift"):
         if not isinstance(grads.get(key), torch.Tensor):
             raise AssertionError(f"LayerNorm(6).{key} received no gradient: it must be an nn.Parameter used in forward")
-        if torch.allclose(plan.values["out"], out, atol=1e-5):
-            expect_close(grads[key], expected, f"gradient of LayerNorm(6).{key} after backward")
+    expected = expected_gradients(out, models, "LayerNorm(6) on input (2, 3, 6)")
+    for key, want in expected.items():
+        expect_close(grads[key], want, f"gradient of LayerNorm(6).{key} after backward")

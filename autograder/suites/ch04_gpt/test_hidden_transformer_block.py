@@ -10,9 +10,11 @@ import re
 
 import pytest
 import torch
+import torch.nn.functional as F
 
-from _gpt import (KEEP, BLOCK_PIECES, CFGS, as_dict, attention_answers, attention_weights, block_mistakes, built,
-                  close, live_tensor, named_parameters_steps, params, pieces_of, run, stand_ins, swapped)
+from _gpt import (KEEP, BLOCK_MISTAKES, BLOCK_PIECES, CFGS, as_dict, attention_answers, attention_weights, block_forward,
+                  block_mistakes, built, close, expected_gradients, live_tensor, named_parameters_steps, params,
+                  pieces_of, run, stand_ins, swapped, with_grads)
 from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.result import failure
 
@@ -203,24 +205,31 @@ def test_block_seeded_init(student):
 def test_block_trainable(student, ref, seeds):
     """every parameter gets the reference's gradient through both branches; the caller's input is left unchanged"""
     cfg = CFGS[1]
+    module, spec = block_case(ref, cfg, seeds("module"))
+    x, g = seeded(2, 5, 8, seed=seeds("x")), seeded(2, 5, 8, seed=seeds("g"))
 
-    def check():
-        module, spec = block_case(ref, cfg, seeds("module"))
-        x, g = seeded(2, 5, 8, seed=seeds("x")), seeded(2, 5, 8, seed=seeds("g"))
-        out, grads = run(module, x, grad_weight=g)
-        plan = student.plan([block_step("blk", cfg, module, spec), live_tensor("x", "blk.att.weight", x),
-                             {"let": "out", "call": "blk", "args": [{"$ref": "x"}], "grad": True, "return": True},
-                             {"let": "back", "backward": "out", "weight": g},
-                             {"let": "grads", "grads": "blk", "return": True},
-                             {"let": "x_after", "attr": "x", "return": True}], needs=TB)
-        if not torch.equal(plan.values["x_after"], x):
-            raise AssertionError("TransformerBlock changed the caller's input in place: forward must leave x as it "
-                                 "was (x = x + ..., not x += ...)")
-        right = torch.allclose(plan.values["out"], out, atol=1e-5)
-        for key, expected in grads.items():
-            got = plan.values["grads"].get(key)
-            if not isinstance(got, torch.Tensor):
-                raise AssertionError(f"TransformerBlock: {key} received no gradient from backward")
-            if right:
-                expect_close(got, expected, f"gradient of TransformerBlock's {key} (stand-ins for att, ff, norms)")
-    check()
+    def wired(variant):
+        def forward(w):
+            pieces = {k: (lambda t, k=k: F.linear(t, w[f"{k}.weight"], w[f"{k}.bias"])) for k in BLOCK_PIECES}
+            return block_forward(x, pieces, variant=variant)
+        return with_grads(params(module), forward, g)
+    # the book's gradients, or those of the wiring mistake the output shows (each computed here)
+    models = {None: lambda: run(module, x, grad_weight=g),
+              **{name: (lambda v=variant: wired(v)) for name, variant in BLOCK_MISTAKES.items()}}
+    plan = student.plan([block_step("blk", cfg, module, spec), live_tensor("x", "blk.att.weight", x),
+                         {"let": "out", "call": "blk", "args": [{"$ref": "x"}], "grad": True, "return": True},
+                         {"let": "back", "backward": "out", "weight": g},
+                         {"let": "grads", "grads": "blk", "return": True},
+                         {"let": "x_after", "attr": "x", "return": True}], needs=TB)
+    if not torch.equal(plan.values["x_after"], x):
+        raise AssertionError("TransformerBlock changed the caller's input in place: forward must leave x as it "
+                             "was (x = x + ..., not x += ...)")
+    out = plan.values["out"]  # a forward that raised says so first
+    grads = plan.values["grads"]
+    for key in params(module):
+        if not isinstance(grads.get(key), torch.Tensor):
+            raise AssertionError(f"TransformerBlock: {key} received no gradient from backward")
+    expected = expected_gradients(out, models, "TransformerBlock (stand-ins for att, ff, norms) on "
+                                  "input (2, 5, 8)")
+    for key, want in expected.items():
+        expect_close(grads[key], want, f"gradient of TransformerBlock's {key} (stand-ins for att, ff, norms)")
