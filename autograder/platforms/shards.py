@@ -3,7 +3,9 @@
 ``grade submitted/ --shard K/N`` grades the students whose folder name falls in slice K of N:
 the rule is ``sha256(folder name) mod N == K - 1``. It depends on the name alone, so adding or
 removing students moves nobody else to another shard (a re-run shard keeps its earlier
-results), and N jobs get about equal slices of a large class.
+results), and N jobs get about equal slices of a large class. In a job array K and N come from
+the array itself: ``--shard slurm`` (Slurm's SLURM_ARRAY_TASK_ID, _MIN and _COUNT) or
+``--shard kubernetes/N`` (an Indexed Job's JOB_COMPLETION_INDEX): ``from_array``.
 
 ``python -m autograder merge graded-1 ... graded-N --out graded`` joins the shards' results into
 one grades.csv, summary.json and report.html, byte for byte what one run over the whole class
