@@ -117,9 +117,10 @@ def test_exercise_4_2_earns_nothing_from_a_marker_that_changes_the_students_own_
     assert all(t["score"] == t["max_score"] for t in result["tests"] if t is not counts[0]), describe(result)
 
 
-# Exercise 4.1 without the work (issue 35): the reference with the exercise replaced by a shortcut,
-# and the child made to agree with itself where the grader used to take the child's word (the
-# counts its own modules hold).
+# Exercises 4.1 and 4.3 without the work (issue 35): each submission below is the reference with
+# one exercise replaced by a shortcut, and the child made to agree with itself where the grader
+# used to take the child's word (4.1: the counts its own modules hold; 4.3: its own TransformerBlock,
+# or its own MultiHeadAttention).
 EX_41 = ("def feed_forward_and_attention_params(cfg):", "def gpt2_config(size):")
 COUNTS_41_WITHOUT_THE_WORK = '''_MARKED = set()
 
@@ -141,11 +142,47 @@ def feed_forward_and_attention_params(cfg):
 
 
 '''
+EX_BLOCK_FORWARD = ("x = x + self.drop_shortcut(self.att(self.norm1(x)))\n"
+                    "        return x + self.drop_shortcut(self.ff(self.norm2(x)))\n")
+# the block answers zeros, and the student's own TransformerBlock, asked next, answers the same
+ZEROS_LIKE_MY_BLOCK = "_LAST[\"out\"] = torch.zeros_like(x)\n        return _LAST[\"out\"]\n"
+SAME_AS_MY_BLOCK = '''
+
+_LAST = {}
+import transformer_block  # noqa: E402
+
+_book_forward = transformer_block.TransformerBlock.forward
+
+
+def _same_as_the_exercise(self, x):
+    return _LAST.pop("out") if "out" in _LAST else _book_forward(self, x)
+
+
+transformer_block.TransformerBlock.forward = _same_as_the_exercise
+'''
+TB_ATT = ('self.att = MultiHeadAttention(\n            d_in=cfg["emb_dim"],\n            d_out=cfg["emb_dim"],\n'
+          '            context_length=cfg["context_length"],\n            num_heads=cfg["n_heads"],\n'
+          '            dropout=cfg["drop_rate"],\n            qkv_bias=cfg["qkv_bias"],\n        )\n')
+TB_FF = '        self.ff = FeedForward(cfg)\n'
 WITHOUT_THE_WORK = {
     # 4.1: counts of 0, and a marker that empties the next FeedForward and MultiHeadAttention built
     # after the count: the student's own modules then hold what the count said
     "4.1: counts of 0 beside a marker that empties the next modules built": (
         "exercises: 4.1:", [("exercises.py", EX_41, COUNTS_41_WITHOUT_THE_WORK)]),
+    # 4.3: a block that answers zeros, beside a TransformerBlock that answers what the block last
+    # answered; the TransformerBlock loses points elsewhere (ff created before att) and earns others,
+    # which let the grader trust the two blocks' agreement
+    "4.3: a block that answers zeros, like the student's own TransformerBlock": (
+        "exercises: 4.3:", [("exercises.py", EX_BLOCK_FORWARD, ZEROS_LIKE_MY_BLOCK),
+                            ("exercises.py", "\n\nclass GPTModelSeparateDropout",
+                             SAME_AS_MY_BLOCK + "\n\nclass GPTModelSeparateDropout"),
+                            ("transformer_block.py", "        " + TB_ATT + TB_FF, TB_FF + "        " + TB_ATT)]),
+    # 4.3: the blocks' attention built with drop_rate_shortcut, beside a chapter-3 attention that
+    # ignores the rate it is given (nn.Dropout(0.0)): the block's attention and "your own" agree
+    "4.3: the attention at the wrong rate, beside an attention that ignores its rate": (
+        "exercises: 4.3:", [("exercises.py", 'dropout=cfg["drop_rate_attn"]', 'dropout=cfg["drop_rate_shortcut"]'),
+                            ("multihead_attention.py", "self.dropout = nn.Dropout(dropout)",
+                             "self.dropout = nn.Dropout(0.0)")]),
 }
 
 
@@ -169,6 +206,23 @@ def test_exercises_4_1_and_4_3_earn_nothing_from_the_childs_agreement_with_itsel
     forged = [t for t in result["tests"] if t["name"].startswith(check)]
     assert len(forged) == 1 and forged[0]["score"] == 0, f"{name}: {describe(result)}"
     assert forged[0]["output"].strip() and "internal grader error" not in forged[0]["output"], describe(result)
+
+
+# The other side: 4.3 built on the student's own TransformerBlock (a subclass) with a wiring mistake
+# transformer_block is charged with keeps 4.3's points: the grader models that mistake, by name, with
+# its own stand-ins and 4.3's rate.
+SUBCLASS_WITH = ["post-LayerNorm block", "the first shortcut missing", "dropout only after the attention"]
+
+
+@pytest.mark.parametrize("name", SUBCLASS_WITH)
+def test_4_3_on_the_students_own_wrong_block_is_charged_once(grader, tmp_path, name):
+    mutant = next(m for m in load(A, "mutants").MUTANTS if m.name == name)
+    sources = {**mutated_sources(A, mutant), "exercises.py": load(A, "alternatives").VARIANTS["exercises"]["subclass"]}
+    result = _grade(grader, tmp_path / "subclass" / A, sources)
+    parts = result["extra_data"]["parts"]
+    assert {p for p, (got, most) in parts.items() if got < most} == {"transformer_block"}, describe(result)
+    block = next(t for t in result["tests"] if t["name"].startswith("exercises: 4.3:"))
+    assert "charged in transformer_block" in block["output"], describe(result)
 
 
 # 4.1 credits a mistake's count only where the module makes that mistake on the grader's weights: a
