@@ -405,7 +405,8 @@ def _code_html(text, regions):
 
 def _file_pairs(prints_a, prints_b):
     """[(file of a, file of b, regions in a, regions in b)] of the file pairs that share fingerprints
-    beyond the course's, the most shared first (copydetect's compare_files gives the regions)."""
+    beyond the course's: a file beside the other's file of the same name first, then the most shared
+    first (copydetect's compare_files gives the regions)."""
     _, compare_files = _copydetect()
     found = []
     for name_a, fa in prints_a.items():
@@ -414,7 +415,7 @@ def _file_pairs(prints_a, prints_b):
             if common:
                 _, _, (slices_a, slices_b) = compare_files(fa, fb)
                 found.append((common, name_a, name_b, _regions(slices_a), _regions(slices_b)))
-    found.sort(key=lambda f: (-f[0], f[1], f[2]))
+    found.sort(key=lambda f: (f[1] != f[2], -f[0], f[1], f[2]))
     return [f[1:] for f in found[:FILE_PAIRS]]
 
 
