@@ -233,11 +233,11 @@ def test_the_page_in_a_browser(graded, tmp_path):
 def test_the_command_says_what_is_wrong(tmp_path):
     missing = cli("similarity", tmp_path / "nowhere", "--assignment", ASSIGNMENT, "--out", tmp_path / "o")
     assert missing.returncode == 2 and "is not a folder of submissions" in missing.stderr
-    (tmp_path / "class" / "ann").mkdir(parents=True)
-    not_graded = cli("similarity", tmp_path / "class", "--assignment", ASSIGNMENT, "--graded", tmp_path / "class",
-                     "--out", tmp_path / "o")
+    lonely = tmp_path / "a-class-of-one-never-graded"  # no graded/<its name> beside the repository either
+    (lonely / "ann").mkdir(parents=True)
+    not_graded = cli("similarity", lonely, "--assignment", ASSIGNMENT, "--graded", lonely, "--out", tmp_path / "o")
     assert not_graded.returncode == 2 and "is it a graded folder?" in not_graded.stderr
-    alone = cli("similarity", tmp_path / "class", "--assignment", ASSIGNMENT, "--out", tmp_path / "o")
+    alone = cli("similarity", lonely, "--assignment", ASSIGNMENT, "--out", tmp_path / "o")
     assert alone.returncode == 2 and "fewer than two students" in alone.stderr
 
 
