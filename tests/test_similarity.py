@@ -213,7 +213,7 @@ def test_the_page_in_a_browser(graded, tmp_path):
           scripts: document.scripts.length,
           pairs: [...document.querySelectorAll("table.pairs tbody tr")].map(tr => [...tr.cells].map(c => c.textContent.trim())),
           first: document.querySelector("section.pair h3").textContent,
-          code: document.querySelector("section.pair pre").textContent,
+          code: [...document.querySelector("section.pair").querySelectorAll("pre")].map(p => p.textContent).join(" "),
           marks: document.querySelectorAll("section.pair mark").length,
           verdict: document.querySelector(".verdict").textContent,
           width: document.documentElement.scrollWidth,
