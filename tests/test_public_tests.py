@@ -1,4 +1,5 @@
 """The public tests students run: green on the reference, a clear NotImplementedError on the stubs."""
+import json
 import os
 import re
 import shutil
@@ -164,3 +165,55 @@ def test_a_module_that_cannot_be_imported_says_where(tmp_path):
     assert re.search(r"^  causal_attention\.py:\d+: def broken\(:$", run.stdout, flags=re.M), run.stdout[-3000:]
     for noise in ("importlib", "_pytest", "site-packages", "<frozen"):
         assert noise not in run.stdout, f"{noise!r}:\n{run.stdout[-3000:]}"
+
+
+def public_failures(assignment, submissions, jobs=2):
+    """{name: [public tests that fail]} for ``submissions`` ([(name, {file: text})]), the public
+    tests run as the student runs them (tests/public_verdicts.py), ``jobs`` processes at once."""
+    chunks = [submissions[i::jobs] for i in range(jobs)]
+    runs = [subprocess.Popen([sys.executable, str(ROOT / "tests" / "public_verdicts.py"), assignment], cwd=ROOT,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in chunks]
+    found = {}
+    for run, chunk in zip(runs, chunks):
+        out, _ = run.communicate(json.dumps(chunk), timeout=1500)
+        assert run.returncode == 0
+        found.update(json.loads(out))
+    return found
+
+
+def public_part(nodeid):
+    """The part a public test belongs to: its file's (test_<part>.py), as the progress table counts it."""
+    return nodeid.split("::")[0].removeprefix("test_").removesuffix(".py")
+
+
+@pytest.mark.parametrize("assignment", ["ch03_attention"])
+def test_public_tests_fail_only_where_the_grade_charges(assignment, grader, tmp_path):
+    """The progress table and the grade tell the same story: for every mutant of the bank, a public
+    test fails only in a part the grade charges, and every correct style of the alternatives bank
+    passes every public test. (Not the converse: the hidden checks see more than the book's numbers,
+    other shapes and seeds, so a mistake may pass the public tests and still cost points.) A
+    public test of a part judges that part only: the book's numbers stand in for an earlier part's
+    answers, a wrapper's heads are stand-ins where the student's heads are not the book's, and an
+    exercise is judged beside the student's own class built with the book's arguments."""
+    from banks import load, mutated_sources
+
+    mutants = load(assignment, "mutants").MUTANTS
+    alternatives = load(assignment, "alternatives").ALTERNATIVES
+    submissions = ([(m.name, mutated_sources(assignment, m)) for m in mutants]
+                   + [(a.name, {f"{module}.py": text for module, text in a.sources().items()}) for a in alternatives])
+    failed = public_failures(assignment, submissions)
+    disagree, green = [], 0
+    for name, sources in submissions:
+        folder = tmp_path / f"s{len(disagree)}_{green}_{abs(hash(name))}"
+        folder.mkdir()
+        for filename, text in sources.items():
+            (folder / filename).write_text(text, encoding="utf-8")
+        parts = grader.grade(folder, assignment)["extra_data"]["parts"]
+        charged = {part for part, (got, most) in parts.items() if got < most}
+        wrong = [nodeid for nodeid in failed[name] if public_part(nodeid) not in charged]
+        if wrong:
+            disagree.append(f"{name}: the grade charges {sorted(charged) or 'nothing'}, yet {', '.join(wrong)} fail")
+        green += bool(charged) and not failed[name]
+    assert not disagree, "\n".join(disagree)
+    print(f"{assignment}: {len(submissions)} submissions; public tests fail only in charged parts; "
+          f"{green} mutants lose points with every public test green")

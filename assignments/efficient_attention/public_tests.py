@@ -130,8 +130,8 @@ def _differs(yours, book, what, tolerance, mistakes):
         gap = (yours.double() - book.double()).abs().nan_to_num(nan=math.inf)
         at = [int(i) for i in torch.unravel_index(gap.argmax(), gap.shape)] if gap.dim() else []
         detail = f"largest difference {_number(gap.max().item())}" + (f" at {at}" if at else "") + f"; {tolerance}"
-        named = [sentence for sentence, model in mistakes if model.shape == yours.shape and
-                 torch.allclose(yours.double(), model.detach().double(), atol=1e-4)]
+        named = [sentence for sentence, model in mistakes if model.shape == yours.shape and  # NaN where it has NaN
+                 torch.allclose(yours.double(), model.detach().double(), atol=1e-4, equal_nan=True)]
         lines += [f"{what}: yours look like {named[0]}", f"  ({detail})"] if named else \
             [f"{what}: yours differ from the book's ({detail})"]
     if yours.numel() <= SHOWN and book.numel() <= SHOWN:

@@ -106,6 +106,11 @@ MUTANTS = [
            "        res = res + x[idx] * y[idx]" + I4 + "return res",
            "        res = res + x[idx] * y[idx]" + I4 + "return res.item()", (SIMPLE,), named='a Python number'),
 
+    # Does not compile: only simple_attention's own functions are gone. The book's `inputs` it holds
+    # is data the other parts' tests keep a copy of, so no other part loses anything.
+    Mutant("syntax error in simple_attention.py (missing colon)", SIMPLE,
+           "def softmax_naive(x):", "def softmax_naive(x)", (SIMPLE,), named='a syntax error'),
+
     # ---------------------------------------------------------------- 3.4 trainable weights
     Mutant("compute_query_key_value: keys projected with W_query (copy-paste)", SELF,
            "queries = inputs @ W_query" + I4 + "keys = inputs @ W_key",
