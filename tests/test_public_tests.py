@@ -9,7 +9,9 @@ import sys
 import pytest
 
 from autograder.grading import course
+from autograder.grading.result import SubmissionResult
 from autograder.paths import ROOT
+from autograder.platforms import report
 
 
 def run_pytest(folder):
@@ -44,9 +46,11 @@ def test_public_tests_pass_on_the_solutions(assignment, on_solutions):
 
 
 @pytest.mark.parametrize("assignment", course.names())
-def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solutions):
+def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solutions, grader):
     """A blank submission: every test fails, each in one line saying which function is not
-    written yet, no traceback, and each part says so once with the functions still to write."""
+    written yet, no traceback, and each part says so once with the functions still to write, last
+    (after pytest's short summary, on a 24-line screen), in the very words the grader's feedback
+    uses for the same stubs (one list: public_tests.stubs_left of the part's module)."""
     run = run_pytest(course.get(assignment).stubs)
     parts = course.get(assignment).parts
     total = sum(on_solutions.get(assignment) or counts(run_pytest(course.get(assignment).solutions).stdout))
@@ -65,6 +69,19 @@ def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solu
     for part, found in stubs.items():  # the part's functions, every one still to write
         source = (course.get(assignment).stubs / f"{part}.py").read_text()
         assert int(found[1]) == len(found[2].split(", ")) == source.count("replace this line with your code")
+    # the table is what the student reads last: it and pytest's count fill the screen's last lines
+    screen = run.stdout.splitlines()[-24:]
+    heading = next(i for i, line in enumerate(screen) if "your progress, part by part" in line)
+    table = screen[heading + 1:heading + 1 + len(parts)]
+    assert [line.split()[0] for line in table] == list(parts), run.stdout[-3000:]
+    assert all(not line.startswith("FAILED") for line in screen[heading:]), run.stdout[-3000:]
+    # the grader says the same of the same stubs, word for word
+    result = SubmissionResult.from_json(grader.grade(course.get(assignment).stubs, assignment))
+    blank = report.unwritten(result)
+    assert sorted(blank) == sorted(parts), report.table(result, assignment)
+    for line in table:
+        part, said = line.split(maxsplit=1)
+        assert said == blank[part], f"{part}: the public tests say {said!r}, the grader {blank[part]!r}"
 
 
 def reference_copy(assignment, tmp_path):

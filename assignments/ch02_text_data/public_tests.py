@@ -3,7 +3,9 @@ beside the stubs). The tests run in the book's order. A failure reads in the tes
 a function not written yet is one line; a check that fails says what it compared, your value
 beside the book's (``expect_close``, ``expect_equal``); an exception from your code keeps a
 short traceback through your own files (``pytest --tb=long`` shows pytest's full one). The run
-ends with one line per part, in the book's order."""
+ends with one line per part, in the book's order, after pytest's own short summary: the last thing
+on the screen. The functions a part's line names as not written yet are ``stubs_left`` of its
+module, the one list the grader's feedback gives too."""
 import math
 import re
 import sys
@@ -16,6 +18,8 @@ import torch
 
 STUB = re.compile(r"([\w.]+): replace this line with your code")  # the stub generator's NotImplementedError
 STUB_LINE = re.compile(r"raise NotImplementedError\(\"([\w.]+): replace this line with your code\"\)")
+# The line of a part not started: the heading for the progress table and the grader's feedback alike.
+NOT_WRITTEN = "not written yet"
 DECIMALS = 4  # as the book prints its tensors
 SHOWN = 36  # values shown in full (the 6 x 6 attention weights); a larger tensor shows where it differs most
 # Python's and the packages' folders (pytest, torch): their frames are never the student's code.
@@ -231,6 +235,23 @@ def explain_collection(node, call, report):
     report.longrepr = Failure(lines, Path(last.filename).name if last else node.path.name, last.lineno if last else 0)
 
 
+# -- what is not written yet ------------------------------------------------------------------------
+
+def stubs_left(source):
+    """The functions of a module's ``source`` whose stub still raises the generator's
+    NotImplementedError, in the module's order: the one list of what is not written yet, which
+    the public tests' progress table and the grader's feedback both give (the grader reads it
+    from the submission's text, the table from the file beside the tests)."""
+    return STUB_LINE.findall(source or "")
+
+
+def not_written(functions):
+    """The one line for a part whose ``functions`` (``stubs_left``) are still to write."""
+    count = len(functions)
+    return (f"{NOT_WRITTEN}: {count} function{'s' if count != 1 else ''}: {', '.join(functions)}" if count
+            else f"{NOT_WRITTEN} (the stubs still raise NotImplementedError)")
+
+
 # -- order and summary --------------------------------------------------------------------------------
 
 def _part(nodeid, parts):
@@ -255,6 +276,8 @@ def hide_stubs(session, exitstatus):
     session finishes, where pytest's terminal summary follows (pytest's own condition), and undone
     by ``summary``, which runs after the FAILURES section and before the short summary."""
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if not session.config.pluginmanager.has_plugin(_LAST):
+        session.config.pluginmanager.register(_Last(), _LAST)
     if _hidden:  # another conftest's call (tests of several folders in one run)
         return
     summarised = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.INTERRUPTED,
@@ -268,14 +291,52 @@ def hide_stubs(session, exitstatus):
 
 
 _hidden = []  # every failed report while hide_stubs keeps some out of pytest's FAILURES section
+_LAST = "public_tests: the progress table, last"
+HEADING = "your progress, part by part (in the book's order)"
 
 
-def summary(terminalreporter, parts):
+class _Last:
+    """Writes the progress table (and the lines a conftest adds below it) after pytest's short
+    summary, where a student's screen ends: pytest's own terminal summary is a wrapper that writes
+    its short summary as it finishes, and this one wraps it (registered by ``hide_stubs`` as the
+    session finishes, before the terminal summary begins)."""
+
+    def __init__(self):
+        self.pending = []  # (table, lines below it) of each conftest's summary, in order
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter):
+        try:
+            return (yield)
+        finally:
+            for table, then in self.pending:
+                _write(terminalreporter, table, then)
+            self.pending.clear()
+
+
+def summary(terminalreporter, parts, then=()):
     """One line per part, in the book's order: all its tests pass, or how many do, or "not
-    written yet" and the functions still to write."""
+    written yet" and the functions still to write; then the lines ``then``. Written last, after
+    pytest's short summary (``_Last``), where the session set that up; else at once."""
     if _hidden:  # see hide_stubs
         terminalreporter.stats["failed"] = _hidden[:]
         _hidden.clear()
+    table, last = _table(terminalreporter, parts), terminalreporter.config.pluginmanager.get_plugin(_LAST)
+    if last is not None:
+        last.pending.append((table, list(then)))
+    else:
+        _write(terminalreporter, table, then)
+
+
+def _write(terminalreporter, table, then):
+    if table:
+        terminalreporter.section(HEADING)
+    for line in [*table, *then]:
+        terminalreporter.write_line(line)
+
+
+def _table(terminalreporter, parts):
+    """The progress table's lines: none where no test of a part ran."""
     counts = {part: {"passed": 0, "failed": 0, "stubs": 0, "folder": None} for part in parts}
     for kind in ("passed", "failed", "error"):
         for report in terminalreporter.stats.get(kind, []):
@@ -287,23 +348,25 @@ def summary(terminalreporter, parts):
             entry["stubs"] += kind != "passed" and bool(_stub(report))
             entry["folder"] = (terminalreporter.config.rootpath / report.nodeid.split("::")[0]).parent
     if not any(entry["passed"] + entry["failed"] for entry in counts.values()):
-        return  # nothing ran (a module that cannot be imported stops pytest before the tests)
-    terminalreporter.section("your progress, part by part (in the book's order)")
+        return []  # nothing ran (a module that cannot be imported stops pytest before the tests)
+    lines = []
     for part, entry in counts.items():
         total = entry["passed"] + entry["failed"]
         if not total:
             continue
         module = entry["folder"] / f"{part}.py"
         # the stubs still in the part's own module, whichever function a test met first
-        stubs = STUB_LINE.findall(module.read_text(encoding="utf-8")) if module.is_file() else []
-        to_write = f"not written yet: {len(stubs)} function{'s' if len(stubs) != 1 else ''}: {', '.join(stubs)}"
+        stubs = stubs_left(module.read_text(encoding="utf-8")) if module.is_file() else []
+        to_write = not_written(stubs)
         if not entry["failed"]:
             line = f"all {total} tests pass"
         elif entry["stubs"] == entry["failed"] and not entry["passed"]:
             line = to_write if stubs else "waits for an earlier part (not written yet)"
         else:
             line = f"{entry['passed']} of {total} tests pass" + (f"; {to_write}" if stubs else "")
-        terminalreporter.write_line(f"  {part:<22} {line}")
+        lines.append(f"  {part:<22} {line}")
+    return lines
+
 
 def use_earlier(conftest, hand_in):
     """For an assignment that imports the student's own modules of earlier ones: puts the folders

@@ -105,6 +105,9 @@ class SubmissionResult:
     assignment: Optional[str] = None    # None only in results written before results named it
     suites: Optional[str] = None        # digest of the suites and reference that graded it
     fingerprint: Optional[str] = None   # digest of the submission's sources (a class run reuses a result)
+    # {part: the line naming the functions its module still has as stubs}, as the grader read the
+    # submission (support.public_tests.not_written: the public tests' progress table says the same)
+    unwritten: Optional[dict] = None
     more: tuple = ()                    # (key, value) of extra_data this version does not know, kept as read
 
     @classmethod
@@ -142,7 +145,7 @@ class SubmissionResult:
         """The result file's dict (Gradescope's results.json shape plus our extra_data)."""
         extra = {"parts": {p.name: [p.score, p.max_score] for p in self.parts}, "isolation": self.isolation,
                  "fully_isolated": self.fully_isolated}
-        for key in ("protections", "assignment", "suites", "fingerprint"):
+        for key in ("protections", "assignment", "suites", "fingerprint", "unwritten"):
             if getattr(self, key) is not None:
                 extra[key] = getattr(self, key)
         extra.update(self.more)
@@ -153,7 +156,8 @@ class SubmissionResult:
     def from_json(cls, data):
         extra = dict(data["extra_data"])
         parts = extra.pop("parts")
-        known = {key: extra.pop(key) for key in ("protections", "assignment", "suites", "fingerprint") if key in extra}
+        known = {key: extra.pop(key) for key in ("protections", "assignment", "suites", "fingerprint", "unwritten")
+                 if key in extra}
         isolation, fully_isolated = extra.pop("isolation", None), extra.pop("fully_isolated", False)
         return cls(score=data["score"], max_score=data["max_score"], execution_time=data["execution_time"],
                    output=data["output"], checks=tuple(Check.from_json(t) for t in data["tests"]),

@@ -27,6 +27,7 @@ from ..paths import PYTEST_INI
 from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
 from ..sandbox.submission import SubmissionError, clean_text, read_sources
 from ..sandbox.zygote import Zygote
+from ..support.public_tests import not_written, stubs_left
 
 class Student:
     """The ``student`` fixture: the submission's sandboxed session (its probes, its sources: every
@@ -412,5 +413,7 @@ class Grader:
                                         protections=session.protections, assignment=assignment.name,
                                         # shards graded apart must agree on it
                                         suites=course.suites_digest(assignment.name))
-        return replace(result.with_notes(syntax), fingerprint=digest(sources))
+        # what each part's module still has to write: the public tests' one list, read here from the submission
+        unwritten = {part: not_written(left) for part in assignment.parts if (left := stubs_left(sources.get(part)))}
+        return replace(result.with_notes(syntax), fingerprint=digest(sources), unwritten=unwritten or None)
 

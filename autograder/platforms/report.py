@@ -23,25 +23,26 @@ def in_order(parts, result=None):
     return assignment.in_order(parts) if assignment else sorted(parts)
 
 
-_STUB = re.compile(r"NotImplementedError: ([\w.]+): replace this line with your code")
+NOT_STARTED = "not written yet (the stubs still raise NotImplementedError)"
 
 
 def unwritten(result):
-    """{part: [functions still raising the stub's NotImplementedError]} for each part that earned
-    nothing and whose every failed check hit a stub: a part not started, said once, not per check."""
+    """{part: the line naming its functions still to write} for each part that earned nothing and
+    whose every failed check hit a stub: a part not started, said once, not per check. The line is
+    the one the grader wrote from the part's module (``SubmissionResult.unwritten``: every function
+    still a stub, the list the public tests' progress table gives), else ``NOT_STARTED``."""
+    lines = result.unwritten or {}
     out = {}
     for part in result.parts:
         failed = [c for c in result.failed if c.part == part.name]
         if failed and part.score == 0 and all("NotImplementedError" in c.output for c in failed):
-            out[part.name] = list(dict.fromkeys(m[1] for c in failed if (m := _STUB.search(c.output))))
+            out[part.name] = lines.get(part.name) or NOT_STARTED
     return out
 
 
-def not_written(functions):
-    """The one line for a part not started."""
-    count = len(functions)
-    return (f"not written yet: {count} function{'s' if count != 1 else ''} ({', '.join(functions)})" if count
-            else "not written yet (the stubs still raise NotImplementedError)")
+def not_written(line):
+    """The one line for a part not started: ``unwritten``'s, or the general one."""
+    return line or NOT_STARTED
 
 
 def same_cause(checks):

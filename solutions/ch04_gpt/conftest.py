@@ -47,9 +47,8 @@ def pytest_report_header():
 
 
 def pytest_terminal_summary(terminalreporter):
-    public_tests.summary(terminalreporter, PARTS)
-    for line in pytest_report_header():  # the missing files again, below the parts
-        terminalreporter.write_line(line)
+    # the missing files again, below the parts
+    public_tests.summary(terminalreporter, PARTS, then=pytest_report_header())
 
 
 @pytest.fixture(scope="session")
