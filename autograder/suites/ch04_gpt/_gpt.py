@@ -19,7 +19,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from autograder.grading.compare import seeded, set_seed, yours_vs_expected
+from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
 from autograder.grading.kit import once
 from autograder.sandbox.session import StudentFailure
 
@@ -385,6 +385,31 @@ def expected_gradients(out, models, what):
             return grads
     raise AssertionError(f"{what}: the output is neither the book's nor one of a known mistake's, so its gradients "
                          "cannot be judged against the grader's (the forward check says what is wrong)")
+
+
+def gradient_steps(module, data, g):
+    """Steps: ``module`` run with autograd on the live input of the step ``data``, backward of
+    sum(out * g), its gradients by name, and that input as the call left it."""
+    return [{"let": "out", "call": module, "args": [{"$ref": data}], "grad": True, "return": True},
+            {"let": "back", "backward": "out", "weight": g},
+            {"let": "grads", "grads": module, "return": True},
+            {"let": f"{data}_after", "attr": data, "return": True}]
+
+
+def judge_gradients(plan, data, sent, names, models, *, in_place, no_gradient, what, gradient_of):
+    """A plan of ``gradient_steps``: the input left as it was ``sent`` (else ``in_place``), every
+    parameter in ``names`` given a gradient (else ``no_gradient.format(key)``), each equal to the
+    gradient, computed here, of the model whose output the child's is (``expected_gradients``;
+    ``gradient_of.format(key)`` names it)."""
+    if not torch.equal(plan.values[f"{data}_after"], sent):
+        raise AssertionError(in_place)
+    out = plan.values["out"]  # a forward that raised says so first
+    grads = plan.values["grads"]
+    for key in names:
+        if not isinstance(grads.get(key), torch.Tensor):
+            raise AssertionError(no_gradient.format(key))
+    for key, want in expected_gradients(out, models, what).items():
+        expect_close(grads[key], want, gradient_of.format(key))
 
 
 def named_parameters_steps(let, target):

@@ -3,7 +3,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from _gpt import GELU_MISTAKES, KEEP, CFGS, built, expected_gradients, gelu, live_tensor, params, run, with_grads
+from _gpt import GELU_MISTAKES, KEEP, CFGS, built, gradient_steps, judge_gradients, gelu, live_tensor, params, run, with_grads
 from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
 from autograder.grading.kit import Case, once
 from autograder.grading.result import failure
@@ -93,18 +93,8 @@ def test_feed_forward_trainable(student, ref, seeds):
               **{name: (lambda f=f: with_grads(params(module), lambda w: ff_model(x, w, f), g))
                  for name, f in {**GELU_MISTAKES, "no activation": lambda t: t}.items()}}
     plan = student.plan([{"let": "ff", "call": FF, "args": [cfg], "params_keep": KEEP, "params": params(module)},
-                         live_tensor("x", "ff.layers.0.weight", x),
-                         {"let": "out", "call": "ff", "args": [{"$ref": "x"}], "grad": True, "return": True},
-                         {"let": "back", "backward": "out", "weight": g},
-                         {"let": "grads", "grads": "ff", "return": True},
-                         {"let": "x_after", "attr": "x", "return": True}], needs=FF)
-    if not torch.equal(plan.values["x_after"], x):
-        raise AssertionError("FeedForward changed the caller's input in place: forward must leave x as it was")
-    out = plan.values["out"]  # a forward that raised says so first
-    grads = plan.values["grads"]
-    for key in params(module):
-        if not isinstance(grads.get(key), torch.Tensor):
-            raise AssertionError(f"FeedForward: {key} received no gradient from backward")
-    expected = expected_gradients(out, models, "FeedForward(emb_dim=8) on input (2, 4, 8)")
-    for key, want in expected.items():
-        expect_close(grads[key], want, f"gradient of FeedForward's {key}")
+                         live_tensor("x", "ff.layers.0.weight", x), *gradient_steps("ff", "x", g)], needs=FF)
+    judge_gradients(plan, "x", x, params(module), models,
+                    in_place="FeedForward changed the caller's input in place: forward must leave x as it was",
+                    no_gradient="FeedForward: {} received no gradient from backward",
+                    what="FeedForward(emb_dim=8) on input (2, 4, 8)", gradient_of="gradient of FeedForward's {}")

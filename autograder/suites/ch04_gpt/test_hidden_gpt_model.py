@@ -6,7 +6,7 @@ the pieces and the output head; the blocks and norms are judged in their own par
 import pytest
 import torch
 
-from _gpt import (KEEP, CFGS, GPT_MISTAKES, TIED, as_dict, built, expected_gradients, gpt_case, gpt_forward,
+from _gpt import (KEEP, CFGS, GPT_MISTAKES, TIED, as_dict, built, gradient_steps, judge_gradients, gpt_case, gpt_forward,
                   gpt_mistakes, live_ids, named_parameters_steps, params, run, token_ids, with_grads)
 from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
 from autograder.grading.diagnose import book_sizes, sized
@@ -151,18 +151,9 @@ def test_gpt_trainable(student, ref, seeds):
                                                       lambda w: gpt_forward(idx, module, spec, variant=v, weights=w), g))
                  for name, variant in GPT_MISTAKES.items() if name != TIED}}  # a tied model takes no out_head
     plan = student.plan([gpt_step("m", cfg, module, spec), *live_ids("idx", "m.tok_emb.weight", idx),
-                         {"let": "out", "call": "m", "args": [{"$ref": "idx"}], "grad": True, "return": True},
-                         {"let": "back", "backward": "out", "weight": g},
-                         {"let": "grads", "grads": "m", "return": True},
-                         {"let": "idx_after", "attr": "idx", "return": True}], needs=GPT)
-    if not torch.equal(plan.values["idx_after"], idx):
-        raise AssertionError("GPTModel changed the caller's token ids in place")
-    out = plan.values["out"]  # a forward that raised says so first
-    grads = plan.values["grads"]
-    for key in params(module):
-        if not isinstance(grads.get(key), torch.Tensor):
-            raise AssertionError(f"GPTModel: {key} received no gradient from backward")
-    expected = expected_gradients(out, models, "GPTModel (stand-ins for the blocks and final norm) on "
-                                  "(2, 4) token ids")
-    for key, want in expected.items():
-        expect_close(grads[key], want, f"gradient of GPTModel's {key} (stand-ins for the blocks and final norm)")
+                         *gradient_steps("m", "idx", g)], needs=GPT)
+    judge_gradients(plan, "idx", idx, params(module), models,
+                    in_place="GPTModel changed the caller's token ids in place",
+                    no_gradient="GPTModel: {} received no gradient from backward",
+                    what="GPTModel (stand-ins for the blocks and final norm) on (2, 4) token ids",
+                    gradient_of="gradient of GPTModel's {} (stand-ins for the blocks and final norm)")

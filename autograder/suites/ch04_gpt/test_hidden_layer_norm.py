@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from _gpt import KEEP, expected_gradients, live_tensor, once, with_grads
+from _gpt import KEEP, gradient_steps, judge_gradients, live_tensor, once, with_grads
 from autograder.grading.compare import ATOL, expect_close, seeded, yours_vs_expected
 
 SCALE_ZEROS = "LayerNorm's scale starting at zeros (torch.zeros): it starts at ones, so that it first keeps the normalised values"
@@ -115,18 +115,8 @@ def test_layer_norm_trainable(student, seeds):
     models = {None: lambda: once(("ch04 layer norm gradients", "scale and shift"), model),  # fixed inputs
               **{name: (lambda c=change: model(**c)) for name, change in MISTAKES.items()}}
     plan = student.plan([{"let": "ln", "call": LN, "args": [6], "params_keep": KEEP, "params": {"scale": scale, "shift": shift}},
-                         live_tensor("x", "ln.scale", x),
-                         {"let": "out", "call": "ln", "args": [{"$ref": "x"}], "grad": True, "return": True},
-                         {"let": "back", "backward": "out", "weight": g},
-                         {"let": "grads", "grads": "ln", "return": True},
-                         {"let": "x_after", "attr": "x", "return": True}], needs=LN)
-    if not torch.equal(plan.values["x_after"], x):
-        raise AssertionError("LayerNorm(6) changed the caller's input in place: forward must leave x as it was")
-    out = plan.values["out"]  # a forward that raised says so first
-    grads = plan.values["grads"]
-    for key in ("scale", "shift"):
-        if not isinstance(grads.get(key), torch.Tensor):
-            raise AssertionError(f"LayerNorm(6).{key} received no gradient: it must be an nn.Parameter used in forward")
-    expected = expected_gradients(out, models, "LayerNorm(6) on input (2, 3, 6)")
-    for key, want in expected.items():
-        expect_close(grads[key], want, f"gradient of LayerNorm(6).{key} after backward")
+                         live_tensor("x", "ln.scale", x), *gradient_steps("ln", "x", g)], needs=LN)
+    judge_gradients(plan, "x", x, ("scale", "shift"), models,
+                    in_place="LayerNorm(6) changed the caller's input in place: forward must leave x as it was",
+                    no_gradient="LayerNorm(6).{} received no gradient: it must be an nn.Parameter used in forward",
+                    what="LayerNorm(6) on input (2, 3, 6)", gradient_of="gradient of LayerNorm(6).{} after backward")

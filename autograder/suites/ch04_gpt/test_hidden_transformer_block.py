@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from _gpt import (KEEP, BLOCK_MISTAKES, BLOCK_PIECES, CFGS, as_dict, attention_answers, attention_weights, block_forward,
-                  block_mistakes, built, close, expected_gradients, live_tensor, named_parameters_steps, params,
+                  block_mistakes, built, close, gradient_steps, judge_gradients, live_tensor, named_parameters_steps, params,
                   pieces_of, run, stand_ins, swapped, with_grads)
 from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.result import failure
@@ -217,19 +217,10 @@ def test_block_trainable(student, ref, seeds):
     models = {None: lambda: run(module, x, grad_weight=g),
               **{name: (lambda v=variant: wired(v)) for name, variant in BLOCK_MISTAKES.items()}}
     plan = student.plan([block_step("blk", cfg, module, spec), live_tensor("x", "blk.att.weight", x),
-                         {"let": "out", "call": "blk", "args": [{"$ref": "x"}], "grad": True, "return": True},
-                         {"let": "back", "backward": "out", "weight": g},
-                         {"let": "grads", "grads": "blk", "return": True},
-                         {"let": "x_after", "attr": "x", "return": True}], needs=TB)
-    if not torch.equal(plan.values["x_after"], x):
-        raise AssertionError("TransformerBlock changed the caller's input in place: forward must leave x as it "
-                             "was (x = x + ..., not x += ...)")
-    out = plan.values["out"]  # a forward that raised says so first
-    grads = plan.values["grads"]
-    for key in params(module):
-        if not isinstance(grads.get(key), torch.Tensor):
-            raise AssertionError(f"TransformerBlock: {key} received no gradient from backward")
-    expected = expected_gradients(out, models, "TransformerBlock (stand-ins for att, ff, norms) on "
-                                  "input (2, 5, 8)")
-    for key, want in expected.items():
-        expect_close(grads[key], want, f"gradient of TransformerBlock's {key} (stand-ins for att, ff, norms)")
+                         *gradient_steps("blk", "x", g)], needs=TB)
+    judge_gradients(plan, "x", x, params(module), models,
+                    in_place="TransformerBlock changed the caller's input in place: forward must leave x as it was "
+                             "(x = x + ..., not x += ...)",
+                    no_gradient="TransformerBlock: {} received no gradient from backward",
+                    what="TransformerBlock (stand-ins for att, ff, norms) on input (2, 5, 8)",
+                    gradient_of="gradient of TransformerBlock's {} (stand-ins for att, ff, norms)")
