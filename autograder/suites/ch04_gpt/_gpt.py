@@ -455,15 +455,3 @@ def gpt_case(ref, cfg, seed):
 
 def token_ids(b, n, vocab, seed):
     return torch.randint(0, vocab, (b, n), generator=torch.Generator().manual_seed(seed))
-
-
-def judged(student, lower, what, check):
-    """Run ``check``, whose failure is its own wherever the child says it happened.
-
-    Kept for the exercises' suite, which still calls it. It used to pass a check that failed
-    "inside" a lower part charged elsewhere, read from the child's traceback text; the child
-    writes that text, so it credited a forged traceback (issue 35). A lower part's mistake is
-    kept out of a later part by stand-ins, or by the grader's model of the mistake it was
-    charged with; one the grader cannot model costs the later part too."""
-    del student, lower, what
-    check()
