@@ -46,8 +46,8 @@ FLOAT_MASK = ("a mask that is not bool passed to masked_fill (it needs a bool ma
 FLOAT_HEAD_DIM = "a float size passed to view() (a size computed with /, such as d_out / num_heads: use //)"
 NOT_CONTIGUOUS = ("view() on a tensor that is not contiguous (a transpose or permute before it: call .contiguous() "
                   "first, or use .reshape)")
-ONE_HEAD = ("only one head registered (heads.0) where the book's has num_heads heads: one new CausalAttention "
-            "per head ([head] * num_heads repeats one module)")
+ONE_HEAD = ("only one head registered (heads.0) where the book's has num_heads heads (look at the num_heads "
+            "passed, and at how the heads are made: [head] * num_heads registers one module once)")
 NOT_REGISTERED = ("no parameters registered where the book's module has them (plain tensors and buffers are not "
                   "trained: wrap them in nn.Parameter)")
 TRANSPOSE_ALL = (".T on a batch of matrices: it reverses every dimension, the batch's too (keys.transpose(1, 2) "
