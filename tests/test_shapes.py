@@ -105,6 +105,37 @@ def test_a_line_in_a_loop_lists_the_tensors_and_claims_nothing_of_the_book(grade
         assert "the book's" not in output  # idx changes in the loop: no step of the book's to compare with
 
 
+def test_a_renamed_tensor_whose_successors_are_the_books_is_not_blamed(grade):
+    """The bonus notebook's combined class keeps the permuted qkv under the name qkv (the book's code holds
+    the unpermuted one there) and merges the heads with view(b, num_tokens, embed_dim), x's width: the
+    queries, keys and values made from its qkv are the book's, so qkv is not named; the merge's own line is
+    shown with the values it is given (the book's (2, 7, 8)) beside the shape it asks for."""
+    from banks import load, mutated_sources
+    mutant = next(m for m in load("efficient_attention", "mutants").MUTANTS if "bonus notebook's view" in m.name)
+    outputs, _ = grade("efficient_attention", mutated_sources("efficient_attention", mutant))
+    said = [o for o in outputs if "In your `MultiHeadAttentionCombinedQKV.forward`" in o]
+    assert said, outputs
+    for output in said:
+        assert "`context_vec = context_vec.contiguous().view(b, num_tokens, embed_dim)`" in output
+        assert "where the book's code has" not in output, output  # no tensor of theirs blamed
+        assert ("The tensor your line reshapes holds 112 values, as the book's (2, 7, 8) does; your line asks for "
+                "(2, 7, 6): size 6 in dimension 2, where the book's is 8.") in output, output
+
+
+def test_what_a_tensor_makes_and_what_a_view_asks_are_read_from_the_evidence():
+    source = ("def f(x):\n    qkv = x.view(2, 3)\n    qkv = qkv.permute(1, 0)\n    q, k = qkv\n    s = q + k\n"
+              "    y = s.view(5)\n    return y\n")
+    # the successors of each one's last value before the failing line 6: qkv's (line 3) made q and k (line 4),
+    # not the qkv of line 3 itself, which read the one before; x, an argument, made the first qkv
+    assert shapes._made_from(source, "f", 6, ["qkv", "q", "x"]) == {"qkv": ["q", "k"], "q": ["s"], "x": ["qkv"]}
+    asked = shapes._asked("RuntimeError: shape '[2, 7, 6]' is invalid for input of size 112", (2, 7, 8))
+    assert "holds 112 values, as the book's (2, 7, 8) does" in asked and "size 6 in dimension 2" in asked
+    # silent where the values are not the book's, two sizes differ, or the book's shape is unknown
+    assert shapes._asked("shape '[2, 7, 6]' is invalid for input of size 100", (2, 7, 8)) == ""
+    assert shapes._asked("shape '[2, 6, 6]' is invalid for input of size 112", (2, 7, 8)) == ""
+    assert shapes._asked("shape '[2, 7, 6]' is invalid for input of size 112", None) == ""
+
+
 @pytest.mark.parametrize("assignment", ["ch03_attention", "ch04_gpt"])
 def test_correct_and_blank_submissions_get_no_shape_sentence(grade, assignment):
     outputs, result = grade(assignment, reference_sources(assignment))

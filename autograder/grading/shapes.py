@@ -58,6 +58,11 @@ def explain(fault, sources, assignment):
     except Skipped as exc:
         settled, makes, book, returned, skipped = [], None, {}, None, str(exc)
     differ = [(name, yours[name], book[name]) for name in settled if name in book and yours[name] != book[name]]
+    if differ:  # a tensor whose every successor has the book's shape is not where the shapes part
+        made = _made_from(sources[where.module], where.function, where.line, [name for name, _, _ in differ])
+        differ = [(name, mine, theirs) for name, mine, theirs in differ
+                  if not ((after := [m for m in made.get(name, ()) if m in settled and m in book])
+                          and all(yours[m] == book[m] for m in after))]
     if differ:
         said = place + ": " + "; ".join(f"your `{name}` {_has(mine)} where the book's code {_has(theirs)}"
                                         for name, mine, theirs in differ) + "."
@@ -68,12 +73,37 @@ def explain(fault, sources, assignment):
         said += f" The book's `{where.function}` returns {_of(returned)} there."
     elif makes is not None and makes is not RETURN and makes in book:
         said += f" In the book's code, `{makes}` (what this line makes) {_has(book[makes])}."
+    said += _asked(fault.error, returned if makes is RETURN else book.get(makes))
     if skipped:
         said += " " + SKIPPED + skipped
     return said
 
 
 RETURN = object()   # the failing statement is a return
+_VIEW = re.compile(r"shape '\[(?P<asked>\d+(?:, \d+)*)\]' is invalid for input of size (?P<size>\d+)")
+
+
+def _asked(error, made):
+    """Where a ``view``/``reshape`` on the failing line asked for a shape its tensor cannot take and
+    the book's code makes ``made`` there: a sentence when that tensor holds exactly the values of the
+    book's shape and the two shapes differ in one size (the line's target, not its input, is off); else ""."""
+    found = _VIEW.search(error)
+    if not found or made is None or (made and all(type(s) is tuple for s in made)):
+        return ""
+    asked, size = tuple(int(n) for n in found["asked"].split(", ")), int(found["size"])
+    differ = [i for i, (a, b) in enumerate(zip(asked, made)) if a != b]
+    if len(asked) != len(made) or len(differ) != 1 or size != _product(made):
+        return ""
+    i = differ[0]
+    return (f" The tensor your line reshapes holds {size} values, as the book's {_shape_text(made)} does; your line "
+            f"asks for {_shape_text(asked)}: size {asked[i]} in dimension {i}, where the book's is {made[i]}.")
+
+
+def _product(shape):
+    total = 1
+    for n in shape:
+        total *= n
+    return total
 
 
 def _code(text):
@@ -141,6 +171,30 @@ def _statement(source, qualname, line, names):
             after = {n.id for n in stores if n.lineno > failing.end_lineno}
             makes = name if name not in after | looped else None
     return [name for name in names if name not in later], makes
+
+
+def _made_from(source, qualname, line, names):
+    """{name: the locals the student's function assigns from it}: for each of ``names``, the targets
+    of the assignments that read it after its last assignment before ``line`` and before ``line``.
+    A tensor of another shape than the book's whose successors all have the book's shapes was only
+    named otherwise (the bonus notebook's ``qkv = qkv.permute(...)``): it is not where the shapes part.
+    Called after ``_statement``, within its bounds (the same cached tree and function)."""
+    function = _function(_parse(source), qualname.split("."))
+    if function is None:
+        return {}
+    nodes = list(itertools.islice(ast.walk(function), MAX_FUNCTION_NODES + 1))
+    assigns = [n for n in nodes if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value is not None
+               and n.end_lineno < line]
+    made = {}
+    for name in names:
+        stores = [n.lineno for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                  and n.id == name and n.lineno < line]
+        last = max(stores, default=0)
+        made[name] = [t.id for a in assigns if a.lineno > last
+                      and any(isinstance(r, ast.Name) and r.id == name for r in ast.walk(a.value))
+                      for target in (a.targets if isinstance(a, ast.Assign) else [a.target])
+                      for t in ast.walk(target) if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)]
+    return made
 
 
 @functools.lru_cache(maxsize=2)

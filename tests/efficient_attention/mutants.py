@@ -88,6 +88,18 @@ MUTANTS_ATTENTION = [
            "            attn.out_proj.bias.zero_()",
            "attn.out_proj.load_state_dict(mha.out_proj.state_dict(), strict=False)", (MHA,),
            named="copied into both multihead_attn.out_proj and proj"),
+    Mutant("combined attention merges the heads into x's width (the bonus notebook's view(b, num_tokens, embed_dim))",
+           MHA, COMBINED_SPLIT + " = queries @ keys.transpose(-2, -1)",
+           "qkv = self.qkv(x).view(b, num_tokens, 3, self.num_heads, self.head_dim)\n"
+           "        qkv = qkv.permute(2, 0, 3, 1, 4)\n        queries, keys, values = qkv\n        embed_dim = x.shape[-1]"
+           "\n\n        attn_scores = queries @ keys.transpose(-2, -1)", (MHA,),
+           also=((MHA, "context_vec = (attn_weights @ values).transpose(1, 2).reshape(b, num_tokens, self.d_out)\n"
+                       "        return self.proj(context_vec)\n        ### END SOLUTION\n\n\ndef transfer_to_combined_qkv",
+                  "context_vec = (attn_weights @ values).transpose(1, 2)\n"
+                  "        context_vec = context_vec.contiguous().view(b, num_tokens, embed_dim)\n"
+                  "        return self.proj(context_vec)\n        ### END SOLUTION\n\n\ndef transfer_to_combined_qkv"),),
+           says=("In the book's code, `context_vec` (what this line makes) has shape (2, 7, 8)",
+                 "your line asks for (2, 7, 6): size 6 in dimension 2, where the book's is 8")),
     # ------------------------------------------------------------- grouped-query attention
     Mutant("GQA with repeat instead of repeat_interleave", GQA,
            "keys = keys.repeat_interleave(self.group_size, dim=1)\n"
