@@ -39,6 +39,24 @@ def test_equals_chapter_3_after_transfer(cls, transfer, qkv_bias):
         expect_close(other(x), mha(x), 'the output beside your chapter-3 MultiHeadAttention\'s', atol=1e-5)
 
 
+@pytest.mark.parametrize("cls, transfer", PAIRS, ids=[c.__name__ for c, _ in PAIRS])
+def test_transfer_copies_values(cls, transfer):
+    """Called as you call it (autograd on), it returns None, and the copy shares no memory with mha:
+    new values written into the class's parameters leave mha's as they were."""
+    d_in = 8 if cls is MHAPyTorchClass else 6
+    torch.manual_seed(123)
+    mha = MultiHeadAttention(d_in, 8, 10, 0.0, 2, qkv_bias=True)
+    other = cls(d_in, 8, 2, 10, qkv_bias=True)
+    returned = transfer(mha, other)
+    assert returned is None, f"{transfer.__name__} returns None (it fills the module it is given); yours returned a {type(returned).__name__}"
+    before = {k: v.clone() for k, v in mha.state_dict().items()}
+    with torch.no_grad():
+        for p in other.parameters():
+            p.add_(1.0)
+    changed = [k for k, v in before.items() if not torch.equal(v, mha.state_dict()[k])]
+    assert not changed, f"changing the class's parameters after {transfer.__name__} changed mha's {changed}: copy the values, share no parameter or module"
+
+
 def test_graded_structure():
     combined = MultiHeadAttentionCombinedQKV(6, 8, 2, 10, qkv_bias=True)
     expect_equal([n for n, _ in combined.named_parameters()], ["qkv.weight", "qkv.bias", "proj.weight", "proj.bias"], '[n for n, _ in combined.named_parameters()]')

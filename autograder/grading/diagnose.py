@@ -54,6 +54,8 @@ TRANSPOSE_ALL = (".T on a batch of matrices: it reverses every dimension, the ba
                  "swaps the last two)")
 PLAIN_ASSIGN = ("a plain tensor assigned to a parameter (copy it in with param.copy_(...) under torch.no_grad(), "
                 "or wrap it in nn.Parameter)")
+PARAM_IN_PLACE = ("a parameter changed in place with autograd on (param.copy_(...) outside `with torch.no_grad():`: "
+                  "copy inside one, or use load_state_dict)")
 
 _LOAD = re.compile(r"has parameters \[(?P<own>[^\]]*)\]; the book's names are \[(?P<book>[^\]]*)\] "
                    r"\(missing (?P<missing>\[[^\]]*\]|none), extra (?P<extra>\[[^\]]*\]|none)\)")
@@ -75,6 +77,7 @@ _RAISED = [  # (pattern of the exception's text, mistake): each pattern is raise
     (re.compile(r"view\(\): argument 'size' failed to unpack .*but got float"), FLOAT_HEAD_DIM),
     (re.compile(r"view size is not compatible with input tensor's size and stride"), NOT_CONTIGUOUS),
     (re.compile(r"cannot assign '[\w.]+' as parameter '\w+' \(torch\.nn\.Parameter or None expected\)"), PLAIN_ASSIGN),
+    (re.compile(r"a leaf Variable that requires grad is being used in an in-place operation"), PARAM_IN_PLACE),
 ]
 
 

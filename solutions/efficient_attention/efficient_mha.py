@@ -3,12 +3,22 @@
 Every class here computes exactly what your chapter-3 ``MultiHeadAttention`` computes (causal
 mask, softmax of the scores scaled by sqrt(head_dim), dropout on the attention weights, heads
 merged, then an output projection), once its weights are moved in by the ``transfer_to_*``
-function below it. Mind the argument order: these classes take ``(d_in, d_out, num_heads,
-context_length, dropout=0.0, qkv_bias=False)``, chapter 3's takes ``(d_in, d_out,
-context_length, dropout, num_heads, qkv_bias=False)``.
+function below it: in eval mode (no dropout) and in training mode, where the dropout draws what
+chapter 3's does after the same seed (one dropout over the (batch, heads, tokens, tokens)
+attention weights; MHAPyTorchClass's is nn.MultiheadAttention's own, not graded in training).
+Mind the argument order: these classes take ``(d_in, d_out, num_heads, context_length,
+dropout=0.0, qkv_bias=False)``, chapter 3's takes ``(d_in, d_out, context_length, dropout,
+num_heads, qkv_bias=False)``.
 
 The grader copies its own weights into your classes by the names below, so how you initialise
 them is not graded; their names and shapes are.
+
+Each ``transfer_to_*(mha, other)`` copies values, as you would call it: with autograd on (no
+``torch.no_grad()`` around the call, so copy in place inside one, or use ``load_state_dict``;
+a bare ``param.copy_(...)`` raises there). Graded: ``other`` then computes what ``mha`` computes;
+``mha`` is left as it was; the two share no memory (the grader writes new values into
+``other``'s parameters afterwards, and ``mha``'s must stay as they were: assign no parameter or
+module of ``mha`` to ``other``); and the function returns None.
 """
 import torch
 import torch.nn as nn
@@ -23,7 +33,8 @@ class MultiHeadAttentionCombinedQKV(nn.Module):
     ``proj = nn.Linear(d_out, d_out)`` (with bias), the output projection; ``dropout =
     nn.Dropout(dropout)`` on the attention weights; the causal mask as a buffer ``mask``; no
     other parameters. forward on x of shape (batch, num_tokens, d_in), num_tokens <=
-    context_length, returns (batch, num_tokens, d_out).
+    context_length, returns (batch, num_tokens, d_out); the graded sizes include d_in != d_out,
+    so the heads are merged back into d_out values (not x's last size).
     """
 
     def __init__(self, d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False):
@@ -61,8 +72,8 @@ def transfer_to_combined_qkv(mha, combined):
     of the same sizes, so both compute the same function; returns None.
 
     ``combined.qkv`` gets W_query, W_key and W_value stacked (and their biases where
-    qkv_bias); ``combined.proj`` gets ``out_proj``. Copy values (no gradients recorded); leave
-    ``mha`` unchanged.
+    qkv_bias); ``combined.proj`` gets ``out_proj``. Copy values (no gradients recorded, no
+    memory shared with ``mha``: see the top of this module); leave ``mha`` unchanged.
     """
     ### BEGIN SOLUTION
     with torch.no_grad():
@@ -136,7 +147,8 @@ def transfer_to_einsum(mha, einsum):
 
     ``W_query`` gets the transpose of ``mha.W_query.weight`` (an nn.Linear keeps (d_out, d_in)),
     likewise keys and values; ``bias_q``/``bias_k``/``bias_v`` the biases where qkv_bias;
-    ``out_proj`` gets ``out_proj``. Copy values; leave ``mha`` unchanged.
+    ``out_proj`` gets ``out_proj``. Copy values (as for the combined class); leave ``mha``
+    unchanged.
     """
     ### BEGIN SOLUTION
     with torch.no_grad():
@@ -190,7 +202,7 @@ class MHAPyTorchScaledDotProduct(nn.Module):
 
 def transfer_to_sdpa(mha, sdpa):
     """Copy a chapter-3 ``MultiHeadAttention``'s weights into an ``MHAPyTorchScaledDotProduct``
-    of the same sizes (its qkv and proj, as for the combined class); returns None."""
+    of the same sizes (its qkv and proj, copied as for the combined class); returns None."""
     ### BEGIN SOLUTION
     transfer_to_combined_qkv(mha, sdpa)
     ### END SOLUTION
@@ -236,7 +248,8 @@ def transfer_to_pytorch_class(mha, torch_mha):
     ``multihead_attn.in_proj_weight`` holds W_query, W_key, W_value stacked (``in_proj_bias``
     their biases where qkv_bias). Chapter 3 has one output projection, this class two in a row
     (``multihead_attn.out_proj``, then ``proj``): make one of them do nothing (identity weight,
-    zero bias) and give the other chapter 3's ``out_proj``.
+    zero bias) and give the other chapter 3's ``out_proj``. Copy values (as for the combined
+    class); leave ``mha`` unchanged.
     """
     ### BEGIN SOLUTION
     attn = torch_mha.multihead_attn

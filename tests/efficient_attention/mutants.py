@@ -88,6 +88,25 @@ MUTANTS_ATTENTION = [
            "            attn.out_proj.bias.zero_()",
            "attn.out_proj.load_state_dict(mha.out_proj.state_dict(), strict=False)", (MHA,),
            named="copied into both multihead_attn.out_proj and proj"),
+    # issue 36: stated, now graded; the bonus notebook's own merge (view(b, num_tokens, embed_dim), x's width)
+    Mutant("transfer copies into the parameters without torch.no_grad()", MHA,
+           "    with torch.no_grad():\n        " + STACK + "\n        if combined.qkv.bias is not None:\n"
+           "            combined.qkv.bias.copy_(torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias]))\n"
+           "        combined.proj.load_state_dict",
+           "    " + STACK + "\n    if combined.qkv.bias is not None:\n"
+           "        combined.qkv.bias.copy_(torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias]))\n"
+           "    combined.proj.load_state_dict", (MHA,), named="changed in place with autograd on",
+           keeps=("so that the class computes the same",)),
+    Mutant("transfer hands the chapter-3 out_proj itself to the combined class", MHA,
+           "combined.proj.load_state_dict(mha.out_proj.state_dict())", "combined.proj = mha.out_proj", (MHA,),
+           named="sharing memory", keeps=("so that the class computes the same",)),
+    Mutant("einsum transfer sets .data to the transposed weights without a copy", MHA,
+           'getattr(einsum, f"W_{mine}").copy_(linear.weight.T)', 'getattr(einsum, f"W_{mine}").data = linear.weight.T',
+           (MHA,), named="sharing memory", keeps=("so that the class computes the same",)),
+    Mutant("transfer returns the module it filled", MHA,
+           "        combined.proj.load_state_dict(mha.out_proj.state_dict())\n",
+           "        combined.proj.load_state_dict(mha.out_proj.state_dict())\n    return combined\n", (MHA,),
+           named="returns something", keeps=("so that the class computes the same",)),
     Mutant("combined attention merges the heads into x's width (the bonus notebook's view(b, num_tokens, embed_dim))",
            MHA, COMBINED_SPLIT + " = queries @ keys.transpose(-2, -1)",
            "qkv = self.qkv(x).view(b, num_tokens, 3, self.num_heads, self.head_dim)\n"

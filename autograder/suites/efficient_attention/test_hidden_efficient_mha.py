@@ -4,13 +4,17 @@ Each class is judged against the reference on seeded weights given in its own la
 forward is judged on its own; each transfer function by running the reference class with the
 weights it moved in. The chapter-3 MultiHeadAttention a transfer reads from is the student's
 own, with its four linear layers replaced by the grader's (the plan's stand_in): its forward
-is never used, so a chapter-3 mistake costs nothing here."""
+is never used, so a chapter-3 mistake costs nothing here. Each transfer is also called as a student
+calls it, with autograd on: it returns None, and after the grader writes new values into mha's
+layers the class it filled still computes what the grader's weights give (no memory shared)."""
 import pytest
 import torch
 
 from _efficient import (COMMON_MISTAKES, LAYOUT_MISTAKES, as_dict, build_and_run, ch03_params, expect_buffers,
                         ch03_stand_ins, loaded, mistakes, named_parameters_steps, run, state, weights)
-from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading.compare import ATOL, RTOL, expect_close, seeded, set_seed, yours_vs_expected
+from autograder.grading.result import failure
+from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
 
@@ -172,7 +176,7 @@ def transfer_mistakes(ref, name, args, W, x):
     return found
 
 
-@points(5)
+@points(4)
 def test_transfers(student, ref, seeds):
     """each transfer_to_* moves a chapter-3 MultiHeadAttention's weights so that the class computes the same"""
     for name, transfer in CLASSES.items():
@@ -209,3 +213,76 @@ def test_transfers(student, ref, seeds):
                 raise AssertionError(f"{what}: {exc}") from None
             expect_close(run(moved, x), run(reference(ref, name, args, W), x), what,
                          transfer_mistakes(ref, name, args, W, x))
+
+
+SHARED = ("the class's parameters sharing memory with the chapter-3 module's (one of mha's parameters or modules "
+          "assigned to the class, or .data set to mha's tensor without .clone()): training either then changes the "
+          "other; copy the values")
+RETURNED = "a transfer that returns something (the transfer_to_* functions fill the module they are given and return None)"
+
+
+@points(1)
+def test_transfers_as_you_call_them(student, ref, seeds):
+    """each transfer_to_* called with autograd on returns None; the class then shares no memory with mha"""
+    for name, transfer in CLASSES.items():
+        args = SQUARE[0][0] if name == "MHAPyTorchClass" else CASES[1][0]  # qkv_bias=True: every layer a bias
+        d_in, d_out, heads, ctx, drop, qkv_bias = args
+        W, later = (weights(d_in, d_out, qkv_bias, seed=seeds(f"{k}_{name}")) for k in ("W", "later"))
+        x = seeded(2, 5, d_in, seed=seeds(f"x_{name}"))
+        # after the transfer the grader writes other values (``later``) into mha's layers, its stand-ins
+        writes = [{"let": f"write_{layer}", "call": f"mha.{layer}", "args": [seeded(1, spec["weight"].shape[1], seed=7)],
+                   "params": {k: v for k, v in spec.items() if v is not None}}
+                  for layer, spec in ch03_stand_ins(later).items()]
+        plan = student.plan([
+            {"let": "mha", "call": "multihead_attention.MultiHeadAttention",
+             "args": [d_in, d_out, ctx, drop, heads, qkv_bias], "stand_in": ch03_stand_ins(W)},
+            {"let": "target", "call": f"efficient_mha.{name}", "args": list(args), "seed": 1},
+            {"let": "moved", "call": f"efficient_mha.{transfer}", "args": [{"$ref": "mha"}, {"$ref": "target"}],
+             "grad": True},
+            {"let": "returned", "attr": "moved", "return": True},
+            *writes, *named_parameters_steps("after", "target")], needs=f"efficient_mha.{transfer}")
+        if plan.failed("target"):  # this part's own class: its own failure
+            raise AssertionError(f"{transfer} could not be judged: efficient_mha.{name} could not be built "
+                                 f"({plan.failed('target')})")
+        if plan.failed("mha"):
+            student.notes.append(f"{transfer} could not be judged: your chapter-3 MultiHeadAttention could not "
+                                 f"be built ({plan.failed('mha')}); chapter 3 grades it.")
+            continue
+        called = f"{transfer}(mha, {name}(d_in={d_in}, d_out={d_out}, ...)) called with autograd on (as you call it)"
+        if plan.failed("moved"):
+            raise AssertionError(f"{called}: {plan.failed('moved')}")
+        try:
+            returned = plan.values["returned"]
+        except StudentFailure as exc:  # not plain data: a module, say
+            raise failure(f"{called} returned something other than None ({exc})", RETURNED) from None
+        if returned is not None:
+            raise failure(f"{called}: " + yours_vs_expected(yours=type(returned).__name__, yours_are="returned a",
+                                                              expected="None"), RETURNED)
+        for write in writes:
+            if plan.failed(write["let"]):
+                raise AssertionError(f"{called}: the grader could not write new values into mha.{write['call'][4:]} "
+                                     f"afterwards: {plan.failed(write['let'])}")
+        cls = getattr(ref.efficient_mha, name)
+        try:
+            moved = loaded(cls, args, as_dict(plan.values["after"], name))
+        except AssertionError as exc:  # names or shapes: the forward checks charge them
+            raise AssertionError(f"{called}: {exc}") from None
+        got = run(moved, x)
+        kept = [run(reference(ref, name, args, W), x), *transfer_mistakes(ref, name, args, W, x).values()]
+        if any(close(got, model() if callable(model) else model) for model in kept):
+            continue
+        what = (f"{called}, then the grader writing new values into mha's W_query, W_key, W_value and out_proj: "
+                f"the {name} you filled, run on input {tuple(x.shape)}")
+        # the tensors of mha whose new values the class's parameters hold, each found by what the reference
+        # class holds with that one tensor taken from ``later``; then the class holding all of them, run
+        held, base = as_dict(plan.values["after"], name), state(reference(ref, name, args, W))
+        shared = [t for t in W if W[t] is not None and any(
+            k in held and held[k].shape == v.shape and not torch.equal(v, base[k]) and torch.equal(held[k], v)
+            for k, v in state(reference(ref, name, args, {**W, t: later[t]})).items())]
+        model = run(reference(ref, name, args, {**W, **{t: later[t] for t in shared}}), x) if shared else None
+        expect_close(got, kept[0], what, {SHARED: model} if shared else None)
+
+
+def close(a, b):
+    return (isinstance(a, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype
+            and torch.allclose(a, b, atol=ATOL, rtol=RTOL))
