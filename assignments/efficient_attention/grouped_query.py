@@ -13,16 +13,20 @@ class GroupedQueryAttention(nn.Module):
     """Causal multi-head attention whose keys and values have only ``num_kv_groups`` heads.
 
     head_dim = d_out // num_heads. ``num_kv_groups`` must divide ``num_heads`` (and num_heads
-    d_out): otherwise the constructor raises ValueError. Query heads 0 .. group_size-1 (group_size
+    d_out): otherwise the constructor raises ValueError (or AssertionError, as the book's
+    ``assert`` does: either is accepted). Query heads 0 .. group_size-1 (group_size
     = num_heads // num_kv_groups) share key/value head 0, the next group_size share head 1, and
     so on (``repeat_interleave``, not ``repeat``).
     Graded structure, as chapter 3's MultiHeadAttention except for the key and value widths:
     ``W_query = nn.Linear(d_in, d_out, bias=qkv_bias)``; ``W_key`` and ``W_value``:
     ``nn.Linear(d_in, num_kv_groups * head_dim, bias=qkv_bias)``; ``out_proj = nn.Linear(d_out,
     d_out)``; ``dropout = nn.Dropout(dropout)`` on the attention weights; the causal mask as a
-    buffer ``mask``; no other parameters. With num_kv_groups == num_heads it holds the same
-    weights as chapter 3's class and computes the same function. forward: (batch, num_tokens,
-    d_in) -> (batch, num_tokens, d_out), num_tokens <= context_length.
+    buffer ``mask``; no other parameters. Their names are graded, not the order you create them
+    in (the grader copies its weights in by name; the book creates W_key and W_value first).
+    With num_kv_groups == num_heads it holds the same weights as chapter 3's class and computes
+    the same function. forward: (batch, num_tokens, d_in) -> (batch, num_tokens, d_out),
+    num_tokens <= context_length; the dropout is graded in training mode (the reference's draws
+    after the same seed) and in eval mode (none).
     """
 
     def __init__(self, d_in, d_out, num_heads, num_kv_groups, context_length, dropout=0.0, qkv_bias=False):
@@ -40,7 +44,8 @@ def kv_cache_bytes(cfg, batch_size=1, bytes_per_elem=2):
     ``n_kv_groups`` (key/value heads; absent means multi-head attention: as many as n_heads).
     Every layer keeps a key and a value vector of ``n_kv_groups * head_dim`` numbers (head_dim =
     emb_dim // n_heads) for each of ``context_length`` tokens of each of ``batch_size``
-    sequences, each number ``bytes_per_elem`` bytes (2 for bf16 or fp16, 4 for fp32).
+    sequences, each number ``bytes_per_elem`` bytes (2 for bf16 or fp16, 4 for fp32). The
+    defaults are graded too: one sequence, 2 bytes (bf16).
     Llama-2-7B-like (emb_dim 4096, 32 heads, 32 layers, 32,768 tokens, bf16): 17,179,869,184
     bytes (17.18 GB) with multi-head attention; with 8 key/value heads (groups of 4 query heads)
     4,294,967,296 (4.29 GB), the bonus material's two figures for that model.

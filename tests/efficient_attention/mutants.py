@@ -162,6 +162,9 @@ MUTANTS_ATTENTION = [
            'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem',
            'return batch_size * cfg["context_length"] * cfg["n_layers"] * per_token * bytes_per_elem / 1e9', (GQA,),
            named="the size in gigabytes", says=("gave 17.179869184, expected the int 17,179,869,184",)),
+    Mutant("KV-cache size defaults to 4 bytes per element", GQA, "def kv_cache_bytes(cfg, batch_size=1, bytes_per_elem=2):",
+           "def kv_cache_bytes(cfg, batch_size=1, bytes_per_elem=4):", (GQA,), named="bytes_per_elem defaulting to 4",
+           keeps=("shared by", "num_kv_groups == num_heads", "must divide", "2 * batch * context")),
     # ------------------------------------------------------------- sliding-window attention
     Mutant("sliding window one token too long", SWA, "torch.tril(ones, diagonal=-window)",
            "torch.tril(ones, diagonal=-window - 1)", (SWA,), named="one token too long"),
