@@ -17,7 +17,8 @@ def compute_rope_params(head_dim, theta_base=10_000, context_length=4096):
     position p turns pair j by the angle p * frequency_j (p = 0 .. context_length - 1). Pair j
     is coordinates j and j + head_dim/2 (the two halves of the head, as the book's Llama code),
     so row p of cos is cos of the head_dim/2 angles, then the same head_dim/2 again; likewise
-    sin. An odd head_dim raises ValueError.
+    sin. An odd head_dim raises an error: ValueError, or AssertionError as the book's Llama code
+    does with ``assert head_dim % 2 == 0`` (either is accepted).
     """
     ### BEGIN SOLUTION
     if head_dim % 2 != 0:
@@ -37,7 +38,8 @@ def apply_rope(x, cos, sin, offset=0):
     rows offset .. offset + num_tokens - 1 of cos and sin are used. With x1, x2 the first and
     second halves of the head dimension, the result is ``x * cos + cat(-x2, x1) * sin``: each
     pair (x1[j], x2[j]) turned counter-clockwise by its angle. Returns a tensor of x's shape
-    and dtype.
+    and dtype (graded on a bfloat16 x too: cos and sin are float32, so ``x * cos`` is float32
+    until it is cast back, as the book does with ``.to(dtype=x.dtype)``).
     """
     ### BEGIN SOLUTION
     num_tokens, head_dim = x.shape[-2], x.shape[-1]
@@ -54,9 +56,11 @@ class MultiHeadAttentionRoPE(nn.Module):
     Graded structure: chapter 3's ``W_query``, ``W_key``, ``W_value`` (``nn.Linear(d_in, d_out,
     bias=qkv_bias)``), ``out_proj = nn.Linear(d_out, d_out)``, ``dropout = nn.Dropout(dropout)``,
     the causal mask as a buffer ``mask``, and ``cos``, ``sin`` from ``compute_rope_params(head_dim,
-    theta_base, context_length)`` as buffers; no other parameters. forward: (batch, num_tokens,
-    d_in) -> (batch, num_tokens, d_out): the heads are split as in chapter 3, then queries and keys
-    rotated with ``apply_rope`` (positions 0 .. num_tokens - 1), then causal attention as there.
+    theta_base, context_length)`` as buffers (context_length rows each, not the default 4096);
+    no other parameters. forward: (batch, num_tokens, d_in) -> (batch, num_tokens, d_out): the
+    heads are split as in chapter 3, then queries and keys rotated with ``apply_rope`` (positions
+    0 .. num_tokens - 1), then causal attention as there, with the dropout on the attention weights
+    (graded in training mode, the reference's draws after the same seed, and in eval mode, none).
     """
 
     def __init__(self, d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False, theta_base=10_000):

@@ -389,6 +389,192 @@ def transfer_to_pytorch_class(mha, torch_mha):
             attn.out_proj.bias.zero_()
         torch_mha.proj.load_state_dict(mha.out_proj.state_dict())
 ''',
+        "book": '''import math
+
+import torch
+import torch.nn as nn
+
+
+# The bonus notebook's classes, the way the book companion writes them; the one change: the heads are
+# merged back into d_out values (the notebook's view(..., embed_dim) takes x's width, which is d_in).
+class MultiHeadAttentionCombinedQKV(nn.Module):
+    def __init__(self, d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False):
+        super().__init__()
+        assert d_out % num_heads == 0, "embed_dim is indivisible by num_heads"
+        self.num_heads = num_heads
+        self.context_length = context_length
+        self.head_dim = d_out // num_heads
+        self.d_out = d_out
+        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)
+        self.proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        batch_size, num_tokens, embed_dim = x.shape
+        # (b, num_tokens, d_in) --> (b, num_tokens, 3 * d_out)
+        qkv = self.qkv(x)
+        # --> (b, num_tokens, 3, num_heads, head_dim)
+        qkv = qkv.view(batch_size, num_tokens, 3, self.num_heads, self.head_dim)
+        # --> (3, b, num_heads, num_tokens, head_dim)
+        qkv = qkv.permute(2, 0, 3, 1, 4)
+        queries, keys, values = qkv
+        attn_scores = queries @ keys.transpose(-2, -1)
+        attn_scores = attn_scores.masked_fill(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+        context_vec = attn_weights @ values
+        context_vec = context_vec.transpose(1, 2)
+        context_vec = context_vec.contiguous().view(batch_size, num_tokens, self.d_out)
+        context_vec = self.proj(context_vec)
+        return context_vec
+
+
+def transfer_to_combined_qkv(mha, combined):
+    state = {"qkv.weight": torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight], dim=0),
+             "proj.weight": mha.out_proj.weight, "proj.bias": mha.out_proj.bias}
+    if combined.qkv.bias is not None:
+        state["qkv.bias"] = torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias], dim=0)
+    combined.load_state_dict(state, strict=False)  # the mask stays the module's own
+
+
+class MHAEinsum(nn.Module):
+    def __init__(self, d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False):
+        super().__init__()
+        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.W_query = nn.Parameter(torch.randn(d_in, d_out))
+        self.W_key = nn.Parameter(torch.randn(d_in, d_out))
+        self.W_value = nn.Parameter(torch.randn(d_in, d_out))
+        if qkv_bias:
+            self.bias_q = nn.Parameter(torch.zeros(d_out))
+            self.bias_k = nn.Parameter(torch.zeros(d_out))
+            self.bias_v = nn.Parameter(torch.zeros(d_out))
+        else:
+            self.register_parameter("bias_q", None)
+            self.register_parameter("bias_k", None)
+            self.register_parameter("bias_v", None)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        for weight in (self.W_query, self.W_key, self.W_value):
+            nn.init.kaiming_uniform_(weight, a=math.sqrt(5))
+        for weight, bias in ((self.W_query, self.bias_q), (self.W_key, self.bias_k), (self.W_value, self.bias_v)):
+            if bias is not None:
+                fan_in, _ = nn.init._calculate_fan_in_and_fan_out(weight)
+                bound = 1 / math.sqrt(fan_in)
+                nn.init.uniform_(bias, -bound, bound)
+
+    def forward(self, x):
+        b, n, _ = x.shape
+        Q = torch.einsum("bnd,di->bni", x, self.W_query)
+        K = torch.einsum("bnd,di->bni", x, self.W_key)
+        V = torch.einsum("bnd,di->bni", x, self.W_value)
+        if self.bias_q is not None:
+            Q += self.bias_q
+            K += self.bias_k
+            V += self.bias_v
+        Q = Q.view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+        K = K.view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+        V = V.view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
+        scores = torch.einsum("bhnd,bhmd->bhnm", Q, K) / (self.head_dim ** 0.5)
+        mask = self.mask[:n, :n].unsqueeze(0).unsqueeze(1).expand(b, self.num_heads, n, n)
+        scores = scores.masked_fill(mask.bool(), -torch.inf)
+        attn_weights = torch.softmax(scores, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+        context_vec = torch.einsum("bhnm,bhmd->bhnd", attn_weights, V)
+        context_vec = context_vec.transpose(1, 2).reshape(b, n, self.d_out)
+        context_vec = self.out_proj(context_vec)
+        return context_vec
+
+
+def transfer_to_einsum(mha, einsum):
+    with torch.no_grad():
+        einsum.W_query.copy_(mha.W_query.weight.T)
+        einsum.W_key.copy_(mha.W_key.weight.T)
+        einsum.W_value.copy_(mha.W_value.weight.T)
+        if einsum.bias_q is not None:
+            einsum.bias_q.copy_(mha.W_query.bias)
+            einsum.bias_k.copy_(mha.W_key.bias)
+            einsum.bias_v.copy_(mha.W_value.bias)
+        einsum.out_proj.weight.copy_(mha.out_proj.weight)
+        einsum.out_proj.bias.copy_(mha.out_proj.bias)
+
+
+class MHAPyTorchScaledDotProduct(nn.Module):
+    def __init__(self, d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False):
+        super().__init__()
+        assert d_out % num_heads == 0, "embed_dim is indivisible by num_heads"
+        self.num_heads = num_heads
+        self.context_length = context_length
+        self.head_dim = d_out // num_heads
+        self.d_out = d_out
+        self.qkv = nn.Linear(d_in, 3 * d_out, bias=qkv_bias)
+        self.proj = nn.Linear(d_out, d_out)
+        self.dropout = dropout
+
+    def forward(self, x):
+        batch_size, num_tokens, embed_dim = x.shape
+        qkv = self.qkv(x)
+        qkv = qkv.view(batch_size, num_tokens, 3, self.num_heads, self.head_dim)
+        qkv = qkv.permute(2, 0, 3, 1, 4)
+        queries, keys, values = qkv
+        use_dropout = 0. if not self.training else self.dropout
+        context_vec = nn.functional.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=None, dropout_p=use_dropout, is_causal=True)
+        context_vec = context_vec.transpose(1, 2).contiguous().view(batch_size, num_tokens, self.d_out)
+        context_vec = self.proj(context_vec)
+        return context_vec
+
+
+def transfer_to_sdpa(mha, sdpa):
+    transfer_to_combined_qkv(mha, sdpa)
+
+
+class MHAPyTorchClass(nn.Module):
+    def __init__(self, d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False, need_weights=True):
+        super().__init__()
+        self.context_length = context_length
+        self.multihead_attn = nn.MultiheadAttention(
+            embed_dim=d_out,
+            num_heads=num_heads,
+            dropout=dropout,
+            bias=qkv_bias,
+            batch_first=True,
+        )
+        self.need_weights = need_weights
+        self.proj = nn.Linear(d_out, d_out)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1).bool())
+
+    def forward(self, x):
+        batch_size, num_tokens, _ = x.shape
+        # the mask of the tokens given, at most context_length of them
+        if self.context_length >= num_tokens:
+            attn_mask = self.mask[:num_tokens, :num_tokens]
+        else:
+            attn_mask = self.mask[:self.context_length, :self.context_length]
+        # need_weights=True (the default here) also returns the averaged weights: slower, the same output
+        attn_output, _ = self.multihead_attn(x, x, x, attn_mask=attn_mask, need_weights=self.need_weights)
+        output = self.proj(attn_output)
+        return output
+
+
+def transfer_to_pytorch_class(mha, torch_mha):
+    attn = torch_mha.multihead_attn
+    d = attn.embed_dim
+    state = {"multihead_attn.in_proj_weight": torch.cat([mha.W_query.weight, mha.W_key.weight, mha.W_value.weight]),
+             "multihead_attn.out_proj.weight": torch.eye(d),
+             "proj.weight": mha.out_proj.weight, "proj.bias": mha.out_proj.bias}
+    if attn.in_proj_bias is not None:
+        state["multihead_attn.in_proj_bias"] = torch.cat([mha.W_query.bias, mha.W_key.bias, mha.W_value.bias])
+        state["multihead_attn.out_proj.bias"] = torch.zeros(d)
+    torch_mha.load_state_dict(state, strict=False)
+''',
     },
     "grouped_query": {
         "plain": '''import torch
@@ -470,6 +656,73 @@ def kv_cache_bytes(cfg, batch_size=1, bytes_per_elem=2):
     shape = (batch_size, cfg.get("n_kv_groups", cfg["n_heads"]), cfg["context_length"], head_dim)
     one = torch.empty(shape, device="meta")
     return 2 * cfg["n_layers"] * one.numel() * bytes_per_elem
+''',
+        "book": '''import math
+
+import torch
+import torch.nn as nn
+
+
+# The book companion's grouped-query attention (its KV-cache chapter), with this course's signature:
+# W_key and W_value created before W_query, the checks by assert, the mask not saved with the weights.
+class GroupedQueryAttention(nn.Module):
+    def __init__(self, d_in, d_out, num_heads, num_kv_groups, context_length, dropout=0.0, qkv_bias=False):
+        super().__init__()
+        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
+        assert num_heads % num_kv_groups == 0, "num_heads must be divisible by num_kv_groups"
+
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+
+        self.W_key = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, num_kv_groups * self.head_dim, bias=qkv_bias)
+        self.num_kv_groups = num_kv_groups
+        self.group_size = num_heads // num_kv_groups
+
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer(
+            "mask", torch.triu(torch.ones(context_length, context_length), diagonal=1), persistent=False)
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+
+        queries = self.W_query(x)  # (b, num_tokens, num_heads * head_dim)
+        keys = self.W_key(x)       # (b, num_tokens, num_kv_groups * head_dim)
+        values = self.W_value(x)
+
+        queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)
+        keys = keys.view(b, num_tokens, self.num_kv_groups, self.head_dim)
+        values = values.view(b, num_tokens, self.num_kv_groups, self.head_dim)
+
+        keys, values, queries = keys.transpose(1, 2), values.transpose(1, 2), queries.transpose(1, 2)
+
+        # each key/value group serves group_size query heads, in a row
+        keys = keys.repeat_interleave(self.group_size, dim=1)
+        values = values.repeat_interleave(self.group_size, dim=1)
+
+        attn_scores = queries @ keys.transpose(2, 3)
+        mask_bool = self.mask.bool()[:num_tokens, :num_tokens]
+        attn_scores.masked_fill_(mask_bool, -torch.inf)
+
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+
+        context_vec = (attn_weights @ values).transpose(1, 2)
+        context_vec = context_vec.reshape(b, num_tokens, self.d_out)
+        context_vec = self.out_proj(context_vec)
+        return context_vec
+
+
+def kv_cache_bytes(cfg, batch_size=1, bytes_per_elem=2):
+    # the bonus material's memory estimate: keys and values, per layer, per token, per key/value head
+    n_heads, emb_dim = cfg["n_heads"], cfg["emb_dim"]
+    n_kv_heads = cfg.get("n_kv_groups", n_heads)
+    head_dim = math.ceil(emb_dim / n_heads)
+    per_layer = batch_size * cfg["context_length"] * head_dim * n_kv_heads * 2 * bytes_per_elem
+    return per_layer * cfg["n_layers"]
 ''',
     },
     "sliding_window": {
@@ -620,7 +873,7 @@ def apply_rope(x, cos, sin, offset=0):
     first, second = x[..., :half], x[..., half:]
     out_first = first * c[:, :half] - second * s[:, :half]
     out_second = second * c[:, half:] + first * s[:, half:]
-    return torch.cat([out_first, out_second], dim=-1)
+    return torch.cat([out_first, out_second], dim=-1).to(x.dtype)  # float32 tables: back to x's dtype
 
 
 class MultiHeadAttentionRoPE(nn.Module):
@@ -698,6 +951,107 @@ class MultiHeadAttentionRoPE(nn.Module):
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=~self.mask[:n, :n],
                                              dropout_p=self.dropout.p if self.training else 0.0)
         return self.out_proj(out.transpose(1, 2).reshape(b, n, -1))
+''',
+        "book": '''import torch
+import torch.nn as nn
+
+
+# RoPE as the book companion's Llama code writes it (with its Llama 3.1 frequency smoothing), and
+# chapter 3's attention with it; the checks by assert.
+def compute_rope_params(head_dim, theta_base=10_000, context_length=4096, freq_config=None, dtype=torch.float32):
+    assert head_dim % 2 == 0, "Embedding dimension must be even"
+
+    # the inverse frequencies
+    inv_freq = 1.0 / (theta_base ** (torch.arange(0, head_dim, 2, dtype=dtype)[: (head_dim // 2)].float() / head_dim))
+
+    if freq_config is not None:  # Llama 3.1: long wavelengths slowed down, short ones kept, smoothed between
+        low_freq_wavelen = freq_config["original_context_length"] / freq_config["low_freq_factor"]
+        high_freq_wavelen = freq_config["original_context_length"] / freq_config["high_freq_factor"]
+        wavelen = 2 * torch.pi / inv_freq
+        inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / freq_config["factor"], inv_freq)
+        smooth_factor = ((freq_config["original_context_length"] / wavelen - freq_config["low_freq_factor"])
+                         / (freq_config["high_freq_factor"] - freq_config["low_freq_factor"]))
+        smoothed = (1 - smooth_factor) * (inv_freq / freq_config["factor"]) + smooth_factor * inv_freq
+        is_medium = (wavelen <= low_freq_wavelen) & (wavelen >= high_freq_wavelen)
+        inv_freq = torch.where(is_medium, smoothed, inv_freq_llama)
+
+    positions = torch.arange(context_length, dtype=dtype)
+    angles = positions.unsqueeze(1) * inv_freq.unsqueeze(0)  # (context_length, head_dim // 2)
+    angles = torch.cat([angles, angles], dim=1)              # (context_length, head_dim)
+
+    cos = torch.cos(angles)
+    sin = torch.sin(angles)
+    return cos, sin
+
+
+def apply_rope(x, cos, sin, offset=0):
+    # x: (batch_size, num_heads, seq_len, head_dim)
+    batch_size, num_heads, seq_len, head_dim = x.shape
+    assert head_dim % 2 == 0, "Head dimension must be even"
+
+    x1 = x[..., : head_dim // 2]  # first half
+    x2 = x[..., head_dim // 2:]   # second half
+
+    # (1, 1, seq_len, head_dim), the rows of the tokens' positions
+    cos = cos[offset:offset + seq_len, :].unsqueeze(0).unsqueeze(0)
+    sin = sin[offset:offset + seq_len, :].unsqueeze(0).unsqueeze(0)
+
+    rotated = torch.cat((-x2, x1), dim=-1)
+    x_rotated = (x * cos) + (rotated * sin)
+
+    # lower precision is fine once the rotation is done
+    return x_rotated.to(dtype=x.dtype)
+
+
+class MultiHeadAttentionRoPE(nn.Module):
+    def __init__(self, d_in, d_out, num_heads, context_length, dropout=0.0, qkv_bias=False, theta_base=10_000):
+        super().__init__()
+        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
+
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+
+        self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = nn.Linear(d_out, d_out)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+        cos, sin = compute_rope_params(head_dim=self.head_dim, theta_base=theta_base, context_length=context_length)
+        self.register_buffer("cos", cos)
+        self.register_buffer("sin", sin)
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+
+        keys = self.W_key(x)
+        queries = self.W_query(x)
+        values = self.W_value(x)
+
+        keys = keys.view(b, num_tokens, self.num_heads, self.head_dim)
+        values = values.view(b, num_tokens, self.num_heads, self.head_dim)
+        queries = queries.view(b, num_tokens, self.num_heads, self.head_dim)
+
+        keys = keys.transpose(1, 2)
+        queries = queries.transpose(1, 2)
+        values = values.transpose(1, 2)
+
+        keys = apply_rope(keys, self.cos, self.sin)
+        queries = apply_rope(queries, self.cos, self.sin)
+
+        attn_scores = queries @ keys.transpose(2, 3)
+        mask_bool = self.mask.bool()[:num_tokens, :num_tokens]
+        attn_scores.masked_fill_(mask_bool, -torch.inf)
+
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+
+        context_vec = (attn_weights @ values).transpose(1, 2)
+        context_vec = context_vec.reshape(b, num_tokens, self.d_out)
+        context_vec = self.out_proj(context_vec)
+        return context_vec
 ''',
     },
 }
@@ -1271,6 +1625,9 @@ ALTERNATIVES_ATTENTION = [
     Alternative("indented with tabs (attention half)", {"grouped_query": "index"}, tabs=True),
     Alternative("a coding line and a French comment first (attention half)", {"sliding_window": "sdpa"},
                 coding_line="# -*- coding: utf-8 -*-"),
+    Alternative("the book companion's own code: the bonus notebook's classes (heads merged into d_out), its "
+                "grouped-query attention (W_key first, asserts, a non-persistent mask), its Llama RoPE (asserts)",
+                {"efficient_mha": "book", "grouped_query": "book", "rope": "book"}),
 ]
 
 

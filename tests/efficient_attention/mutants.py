@@ -261,6 +261,19 @@ MUTANTS_ATTENTION = [
            "        keys = apply_rope(keys, self.cos, self.sin)\n",
            "        keys = apply_rope(keys, self.cos, self.sin)\n        values = apply_rope(values, self.cos, self.sin)\n",
            (ROPE,), named="RoPE on the values too", keeps=("compute_rope_params(", "apply_rope", "keeps every vector")),
+    Mutant("RoPE attention without dropout", ROPE,
+           "attn_weights = self.dropout(torch.softmax(attn_scores / self.head_dim**0.5, dim=-1))",
+           "attn_weights = torch.softmax(attn_scores / self.head_dim**0.5, dim=-1)", (ROPE,),
+           named="no dropout on the attention weights in training mode",
+           keeps=("compute_rope_params(", "apply_rope", "keeps every vector", "are buffers")),
+    Mutant("RoPE tables of the default 4096 rows in the attention", ROPE,
+           "cos, sin = compute_rope_params(self.head_dim, theta_base, context_length)",
+           "cos, sin = compute_rope_params(self.head_dim, theta_base)", (ROPE,), named="the default 4096 rows",
+           keeps=("compute_rope_params(", "apply_rope", "keeps every vector", "MultiHeadAttentionRoPE:")),
+    Mutant("apply_rope returns float32 for a bfloat16 x", ROPE, "return (x * cos + rotated * sin).to(x.dtype)",
+           "return x * cos + rotated * sin", (ROPE,), named="left in float32",
+           keeps=("compute_rope_params(", "with rows offset", "keeps every vector", "MultiHeadAttentionRoPE:",
+                  "are buffers", "the whole's last rows")),
 ]
 
 

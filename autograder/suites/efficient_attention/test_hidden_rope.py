@@ -3,15 +3,19 @@
 compute_rope_params and apply_rope are judged as values (apply_rope on the reference's cos and
 sin, so a mistake in compute_rope_params costs nothing there), then by the two properties that
 make RoPE what it is, computed here from what the student's apply_rope returned: lengths are
-kept, and a query-key score depends only on how far apart the two tokens are. The attention
-class is judged against the reference on seeded weights."""
+kept, and a query-key score depends only on how far apart the two tokens are; apply_rope keeps
+x's dtype. The attention class is judged against the reference on seeded weights, in eval and in
+training mode (the reference's dropout draws after the same seed), and its buffers by name and
+size (the cos and sin tables: context_length rows)."""
 import pytest
 import torch
 
-from _efficient import (build_and_run, ch03_params, expect_buffers, loaded, mistakes, rope_apply, rope_params, run,
-                        weights)
-from autograder.grading.compare import expect_close, seeded
+from _efficient import (attention, build_and_run, ch03_params, expect_buffers, loaded, mistakes, rope_apply,
+                        rope_params, run, weights)
+from autograder.grading.compare import expect_close, seeded, yours_vs_expected
+from autograder.grading.diagnose import Projection
 from autograder.grading.kit import Case, once
+from autograder.grading.result import failure
 
 points = pytest.mark.points
 PARAMS_MISTAKES = {
@@ -41,9 +45,9 @@ def test_compute_rope_params(student, ref):
                            {"let": "odd", "call": "rope.compute_rope_params", "args": [7, 10_000, 8], "return": True}],
                         needs="rope.compute_rope_params")
     why = plan.failed("odd")
-    if not why or "ValueError" not in why:
-        raise AssertionError(f"compute_rope_params(head_dim=7) must raise ValueError (RoPE turns pairs of "
-                             f"coordinates): {why or 'it returned a value'}")
+    if not why or not any(f"raised {error}" in why for error in ("ValueError", "AssertionError")):
+        raise AssertionError(f"compute_rope_params(head_dim=7) must raise ValueError, or AssertionError as the book's "
+                             f"assert does (RoPE turns pairs of coordinates): {why or 'it returned a value'}")
     for i, (hd, theta, ctx) in enumerate(cases):
         got = plan.values[f"p{i}"]
         what = f"compute_rope_params(head_dim={hd}, theta_base={theta}, context_length={ctx})"
@@ -62,7 +66,7 @@ def rope_cases(ref, seeds):
                       (seeded(3, 1, 1, hd, seed=seeds("x2")), 15)]
 
 
-@points(4)
+@points(3)
 def test_apply_rope(student, ref, seeds):
     """apply_rope(x, cos, sin, offset): x * cos + cat(-x2, x1) * sin with rows offset .. offset + num_tokens - 1"""
     cos, sin, cases = rope_cases(ref, seeds)
@@ -73,6 +77,30 @@ def test_apply_rope(student, ref, seeds):
         expect_close(plan.values[f"r{i}"], ref.rope.apply_rope(x, cos, sin, offset),
                      f"apply_rope(x of shape {tuple(x.shape)}, cos, sin, offset={offset}) (cos, sin of head_dim 8)",
                      found)
+
+
+LEFT_FLOAT32 = ("the result left in float32 (cos and sin are float32, so x * cos is float32 for a bfloat16 x: "
+                "return it .to(x.dtype), as the book does)")
+
+
+@points(1)
+def test_apply_rope_keeps_the_dtype(student, ref, seeds):
+    """apply_rope on a bfloat16 or float64 x (cos and sin float32) returns x's dtype"""
+    cos, sin = once(("efficient rope params", 8, 10_000, 16), lambda: ref.rope.compute_rope_params(8, 10_000, 16))
+    cases = [(seeded(2, 3, 5, 8, seed=seeds("x0"), scale=2.0).to(torch.bfloat16), 3),
+             (seeded(1, 2, 4, 8, seed=seeds("x1"), dtype=torch.float64), 6)]
+    plan = student.plan([{"let": f"r{i}", "call": "rope.apply_rope", "args": [x, cos, sin], "kwargs": {"offset": o},
+                          "return": True} for i, (x, o) in enumerate(cases)], needs="rope.apply_rope")
+    for i, (x, offset) in enumerate(cases):
+        got = plan.values[f"r{i}"]
+        want = ref.rope.apply_rope(x, cos, sin, offset)
+        # the values are apply_rope's own check; here a low-precision x may be rounded at any step
+        found = {LEFT_FLOAT32: Projection(lambda a, x=x, o=offset: ref.rope.apply_rope(x.float(), cos, sin, o)
+                                          if isinstance(a, torch.Tensor) and a.dtype == torch.float32 else None)}
+        found.update({name: (lambda x=x, o=offset, v=v: rope_apply(x, cos, sin, o, v).to(x.dtype))
+                      for name, v in APPLY_MISTAKES.items()})
+        expect_close(got, want, f"apply_rope(x of shape {tuple(x.shape)} and dtype {x.dtype}, cos, sin (float32), "
+                     f"offset={offset})", found, atol=3e-2, rtol=3e-2)
 
 
 @points(1)
@@ -135,25 +163,72 @@ ATT_MISTAKES = {
 }
 
 
-@points(3)
+# (d_in, d_out, num_heads, context_length, dropout, qkv_bias, theta_base), (batch, num_tokens), train
+ROPE_CASES = [((6, 8, 2, 10, 0.0, False, 10_000), (2, 9), False), ((8, 12, 3, 8, 0.0, True, 500), (1, 8), False),
+              ((6, 8, 2, 10, 0.5, True, 10_000), (2, 7), False), ((8, 12, 3, 9, 0.5, False, 500), (2, 6), True)]
+
+
+def describe(args, x, train=False):
+    d_in, d_out, heads, ctx, drop, qkv_bias, theta = args
+    return (f"MultiHeadAttentionRoPE(d_in={d_in}, d_out={d_out}, num_heads={heads}, context_length={ctx}, "
+            f"dropout={drop}, qkv_bias={qkv_bias}, theta_base={theta}) in {'training' if train else 'eval'} mode "
+            f"on input {tuple(x.shape)}")
+
+
+@points(2)
 def test_rope_attention(student, ref, seeds):
-    """MultiHeadAttentionRoPE: chapter 3's attention, queries and keys rotated after the heads split; mask, cos, sin buffers"""
+    """MultiHeadAttentionRoPE: chapter 3's attention, queries and keys rotated after the heads split; dropout in training"""
     steps, expected = [], []
-    for i, ((d_in, d_out, heads, ctx, qkv_bias, theta), (b, n)) in enumerate(
-            [((6, 8, 2, 10, False, 10_000), (2, 9)), ((8, 12, 3, 8, True, 500), (1, 8))]):
+    for i, (args, (b, n), train) in enumerate(ROPE_CASES):
+        d_in, d_out, heads, ctx, drop, qkv_bias, theta = args
         W = weights(d_in, d_out, qkv_bias, seed=seeds(f"W{i}"))
-        args = [d_in, d_out, heads, ctx, 0.0, qkv_bias, theta]
-        module = loaded(ref.rope.MultiHeadAttentionRoPE, args, ch03_params(W))
+        module = loaded(ref.rope.MultiHeadAttentionRoPE, args, ch03_params(W), train=train)
         x = seeded(b, n, d_in, seed=seeds(f"x{i}"), scale=2.0)
-        steps += build_and_run(f"m{i}", "rope.MultiHeadAttentionRoPE", args, ch03_params(W), x, buffers=True)
+        steps += build_and_run(f"m{i}", "rope.MultiHeadAttentionRoPE", list(args), ch03_params(W), x, train=train,
+                               seed=7)
         cos, sin = ref.rope.compute_rope_params(d_out // heads, theta, ctx)
-        found = mistakes(x, W, heads, ATT_MISTAKES, rope=lambda t, cos=cos, sin=sin: rope_apply(t, cos, sin))
-        found["no RoPE (chapter 3's attention)"] = lambda x=x, W=W, h=heads: mistakes(x, W, h, {"": "book"})[""]()
-        expected.append((x, run(module, x), found, args))
+        rope = (lambda t, cos=cos, sin=sin: rope_apply(t, cos, sin))
+        if train:  # the reference's draws after the seed; without them, eval mode's answer
+            found = {"no dropout on the attention weights in training mode":
+                     lambda x=x, W=W, h=heads, rope=rope: attention(x, W, h, rope=rope)}
+        else:
+            names = dict(ATT_MISTAKES)
+            if drop:
+                names["dropout applied in eval mode too (nn.Dropout follows .eval())"] = "dropout in eval"
+            found = mistakes(x, W, heads, names, drop=drop, seed=7, rope=rope)
+            found["no RoPE (chapter 3's attention)"] = lambda x=x, W=W, h=heads: mistakes(x, W, h, {"": "book"})[""]()
+        expected.append((x, run(module, x, seed=7), found, args, train))
     plan = student.plan(steps, needs="rope.MultiHeadAttentionRoPE")
-    for i, (x, want, found, args) in enumerate(expected):
-        d_in, d_out, heads, ctx, _, qkv_bias, theta = args
-        expect_close(plan.values[f"m{i}_out"], want,
-                     f"MultiHeadAttentionRoPE(d_in={d_in}, d_out={d_out}, num_heads={heads}, context_length={ctx}, "
-                     f"qkv_bias={qkv_bias}, theta_base={theta}) in eval mode on input {tuple(x.shape)}", found)
-        expect_buffers(plan, f"m{i}", ["mask", "cos", "sin"], "MultiHeadAttentionRoPE")
+    for i, (x, want, found, args, train) in enumerate(expected):
+        expect_close(plan.values[f"m{i}_out"], want, describe(args, x, train)
+                     + (" after torch.manual_seed(7)" if train else ""), found)
+
+
+FULL_TABLES = ("cos and sin of the default 4096 rows (compute_rope_params(head_dim, theta_base, context_length): "
+               "context_length rows, all a sequence can use)")
+
+
+@points(1)
+def test_rope_attention_buffers(student, ref, seeds):
+    """the causal mask, cos and sin are buffers; cos and sin hold context_length rows of head_dim values"""
+    steps, cases = [], []
+    for i, (args, _, _) in enumerate(ROPE_CASES[:2]):
+        d_in, d_out, heads, ctx, drop, qkv_bias, theta = args
+        steps += [{"let": f"m{i}", "call": "rope.MultiHeadAttentionRoPE", "args": list(args)},
+                  {"let": f"m{i}_buffers_gen", "call": f"m{i}.named_buffers"},
+                  {"let": f"m{i}_buffers", "iterate": f"m{i}_buffers_gen", "return": True}]
+        cases.append(args)
+    plan = student.plan(steps, needs="rope.MultiHeadAttentionRoPE")
+    for i, args in enumerate(cases):
+        d_in, d_out, heads, ctx, drop, qkv_bias, theta = args
+        what = (f"MultiHeadAttentionRoPE(d_in={d_in}, d_out={d_out}, num_heads={heads}, context_length={ctx}, "
+                f"theta_base={theta})")
+        expect_buffers(plan, f"m{i}", ["mask", "cos", "sin"], what)
+        buffers = {pair[0]: pair[1] for pair in plan.values[f"m{i}_buffers"] if isinstance(pair, list) and len(pair) == 2}
+        for name in ("cos", "sin"):
+            shape = tuple(getattr(buffers[name], "shape", ()))
+            if shape != (ctx, d_out // heads):
+                raise failure(f"{what}: its {name} buffer: " + yours_vs_expected(
+                    yours=shape, yours_are="shape", expected=(ctx, d_out // heads),
+                    expected_are="expected (context_length, head_dim)") + ".",
+                    FULL_TABLES if shape == (4096, d_out // heads) else None)
