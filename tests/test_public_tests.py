@@ -203,7 +203,7 @@ def public_part(nodeid):
     return nodeid.split("::")[0].removeprefix("test_").removesuffix(".py")
 
 
-@pytest.mark.parametrize("assignment", ["ch03_attention"])
+@pytest.mark.parametrize("assignment", ["ch03_attention", "efficient_attention"])
 def test_public_tests_fail_only_where_the_grade_charges(assignment, grader, tmp_path):
     """The progress table and the grade tell the same story: for every mutant of the bank, a public
     test fails only in a part the grade charges, and every correct style of the alternatives bank
@@ -212,12 +212,15 @@ def test_public_tests_fail_only_where_the_grade_charges(assignment, grader, tmp_
     public test of a part judges that part only: the book's numbers stand in for an earlier part's
     answers, a wrapper's heads are stand-ins where the student's heads are not the book's, and an
     exercise is judged beside the student's own class built with the book's arguments."""
-    from banks import load, mutated_sources
+    from banks import earlier_sources, load, mutated_sources
 
     mutants = load(assignment, "mutants").MUTANTS
     alternatives = load(assignment, "alternatives").ALTERNATIVES
+    # an alternative holds this assignment's modules; the files handed in from earlier ones are the reference's
     submissions = ([(m.name, mutated_sources(assignment, m)) for m in mutants]
-                   + [(a.name, {f"{module}.py": text for module, text in a.sources().items()}) for a in alternatives])
+                   + [(a.name, {**earlier_sources(assignment), **{f"{module}.py": text
+                                                                for module, text in a.sources().items()}})
+                      for a in alternatives])
     failed = public_failures(assignment, submissions)
     disagree, green = [], 0
     for name, sources in submissions:
