@@ -269,7 +269,7 @@ def test_transfers_as_you_call_them(student, ref, seeds):
             raise AssertionError(f"{called}: {exc}") from None
         got = run(moved, x)
         kept = [run(reference(ref, name, args, W), x), *transfer_mistakes(ref, name, args, W, x).values()]
-        if any(close(got, model() if callable(model) else model) for model in kept):
+        if any(close(got, answer() if callable(answer) else answer) for answer in kept):
             continue
         what = (f"{called}, then the grader writing new values into mha's W_query, W_key, W_value and out_proj: "
                 f"the {name} you filled, run on input {tuple(x.shape)}")
