@@ -134,23 +134,38 @@ def judge_two_sequences(plan, let, run, inputs, sizes, sizes2, what, mistakes):
     def after_reset(v):
         state = run(x, sizes, sets, None, None)[1]
         return run(x2, sizes2, sets2, reset(state, v), None, first)[0]
-    expect_close(got2, after_reset(None),
+    # after a right reset the state is a fresh one's
+    expect_close(got2, run(x2, sizes2, sets2, None, None, first)[0],
                  f"{what}: after the reset, a second sequence fed in pieces of {sizes2} tokens ({WITNESS})",
                  {name: (lambda v=v: after_reset(v)) for name, v in RESET_MISTAKES.items()})
 
 
-def piecewise(module, fn, n_layers, base):
-    """``run`` for ``judge_two_sequences``: ``fn(module, x, state, variant, base)`` on a private
-    copy of the reference ``module`` (``first`` loaded into it), fed in pieces with the witness
-    weights loaded between them."""
+PIECES = {"attention": lambda m, t, st, v, sw: attention(m, t, st["att"][0], v, base=sw),
+          "block": lambda m, t, st, v, sw: block(m, t, st["att"][0], v, base=sw),
+          "gpt": lambda m, t, st, v, sw: gpt(m, t, st, v, sw)}
+
+
+def piecewise(module, kind, n_layers, base):
+    """``run`` for ``judge_two_sequences``: ``PIECES[kind](module, x, state, variant, base)`` on a
+    private copy of the reference ``module`` (``first``, its own weights, loaded into it), fed in
+    pieces with the witness weights loaded between them. A fresh run without a mistake is the same
+    for every student: computed once per process."""
     @no_grad
-    def run(inp, szs, sets, state, variant, first=None):
+    def compute(inp, szs, sets, state, variant, first):
         private = copy.deepcopy(module)
         if first is not None:
             load(private, first)
         state = state if state is not None else fresh_state(n_layers)
-        fed = pieces_output(lambda t, st, v: fn(private, t, st, v, base), inp, szs, state, variant, private, sets)
+        fed = pieces_output(lambda t, st, v: PIECES[kind](private, t, st, v, base), inp, szs, state, variant,
+                            private, sets)
         return fed, state
+
+    def run(inp, szs, sets, state, variant, first=None):
+        if state is not None or variant is not None:
+            return compute(inp, szs, sets, state, variant, first)
+        key = ("kv pieces", kind, id(module), inp.numpy().tobytes(), tuple(inp.shape), tuple(szs),
+               tuple(map(id, sets)), first is not None, repr(base))
+        return once(key, lambda: compute(inp, szs, sets, None, None, first))
     return run
 
 
@@ -204,7 +219,9 @@ def test_attention_without_cache(student, ref, seeds):
             attention(private, x[:, :3], state, variant, base=switches)
             load(private, new_keys)
             return attention(private, x[:, 3:4], state, variant, base=switches)
-        expect_close(plan.values[f"n{i}"], fourth(None), f"MultiHeadAttention{args}: the 4th token fed with the "
+        right = once(("kv fourth token", id(att), id(new_keys), x.numpy().tobytes(), repr(switches)),
+                     lambda: fourth(None))
+        expect_close(plan.values[f"n{i}"], right, f"MultiHeadAttention{args}: the 4th token fed with the "
                      f"cache, after an uncached call between (an uncached call must leave the cache as it was), with "
                      f"{WITNESS.replace('each piece after the first', 'it')}",
                      {name: (lambda v=v: fourth(v)) for name, v in CACHE_MISTAKES.items()})
@@ -264,7 +281,7 @@ def test_attention_cache_in_pieces(student, ref, seeds):
     for i, (args, att, sizes, sizes2, x, x2, sets, sets2) in enumerate(cases):
         what = f"MultiHeadAttention{args}"
         switches = base_of(student, plan, (att, x, f"own{i}"), what)
-        run = piecewise(att, lambda m, t, st, v, sw: attention(m, t, st["att"][0], v, base=sw), 1, switches)
+        run = piecewise(att, "attention", 1, switches)
         judge_two_sequences(plan, f"s{i}", run, ((x, sets), (x2, sets2, params(att))), sizes, sizes2, what,
                             CACHE_MISTAKES)
 
@@ -287,7 +304,7 @@ def test_block_passes_use_cache(student, ref, seeds):
              *probe_steps]
     plan = student.plan(steps, needs=BLOCK)
     what = "TransformerBlock (ff, norm1 and norm2 replaced by the grader's linear maps)"
-    run = piecewise(module, lambda m, t, st, v, sw: block(m, t, st["att"][0], v, base=sw), 1,
+    run = piecewise(module, "block", 1,
                     base_of(student, plan, probe, what))
     judge_two_sequences(plan, "s", run, ((x, sets), (x2, sets2, params(module))), sizes, sizes2, what, CACHE_MISTAKES)
 
@@ -313,7 +330,7 @@ def test_model_cache_in_pieces(student, ref, seeds):
     for i, (cfg, sizes, sizes2, module, idx, idx2, sets, sets2) in enumerate(cases):
         what = (f"GPTModel(context_length={cfg['context_length']}, n_layers={cfg['n_layers']}) (norms and feed "
                 "forward networks replaced by the grader's linear maps)")
-        run = piecewise(module, lambda m, t, st, v, sw: gpt(m, t, st, v, sw), cfg["n_layers"], switches)
+        run = piecewise(module, "gpt", cfg["n_layers"], switches)
         judge_two_sequences(plan, f"s{i}", run, ((idx, sets), (idx2, sets2, params(module))), sizes, sizes2, what,
                             {**GPT_MISTAKES, **CACHE_MISTAKES})
         with torch.no_grad():
@@ -340,8 +357,12 @@ def witness(module, idx, new, seed):
 
 
 def witnessed(module, cfg, idx, new, switches, sets):
-    """The tokens the book's cache gives with ``sets`` loaded before the model's later calls."""
-    return no_grad(generate)(copy.deepcopy(module), idx, new, fresh_state(cfg["n_layers"]), base=switches, sets=sets)
+    """The tokens the book's cache gives with ``sets`` loaded before the model's later calls (the
+    same for every student: computed once per process)."""
+    return once(("kv witnessed", id(module), idx.numpy().tobytes(), tuple(idx.shape), new, tuple(map(id, sets)),
+                 repr(switches)),
+                lambda: no_grad(generate)(copy.deepcopy(module), idx, new, fresh_state(cfg["n_layers"]), base=switches,
+                                          sets=sets))
 
 
 def generation_steps(cfg, module, spec, prompts, max_new_tokens, sets=None, record=False, prefix=""):
@@ -431,7 +452,8 @@ def test_generate_twice(student, ref, seeds):
             state = reset(state, variant) if outs else state
             outs.append(generate(private, prompt, new, state, base=switches, sets=sets))
         return outs
-    want = calls(None)
+    want = once(("kv generate twice", id(module), tuple(map(id, sets)), repr(switches), first.numpy().tobytes(),
+                 second.numpy().tobytes()), lambda: calls(None))
     expect_tokens(plan.values["out0"], want[0], f"generate_text_simple_cached (its first call, with "
                   f"{WITNESS.replace('piece', 'step')})", {})
     expect_tokens(plan.values["out1"], want[1], f"{what} on another prompt",
@@ -497,7 +519,9 @@ def test_cache_stays_out_of_the_state_dict(student, ref, seeds):
     # the next token's answer is one a cache gives, right or with a mistake of its own charged elsewhere
     got = plan.values["b"]
     plan.values["a"]  # the prompt's call ran (or the check fails with its error)
-    if not any(close(got, fn()) for fn in [lambda: next_token(None)] + [
+    right = once(("kv next token", id(module), id(new_keys), idx.numpy().tobytes(), repr(switches)),
+                 lambda: next_token(None))
+    if not any(close(got, fn()) for fn in [lambda: right] + [
             (lambda v=v: next_token(v)) for v in {**ATTENTION_MISTAKES, **GPT_MISTAKES}.values()]):
         raise failure(f"GPTModel(context_length={cfg['context_length']}): the next token fed with use_cache=True, "
                       f"with {WITNESS.replace('each piece after the first', 'it')}, gave an answer no cache gives: "
