@@ -20,7 +20,6 @@ A bank that is not named ``mutants.py`` is evidence, not a gate: tests/test_muta
 ``mutants.py`` only.
 """
 import argparse
-import importlib.util
 import sys
 import tempfile
 import time
@@ -30,19 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 sys.path[:0] = [str(ROOT), str(TESTS)]
 
+from banks import load_path as load_bank  # noqa: E402
 from banks import mutated_sources  # noqa: E402
-
-
-def load_bank(path):
-    """The bank module at ``path``, under a name of its own (``<assignment>_<stem>``, as banks.load)."""
-    path = Path(path).resolve()
-    name = f"{path.parent.name}_{path.stem}"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # before running it: dataclasses look their module up
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def first_line(text, width=220):

@@ -68,9 +68,13 @@ class Alternative:
 def load(assignment, kind):
     """The bank module ``tests/<assignment>/<kind>.py``, or None where the assignment has none."""
     path = TESTS / assignment / f"{kind}.py"
-    if not path.is_file():
-        return None
-    name = f"{assignment}_{kind}"
+    return load_path(path) if path.is_file() else None
+
+
+def load_path(path):
+    """The bank module at ``path``, under a name of its own (``<assignment>_<kind>``)."""
+    path = Path(path).resolve()
+    name = f"{path.parent.name}_{path.stem}"
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
@@ -106,6 +110,19 @@ def stub_sources(assignment):
     """The blank stubs (with the reference of what it builds on: only this assignment is blank)."""
     a = course.get(assignment)
     return {**earlier_sources(assignment), **_modules(a.stubs, a.modules)}
+
+
+def edited_sources(assignment, edits):
+    """The reference with each (file name, old, new) edit made: ``old`` occurs once, or is a
+    (start, end) pair whose text from start up to end is replaced."""
+    sources = reference_sources(assignment)
+    for filename, old, new in edits:
+        text = sources[filename]
+        if isinstance(old, tuple):
+            old = text[text.index(old[0]):text.index(old[1])]
+        assert text.count(old) == 1, (filename, old)
+        sources[filename] = text.replace(old, new)
+    return sources
 
 
 def mutated_sources(assignment, mutant):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from banks import describe, reference_sources, stub_sources
+from banks import describe, edited_sources, reference_sources, stub_sources
 
 from autograder.grading import course
 from autograder.paths import ROOT
@@ -206,13 +206,6 @@ FORGED = {
 }
 
 
-def forged_sources(edits):
-    """The reference with each (file, old, new) edit made; each old text occurs once."""
-    sources = reference_sources(A)
-    for filename, old, new in edits:
-        assert sources[filename].count(old) == 1, (filename, old)
-        sources[filename] = sources[filename].replace(old, new)
-    return sources
 
 
 @pytest.mark.parametrize("name", list(FORGED))
@@ -220,7 +213,7 @@ def test_a_check_earns_nothing_from_the_childs_agreement_with_itself(grader, tmp
     check, edits = FORGED[name]
     folder = tmp_path / A
     folder.mkdir(parents=True)
-    for filename, text in forged_sources(edits).items():
+    for filename, text in edited_sources(A, edits).items():
         (folder / filename).write_text(text)
     result = grader.grade(folder, A)
     forged = [t for t in result["tests"] if t["name"].startswith(check)]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from banks import describe, load, mutated_sources, reference_sources
+from banks import describe, edited_sources, load, mutated_sources, reference_sources
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -186,23 +186,10 @@ WITHOUT_THE_WORK = {
 }
 
 
-def edited_sources(edits):
-    """The reference with each (file, old, new) edit made: ``old`` occurs once, or is a (start,
-    end) pair whose text from start up to end is replaced."""
-    sources = reference_sources(A)
-    for filename, old, new in edits:
-        text = sources[filename]
-        if isinstance(old, tuple):
-            old = text[text.index(old[0]):text.index(old[1])]
-        assert text.count(old) == 1, (filename, old)
-        sources[filename] = text.replace(old, new)
-    return sources
-
-
 @pytest.mark.parametrize("name", list(WITHOUT_THE_WORK))
 def test_exercises_4_1_and_4_3_earn_nothing_from_the_childs_agreement_with_itself(grader, tmp_path, name):
     check, edits = WITHOUT_THE_WORK[name]
-    result = _grade(grader, tmp_path / "forged" / A, edited_sources(edits))
+    result = _grade(grader, tmp_path / "forged" / A, edited_sources(A, edits))
     forged = [t for t in result["tests"] if t["name"].startswith(check)]
     assert len(forged) == 1 and forged[0]["score"] == 0, f"{name}: {describe(result)}"
     assert forged[0]["output"].strip() and "internal grader error" not in forged[0]["output"], describe(result)
@@ -247,7 +234,7 @@ WRONG_41 = {
 
 @pytest.mark.parametrize("name", list(WRONG_41))
 def test_4_1_credits_a_mistakes_count_only_where_the_module_makes_it(grader, tmp_path, name):
-    result = _grade(grader, tmp_path / "wrong" / A, edited_sources(WRONG_41[name]))
+    result = _grade(grader, tmp_path / "wrong" / A, edited_sources(A, WRONG_41[name]))
     counts = next(t for t in result["tests"] if t["name"].startswith("exercises: 4.1:"))
     assert counts["score"] == 0, f"{name}: {describe(result)}"
 
@@ -348,19 +335,12 @@ FORGED = {
 }
 
 
-def forged_sources(edits):
-    """The reference with each (file, old, new) edit made; each old text occurs once."""
-    sources = reference_sources(A)
-    for filename, old, new in edits:
-        assert sources[filename].count(old) == 1, (filename, old)
-        sources[filename] = sources[filename].replace(old, new)
-    return sources
 
 
 @pytest.mark.parametrize("name", list(FORGED))
 def test_a_check_earns_nothing_from_the_childs_agreement_with_itself(grader, tmp_path, name):
     checks, edits = FORGED[name]
-    result = _grade(grader, tmp_path / "forged" / A, forged_sources(edits))
+    result = _grade(grader, tmp_path / "forged" / A, edited_sources(A, edits))
     forged = [t for t in result["tests"] if t["name"].startswith(tuple(checks))]
     assert len(forged) >= len(checks), describe(result)
     earned = [f"{t['name']} [{t['score']}/{t['max_score']}]" for t in forged if t["score"]]

@@ -17,7 +17,7 @@ TESTS = Path(__file__).resolve().parent.parent
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
-from banks import describe, reference_sources  # noqa: E402
+from banks import describe, edited_sources  # noqa: E402
 
 ATT_CACHE = """        if use_cache:
             if self.cache_k is None:
@@ -92,10 +92,7 @@ CHEATS = {
 @pytest.mark.parametrize("name", CHEATS)
 def test_a_cache_that_caches_nothing_earns_no_cache_points(grader, tmp_path, name):
     edits, patch_encoder, real = CHEATS[name]
-    sources = reference_sources("efficient_attention")
-    for old, new in edits:
-        assert sources["kv_cache.py"].count(old) == 1, old
-        sources["kv_cache.py"] = sources["kv_cache.py"].replace(old, new)
+    sources = edited_sources("efficient_attention", [("kv_cache.py", old, new) for old, new in edits])
     if patch_encoder:
         sources["kv_cache.py"] += ENCODER
     for filename, text in sources.items():
