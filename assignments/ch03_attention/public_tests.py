@@ -337,21 +337,26 @@ def _write(terminalreporter, table, then):
 
 def _table(terminalreporter, parts):
     """The progress table's lines: none where no test of a part ran."""
-    counts = {part: {"passed": 0, "failed": 0, "stubs": 0, "folder": None} for part in parts}
+    counts = {part: {"passed": 0, "failed": 0, "stubs": 0, "folder": None, "unimported": None} for part in parts}
     for kind in ("passed", "failed", "error"):
         for report in terminalreporter.stats.get(kind, []):
             part = _part(getattr(report, "nodeid", ""), parts)
+            if part is not None and isinstance(report, pytest.CollectReport) and report.failed:
+                error = getattr(report.longrepr, "lines", [""])[0] if isinstance(report.longrepr, Failure) else ""
+                counts[part]["unimported"] = error.split(": ", 1)[-1] or "an error while importing it"
             if part is None or getattr(report, "when", "call") not in ("call", "setup"):
                 continue
             entry = counts[part]
             entry["passed" if kind == "passed" else "failed"] += 1
             entry["stubs"] += kind != "passed" and bool(_stub(report))
             entry["folder"] = (terminalreporter.config.rootpath / report.nodeid.split("::")[0]).parent
-    if not any(entry["passed"] + entry["failed"] for entry in counts.values()):
-        return []  # nothing ran (a module that cannot be imported stops pytest before the tests)
+    if not any(entry["passed"] + entry["failed"] or entry["unimported"] for entry in counts.values()):
+        return []  # nothing ran
     lines = []
     for part, entry in counts.items():
         total = entry["passed"] + entry["failed"]
+        if not total and entry["unimported"]:  # its test module stops at an import: 0 of its tests run
+            lines.append(f"  {part:<22} its tests cannot run: {entry['unimported']}")
         if not total:
             continue
         module = entry["folder"] / f"{part}.py"
@@ -366,6 +371,12 @@ def _table(terminalreporter, parts):
             line = f"{entry['passed']} of {total} tests pass" + (f"; {to_write}" if stubs else "")
         lines.append(f"  {part:<22} {line}")
     return lines
+
+
+def keep_going(config):
+    """A test module that cannot be imported (a missing module of an earlier assignment, say) fails
+    its own part's line in the table; the other parts' tests still run."""
+    config.option.continue_on_collection_errors = True
 
 
 def use_earlier(conftest, hand_in):

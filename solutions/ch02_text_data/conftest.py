@@ -51,6 +51,10 @@ def gpt2(no_network):
                     f"({type(exc).__name__}): run the README's set-up command, then these tests again")
 
 
+def pytest_configure(config):
+    public_tests.keep_going(config)
+
+
 def pytest_collection_modifyitems(items):
     public_tests.book_order(items, PARTS)
 

@@ -41,6 +41,10 @@ def pytest_report_header():
     return public_tests.missing_lines(missing)
 
 
+def pytest_configure(config):
+    public_tests.keep_going(config)
+
+
 def pytest_collection_modifyitems(items):
     public_tests.book_order(items, PARTS)
 
