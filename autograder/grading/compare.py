@@ -5,6 +5,7 @@ an AssertionError whose message teaches: what was checked, on which shapes, by h
 much it was off, and, when the answer equals a known mistake, the mistake's name.
 """
 import hashlib
+import re
 
 import torch
 
@@ -168,3 +169,19 @@ def _one_at_a_time(student, module, name, args, expected):
         return all(_close(answers[j], expected[j], ATOL, RTOL) for j in range(len(items)))
     except StudentFailure:
         return False
+
+
+def value(reply, step, what, mistakes_on_error=()):
+    """A plan step's value; a failure whose message fits a known mistake is named (the
+    child's words serve the feedback only: the check fails either way).
+
+    ``mistakes_on_error``: (regex on the error, mistake name) pairs."""
+    try:
+        return reply.values[step]
+    except StudentFailure as exc:
+        for pattern, name in mistakes_on_error:
+            match = re.search(pattern, str(exc))
+            if match:
+                name = name(match) if callable(name) else name
+                raise KnownMistake(f"{what}: {exc}.", name) from None
+        raise

@@ -349,6 +349,16 @@ def detect(folder, root=None):
     return course[name]
 
 
+def support_sources(assignment):
+    """{module: source} of the engine's support modules of ``assignment`` (autograder/support/)."""
+    return {name.removesuffix(".py"): _support_text(name) for name in assignment.support}
+
+
+@functools.lru_cache(maxsize=None)
+def _support_text(name):
+    return (ENGINE / name).read_text(encoding="utf-8")
+
+
 def submission_sources(folder, assignment, earlier_reference=False, own=None):
     """A submission's modules as {name: source}, and notes: the folder's own, plus each module of
     an earlier assignment this one builds on that the folder lacks, from the student's folder of

@@ -15,7 +15,7 @@ from autograder.grading.compare import yours_vs_expected
 from autograder.grading.diagnose import INT_IDS
 from autograder.grading.kit import known_mistake, once
 from autograder.grading.result import KnownMistake, failure
-from autograder.sandbox.session import GraderError, StudentFailure
+from autograder.sandbox.session import GraderError
 from autograder.support.gpt2_offline import gpt2_offline
 
 # The split that gives the book's numbers, and listing 2.4's as printed (fewer characters).
@@ -172,21 +172,6 @@ def expect(actual, expected, what, mistakes=None, accepted=()):
     if same(actual, expected) or any(same(actual, a) for a in accepted):
         return
     raise failure(f"{what}: {difference(actual, expected)}.", mistake_names(actual, mistakes))
-
-
-def value(reply, step, what, mistakes_on_error=()):
-    """A plan step's value; a failure whose message fits a known mistake is named.
-
-    ``mistakes_on_error``: (regex on the error, mistake name) pairs."""
-    try:
-        return reply.values[step]
-    except StudentFailure as exc:
-        for pattern, name in mistakes_on_error:
-            match = re.search(pattern, str(exc))
-            if match:
-                name = name(match) if callable(name) else name
-                raise KnownMistake(f"{what}: {exc}.", name) from None
-        raise
 
 
 # ------------------------------------------------------------------ 2.2-2.3: the split

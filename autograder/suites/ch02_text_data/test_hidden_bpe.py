@@ -2,7 +2,8 @@
 import pytest
 import torch
 
-from _text_data import ENDOFTEXT, STORY, TEXTS, encode, expect, gpt2, value
+from autograder.grading.compare import value
+from _text_data import ENDOFTEXT, STORY, TEXTS, encode, expect, gpt2
 from autograder.grading.kit import Case
 
 points = pytest.mark.points

@@ -2,9 +2,9 @@
 import pytest
 import torch
 
-from _text_data import (ENDOFTEXT, STORY, as_batches, as_rows, batches, encode, expect, gpt2, per_reference, value,
+from _text_data import (ENDOFTEXT, STORY, as_batches, as_rows, batches, encode, expect, gpt2, per_reference,
                         verdict, verdict_ids, window_mistakes, windows)
-from autograder.grading.compare import yours_vs_expected
+from autograder.grading.compare import value, yours_vs_expected
 from autograder.grading.diagnose import INT_IDS
 from autograder.grading.result import failure
 

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from _text_data import expect, value
-from autograder.grading.compare import expect_close, seeded, yours_vs_expected
+from _text_data import expect
+from autograder.grading.compare import expect_close, seeded, value, yours_vs_expected
 from autograder.grading.diagnose import wrong_size
 from autograder.grading.result import failure
 
