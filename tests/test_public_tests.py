@@ -203,7 +203,7 @@ def public_part(nodeid):
     return nodeid.split("::")[0].removeprefix("test_").removesuffix(".py")
 
 
-@pytest.mark.parametrize("assignment", ["ch03_attention", "efficient_attention"])
+@pytest.mark.parametrize("assignment", ["ch02_text_data", "ch03_attention", "efficient_attention"])
 def test_public_tests_fail_only_where_the_grade_charges(assignment, grader, tmp_path):
     """The progress table and the grade tell the same story: for every mutant of the bank, a public
     test fails only in a part the grade charges, and every correct style of the alternatives bank

@@ -27,8 +27,14 @@ def test_input_embeddings_add_positions_from_0():
                            [1049, 5975, 284, 502], [284, 3285, 326, 11]])
     input_embeddings = layer(inputs)
     expect_equal(input_embeddings.shape, (8, 4, 256), 'the shape of the input embeddings')
-    token = layer.token_embedding_layer(inputs)
-    positions = layer.pos_embedding_layer(torch.arange(4))
+    # each table an nn.Embedding or a parameter of that shape (the docstring allows both)
+    token = table(layer.token_embedding_layer)[inputs]
+    positions = table(layer.pos_embedding_layer)[torch.arange(4)]
     expect_close(input_embeddings, token + positions, 'the input embeddings: token embeddings plus positions 0 to 3')
     # a shorter batch gets the first positions
     expect_close(layer(inputs[:, :2]), token[:, :2] + positions[:2], 'the input embeddings of two tokens: positions 0 and 1')
+
+
+def table(embedding):
+    """The rows of an embedding table: an nn.Embedding's weight, or the parameter itself."""
+    return (embedding.weight if isinstance(embedding, torch.nn.Embedding) else embedding).detach()
