@@ -11,6 +11,6 @@ def generate_text_simple(model, idx, max_new_tokens, context_size):
     the next token is their argmax (softmax first, as the book does, changes nothing);
     append it. Returns a new (batch, num_tokens + max_new_tokens) tensor of ids that starts
     with ``idx``; ``idx`` itself is left unchanged. The model is called exactly
-    ``max_new_tokens`` times and is not switched to eval mode for you.
+    ``max_new_tokens`` times; putting it in eval mode is the caller's job, as in the book.
     """
     raise NotImplementedError("generate_text_simple: replace this line with your code")
