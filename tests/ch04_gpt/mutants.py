@@ -106,6 +106,8 @@ MUTANTS = [
     Mutant("no shortcut added", SC, "x = x + layer_output", "x = layer_output", (SC,),
            named="no shortcuts although use_shortcut is True"),
     Mutant("shortcut without the shape check", SC, SHORTCUT_IF, "if self.use_shortcut:", (SC,)),
+    Mutant("shortcut added in place (x += layer_output): the caller's input changed", SC, "x = x + layer_output",
+           "x += layer_output", (SC,), named="an in-place operation on the caller's tensor"),
     Mutant("ReLU in the example network", SC, "layer_sizes[i + 1]), GELU())\n",
            "layer_sizes[i + 1]), nn.ReLU())\n", (SC,), named="nn.ReLU where the book's example network uses GELU"),
     Mutant("four layers in the example network", SC, "for i in range(5)", "for i in range(4)", (SC,),

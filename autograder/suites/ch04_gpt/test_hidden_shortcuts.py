@@ -8,9 +8,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from _gpt import GELU_MISTAKES, KEEP, gelu, linear_map, once, params, swapped
+from _gpt import GELU_MISTAKES, KEEP, gelu, linear_map, live_tensor, once, params, swapped
 from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
-from autograder.grading.diagnose import LOOP_SHORT
+from autograder.grading.diagnose import IN_PLACE, LOOP_SHORT
 from autograder.grading.kit import charged
 from autograder.grading.result import failure
 
@@ -43,16 +43,20 @@ def net_model(x, net, shortcut):
 
 @points(4)
 def test_shortcut_forward(student, ref, seeds):
-    """with use_shortcut, a layer whose output keeps its input's shape adds its input; without, never"""
+    """with use_shortcut, a layer whose output keeps its input's shape adds its input; without, never; x kept"""
     steps, cases = [], []
     for i, sizes in enumerate(SIZES):
         for use in (False, True):
             k = len(cases)
             net = swapped(reference_net(ref, sizes, use, seeds(f"net{i}")), activations(sizes, seeds(f"gelus{i}")))
             x = seeded(2, sizes[0], seed=seeds(f"x{k}"))
+            # x lives in the child and is read back after the call: a forward that adds in place
+            # (x += layer(x)) on the caller's tensor shows (the docstring: forward leaves it unchanged)
             steps += [{"let": f"net{k}", "call": NET, "args": [sizes, use], "train": False,
                        "stand_in": activations(sizes, seeds(f"gelus{i}")), "params_keep": KEEP, "params": params(net)},
-                      {"let": f"out{k}", "call": f"net{k}", "args": [x], "return": True}]
+                      live_tensor(f"x{k}", f"net{k}.layers.0.0.weight", x),
+                      {"let": f"out{k}", "call": f"net{k}", "args": [{"$ref": f"x{k}"}], "return": True},
+                      {"let": f"x{k}_after", "attr": f"x{k}", "return": True}]
             cases.append((x, net, use, f"ExampleDeepNeuralNetwork({sizes}, use_shortcut={use}) on input (2, {sizes[0]})"))
     plan = student.plan(steps, needs=NET)
     for k, (x, net, use, what) in enumerate(cases):
@@ -62,6 +66,11 @@ def test_shortcut_forward(student, ref, seeds):
                         "no shortcuts although use_shortcut is True": lambda: net_model(x, net, lambda same: False)}
         expect_close(plan.values[f"out{k}"], expected, what + " (its GELUs replaced by the grader's linear maps)",
                      mistakes)
+    for k, (x, net, use, what) in enumerate(cases):
+        if not torch.equal(plan.values[f"x{k}_after"], x):
+            raise failure(f"{what} changed the caller's input in place: forward must leave x as it was "
+                          "(x = x + layer_output makes a new tensor; x += layer_output writes into the caller's).",
+                          IN_PLACE)
 
 
 @points(2)
