@@ -1,0 +1,29 @@
+"""Section 5.1.2-5.1.3: the loss of a batch, of a data loader, and perplexity."""
+import torch
+
+
+def calc_loss_batch(input_batch, target_batch, model, device):
+    """Listing 5.2's first function: the cross entropy of ``model``'s logits for ``input_batch``
+    against ``target_batch`` (both (batch, num_tokens) token ids, moved to ``device``).
+
+    The logits, (batch, num_tokens, vocab_size), are flattened to (batch * num_tokens,
+    vocab_size) and the targets to (batch * num_tokens,): the mean over every token of the
+    batch. Returns the loss as a scalar tensor that gradients flow back through (training calls
+    ``backward()`` on it); runs the model in whatever mode it is in.
+    """
+    raise NotImplementedError("calc_loss_batch: replace this line with your code")
+
+
+def calc_loss_loader(data_loader, model, device, num_batches=None):
+    """Listing 5.2: the mean of ``calc_loss_batch`` over the first ``num_batches`` batches of
+    ``data_loader`` (all of them where ``num_batches`` is None or larger than ``len(data_loader)``),
+    as a Python float. An empty loader gives ``float("nan")``. ``data_loader``: anything with a
+    ``len`` that yields (input_batch, target_batch) pairs, in order (a DataLoader, a list).
+    """
+    raise NotImplementedError("calc_loss_loader: replace this line with your code")
+
+
+def perplexity(loss):
+    """Section 5.1.2: the perplexity of a cross-entropy ``loss`` (a scalar tensor): exp(loss),
+    as a tensor."""
+    raise NotImplementedError("perplexity: replace this line with your code")
