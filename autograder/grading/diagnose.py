@@ -29,6 +29,8 @@ IN_PLACE = ("an in-place operation on the caller's tensor (x.div_(...), x.masked
 QKV_BIAS_MISSING = "W_query, W_key and W_value built without bias=qkv_bias (qkv_bias=True asks for a bias)"
 QKV_BIAS_EXTRA = ("W_query, W_key or W_value with a bias where qkv_bias=False asks for none "
                   "(nn.Linear's default is bias=True: pass bias=qkv_bias)")
+QKV_BIAS_ARGUMENT = ("qkv_bias=True passed where the exercise asks for no bias in W_query, W_key and W_value (your "
+                     "class, built with the default qkv_bias=False, has none: the class is right, the argument is not)")
 BIAS_MISSING = "an nn.Linear built with bias=False where the book's layer keeps its bias"
 OUT_PROJ_IN_WRAPPER = "an out_proj added to the wrapper (MultiHeadAttentionWrapper only concatenates its heads)"
 RENAMED = "attributes named differently from the book's (the book's names are part of the API)"

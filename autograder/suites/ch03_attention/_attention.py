@@ -702,6 +702,21 @@ def check_trainable(student, module, name, args, ref_module, x, own=None):
         student.notes.append(note)
 
 
+def _unused(student, module, name, args, ref_copy, x, key, out):
+    """Whether the module's output ``out`` (with the reference's parameters) stays the same with
+    other values in parameter ``key``: the evidence that forward does not use it at all (where it
+    changes, the parameter is used but cut off from backward). Both outputs are the child's: this
+    words the feedback of a check that fails anyway, never credit."""
+    params = _params(ref_copy)
+    params[key] = params[key] + seeded(*params[key].shape, seed=seed_of("_attention::_unused"))
+    try:
+        other = probe_module(student, module, name, *args, params=params, inputs=[x.clone()])["outputs"][0]
+    except StudentFailure:
+        return False
+    return isinstance(out, torch.Tensor) and isinstance(other, torch.Tensor) and other.shape == out.shape \
+        and torch.equal(other, out.detach())
+
+
 def _reference_gradients(ref_module, x):
     """A private copy of the reference after backward of sum(output * g), with its output and g."""
     ref_copy = copy.deepcopy(ref_module).eval()
@@ -720,8 +735,14 @@ def _check_gradients(student, module, name, args, ref_copy, x, g, out, label):
         grad = reply["grads"].get(key)
         if grad is None:
             unregistered(label, [k for k, _ in ref_copy.named_parameters() if k not in reply["grads"]], reply["info"])
-            raise AssertionError(f"{label}: parameter {key} received no gradient from backward: every weight "
-                                 "must be trainable (requires_grad=True, used in forward without .detach())")
+            if _unused(student, module, name, args, ref_copy, x, key, reply["outputs"][0]):
+                # words, not a name: the forward checks name the mistake that leaves it unused, where they know it
+                raise AssertionError(f"{label}: parameter {key} received no gradient from backward, and the output "
+                                     f"stays the same when {key} is given other values: forward does not use it "
+                                     f"({key.rpartition('.')[0] or key} is built in __init__ but never applied).")
+            raise AssertionError(f"{label}: parameter {key} received no gradient from backward although forward "
+                                 "uses it: every weight must be trainable (requires_grad=True, used in forward "
+                                 "without .detach())")
         if right:
             expect_close(grad, param.grad, f"gradient of {key} of {label} after backward")
         elif grad.shape != param.shape:

@@ -7,6 +7,7 @@ import torch
 from _attention import (attention_forward, check_forward, linear_weights, own_pieces, probe_module, reference,
                         same_close, transfer)
 from autograder.grading.compare import expect_close, seeded, set_seed
+from autograder.grading import diagnose
 from autograder.grading.diagnose import Projection
 from autograder.grading.result import KnownMistake
 from autograder.sandbox.session import StudentFailure
@@ -158,8 +159,13 @@ def test_3_3_gpt2_small(student, ref, seeds):
     module = reference(ref.exercises.build_gpt2_small_mha, seed=seeds("module"))
     x = seeded(2, 4, 768, seed=seeds("x"))
     other_heads = {OTHER_HEADS: _other_heads(module, x)}
-    reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
-                          "build_gpt2_small_mha() on (2, 4, 768)", own=_own_mha(), more=lambda expected: other_heads)
+    try:
+        reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
+                              "build_gpt2_small_mha() on (2, 4, 768)", own=_own_mha(), more=lambda expected: other_heads)
+    except (AssertionError, StudentFailure) as exc:
+        if diagnose.from_failure(str(exc)) == diagnose.QKV_BIAS_EXTRA and _class_has_no_qkv_bias(student):
+            raise KnownMistake(str(exc), diagnose.QKV_BIAS_ARGUMENT) from None
+        raise
     info = (reply or probe_module(student, "exercises", "build_gpt2_small_mha"))["info"]
     mask = info.get("mask", {}).get("shape") or info["params"].get("mask") or info["buffers"].get("mask", [[]])[0]
     if mask[-2:] != [1024, 1024]:
@@ -173,6 +179,18 @@ def test_3_3_gpt2_small(student, ref, seeds):
                   "MultiHeadAttention", train=True, seed=123, kwargs={"dropout": 0.25},
                   own=_own_mha(),
                   mistake_config=dict(num_heads=12, out_proj=module.out_proj, dropout=0.25, seed=123))
+
+
+def _class_has_no_qkv_bias(student):
+    """Whether the student's own MultiHeadAttention, built with the default qkv_bias=False, holds
+    no bias in W_query, W_key and W_value: then the biases of the exercise's module come from the
+    arguments the exercise passed, not from the class."""
+    try:
+        params = probe_module(student, "multihead_attention", "MultiHeadAttention", 8, 8, 4, 0.0,
+                              num_heads=2)["info"]["params"]
+    except StudentFailure:
+        return False
+    return "W_query.weight" in params and not any(f"{name}.bias" in params for name in BOOK_WEIGHTS)
 
 
 def _other_heads(module, x):
