@@ -1,8 +1,9 @@
 """Hidden checks for exercises 2.1 and 2.2 (10 points)."""
 import pytest
 
+from autograder.grading.compare import value
 from _text_data import (LOADER_MISTAKES, STORY, encode, expect, gpt2, loader_first_batches, per_reference, same,
-                        value, verdict)
+                        verdict)
 from autograder.grading.kit import charged
 
 points = pytest.mark.points

@@ -1,8 +1,9 @@
 """Hidden checks for sections 2.2 and 2.3: the split, the vocabulary, SimpleTokenizerV1 (25 points)."""
 import pytest
 
+from autograder.grading.compare import value
 from _text_data import (CASELESS, STORY, TEXTS, check_decode, encode_error_mistakes, expect, sorted_caseless,
-                        permuted_vocab, split, split_mistakes, value, verdict, verdict_tokens, vocab_mistakes)
+                        permuted_vocab, split, split_mistakes, verdict, verdict_tokens, vocab_mistakes)
 
 from autograder.grading.kit import seed_of
 

@@ -1,8 +1,9 @@
 """Hidden checks for section 2.4: special tokens and SimpleTokenizerV2 (15 points)."""
 import pytest
 
+from autograder.grading.compare import value
 from _text_data import (ENDOFTEXT, PRINTED_2_4, STORY, TEXTS, UNK, check_decode, expect, permuted_vocab, split,
-                        value, verdict_tokens)
+                        verdict_tokens)
 
 from autograder.grading.kit import seed_of
 
