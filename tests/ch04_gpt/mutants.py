@@ -155,17 +155,27 @@ MUTANTS = [
     Mutant("position embeddings of the token ids", GM, POSITIONS, "pos_embeds = self.pos_emb(in_idx)", (GM,),
            named="looked up with the token ids"),
     # A GPTModel that crashes (or, for one sequence, answers what no named mistake gives) cannot carry a
-    # generation: generate is credited only on tokens the grader computes, with the book's model or one
-    # of a mistake gpt_model was charged with by name, so these two cost generate too (issue 35). The
-    # old path credited generate because the child's traceback named gpt_model.py.
+    # generation: generate is then judged on the grader's own model (torch's layers, the grader's weights,
+    # every token computed in the grader), so these two cost gpt_model only (issue 36). Issue 35's path
+    # charged generate too; the path before it credited generate because the child's traceback named
+    # gpt_model.py.
     Mutant("positions from the batch size", GM, POSITIONS,
-           "pos_embeds = self.pos_emb(torch.arange(batch_size, device=in_idx.device))", (GM, GEN),
+           "pos_embeds = self.pos_emb(torch.arange(batch_size, device=in_idx.device))", (GM,),
            says=("In your `GPTModel.forward` (gpt_model.py line", "`x = tok_embeds + pos_embeds`): your `pos_embeds` "
                  "has shape (2, 16) where the book's code has shape (4, 16).")),
     Mutant("the output head as x @ out_head.weight (no transpose)", GM, "return self.out_head(x)",
-           "return x @ self.out_head.weight", (GM, GEN),
+           "return x @ self.out_head.weight", (GM,),
            says=("The book's `GPTModel.forward` returns a tensor of shape (2, 4, 29) there.",)),
     Mutant("no final norm", GM, "x = self.final_norm(x)\n        ", "", (GM,), named="no final norm"),
+    # a GPTModel that cannot be built: generate is judged on the grader's own model (one mistake, one part)
+    Mutant("GPTModel.__init__ not written yet (the book's generate beside it)", GM,
+           'self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])',
+           'raise NotImplementedError("GPTModel.__init__: replace this line with your code")', (GM,),
+           says=("generate_text_simple is judged on the grader's own model",)),
+    Mutant("GPTModel.__init__ not written yet, and generate does not crop", GM,
+           'self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])',
+           'raise NotImplementedError("GPTModel.__init__: replace this line with your code")', (GM, GEN),
+           also=((GEN, CROP, "idx_cond = idx"),), named="no cropping"),
     Mutant("out_head with a bias", GM, OUT_HEAD, OUT_HEAD.replace("bias=False", "bias=True"), (GM,),
            named="out_head with a bias"),
     Mutant("out_head tied to tok_emb", GM, OUT_HEAD,

@@ -5,16 +5,23 @@ for its blocks, final norm and output head; every new token is judged against th
 grader computes itself with the same weights (the book's GPTModel, or the book's with the
 mistake gpt_model was charged with, by name: that mistake costs nothing here). What the child's
 hooks record of the model's calls serves the feedback only (which tokens it was given, which
-mistake that is); a mistake of the GPTModel the grader cannot model costs points here too."""
+mistake that is). Where the student's GPTModel cannot be built or run, or gpt_model lost points in
+this grading and the generation on it is not right, generate_text_simple is judged again on a model
+the grader chooses (``library_model``: torch's own nn.Embedding, nn.TransformerEncoderLayer and
+nn.Linear, reached in the child through the student's own ``import torch``, with the grader's
+weights), every expected token computed here on the same weights: one mistake, one part."""
+import ast
+
 import pytest
 import torch
 
 from _gpt import (GPT_MISTAKES, KEEP, TIED, block_names, built, gpt_forward, live_ids, params, run, stand_ins,
                   swapped, token_ids)
-from autograder.grading.compare import seeded, yours_vs_expected
+from autograder.grading.compare import seeded, set_seed, yours_vs_expected
 from autograder.grading.diagnose import LOOP_SHORT
-from autograder.grading.kit import charged
+from autograder.grading.kit import charged, once
 from autograder.grading.result import failure
+from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
 GEN = "generate.generate_text_simple"
@@ -146,13 +153,126 @@ def departure(model, out, idx, max_new_tokens, context_size):
 
 
 def run_case(student, ref, cfg, idx, max_new_tokens, context_size, seed):
+    """The generation judged on the student's GPTModel; where that model cannot be built or run, or
+    gpt_model lost points, and the generation on it is not right, judged on ``library_model``
+    instead (its failure then is the one reported). Returns the plan of the model it passed on."""
     module, spec = model_case(ref, cfg, seed)
-    plan = student.plan(generation(cfg, idx, max_new_tokens, context_size, module, spec), needs=GEN)
+    plan = student.plan([*generation(cfg, idx, max_new_tokens, context_size, module, spec)[:3],
+                         {"let": "runs", "call": "m", "args": [{"$ref": "idx"}]},  # the model runs on the prompt
+                         *generation(cfg, idx, max_new_tokens, context_size, module, spec)[3:]], needs=GEN)
+    stand_in = plan.failed("m") is not None or plan.failed("runs") is not None or "gpt_model" in student.failed_parts
+    try:
+        return judge_case(student, plan, module, spec, idx, max_new_tokens, context_size)
+    except (AssertionError, StudentFailure):
+        if not stand_in or torch_from(student) is None:
+            raise
+    model = library_model(cfg, seed, idx, max_new_tokens, context_size)
+    plan = student.plan(library_generation(torch_from(student), cfg, idx, max_new_tokens, context_size, model),
+                        needs=GEN)
+    judge_steps(idx, plan.values["out"], plan.records["out"]["m"], max_new_tokens, context_size)  # feedback only
+    off = departure(lambda ids: run(model, ids), plan.values["out"], idx, max_new_tokens, context_size)
+    if off is not None:
+        raise departed(off, idx, max_new_tokens, context_size, LIBRARY_WORDS)
+    student.notes.append(f"generate_text_simple is judged on the grader's own model ({LIBRARY_WORDS}): your GPTModel "
+                         "could not be built or run, or lost points in gpt_model, which charges it.")
+    return plan
+
+
+LIBRARY_WORDS = "torch's nn.Embedding, nn.TransformerEncoderLayer and nn.Linear in an nn.Sequential, with the " \
+    "grader's weights"
+
+
+def library_model(cfg, seed, idx, max_new_tokens, context_size):
+    """The grader's language model for judging a generation without the student's GPTModel: token
+    ids (batch, num_tokens) to logits (batch, num_tokens, vocab_size), built here from torch's own
+    classes, in eval mode, its attention weighted up so that every token of the window counts. A
+    witness: of the models drawn after ``seed``, ``seed + 1``, ..., the first on which feeding the
+    wrong window (the whole sequence, its first context_size tokens, or one token fewer), wherever
+    that is another window than the book's, gives other tokens than the book's generation, so that
+    the tokens computed here tell a crop from none."""
+    def build(k):
+        set_seed(seed + k)
+        d = cfg["emb_dim"]
+        model = torch.nn.Sequential(
+            torch.nn.Embedding(cfg["vocab_size"], d),
+            torch.nn.TransformerEncoderLayer(d, cfg["n_heads"], dim_feedforward=2 * d, dropout=0.0, batch_first=True),
+            torch.nn.Linear(d, cfg["vocab_size"])).eval()
+        with torch.no_grad():
+            model[1].self_attn.in_proj_weight.mul_(3.0)
+            model[1].self_attn.out_proj.weight.mul_(10.0)
+        return model
+
+    def witness():
+        for k in range(64):
+            if _tells_the_windows_apart(build(k), idx, max_new_tokens, context_size):
+                return build(k)
+        return build(0)
+    return once(("ch04 generate library model", tuple(sorted(cfg.items())), seed, idx.numpy().tobytes(),
+                 tuple(idx.shape), max_new_tokens, context_size), witness)
+
+
+def _greedy(model, idx, max_new_tokens, window):
+    """The greedy generation through ``model`` fed ``window(sequence so far)``, computed here."""
+    seq = idx
+    with torch.no_grad():
+        for _ in range(max_new_tokens):
+            seq = torch.cat([seq, model(window(seq))[:, -1, :].argmax(dim=-1, keepdim=True)], dim=1)
+    return seq
+
+
+def _tells_the_windows_apart(model, idx, max_new_tokens, context_size):
+    book = _greedy(model, idx, max_new_tokens, lambda seq: seq[:, -context_size:])
+    wrong = [lambda seq: seq, lambda seq: seq[:, :context_size]]
+    if context_size > 1:
+        wrong.append(lambda seq: seq[:, -(context_size - 1):])
+    n = idx.shape[1]
+    for window in wrong:
+        other = any(not torch.equal(window(book[:, :n + k]), book[:, :n + k][:, -context_size:])
+                    for k in range(max_new_tokens))
+        if other and torch.equal(_greedy(model, idx, max_new_tokens, window), book):
+            return False
+    return True
+
+
+def library_generation(torch_module, cfg, idx, max_new_tokens, context_size, model):
+    """The plan: ``library_model``'s layers made in the child from torch's own classes, reached
+    through the student's ``torch_module`` (its ``import torch``), the grader's weights copied in,
+    and the student's generation through them."""
+    d, vocab = cfg["emb_dim"], cfg["vocab_size"]
+    nn = f"{torch_module}.torch.nn"
+    return [{"let": "emb", "call": f"{nn}.Embedding", "args": [vocab, d]},
+            {"let": "enc", "call": f"{nn}.TransformerEncoderLayer", "args": [d, cfg["n_heads"]],
+             "kwargs": {"dim_feedforward": 2 * d, "dropout": 0.0, "batch_first": True}},
+            {"let": "head", "call": f"{nn}.Linear", "args": [d, vocab]},
+            {"let": "m", "call": f"{nn}.Sequential", "args": [{"$ref": "emb"}, {"$ref": "enc"}, {"$ref": "head"}],
+             "params": params(model), "train": False},
+            *live_ids("idx", "m.0.weight", idx),
+            {"let": "out", "call": GEN, "args": [{"$ref": "m"}, {"$ref": "idx"}, max_new_tokens, context_size],
+             "record": ["m"], "return": True},
+            {"let": "idx_after", "attr": "idx", "return": True}]
+
+
+def torch_from(student):
+    """The submission's module through which the child reaches torch: generate.py, else another of
+    its modules, that imports torch at its top level (``import torch``); None where none does.
+    Read here, from the sources; a module that shadows the name afterwards fails its own plan."""
+    sources = getattr(student, "sources", None) or {}
+    for name in ["generate", *sorted(n for n in sources if n != "generate")]:
+        try:
+            tree = ast.parse(sources.get(name) or "")
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        if any(isinstance(node, ast.Import) and any(a.name == "torch" and a.asname is None for a in node.names)
+               for node in tree.body):
+            return name
+    return None
+
+
+def judge_case(student, plan, module, spec, idx, max_new_tokens, context_size):
+    """The generation of ``plan`` on the student's GPTModel, judged as run_case says."""
     out = plan.values["out"]
     # what the child's hooks recorded says what went wrong: it can make the check fail, never pass
     judge_steps(idx, out, plan.records["out"]["m"], max_new_tokens, context_size)  # feedback only
-    what = f"generate_text_simple(model, idx of shape {tuple(idx.shape)}, max_new_tokens={max_new_tokens}, " \
-           f"context_size={context_size})"
     first = None
     for name, model in models(student, module, spec).items():
         off = departure(model, out, idx, max_new_tokens, context_size)
@@ -162,13 +282,25 @@ def run_case(student, ref, cfg, idx, max_new_tokens, context_size, seed):
                                      f"GPTModel with the mistake charged in gpt_model ({name}).")
             return plan
         first = first or off
-    step, given, best = first
+    raise departed(first, idx, max_new_tokens, context_size, None, out)
+
+
+def departed(off, idx, max_new_tokens, context_size, library, out=None):
+    """The failure of a generation that leaves the greedy one at ``off`` (``departure``'s answer);
+    ``library``: the words for the grader's own model it was judged on (None: the book's GPTModel)."""
+    what = f"generate_text_simple(model, idx of shape {tuple(idx.shape)}, max_new_tokens={max_new_tokens}, " \
+           f"context_size={context_size})" + (f" on the grader's model ({library})" if library else "")
+    step, given, best = off
     if not step:
-        raise AssertionError(f"{what}: " + yours_vs_expected(
+        return AssertionError(f"{what}: " + yours_vs_expected(
             yours=list(getattr(out, "shape", ())) or type(out).__name__, yours_are="returned",
             expected=f"the prompt followed by the {max_new_tokens} new tokens, token ids of shape "
                      f"{[idx.shape[0], idx.shape[1] + max_new_tokens]}"))
-    raise AssertionError(f"{what}: new token {step} is {given}, " + (
+    if library:
+        return AssertionError(f"{what}: new token {step} is {given}, " + (
+            f"but the most likely next token after the last position's logits is {best}" if best is not None
+            else "which that model cannot give") + ".")
+    return AssertionError(f"{what}: new token {step} is {given}, " + (
         f"but the most likely next token, with the grader's weights in the book's GPTModel, is {best}"
         if best is not None else "which the book's GPTModel with the grader's weights cannot give")
         + ". Your generation follows what your GPTModel answered it, and that is not what the book's answers "
@@ -200,8 +332,7 @@ def test_generate_leaves_idx_and_returns_a_new_tensor(student, ref, seeds):
     if not torch.equal(plan.values["idx_after"], idx):
         raise AssertionError("generate_text_simple changed the caller's idx in place: build a new tensor "
                              "(idx = torch.cat((idx, idx_next), dim=1))")
-    module, spec = model_case(ref, cfg, seeds("model"))
-    plan = student.plan(generation(cfg, idx, 0, 8, module, spec), needs=GEN)
+    plan = run_case(student, ref, cfg, idx, 0, 8, seeds("model"))
     if not torch.equal(plan.values["out"], idx):
         raise AssertionError("generate_text_simple(model, idx, max_new_tokens=0, ...) must return idx's tokens")
 
