@@ -9,7 +9,7 @@ def calc_loss_batch(input_batch, target_batch, model, device):
     The logits, (batch, num_tokens, vocab_size), are flattened to (batch * num_tokens,
     vocab_size) and the targets to (batch * num_tokens,): the mean over every token of the
     batch. Returns the loss as a scalar tensor that gradients flow back through (training calls
-    ``backward()`` on it); runs the model in whatever mode it is in.
+    ``backward()`` on it).
     """
     raise NotImplementedError("calc_loss_batch: replace this line with your code")
 

@@ -12,13 +12,13 @@ def save_model_and_optimizer(model, optimizer, path):
 def load_model_and_optimizer(model, optimizer, path, device="cpu"):
     """Section 5.4 (and exercise 5.4): load the file ``save_model_and_optimizer`` wrote into
     ``model`` and ``optimizer`` (``torch.load(path, map_location=device)``), and put the model in
-    training mode, so that training goes on exactly as if it had never stopped. Returns None."""
+    training mode, so that training goes on exactly as if it had never stopped."""
     raise NotImplementedError("load_model_and_optimizer: replace this line with your code")
 
 
 def assign(left, right):
     """Section 5.5: ``right`` (a NumPy array or a tensor) as a new ``torch.nn.Parameter`` in place
-    of ``left``; raises ValueError, naming both shapes, where their shapes differ."""
+    of ``left``; raises ValueError where their shapes differ (the book's message names both)."""
     raise NotImplementedError("assign: replace this line with your code")
 
 

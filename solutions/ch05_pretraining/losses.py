@@ -9,7 +9,7 @@ def calc_loss_batch(input_batch, target_batch, model, device):
     The logits, (batch, num_tokens, vocab_size), are flattened to (batch * num_tokens,
     vocab_size) and the targets to (batch * num_tokens,): the mean over every token of the
     batch. Returns the loss as a scalar tensor that gradients flow back through (training calls
-    ``backward()`` on it); runs the model in whatever mode it is in.
+    ``backward()`` on it).
     """
     ### BEGIN SOLUTION
     input_batch, target_batch = input_batch.to(device), target_batch.to(device)

@@ -24,7 +24,7 @@ def generate_and_print_sample(model, tokenizer, device, start_context):
     """Listing 5.3's helper: print 50 new tokens after ``start_context``, generated greedily with
     chapter 4's ``generate_text_simple`` in eval mode, with the model's context length
     (``model.pos_emb.weight.shape[0]``) as the context size, on one line (newlines printed as
-    spaces); the model is back in training mode afterwards. Returns None."""
+    spaces); the model is back in training mode afterwards."""
     ### BEGIN SOLUTION
     model.eval()
     context_size = model.pos_emb.weight.shape[0]

@@ -14,7 +14,7 @@ def save_model_and_optimizer(model, optimizer, path):
 def load_model_and_optimizer(model, optimizer, path, device="cpu"):
     """Section 5.4 (and exercise 5.4): load the file ``save_model_and_optimizer`` wrote into
     ``model`` and ``optimizer`` (``torch.load(path, map_location=device)``), and put the model in
-    training mode, so that training goes on exactly as if it had never stopped. Returns None."""
+    training mode, so that training goes on exactly as if it had never stopped."""
     ### BEGIN SOLUTION
     checkpoint = torch.load(path, map_location=device)
     model.load_state_dict(checkpoint["model_state_dict"])
@@ -25,7 +25,7 @@ def load_model_and_optimizer(model, optimizer, path, device="cpu"):
 
 def assign(left, right):
     """Section 5.5: ``right`` (a NumPy array or a tensor) as a new ``torch.nn.Parameter`` in place
-    of ``left``; raises ValueError, naming both shapes, where their shapes differ."""
+    of ``left``; raises ValueError where their shapes differ (the book's message names both)."""
     ### BEGIN SOLUTION
     if tuple(left.shape) != tuple(right.shape):
         raise ValueError(f"Shape mismatch. Left: {tuple(left.shape)}, Right: {tuple(right.shape)}")
