@@ -133,6 +133,8 @@ def loader_loss(per_batch, num_batches, variant=None):
         return sum(per_batch[:k]) / n
     if variant == "one short":
         return sum(per_batch[:k - 1]) / k
+    if variant == "no break":
+        return sum(per_batch) / k
     return sum(per_batch[:k]) / k
 
 
@@ -141,17 +143,27 @@ LOADER_MISTAKES = {
     "the sum of the batches' losses, not their mean": "sum",
     "divided by len(data_loader) instead of the number of batches used": "len",
     "one batch short (i < num_batches - 1)": "one short",
+    "the loop does not stop after num_batches batches (break once i reaches num_batches)": "no break",
 }
 
 
-def per_batch_losses(model, pairs, variant=None):
+def per_batch_losses(model, pairs, variant=None, num_batches=None, loader=None):
+    """The loss of each batch calc_loss_loader reads (``loader``: its charged mistake, which may read
+    them all), in order: in training mode each draws its dropout masks in turn."""
+    read = pairs if loader in ("all", "no break") or num_batches is None else pairs[:num_batches]
     with torch.no_grad():
-        return [batch_loss(model(x), y, variant).item() for x, y in pairs]
+        return [batch_loss(model(x), y, variant).item() for x, y in read] + [0.0] * (len(pairs) - len(read))
+
+
+def loader_mean(model, pairs, num_batches, loss=None, loader=None):
+    """calc_loss_loader's answer, the book's or with the charged mistakes, computed here."""
+    return loader_loss(per_batch_losses(model, pairs, loss, num_batches, loader), num_batches, loader)
 
 
 # -- training, the book's way and with switched mistakes (charged in training) --------------------
 def train(model, train_pairs, val_pairs, *, lr, weight_decay, num_epochs, eval_freq, eval_iter, seed,
-          zero_grad="before", restore_train=True, tokens="numel", first_step=0, eval_mode=True, loss=None):
+          zero_grad="before", restore_train=True, tokens="numel", first_step=0, eval_mode=True, loss=None,
+          loader=None):
     """Listing 5.3 in the grader on a private copy of ``model``: (the three lists, the weights).
     Sampling prints nothing the grader reads and draws nothing at random (greedy, in eval mode)."""
     model = copy.deepcopy(model)
@@ -173,7 +185,7 @@ def train(model, train_pairs, val_pairs, *, lr, weight_decay, num_epochs, eval_f
             if step % eval_freq == 0:
                 model.eval() if eval_mode else None
                 with torch.no_grad():
-                    losses = [loader_loss(per_batch_losses(model, pairs, loss), eval_iter) for pairs in (train_pairs, val_pairs)]
+                    losses = [loader_mean(model, pairs, eval_iter, loss, loader) for pairs in (train_pairs, val_pairs)]
                 if restore_train:
                     model.train()
                 lists[0].append(losses[0])
@@ -309,6 +321,8 @@ def load_mistakes(found, before):
     return {
         "c_attn split in the wrong order (np.split gives query, key, value in that order)":
             lambda: _qkv(found, lambda q, k, v, kind: (k, q, v)),
+        "c_attn's weight split in the wrong order (np.split gives query, key, value in that order)":
+            lambda: _qkv(found, lambda q, k, v, kind: (k, q, v) if kind == "weight" else (q, k, v)),
         "c_attn split as value, key, query (np.split gives query, key, value in that order)":
             lambda: _qkv(found, lambda q, k, v, kind: (v, k, q)),
         "the query, key and value weights not transposed (OpenAI stores (in, out): assign w.T)":

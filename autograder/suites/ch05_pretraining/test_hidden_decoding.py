@@ -13,7 +13,8 @@ from autograder.grading.kit import known_mistake
 from autograder.grading.result import failure
 
 points = pytest.mark.points
-CFG = {"vocab_size": 23, "context_length": 5, "emb_dim": 8, "drop_rate": 0.0}
+# a context length beyond every prompt and its new tokens: a generation that does not crop still runs
+CFG = {"vocab_size": 23, "context_length": 16, "emb_dim": 8, "drop_rate": 0.0}
 BOOK_LOGITS = torch.tensor([4.51, 0.89, -1.90, 6.75, 1.63, -1.62, -1.89, 6.28, 1.79])
 
 
@@ -105,22 +106,22 @@ def ids(b, n, seed):
 @points(4)
 def test_generate_greedy(student, seeds):
     """temperature 0: the argmax at the last position each step, from the last context_size tokens"""
-    check_generation(student, seeds, "a", ids(2, 3, seeds("a")), 4, CFG["context_length"])
+    check_generation(student, seeds, "a", ids(2, 3, seeds("a")), 4, 5)
     check_generation(student, seeds, "b", ids(1, 7, seeds("b")), 3, 4)   # a long prompt: cropped from the first step
 
 
 @points(4)
 def test_generate_with_temperature(student, seeds):
     """temperature > 0: one token drawn with torch.multinomial from softmax(logits / temperature) each step"""
-    check_generation(student, seeds, "a", ids(1, 2, seeds("a")), 6, CFG["context_length"], temperature=1.5)
+    check_generation(student, seeds, "a", ids(1, 2, seeds("a")), 6, 5, temperature=1.5)
     check_generation(student, seeds, "b", ids(3, 4, seeds("b")), 3, 3, temperature=0.7)
 
 
 @points(5)
 def test_generate_with_top_k(student, seeds):
     """top_k: logits below the k-th largest become -inf before sampling (or the argmax)"""
-    check_generation(student, seeds, "a", ids(1, 2, seeds("a")), 6, CFG["context_length"], temperature=1.4, top_k=3)
-    check_generation(student, seeds, "b", ids(2, 3, seeds("b")), 5, 4, temperature=2.0, top_k=2)
+    check_generation(student, seeds, "a", ids(3, 2, seeds("a")), 8, 5, temperature=1.4, top_k=3)
+    check_generation(student, seeds, "b", ids(2, 3, seeds("b")), 6, 4, temperature=2.0, top_k=4)
     check_generation(student, seeds, "c", ids(2, 2, seeds("c")), 3, 5, temperature=0.0, top_k=4)
 
 
@@ -129,7 +130,7 @@ def test_generate_stops_at_eos(student, seeds):
     """eos_id: generation stops, without appending it, when the next token is eos_id"""
     idx = ids(1, 2, seeds("a"))
     model = tiny(CFG, tiny_weights(CFG, seeds("amodel")))
-    free = sample(model, idx, 8, CFG["context_length"], temperature=1.2, seed=seeds("aseed"))
+    free = sample(model, idx, 8, 5, temperature=1.2, seed=seeds("aseed"))
     eos = free[0, 4].item()   # the third new token: generation stops before it
-    check_generation(student, seeds, "a", idx, 8, CFG["context_length"], temperature=1.2, eos_id=eos)
-    check_generation(student, seeds, "b", ids(1, 3, seeds("b")), 4, CFG["context_length"], eos_id=CFG["vocab_size"] + 5)
+    check_generation(student, seeds, "a", idx, 8, 5, temperature=1.2, eos_id=eos)
+    check_generation(student, seeds, "b", ids(1, 3, seeds("b")), 4, 5, eos_id=CFG["vocab_size"] + 5)

@@ -8,8 +8,8 @@ this part's functions inherit is modelled here by name: it costs nothing in this
 import pytest
 import torch
 
-from _pretraining import (ran, LOSS_MISTAKES, TOKENS_MISTAKES, TRAINING_MISTAKES, as_loader, loader_loss,
-                          per_batch_losses, tiny, tiny_step, tiny_weights, token_batches, tokenizer_step, train)
+from _pretraining import (LOADER_MISTAKES, LOSS_MISTAKES, TOKENS_MISTAKES, TRAINING_MISTAKES, as_loader, loader_mean,
+                          ran, tiny, tiny_step, tiny_weights, token_batches, tokenizer_step, train)
 from autograder.grading.compare import expect_close, set_seed, value, yours_vs_expected
 from autograder.grading.kit import charged
 from autograder.grading.result import failure
@@ -22,10 +22,13 @@ NOT_TRAIN_AFTER = ("the model left in eval mode ({fn} must end with model.train(
                    "dropout)")
 
 
-def loss_variant(student):
-    """The losses part's charged mistake of calc_loss_batch this part inherits, or None (the book's)."""
-    found = charged(student, ["losses"], list(LOSS_MISTAKES))
-    return LOSS_MISTAKES[found[0]] if found else None
+def inherited(student):
+    """The losses part's charged mistakes of calc_loss_batch and calc_loss_loader this part's
+    functions inherit ({"loss": ..., "loader": ...}, None for the book's): modelled here, so that
+    they cost nothing in this part."""
+    loss = charged(student, ["losses"], list(LOSS_MISTAKES))
+    loader = charged(student, ["losses"], list(LOADER_MISTAKES))
+    return {"loss": LOSS_MISTAKES[loss[0]] if loss else None, "loader": LOADER_MISTAKES[loader[0]] if loader else None}
 
 
 def run(student, seeds, name, num_epochs, eval_freq, eval_iter, batches=(3, 2)):
@@ -49,23 +52,25 @@ def run(student, seeds, name, num_epochs, eval_freq, eval_iter, batches=(3, 2)):
     return plan, tiny(CFG, weights), case
 
 
-def expected(model, case, loss, **switches):
-    return train(model, **case, loss=loss, **switches)
+def expected(model, case, lower, **switches):
+    return train(model, **case, **lower, **switches)
 
 
 CASES = [("a", 2, 2, 1), ("b", 1, 1, 2)]   # (name, num_epochs, eval_freq, eval_iter)
+# one epoch: a run that fails only in the sample printed after its last step has taken every step
+STEPS = [("c", 1, 2, 1), ("b", 1, 1, 2)]
 
 
 @points(14)
 def test_train_model_simple_takes_the_books_steps(student, seeds):
     """each batch: zero_grad, calc_loss_batch, backward, step, in training mode: the weights after training match"""
-    for name, epochs, freq, it in CASES:
-        plan, model, case = run(student, seeds, name, epochs, freq, it)
-        loss = loss_variant(student)
+    for name, epochs, freq, it in STEPS:
+        plan, model, case = run(student, seeds, name, epochs, freq, it, batches=(5, 2) if name == "c" else (3, 2))
+        lower = inherited(student)
         what = (f"train_model_simple(the grader's GPT, {len(case['train_pairs'])} batches, num_epochs={epochs}, "
                 f"eval_freq={freq}, eval_iter={it})")
         after = value(plan, "after", f"the weights after {what}")
-        _, want = expected(model, case, loss)
+        _, want = expected(model, case, lower)
         # a call that raised after its last step (printing a sample) took every step: its weights still count
         raised = plan.failed("out")
         for param in ("tok_emb.weight", "pos_emb.weight", "out_head.weight"):
@@ -74,7 +79,7 @@ def test_train_model_simple_takes_the_books_steps(student, seeds):
                 raise AssertionError(f"{what}: the stand-in GPT holds no {param} afterwards")
             if raised is not None and not torch.allclose(got, want[param], atol=1e-5, rtol=1e-4):
                 value(plan, "out", what)  # its error is the feedback: no mistake is named on a broken run
-            mistakes = {n: (lambda s=s: expected(model, case, loss, **s)[1][param]) for n, s in TRAINING_MISTAKES.items()}
+            mistakes = {n: (lambda s=s: expected(model, case, lower, **s)[1][param]) for n, s in TRAINING_MISTAKES.items()}
             expect_close(got, want[param], f"{param} after {what}", mistakes, atol=1e-5, rtol=1e-4)
 
 
@@ -83,32 +88,32 @@ def test_train_model_simple_returns_the_losses_and_tokens_seen(student, seeds):
     """(train_losses, val_losses, track_tokens_seen): one entry per evaluation, after steps 0, eval_freq, ..."""
     for name, epochs, freq, it in CASES:
         plan, model, case = run(student, seeds, name, epochs, freq, it)
-        loss = loss_variant(student)
+        lower = inherited(student)
         what = f"train_model_simple(..., num_epochs={epochs}, eval_freq={freq}, eval_iter={it})"
         out = value(plan, "out", what)
         if not (isinstance(out, list) and len(out) == 3 and all(isinstance(v, list) for v in out)):
             raise AssertionError(f"{what}: " + yours_vs_expected(
                 yours=repr(out)[:120], yours_are="returned", expected="three lists (train_losses, val_losses, "
                                                                        "track_tokens_seen)"))
-        lists, _ = expected(model, case, loss)
+        lists, _ = expected(model, case, lower)
         for k, label in enumerate(("train_losses", "val_losses", "track_tokens_seen")):
             got, want = out[k], lists[k]
             if len(got) != len(want):
                 raise failure(f"{what}: {label} " + yours_vs_expected(yours=len(got), yours_are="has",
                                                                       expected=f"{len(want)} entries") + ".",
-                              _named(model, case, loss, k, got))
+                              _named(model, case, lower, k, got))
             if not all(isinstance(v, (int, float)) or (isinstance(v, torch.Tensor) and v.numel() == 1) for v in got):
                 raise AssertionError(f"{what}: {label} holds {repr(got)[:100]}, not numbers")
             got_t = torch.tensor([float(v) for v in got], dtype=torch.float64)
             expect_close(got_t, torch.tensor(want, dtype=torch.float64), f"{label} of {what}",
-                         {n: (lambda s=s: torch.tensor(expected(model, case, loss, **s)[0][k], dtype=torch.float64))
+                         {n: (lambda s=s: torch.tensor(expected(model, case, lower, **s)[0][k], dtype=torch.float64))
                           for n, s in {**TOKENS_MISTAKES, **TRAINING_MISTAKES}.items()}, atol=1e-5, rtol=1e-4)
 
 
-def _named(model, case, loss, k, got):
+def _named(model, case, lower, k, got):
     """The mistake whose lists have ``got``'s length, where one does."""
     for name, switches in TOKENS_MISTAKES.items():
-        if len(expected(model, case, loss, **switches)[0][k]) == len(got):
+        if len(expected(model, case, lower, **switches)[0][k]) == len(got):
             return name
     return None
 
@@ -127,10 +132,10 @@ def test_evaluate_model(student, seeds):
                          # the witness of the mode it left: dropout draws after this seed only in training mode
                          {"let": "next", "call": "m", "args": [probe], "seed": seeds("witness"), "return": True}],
                         needs="training.evaluate_model")
-    model, loss = tiny(CFG, weights), loss_variant(student)
-    want = [loader_loss(per_batch_losses(model, pairs, loss), 2) for pairs in (train_pairs, val_pairs)]
+    model, lower = tiny(CFG, weights), inherited(student)
+    want = [loader_mean(model, pairs, 2, **lower) for pairs in (train_pairs, val_pairs)]
     set_seed(seeds("dropout"))   # the same losses with dropout on, drawn as the child draws them
-    in_training = [loader_loss(per_batch_losses(model.train(), pairs, loss), 2) for pairs in (train_pairs, val_pairs)]
+    in_training = [loader_mean(model.train(), pairs, 2, **lower) for pairs in (train_pairs, val_pairs)]
     what = "evaluate_model(the grader's GPT with dropout 0.3, train_loader, val_loader, 'cpu', eval_iter=2)"
     out = value(plan, "out", what)
     if not (isinstance(out, list) and len(out) == 2 and all(isinstance(v, (int, float)) for v in out)):
