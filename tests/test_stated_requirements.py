@@ -390,9 +390,9 @@ CH05 = [
     S("decoding.generate", "``idx`` itself is left unchanged",
       ("test_hidden_decoding.py::test_generate_greedy", "test_hidden_decoding.py::test_generate_with_temperature"),
       "test_decoding.py::test_greedy_crops_and_leaves_idx"),
-    S("weights.load_model_and_optimizer", "so that training goes on exactly as if it had never stopped",
-      "test_hidden_weights.py::test_load_model_and_optimizer", "test_weights.py::test_training_resumes_from_a_checkpoint"),
-    S("weights.assign", "raises ValueError", "test_hidden_weights.py::test_assign", "test_weights.py::test_assign_checks_shapes"),
+    S("checkpoints.load_model_and_optimizer", "so that training goes on exactly as if it had never stopped",
+      "test_hidden_checkpoints.py::test_load_model_and_optimizer", "test_checkpoints.py::test_training_resumes_from_a_checkpoint"),
+    S("checkpoints.assign", "raises ValueError", "test_hidden_checkpoints.py::test_assign", "test_checkpoints.py::test_assign_checks_shapes"),
 ]
 
 STATED = {"ch02_text_data": CH02, "ch03_attention": CH03, "ch04_gpt": CH04, "efficient_attention": EFFICIENT,

@@ -30,7 +30,7 @@ PARTS = (
     "losses",
     "training",
     "decoding",
-    "weights",
+    "checkpoints",
 )
 if not PARTS:
     sys.path.append(str(Path(__file__).resolve().parents[2]))
@@ -44,7 +44,7 @@ HAND_IN = (
     ("losses.py", "ch05_pretraining"),
     ("training.py", "ch05_pretraining"),
     ("decoding.py", "ch05_pretraining"),
-    ("weights.py", "ch05_pretraining"),
+    ("checkpoints.py", "ch05_pretraining"),
     ("generate.py", "ch04_gpt"),
     ("gpt_model.py", "ch04_gpt"),
     ("transformer_block.py", "ch04_gpt"),

@@ -30,8 +30,7 @@ def test_round_trip_and_one_dimensional_ids(tokenizer):
 
 def test_book_untrained_gpt_text(book_gpt, tokenizer):
     from generate import generate_text_simple
-    model = book_gpt()
-    out = generate_text_simple(model, text_to_token_ids("Every effort moves you", tokenizer), max_new_tokens=10,
-                               context_size=256)
+    idx = text_to_token_ids("Every effort moves you", tokenizer)
+    out = generate_text_simple(book_gpt(), idx, max_new_tokens=10, context_size=256)
     expect_equal(token_ids_to_text(out, tokenizer), "Every effort moves you rentingetic wasnم refres RexMeCHicular stren",
                  "the untrained GPT's text")

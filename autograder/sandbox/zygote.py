@@ -274,8 +274,8 @@ def _exercise_torch(torch):
     (out * torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(0))).sum().backward()
     with torch.no_grad():
         torch.allclose(out, out, equal_nan=True), torch.isfinite(out).all(), (out - out).abs().max()
-    # an optimizer's first construction imports torch._dynamo (~1.5 s, 800 modules): chapter 5's
-    # children build AdamW optimizers for the student's training loop
+    # an optimizer's first construction imports torch._dynamo (~1.5 s, 800 modules); children
+    # build optimizers for the student's code
     optimizer = torch.optim.AdamW(layer.parameters(), lr=1e-3)
     optimizer.step()
     optimizer.zero_grad()

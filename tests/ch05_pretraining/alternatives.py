@@ -140,7 +140,7 @@ def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=No
     return out
 '''}
 
-WEIGHTS = {"plain": plain("weights"), "sliced": '''import numpy as np
+WEIGHTS = {"plain": plain("checkpoints"), "sliced": '''import numpy as np
 import torch
 
 
@@ -202,7 +202,7 @@ def token_ids_to_text(token_ids, tokenizer):
 '''}
 
 VARIANTS = {"text_tokens": TEXT_TOKENS, "losses": LOSSES, "training": TRAINING,
-            "decoding": DECODING, "weights": WEIGHTS}
+            "decoding": DECODING, "checkpoints": WEIGHTS}
 
 Alternative = partial(banks.Alternative, VARIANTS)
 
@@ -214,9 +214,9 @@ ALTERNATIVES = [
     Alternative("top-k by sorting and masked_fill, a softmax by hand, counts by indexing, @torch.no_grad()",
                 {"decoding": "sorted"}),
     Alternative("GPT-2's c_attn split by slicing, the book's assign with torch.tensor, weights_only load",
-                {"weights": "sliced"}),
+                {"checkpoints": "sliced"}),
     Alternative("all of them, saved on Windows (byte-order mark, CRLF)",
                 {"text_tokens": "torch_ids", "losses": "reshape", "training": "counter", "decoding": "sorted",
-                 "weights": "sliced"},
+                 "checkpoints": "sliced"},
                 newline="\r\n", encoding="utf-8-sig"),
 ]

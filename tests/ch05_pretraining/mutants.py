@@ -14,7 +14,7 @@ and the sample's check are lost. Nothing else shows them, and nothing is credite
 """
 from banks import Mutant
 
-TT, LO, TR, DE, WE = "text_tokens", "losses", "training", "decoding", "weights"
+TT, LO, TR, DE, WE = "text_tokens", "losses", "training", "decoding", "checkpoints"
 I8 = "\n        "
 
 MUTANTS = [

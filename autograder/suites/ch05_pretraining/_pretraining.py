@@ -291,9 +291,9 @@ def loaded(ref, cfg, params, seed):
         set_seed(seed)
         gpt = GPTParameters(cfg)
         before = {k: v.detach().clone() for k, v in gpt.named_parameters()}
-        ref.weights.load_weights_into_gpt(gpt, _as_numpy(params))
+        ref.checkpoints.load_weights_into_gpt(gpt, _as_numpy(params))
         return {k: v.detach().clone() for k, v in gpt.named_parameters()}, before
-    return once(("ch05 loaded", ref.weights.load_weights_into_gpt, repr(sorted(cfg.items())), seed), compute)
+    return once(("ch05 loaded", ref.checkpoints.load_weights_into_gpt, repr(sorted(cfg.items())), seed), compute)
 
 
 def _qkv(found, fn):

@@ -37,8 +37,8 @@ def steps(model_let, opt_let, x, weight, n, seed, tag):
 
 def optimizer_step(let, model_let):
     return [{"let": f"{let}p", "call": f"{model_let}.parameters"},
-            {"let": let, "call": "weights.torch.optim.AdamW", "args": [{"$ref": f"{let}p"}], "kwargs": SETTINGS,
-             "what": "torch.optim.AdamW (through weights.py's `import torch`)"}]
+            {"let": let, "call": "checkpoints.torch.optim.AdamW", "args": [{"$ref": f"{let}p"}], "kwargs": SETTINGS,
+             "what": "torch.optim.AdamW (through checkpoints.py's `import torch`)"}]
 
 
 def resumed(seeds, *, load_optimizer=True, train_after=True):
@@ -91,10 +91,10 @@ def judge(plan, seeds, what):
 def test_save_model_and_optimizer(student, seeds):
     """save_model_and_optimizer writes the book's file: torch.load gives model_state_dict and optimizer_state_dict"""
     def save(path):
-        return [{"let": "save", "call": "weights.save_model_and_optimizer", "args": [{"$ref": "m"}, {"$ref": "opt"}, path]}]
+        return [{"let": "save", "call": "checkpoints.save_model_and_optimizer", "args": [{"$ref": "m"}, {"$ref": "opt"}, path]}]
 
     def load(path):  # torch's own load of the book's keys
-        return [{"let": "ck", "call": "weights.torch.load", "args": [path], "what": f"torch.load({path!r})"},
+        return [{"let": "ck", "call": "checkpoints.torch.load", "args": [path], "what": f"torch.load({path!r})"},
                 {"let": "msd", "call": "ck.__getitem__", "args": ["model_state_dict"],
                  "what": "checkpoint['model_state_dict'] (the book's key)"},
                 {"let": "osd", "call": "ck.__getitem__", "args": ["optimizer_state_dict"],
@@ -102,7 +102,7 @@ def test_save_model_and_optimizer(student, seeds):
                 {"let": "lm", "call": "m2.load_state_dict", "args": [{"$ref": "msd"}]},
                 {"let": "lo", "call": "opt2.load_state_dict", "args": [{"$ref": "osd"}]},
                 {"let": "tr", "call": "m2.train"}]
-    plan = student.plan(resume_plan(seeds, save, load), needs="weights.save_model_and_optimizer")
+    plan = student.plan(resume_plan(seeds, save, load), needs="checkpoints.save_model_and_optimizer")
     ran(plan, "save", "save_model_and_optimizer(model, optimizer, path)")
     for step in ("msd", "osd"):
         ran(plan, step, "torch.load(path) of the file save_model_and_optimizer wrote")
@@ -114,12 +114,12 @@ def test_load_model_and_optimizer(student, seeds):
     """load_model_and_optimizer restores model and optimizer and training mode: resumed training equals unbroken"""
     def save(path):  # torch's own save of the book's file
         return [{"let": "msd", "call": "m.state_dict"}, {"let": "osd", "call": "opt.state_dict"},
-                {"let": "save", "call": "weights.torch.save",
+                {"let": "save", "call": "checkpoints.torch.save",
                  "args": [{"model_state_dict": {"$ref": "msd"}, "optimizer_state_dict": {"$ref": "osd"}}, path]}]
 
     def load(path):
-        return [{"let": "load", "call": "weights.load_model_and_optimizer", "args": [{"$ref": "m2"}, {"$ref": "opt2"}, path]}]
-    plan = student.plan(resume_plan(seeds, save, load), needs="weights.load_model_and_optimizer")
+        return [{"let": "load", "call": "checkpoints.load_model_and_optimizer", "args": [{"$ref": "m2"}, {"$ref": "opt2"}, path]}]
+    plan = student.plan(resume_plan(seeds, save, load), needs="checkpoints.load_model_and_optimizer")
     ran(plan, "load", "load_model_and_optimizer(model, optimizer, path)")
     judge(plan, seeds, "training resumed with load_model_and_optimizer from the book's file")
 
@@ -128,12 +128,12 @@ def test_load_model_and_optimizer(student, seeds):
 def test_assign(student, seeds):
     """assign: a new Parameter holding right's values; ValueError where the shapes differ"""
     left, right = seeded(3, 5, seed=seeds("left")), seeded(3, 5, seed=seeds("right"))
-    plan = student.plan([{"let": "l", "call": "weights.torch.nn.Parameter", "args": [left]},
-                         {"let": "r", "call": "weights.np.array", "args": [right]},
-                         {"let": "new", "call": "weights.assign", "args": [{"$ref": "l"}, {"$ref": "r"}], "return": True},
-                         {"let": "rt", "call": "weights.np.array", "args": [right.T.contiguous()]},
-                         {"let": "bad", "call": "weights.assign", "args": [{"$ref": "l"}, {"$ref": "rt"}]}],
-                        needs="weights.assign")
+    plan = student.plan([{"let": "l", "call": "checkpoints.torch.nn.Parameter", "args": [left]},
+                         {"let": "r", "call": "checkpoints.np.array", "args": [right]},
+                         {"let": "new", "call": "checkpoints.assign", "args": [{"$ref": "l"}, {"$ref": "r"}], "return": True},
+                         {"let": "rt", "call": "checkpoints.np.array", "args": [right.T.contiguous()]},
+                         {"let": "bad", "call": "checkpoints.assign", "args": [{"$ref": "l"}, {"$ref": "rt"}]}],
+                        needs="checkpoints.assign")
     expect_close(value(plan, "new", "assign(a (3, 5) parameter, a (3, 5) array)"), right,
                  "assign(a (3, 5) parameter, a (3, 5) array)")
     why = plan.failed("bad")
@@ -148,10 +148,10 @@ def test_assign(student, seeds):
 def test_load_weights_into_gpt(student, ref, seeds):
     """load_weights_into_gpt: every GPT-2 weight in its place: c_attn split q, k, v and transposed, out_head tied"""
     params = gpt2_layout(LAYOUT_CFG, seeds("params"))
-    steps_, arrays = numpy_steps("weights", params)
+    steps_, arrays = numpy_steps("checkpoints", params)
     plan = student.plan([*steps_, {"let": "gpt", "call": LAYOUT, "args": [LAYOUT_CFG], "seed": seeds("init")},
-                         {"let": "load", "call": "weights.load_weights_into_gpt", "args": [{"$ref": "gpt"}, arrays]},
-                         {"let": "after", "parameters": "gpt", "return": True}], needs="weights.load_weights_into_gpt")
+                         {"let": "load", "call": "checkpoints.load_weights_into_gpt", "args": [{"$ref": "gpt"}, arrays]},
+                         {"let": "after", "parameters": "gpt", "return": True}], needs="checkpoints.load_weights_into_gpt")
     what = "load_weights_into_gpt(a GPT with the book's names, GPT-2 weights of 2 blocks, emb_dim 6)"
     ran(plan, "load", what)
     got = value(plan, "after", f"the parameters after {what}")

@@ -8,7 +8,7 @@ import torch
 
 from public_tests import expect_close, expect_equal
 from stand_ins import GPTParameters, TinyGPT
-from weights import assign, load_model_and_optimizer, load_weights_into_gpt, save_model_and_optimizer
+from checkpoints import assign, load_model_and_optimizer, load_weights_into_gpt, save_model_and_optimizer
 
 CFG = {"vocab_size": 13, "context_length": 5, "emb_dim": 4, "n_layers": 2, "drop_rate": 0.2, "qkv_bias": True}
 
