@@ -27,7 +27,33 @@ def plain(module):
     return ast.unparse(tree) + "\n"
 
 
-LOSSES = {"plain": plain("losses"), "reshape": '''import itertools
+LOSSES = {"plain": plain("losses"), "log_softmax": '''import math
+
+import torch
+
+
+def calc_loss_batch(input_batch, target_batch, model, device):
+    log_probas = torch.log_softmax(model(input_batch.to(device)), dim=-1)
+    picked = log_probas.gather(-1, target_batch.to(device).unsqueeze(-1)).squeeze(-1)
+    return -picked.mean()
+
+
+def calc_loss_loader(data_loader, model, device, num_batches=None):
+    if not len(data_loader):
+        return math.nan
+    limit = len(data_loader) if num_batches is None else min(len(data_loader), num_batches)
+    total, count = torch.tensor(0.0), 0
+    for input_batch, target_batch in data_loader:
+        if count == limit:
+            break
+        total = total + calc_loss_batch(input_batch, target_batch, model, device).detach()
+        count += 1
+    return (total / limit).item()
+
+
+def perplexity(loss):
+    return torch.e ** loss
+''', "reshape": '''import itertools
 
 import torch
 import torch.nn.functional as F
@@ -51,7 +77,58 @@ def perplexity(loss):
     return loss.exp()
 '''}
 
-TRAINING = {"plain": plain("training"), "counter": '''import torch
+TRAINING = {"plain": plain("training"), "iterator": '''import torch
+
+import generate
+import losses
+import text_tokens
+
+
+def evaluate_model(model, train_loader, val_loader, device, eval_iter):
+    was_training = model.training
+    model.eval()
+    with torch.inference_mode():
+        result = [losses.calc_loss_loader(loader, model, device, num_batches=eval_iter)
+                  for loader in (train_loader, val_loader)]
+    model.train(was_training or True)
+    return tuple(result)
+
+
+def generate_and_print_sample(model, tokenizer, device, start_context):
+    model.eval()
+    idx = text_tokens.text_to_token_ids(start_context, tokenizer).to(device)
+    with torch.no_grad():
+        idx = generate.generate_text_simple(model, idx, 50, model.pos_emb.num_embeddings)
+    print(text_tokens.token_ids_to_text(idx, tokenizer).replace("\\n", " "))
+    model.train()
+
+
+def train_model_simple(model, train_loader, val_loader, optimizer, device, num_epochs,
+                       eval_freq, eval_iter, start_context, tokenizer):
+    train_losses, val_losses, track_tokens_seen = [], [], []
+    tokens_seen, global_step = 0, 0
+    for epoch in range(num_epochs):
+        model.train()
+        batches = iter(train_loader)
+        while True:
+            try:
+                input_batch, target_batch = next(batches)
+            except StopIteration:
+                break
+            loss = losses.calc_loss_batch(input_batch, target_batch, model, device)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            tokens_seen += input_batch.size(0) * input_batch.size(1)
+            if global_step % eval_freq == 0:
+                train_loss, val_loss = evaluate_model(model, train_loader, val_loader, device, eval_iter)
+                train_losses += [train_loss]
+                val_losses += [val_loss]
+                track_tokens_seen += [tokens_seen]
+            global_step += 1
+        generate_and_print_sample(model, tokenizer, device, start_context)
+    return train_losses, val_losses, track_tokens_seen
+''', "counter": '''import torch
 
 from generate import generate_text_simple
 from losses import calc_loss_batch, calc_loss_loader
@@ -103,7 +180,40 @@ def train_model_simple(model, train_loader, val_loader, optimizer, device, num_e
     return history["train"], history["val"], history["tokens"]
 '''}
 
-DECODING = {"plain": plain("decoding"), "sorted": '''import torch
+DECODING = {"plain": plain("decoding"), "where": '''import torch
+import torch.nn.functional as F
+
+
+def softmax_with_temperature(logits, temperature):
+    return F.softmax(logits.div(temperature), dim=-1)
+
+
+def print_sampled_tokens(probas, inverse_vocab=None):
+    torch.manual_seed(123)
+    drawn = torch.cat([torch.multinomial(probas, 1) for _ in range(1_000)])
+    counts = drawn.bincount(minlength=probas.numel())
+    names = inverse_vocab or [str(i) for i in range(probas.numel())]
+    for name, count in zip(names, counts.tolist()):
+        print(count, "x", name)
+    return counts
+
+
+def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None, eos_id=None):
+    for step in range(max_new_tokens):
+        with torch.no_grad():
+            last = model(idx[:, -context_size:])[:, -1]
+        if top_k is not None:
+            values, _ = last.topk(top_k, dim=-1)
+            last = torch.where(last < values[:, [-1]], float("-inf"), last)
+        if temperature > 0.0:
+            choice = torch.multinomial(F.softmax(last / temperature, dim=-1), num_samples=1)
+        else:
+            choice = last.argmax(-1, keepdim=True)
+        if eos_id is not None and choice.numel() == 1 and choice.item() == eos_id:
+            return idx
+        idx = torch.cat([idx, choice], 1)
+    return idx
+''', "sorted": '''import torch
 
 
 def softmax_with_temperature(logits, temperature):
@@ -140,7 +250,54 @@ def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=No
     return out
 '''}
 
-WEIGHTS = {"plain": plain("checkpoints"), "sliced": '''import numpy as np
+WEIGHTS = {"plain": plain("checkpoints"), "from_numpy": '''import numpy as np
+import torch
+
+
+def save_model_and_optimizer(model, optimizer, path):
+    torch.save(dict(model_state_dict=model.state_dict(), optimizer_state_dict=optimizer.state_dict()), path)
+
+
+def load_model_and_optimizer(model, optimizer, path, device="cpu"):
+    checkpoint = torch.load(path, map_location=torch.device(device))
+    model.load_state_dict(checkpoint["model_state_dict"])
+    optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
+    model.train()
+
+
+def assign(left, right):
+    right = np.ascontiguousarray(right)
+    if left.shape != right.shape:
+        raise ValueError(f"Shape mismatch. Left: {left.shape}, Right: {right.shape}")
+    return torch.nn.Parameter(torch.from_numpy(right.copy()))
+
+
+def _linear(layer, weights):
+    layer.weight = assign(layer.weight, weights["w"].T)
+    layer.bias = assign(layer.bias, weights["b"])
+
+
+def _norm(norm, weights):
+    norm.scale = assign(norm.scale, weights["g"])
+    norm.shift = assign(norm.shift, weights["b"])
+
+
+def load_weights_into_gpt(gpt, params):
+    gpt.pos_emb.weight = assign(gpt.pos_emb.weight, params["wpe"])
+    gpt.tok_emb.weight = assign(gpt.tok_emb.weight, params["wte"])
+    for block, p in zip(gpt.trf_blocks, params["blocks"]):
+        ws = np.split(p["attn"]["c_attn"]["w"], 3, axis=-1)
+        bs = np.split(p["attn"]["c_attn"]["b"], 3, axis=-1)
+        for layer, w, b in zip((block.att.W_query, block.att.W_key, block.att.W_value), ws, bs):
+            _linear(layer, {"w": w, "b": b})
+        _linear(block.att.out_proj, p["attn"]["c_proj"])
+        _linear(block.ff.layers[0], p["mlp"]["c_fc"])
+        _linear(block.ff.layers[2], p["mlp"]["c_proj"])
+        _norm(block.norm1, p["ln_1"])
+        _norm(block.norm2, p["ln_2"])
+    _norm(gpt.final_norm, {"g": params["g"], "b": params["b"]})
+    gpt.out_head.weight = assign(gpt.out_head.weight, params["wte"])
+''', "sliced": '''import numpy as np
 import torch
 
 
@@ -207,16 +364,32 @@ VARIANTS = {"text_tokens": TEXT_TOKENS, "losses": LOSSES, "training": TRAINING,
 Alternative = partial(banks.Alternative, VARIANTS)
 
 ALTERNATIVES = [
+    Alternative("plain student: the book's code without docstrings"),
     Alternative("ids built as a batch of one directly, decoded by reshape(-1)", {"text_tokens": "torch_ids"}),
     Alternative("the loss by reshape/view, the loader's mean over islice, perplexity by .exp()", {"losses": "reshape"}),
+    Alternative("the loss by log_softmax and gather, a tensor total, perplexity as e ** loss",
+                {"losses": "log_softmax"}),
     Alternative("training with its own step counter, tokens by shape, evaluation in try/finally",
                 {"training": "counter"}),
+    Alternative("training by an iterator and next(), the loss before zero_grad, modules imported whole",
+                {"training": "iterator"}),
     Alternative("top-k by sorting and masked_fill, a softmax by hand, counts by indexing, @torch.no_grad()",
                 {"decoding": "sorted"}),
+    Alternative("top-k by torch.where with a float, F.softmax, draws concatenated", {"decoding": "where"}),
     Alternative("GPT-2's c_attn split by slicing, the book's assign with torch.tensor, weights_only load",
                 {"checkpoints": "sliced"}),
+    Alternative("helpers per layer, torch.from_numpy, zip over the blocks", {"checkpoints": "from_numpy"}),
+    Alternative("mixed: log_softmax loss, iterator training, torch.where top-k, from_numpy weights",
+                {"losses": "log_softmax", "training": "iterator", "decoding": "where", "checkpoints": "from_numpy"}),
+    Alternative("mixed: reshape loss, counter training, sorted top-k, sliced weights",
+                {"text_tokens": "torch_ids", "losses": "reshape", "training": "counter", "decoding": "sorted",
+                 "checkpoints": "sliced"}),
     Alternative("all of them, saved on Windows (byte-order mark, CRLF)",
                 {"text_tokens": "torch_ids", "losses": "reshape", "training": "counter", "decoding": "sorted",
-                 "checkpoints": "sliced"},
-                newline="\r\n", encoding="utf-8-sig"),
+                 "checkpoints": "sliced"}, newline="\r\n", encoding="utf-8-sig"),
+    Alternative("indented with tabs, old Mac CR line endings", {"losses": "log_softmax", "decoding": "where"},
+                newline="\r", tabs=True),
+    Alternative("a latin-1 coding line and accents in the comments", {"training": "iterator",
+                                                                     "checkpoints": "from_numpy"},
+                coding_line="# -*- coding: latin-1 -*-", encoding="latin-1"),
 ]

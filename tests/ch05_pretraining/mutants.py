@@ -27,7 +27,7 @@ MUTANTS = [
            (TT,), named="allowed_special"),
     Mutant("text_to_token_ids as float ids", TT,
            "return torch.tensor(encoded).unsqueeze(0)", "return torch.tensor(encoded, dtype=torch.float32).unsqueeze(0)",
-           (TT, TR), named=None),
+           (TT, TR), named="floating-point"),
     Mutant("token_ids_to_text without squeeze", TT,
            "flat = token_ids.squeeze(0)", "flat = token_ids", (TT, TR), named="without removing the batch dimension"),
     # ------------------------------------------------------------- 5.1.2-5.1.3 losses
@@ -52,7 +52,7 @@ MUTANTS = [
     Mutant("calc_loss_loader returns the sum", LO,
            "return total_loss / num_batches", "return total_loss", (LO,), named="the sum of the batches"),
     Mutant("calc_loss_loader: an empty loader gives 0", LO,
-           'return float("nan")', "return 0.0", (LO,), named=None),
+           'return float("nan")', "return 0.0", (LO,), named="empty loader answered 0"),
     Mutant("perplexity as log", LO, "return torch.exp(loss)", "return torch.log(loss)", (LO,), named="log instead of exp"),
     # ------------------------------------------------------------- 5.2 training
     Mutant("no optimizer.zero_grad()", TR,
@@ -94,7 +94,7 @@ MUTANTS = [
            "        idx = torch.cat((idx, idx_next), dim=1)",
            "        idx = torch.cat((idx, idx_next), dim=1)\n"
            "        if eos_id is not None and idx_next.numel() == 1 and idx_next.item() == eos_id:\n            break",
-           (DE,), named=None),
+           (DE,), named="appended before stopping"),
     Mutant("sampled tokens drawn in one call", DE,
            "sample = [torch.multinomial(probas, num_samples=1).item() for _ in range(1_000)]",
            "sample = torch.multinomial(probas, num_samples=1_000, replacement=True).tolist()", (DE,),
@@ -108,7 +108,7 @@ MUTANTS = [
            '    optimizer.load_state_dict(checkpoint["optimizer_state_dict"])', (WE,), named="training mode after loading"),
     Mutant("the model saved alone", WE,
            'torch.save({"model_state_dict": model.state_dict(), "optimizer_state_dict": optimizer.state_dict()}, path)',
-           'torch.save({"model_state_dict": model.state_dict()}, path)', (WE,), named=None),
+           'torch.save({"model_state_dict": model.state_dict()}, path)', (WE,), named="optimizer_state_dict' in the file"),
     Mutant("c_attn split as key, query, value", WE,
            "q_w, k_w, v_w = np.split(", "k_w, q_w, v_w = np.split(", (WE,), named="wrong order"),
     Mutant("query, key and value not transposed", WE,
@@ -118,5 +118,5 @@ MUTANTS = [
            '    gpt.out_head.weight = assign(gpt.out_head.weight, params["wte"])\n', "", (WE,), named="out_head not assigned"),
     Mutant("assign without the shape check", WE,
            "    if tuple(left.shape) != tuple(right.shape):\n        raise ValueError", "    if False:\n        raise ValueError",
-           (WE,), named=None),
+           (WE,), named="without the shape check"),
 ]

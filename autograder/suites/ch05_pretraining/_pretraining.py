@@ -211,7 +211,7 @@ TOKENS_MISTAKES = {
 
 # -- sampling, the book's way and with switched mistakes (charged in decoding) ---------------------
 def sample(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None, eos_id=None, seed=None, *,
-           crop=True, k_kept=None, temperature_after=False, temperature_times=False, keep_equal=True):
+           crop=True, k_kept=None, temperature_after=False, temperature_times=False, keep_equal=True, eos_kept=False):
     """Listing 5.4 in the grader on ``model`` (in the mode it is in), after ``set_seed(seed)``."""
     if seed is not None:
         set_seed(seed)
@@ -233,13 +233,15 @@ def sample(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None
         else:
             nxt = torch.argmax(logits, dim=-1, keepdim=True)
         if eos_id is not None and nxt.numel() == 1 and nxt.item() == eos_id:
-            break
+            return torch.cat((idx, nxt), dim=1) if eos_kept else idx
         idx = torch.cat((idx, nxt), dim=1)
     return idx
 
 
-def sampling_mistakes(top_k, temperature):
+def sampling_mistakes(top_k, temperature, eos_id=None):
     found = {"no cropping to the last context_size tokens (idx[:, -context_size:])": dict(crop=False)}
+    if eos_id is not None:
+        found["eos_id appended before stopping (the book stops before appending it)"] = dict(eos_kept=True)
     if top_k is not None and top_k > 1:
         found["top-k keeps k - 1 tokens (the k-th largest logit stays: mask logits < top_logits[:, -1])"] = \
             dict(keep_equal=False)

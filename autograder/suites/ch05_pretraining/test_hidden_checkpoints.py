@@ -20,6 +20,7 @@ points = pytest.mark.points
 CFG = {"vocab_size": 13, "context_length": 5, "emb_dim": 4, "drop_rate": 0.2}
 LAYOUT_CFG = {"vocab_size": 11, "context_length": 7, "emb_dim": 6, "n_layers": 2, "drop_rate": 0.0, "qkv_bias": True}
 SETTINGS = {"lr": 0.01, "weight_decay": 0.1}
+NO_SHAPE_CHECK = "assign without the shape check (raise ValueError where left.shape != right.shape)"
 NO_OPTIMIZER = "the optimizer's state not saved or not loaded (AdamW's moments: optimizer.load_state_dict)"
 NOT_TRAIN = "the model not put back in training mode after loading (model.train(): dropout is on in training)"
 
@@ -104,8 +105,10 @@ def test_save_model_and_optimizer(student, seeds):
                 {"let": "tr", "call": "m2.train"}]
     plan = student.plan(resume_plan(seeds, save, load), needs="checkpoints.save_model_and_optimizer")
     ran(plan, "save", "save_model_and_optimizer(model, optimizer, path)")
-    for step in ("msd", "osd"):
-        ran(plan, step, "torch.load(path) of the file save_model_and_optimizer wrote")
+    for step, key in (("msd", "model_state_dict"), ("osd", "optimizer_state_dict")):
+        ran(plan, step, "torch.load(path) of the file save_model_and_optimizer wrote",
+            [(rf"KeyError.*{key}", f"no {key!r} in the file saved (the book saves a dict of model_state_dict and "
+                                   "optimizer_state_dict)")])
     judge(plan, seeds, "training resumed from the file save_model_and_optimizer wrote (loaded by torch.load)")
 
 
@@ -138,8 +141,8 @@ def test_assign(student, seeds):
                  "assign(a (3, 5) parameter, a (3, 5) array)")
     why = plan.failed("bad")
     if why is None:
-        raise AssertionError("assign(a (3, 5) parameter, a (5, 3) array) returned: it must raise ValueError "
-                             "where the shapes differ")
+        raise failure("assign(a (3, 5) parameter, a (5, 3) array) returned: it must raise ValueError where the "
+                      "shapes differ.", NO_SHAPE_CHECK)
     if "ValueError" not in why:
         raise AssertionError(f"assign(a (3, 5) parameter, a (5, 3) array): {why[:300]} (expected a ValueError)")
 

@@ -85,7 +85,8 @@ def check_generation(student, seeds, name, idx, max_new_tokens, context_size, **
     want = sample(model, idx, max_new_tokens, context_size, seed=seed, **kwargs)
     if not (isinstance(got, torch.Tensor) and got.shape == want.shape and torch.equal(got, want)):
         mistakes = {n: (lambda s=s: sample(model, idx, max_new_tokens, context_size, seed=seed, **kwargs, **s))
-                    for n, s in sampling_mistakes(kwargs.get("top_k"), kwargs.get("temperature", 0.0)).items()}
+                    for n, s in sampling_mistakes(kwargs.get("top_k"), kwargs.get("temperature", 0.0),
+                                                      kwargs.get("eos_id")).items()}
         if isinstance(got, torch.Tensor) and got.shape == want.shape[:1] + (want.shape[1] - idx.shape[1],) and \
                 torch.equal(got, want[:, idx.shape[1]:]):
             raise AssertionError(f"{what}: returned only the new tokens; the book returns idx followed by them")

@@ -17,6 +17,7 @@ NOT_ALLOWED = ("tokenizer.encode(text) without allowed_special={'<|endoftext|>'}
 NO_BATCH = "the ids returned without the batch dimension (torch.tensor(encoded).unsqueeze(0) is (1, num_tokens))"
 NOT_SQUEEZED = ("the (1, num_tokens) tensor decoded without removing the batch dimension "
                 "(token_ids.squeeze(0).tolist() is the list of ids)")
+FLOAT_IDS = "the ids as floating-point numbers (torch.tensor of Python ints is int64: leave the dtype alone)"
 NO_TIKTOKEN = ("text_tokens.py has no `import tiktoken` at the top (the stub's first lines): keep it, the grader "
                "hands your functions tiktoken's GPT-2 tokenizer through it")
 
@@ -36,8 +37,10 @@ def test_text_to_token_ids(student):
             raise failure(f"{what}: " + yours_vs_expected(yours=list(ids.shape), yours_are="shape",
                                                            expected=list(expected.shape)) + ".", NO_BATCH)
         if isinstance(ids, torch.Tensor) and ids.dtype != torch.int64:
-            raise AssertionError(f"{what}: " + yours_vs_expected(yours=ids.dtype, yours_are="dtype",
-                                                                  expected="torch.int64 (embeddings take int64 ids)"))
+            same = ids.shape == expected.shape and bool((ids.double() == expected.double()).all())
+            raise failure(f"{what}: " + yours_vs_expected(yours=ids.dtype, yours_are="dtype",
+                                                           expected="torch.int64 (embeddings take int64 ids)") + ".",
+                          FLOAT_IDS if same and ids.is_floating_point() else None)
         expect_close(ids, expected, what)
 
 
