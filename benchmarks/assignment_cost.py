@@ -1,16 +1,17 @@
-"""The efficient-attention assignment's grading cost beside chapter 3's, in one run.
+"""A later assignment's grading cost beside the one it is measured against, in one run.
 
-    python benchmarks/efficient_attention.py [--rounds 5]
+    python benchmarks/assignment_cost.py [--rounds 5]                      # efficient_attention vs ch03_attention
+    python benchmarks/assignment_cost.py --base ch04_gpt --new ch05_pretraining
 
-Each round grades the reference submission of ch03_attention and of efficient_attention (the
-reference of what it builds on beside it), in an order that alternates from round to round:
+Each round grades the reference submission of both (the reference of what each builds on beside
+it), in an order that alternates from round to round:
 - with the CLI in a fresh process (``python -m autograder grade``), measuring its wall time and
   the peak memory of its whole process tree (grader, zygote, sandboxed children: summed RSS and
   PSS, sampled every 10 ms, as benchmarks/gradescope_bundle.py does);
 - with one warm ``Grader`` (the suites imported and the reference answers cached by a first
   grading), as a class run grades every submission after the first.
-Prints the medians, efficient_attention's ratio to ch03_attention, and whether it meets the
-assignment's budget: within 1.5x chapter 3's time and under 768 MB for the process tree, counted
+Prints the medians, the new one's ratio to the base, and whether it meets the assignment's
+budget: within 1.5x the base's time and under 768 MB for the process tree, counted
 as summed PSS (what a container's memory limit counts, as the README's Gradescope figures: summed
 RSS counts the pages each forked child shares with the zygote once per process).
 """
@@ -26,17 +27,19 @@ from gradescope_bundle import _copy_submission, measure  # this folder's: the sa
 
 from autograder.grading.runner import Grader
 
-BASE, NEW = "ch03_attention", "efficient_attention"
 TIME_RATIO, PEAK_MB = 1.5, 768
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--base", default="ch03_attention", help="the assignment measured against")
+    parser.add_argument("--new", default="efficient_attention", help="the assignment measured")
     args = parser.parse_args(argv)
+    BASE, NEW = args.base, args.new
     load_start = os.getloadavg()[0]
     cli, warm = {BASE: [], NEW: []}, {BASE: [], NEW: []}
-    with tempfile.TemporaryDirectory(prefix="efficient-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="assignment-cost-") as tmp:
         folders = {}
         for name in (BASE, NEW):
             folders[name] = Path(tmp) / "submissions" / name
