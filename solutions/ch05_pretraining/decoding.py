@@ -20,7 +20,7 @@ def print_sampled_tokens(probas, inverse_vocab=None):
     is None), and returns the counts: an int64 tensor of ``len(probas)`` entries (zeros
     included) that sums to 1,000."""
     ### BEGIN SOLUTION
-    torch.manual_seed(123)
+    torch.manual_seed(123)  # as the book draws them
     sample = [torch.multinomial(probas, num_samples=1).item() for _ in range(1_000)]
     counts = torch.bincount(torch.tensor(sample), minlength=len(probas))
     for i, count in enumerate(counts.tolist()):
