@@ -6,8 +6,11 @@ from _text_data import (CASELESS, STORY, TEXTS, check_decode, encode_error_mista
                         permuted_vocab, split, split_mistakes, verdict, verdict_tokens, vocab_mistakes)
 
 from autograder.grading.kit import seed_of
+from autograder.grading.result import failure
 
 points = pytest.mark.points
+V1_UNKNOWN = ("an unknown word given an id by SimpleTokenizerV1 (version 1 raises KeyError: mapping unknown words "
+              "to <|unk|> is version 2's job)")
 
 
 @points(6)
@@ -59,6 +62,18 @@ def test_simple_tokenizer_v1_encode(student, ref):
             ids = value(reply, f"e{i}", what, encode_error_mistakes())
             expect(ids, [vocab[t] for t in split(text)], what, lambda text=text, vocab=vocab: {
                 name: [vocab.get(t, -1) for t in tokens] for name, tokens in split_mistakes(text).items()})
+    # a word missing from the vocabulary: V1 raises KeyError (the <|unk|> token is version 2's)
+    vocab, _ = _tokenizer_cases(ref)[0]
+    text = "Hello, do you like tea?"
+    reply = student.plan([{"let": "tok", "call": "simple_tokenizer.SimpleTokenizerV1", "args": [vocab]},
+                          {"let": "unk", "call": "tok.encode", "args": [text], "return": True}])
+    what = f"SimpleTokenizerV1.encode({text!r}) with The Verdict's vocabulary (no 'Hello' in it)"
+    why = reply.failed("unk")
+    if why is None:
+        raise failure(f"{what} returned {str(reply.values['unk'])[:80]}: V1 raises KeyError for a word missing from "
+                      "the vocabulary.", V1_UNKNOWN)
+    if "KeyError" not in why:
+        raise AssertionError(f"{what}: {why[:300]} (expected a KeyError)")
 
 
 @points(7)
