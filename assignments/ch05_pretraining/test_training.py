@@ -6,9 +6,10 @@ import copy
 
 import torch
 
-from losses import calc_loss_loader
+from losses import calc_loss_batch, calc_loss_loader
 from public_tests import expect_close, expect_equal
 from stand_ins import TinyGPT
+from text_tokens import text_to_token_ids, token_ids_to_text
 from training import evaluate_model, generate_and_print_sample, train_model_simple
 
 CFG = {"vocab_size": 40, "context_length": 6, "emb_dim": 8, "drop_rate": 0.5}  # ids below 40: one ASCII character each
@@ -22,7 +23,7 @@ def tiny(seed=0):
 def batches(n, seed, batch_size=2, num_tokens=5):
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, CFG["vocab_size"], (n, batch_size, num_tokens + 1), generator=g)
-    return [(row[:, :-1], row[:, 1:]) for row in ids]
+    return [(row[:, :-1].contiguous(), row[:, 1:].contiguous()) for row in ids]  # as a DataLoader stacks them
 
 
 def test_evaluate_model_in_eval_mode_and_back():
@@ -40,8 +41,9 @@ def test_sample_in_eval_mode_and_back(capsys, tokenizer):
     model = tiny()
     generate_and_print_sample(model, tokenizer, "cpu", "A")
     expect_equal(model.training, True, "model.training after generate_and_print_sample")
-    ids = generate_text_simple(model.eval(), torch.tensor([tokenizer.encode("A")]), 50, CFG["context_length"])
-    expect_equal(capsys.readouterr().out, tokenizer.decode(ids[0].tolist()).replace("\n", " ") + "\n",
+    # with your own text_to_token_ids and token_ids_to_text: a mistake there is test_text_tokens.py's to show
+    ids = generate_text_simple(model.eval(), text_to_token_ids("A", tokenizer), 50, CFG["context_length"])
+    expect_equal(capsys.readouterr().out, token_ids_to_text(ids, tokenizer).replace("\n", " ") + "\n",
                  "what generate_and_print_sample printed")
 
 
@@ -52,7 +54,8 @@ def test_training_takes_the_books_steps(tokenizer):
     torch.manual_seed(5)
     result = train_model_simple(model, train, val, optimizer, "cpu", num_epochs=2, eval_freq=2, eval_iter=1,
                                 start_context="A", tokenizer=tokenizer)
-    # the same steps written out: the book's order, an evaluation after steps 0, 2 and 4
+    # the same steps written out: the book's order, an evaluation after steps 0, 2 and 4 (with your own
+    # calc_loss_batch and calc_loss_loader: a mistake in losses.py is test_losses.py's to show)
     opt = torch.optim.AdamW(mine.parameters(), lr=0.01, weight_decay=0.1)
     torch.manual_seed(5)
     expected, seen, step = ([], [], []), 0, 0
@@ -60,7 +63,7 @@ def test_training_takes_the_books_steps(tokenizer):
         mine.train()
         for x, y in train:
             opt.zero_grad()
-            torch.nn.functional.cross_entropy(mine(x).flatten(0, 1), y.flatten()).backward()
+            calc_loss_batch(x, y, mine, "cpu").backward()   # your own loss: this test judges the training
             opt.step()
             seen += x.numel()
             if step % 2 == 0:

@@ -22,7 +22,7 @@ def batches(n, batch_size=2, num_tokens=5, seed=1):
     """``n`` (input, target) pairs of token ids, the targets shifted by one as chapter 2's loader makes them."""
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, CFG["vocab_size"], (n, batch_size, num_tokens + 1), generator=g)
-    return [(row[:, :-1], row[:, 1:]) for row in ids]
+    return [(row[:, :-1].contiguous(), row[:, 1:].contiguous()) for row in ids]  # as a DataLoader stacks them
 
 
 def cross_entropy(model, pairs):
