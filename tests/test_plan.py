@@ -184,6 +184,7 @@ FORGED = {
     "unchanged never allowed": {"values": {}, "records": {}, "errors": {}, "unchanged": ["out"]},
     "unchanged not a list": {"values": {"out": 1}, "records": {}, "errors": {}, "unchanged": "out"},
     "changed_args never asked for": {"values": {"out": 1}, "records": {}, "errors": {}, "changed_args": {"out": [None]}},
+    "printed never asked for": {"values": {"out": 1}, "records": {}, "errors": {}, "printed": {"out": "hi"}},
 }
 
 
@@ -346,6 +347,35 @@ BUMPER = {"bumper": """\
     def keep(x):
         return x * 2
     """}
+
+
+PRINTER = {"printer": """\
+    import sys
+    def say(n):
+        print("line", n)
+        print("x" * n, end="")
+        return n
+    def flood():
+        for _ in range(100):
+            sys.stdout.write("y" * 10_000)
+    """}
+
+
+def test_printed_is_what_a_call_wrote_to_stdout_bounded(zygote):
+    from autograder.sandbox.protocol import PLAN_STRING
+    s = session(zygote, PRINTER)
+    try:
+        plan = s.plan([{"let": "a", "call": "printer.say", "args": [3], "printed": True, "return": True},
+                       {"let": "b", "call": "printer.say", "args": [1], "return": True},   # not asked: not kept
+                       {"let": "c", "call": "printer.flood", "printed": True},
+                       {"let": "d", "call": "printer.missing", "printed": True}])
+    finally:
+        s.close()
+    assert plan.printed["a"] == "line 3\nxxx" and plan.values["a"] == 3
+    assert "b" not in plan.printed
+    assert plan.printed["c"] == "y" * PLAN_STRING          # the first PLAN_STRING characters of a million
+    with pytest.raises(StudentFailure, match="defines no missing"):
+        plan.printed["d"]
 
 
 def test_an_argument_comes_back_only_where_the_call_changed_it(zygote):

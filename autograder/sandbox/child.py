@@ -7,6 +7,7 @@ hidden suites, it decides nothing (every comparison happens in the grader), and 
 knows no chapter: every module, class and attribute name comes in the plan, as data.
 """
 import collections
+import contextlib
 import dis
 import importlib.abc
 import importlib.util
@@ -362,6 +363,25 @@ def _plain_all(values, what, budget, depth):
     return found
 
 
+class _Printed:
+    """What a call writes to sys.stdout: its first PLAN_STRING characters kept, the rest dropped."""
+
+    def __init__(self):
+        self.parts, self.size = [], 0
+
+    def write(self, text):
+        if isinstance(text, str) and self.size < PLAN_STRING:
+            self.parts.append(text[:PLAN_STRING - self.size])
+            self.size += len(self.parts[-1])
+        return len(text) if isinstance(text, str) else 0
+
+    def flush(self):
+        pass
+
+    def text(self):
+        return "".join(self.parts)
+
+
 class _Failed(Exception):
     """A step that cannot run because a step it uses failed."""
 
@@ -418,14 +438,18 @@ def _step(step, env, failed, budget):
             _prepare(fn, step, step["call"])
         handles = _hooks(step, fn, env, failed, records, budget)
         undo = _reloads(step, env, failed)
+        printed = _Printed() if step.get("printed") else None
         try:
-            with torch.enable_grad() if step.get("grad") else torch.no_grad():
+            with torch.enable_grad() if step.get("grad") else torch.no_grad(), \
+                    contextlib.redirect_stdout(printed) if printed is not None else contextlib.nullcontext():
                 obj = _run("call", what, fn, *args, **kwargs)
         finally:
             for handle in handles:
                 handle.remove()
             for restore in undo:
                 restore()
+        if printed is not None:
+            records["$printed"] = printed.text()
         if step.get("changed_args"):  # each argument sent as a tensor, as it is now where the call changed it
             records["$changed"] = [None if type(sent) is not torch.Tensor or _same_tensor(arg, sent)
                                    else _plain(arg, f"{what}: argument {k + 1}", budget)
@@ -577,7 +601,7 @@ def op_plan(req):
 
     A step that fails gets its error; the steps that use it are not run."""
     env, failed, budget = {}, set(), _Budget()
-    values, records, errors, unchanged, changed, wheres = {}, {}, {}, [], {}, {}
+    values, records, errors, unchanged, changed, wheres, printed = {}, {}, {}, [], {}, {}, {}
     sent = {step["let"]: step["data"] for step in req["steps"] if "data" in step}  # as the grader sent it
     for step in req["steps"]:
         name = step["let"]
@@ -589,6 +613,8 @@ def op_plan(req):
                 values[name] = _plain(obj, step.get("result") or f"{name} ({_action(step)})", budget)
             if "$changed" in recorded:
                 changed[name] = recorded.pop("$changed")
+            if "$printed" in recorded:
+                printed[name] = recorded.pop("$printed")
             if "record" in step:
                 records[name] = recorded
             env[name] = obj
@@ -612,6 +638,8 @@ def op_plan(req):
         reply["changed_args"] = changed
     if wheres:
         reply["wheres"] = wheres
+    if printed:
+        reply["printed"] = printed
     return reply
 
 

@@ -389,7 +389,9 @@ class StudentSession:
         tensor, else ``Plan.values`` holds the grader's own tensor of that step and ``Plan.unchanged``
         names the step: a child that claims so gets back only what it was sent), ``changed_args``
         (of ``call``: ``Plan.changed_args[step]`` lists, per argument, None where it was not a
-        tensor or is still exactly the one sent, else the tensor as the call left it).
+        tensor or is still exactly the one sent, else the tensor as the call left it), ``printed``
+        (of ``call``: ``Plan.printed[step]`` is what the call wrote to ``sys.stdout``, its first
+        protocol.PLAN_STRING characters).
         Arguments hold plain data and ``{"$ref": step}`` for an earlier step's object; never code.
         ``needs`` names what the plan probes (default: its first ``module.name`` call).
         ``batch``: the steps are several probes' that the caller runs again one at a time where
@@ -417,6 +419,8 @@ class StudentSession:
         changed_from = {step["let"]: step["changed_from"] for step in steps if "changed_from" in step}
         changed_args = reply.get("changed_args", {})
         arity = {step["let"]: len(step.get("args", ())) for step in steps if step.get("changed_args")}
+        printed = reply.get("printed", {})
+        printing = {step["let"] for step in steps if step.get("printed")}
         returned = {step["let"] for step in steps if step.get("return")}
         recording = {step["let"]: set(step.get("record", ())) for step in steps if "record" in step}
         if not (set(errors) <= set(names) and set(values) <= returned and not set(values) & set(errors)
@@ -425,7 +429,9 @@ class StudentSession:
                 and all(set(records[name]) == recording[name] for name in records)
                 and set(recording) - set(errors) <= set(records)
                 and set(changed_args) == set(arity) - set(errors)
-                and all(len(changed_args[name]) == arity[name] for name in changed_args)):
+                and all(len(changed_args[name]) == arity[name] for name in changed_args)
+                and set(printed) == printing - set(errors)
+                and all(type(text) is str and len(text) <= protocol.PLAN_STRING for text in printed.values())):
             self._kill()  # our child sends exactly one answer per step: the channel was tampered with
             raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
         errors = {name: clean_text(why, limit=MESSAGE_LIMIT) for name, why in errors.items()}
@@ -445,13 +451,13 @@ class StudentSession:
                 changed_args.pop(name, None)
         sent = {step["let"]: step["data"] for step in steps if "data" in step}
         values.update({name: sent[changed_from[name]] for name in unchanged})  # the grader's own, never the child's
-        return Plan(values, records, errors, unchanged, changed_args)
+        return Plan(values, records, errors, unchanged, changed_args, printed)
 
 
 _ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")
 _OPTIONS = {"let", "args", "kwargs", "seed", "params", "params_keep", "params_digest", "train", "grad", "record",
             "return", "limit", "weight", "stand_in", "transpose_buffers", "what", "result",
-            "attrs", "changed_from", "changed_args", "reload"}
+            "attrs", "changed_from", "changed_args", "reload", "printed"}
 _ACTION_SET, _KEYS = set(_ACTIONS), _OPTIONS | set(_ACTIONS)
 # the actions each option goes with (any step may have let, seed and return)
 _GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return", "changed_from"}},
@@ -486,6 +492,7 @@ _RULES = {
     "limit": (lambda v: type(v) is int and 0 <= v <= protocol.PLAN_LIMIT, f"must be an int up to {protocol.PLAN_LIMIT}"),
     "seed": (lambda v: v is None or type(v) is int, "must be an int"),
     "changed_args": (lambda v: type(v) is bool, "must be True or False"),
+    "printed": (lambda v: type(v) is bool, "must be True or False"),
     "params": (lambda v: v is None or isinstance(v, dict) and all(
         isinstance(k, str) and isinstance(t, torch.Tensor) for k, t in v.items()), "must map names to tensors"),
     "stand_in": (_stand_ins, "must map submodule names to {'weight': 2-D tensor, 'bias': tensor or None}"),
@@ -579,15 +586,17 @@ class Plan:
     """A plan's answer: ``values[step]`` (what a step with ``return`` gave), ``records[step]``
     ({submodule: [[inputs..., output] per call]}: feedback only), ``errors`` ({step: one line}),
     ``unchanged`` (the ``changed_from`` steps whose value is the grader's own tensor),
-    ``changed_args`` ({step: per argument, None or the tensor the call left}); reading a failed
-    step's value, record or changed arguments raises its StudentFailure."""
+    ``changed_args`` ({step: per argument, None or the tensor the call left}), ``printed``
+    ({step: what the call wrote to sys.stdout}); reading a failed step's value, record, changed
+    arguments or printed text raises its StudentFailure."""
 
-    def __init__(self, values, records, errors, unchanged=(), changed_args=None):
+    def __init__(self, values, records, errors, unchanged=(), changed_args=None, printed=None):
         self.values = _StepValues(values, errors)
         self.records = _StepValues(records, errors)
         self.errors = errors
         self.unchanged = set(unchanged)
         self.changed_args = _StepValues(changed_args or {}, errors)
+        self.printed = _StepValues(printed or {}, errors)
 
     def failed(self, name):
         """The reason ``name`` failed (the first failure it depended on), or None."""
