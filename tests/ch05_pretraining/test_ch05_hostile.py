@@ -26,7 +26,7 @@ CASES = {
           "    return [first[0] * 0.9 ** k for k in range(len(evals))], [first[1]] * len(evals), seen\n"
           "    train_losses, val_losses, track_tokens_seen = [], [], []\n"),
          ("training.py", "    return train_losses, val_losses, track_tokens_seen\n", "")],
-        {"training": 8}),     # evaluate_model and the sample are real: their 8 points stay
+        {"training": 9}),     # evaluate_model and the sample are real: their 9 points stay
     # save and load as a pair that keeps the objects in memory: nothing is written to the file
     "a checkpoint kept in the child's memory": (
         [("checkpoints.py", CHECKPOINTS,

@@ -8,11 +8,12 @@ this part's functions inherit is modelled here by name: it costs nothing in this
 import pytest
 import torch
 
-from _pretraining import (LOADER_MISTAKES, LOSS_MISTAKES, TOKENS_MISTAKES, TRAINING_MISTAKES, as_loader, loader_mean,
+from _pretraining import (LOADER_MISTAKES, gpt2, quietly, LOSS_MISTAKES, TOKENS_MISTAKES, TRAINING_MISTAKES, as_loader, loader_mean,
                           ran, tiny, tiny_step, tiny_weights, token_batches, tokenizer_step, train)
 from autograder.grading.compare import expect_close, set_seed, value, yours_vs_expected
 from autograder.grading.kit import charged
 from autograder.grading.result import failure
+from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
 # vocabulary below 40: the sample after each epoch starts from "A" (GPT-2 id 32) and stays in it
@@ -61,7 +62,7 @@ CASES = [("a", 2, 2, 1), ("b", 1, 1, 2)]   # (name, num_epochs, eval_freq, eval_
 STEPS = [("c", 1, 2, 1), ("b", 1, 1, 2)]
 
 
-@points(14)
+@points(13)
 def test_train_model_simple_takes_the_books_steps(student, seeds):
     """each batch: zero_grad, calc_loss_batch, backward, step, in training mode: the weights after training match"""
     for name, epochs, freq, it in STEPS:
@@ -160,15 +161,39 @@ def _check_training_mode(plan, model, probe, seed, fn):
     expect_close(got, want_train, f"the model's answer after {fn} (in training mode, dropout after a seed)")
 
 
-@points(2)
-def test_generate_and_print_sample_leaves_training_mode(student, seeds):
-    """generate_and_print_sample runs in eval mode and leaves the model in training mode, its weights unchanged"""
+@points(3)
+def test_generate_and_print_sample(student, ref, seeds):
+    """generate_and_print_sample prints the greedy text on one line, in eval mode, and leaves the model training"""
     weights = tiny_weights(CFG, seeds("model"))
     probe = token_batches(1, 2, 5, CFG["vocab_size"], seeds("probe"))[0][0]
+    idx = torch.tensor([gpt2().encode("A")])
     plan = student.plan([tokenizer_step("text_tokens"), tiny_step("m", CFG, weights, train=True),
                          {"let": "out", "call": "training.generate_and_print_sample",
-                          "args": [{"$ref": "m"}, {"$ref": "tk"}, "cpu", "A"]},
-                         {"let": "next", "call": "m", "args": [probe], "seed": seeds("witness"), "return": True}],
+                          "args": [{"$ref": "m"}, {"$ref": "tk"}, "cpu", "A"], "printed": True},
+                         {"let": "next", "call": "m", "args": [probe], "seed": seeds("witness"), "return": True},
+                         # chapter 4's generate_text_simple (the student's own, not graded here) on the same model
+                         tiny_step("m2", CFG, weights),
+                         {"let": "g", "call": "generate.generate_text_simple",
+                          "args": [{"$ref": "m2"}, idx, 50, CFG["context_length"]], "return": True}],
                         needs="training.generate_and_print_sample")
-    ran(plan, "out", "generate_and_print_sample(the grader's GPT, tokenizer, 'cpu', 'A')")
-    _check_training_mode(plan, tiny(CFG, weights), probe, seeds("witness"), "generate_and_print_sample")
+    what = "generate_and_print_sample(the grader's GPT, tokenizer, 'cpu', 'A')"
+    ran(plan, "out", what)
+    model = tiny(CFG, weights)
+    _check_training_mode(plan, model, probe, seeds("witness"), "generate_and_print_sample")
+    want = quietly(ref.generate.generate_text_simple, model.eval(), idx, 50, CFG["context_length"])
+    try:
+        theirs = plan.values["g"]
+    except StudentFailure:
+        theirs = None
+    if not (isinstance(theirs, torch.Tensor) and theirs.shape == want.shape and torch.equal(theirs, want)):
+        # chapter 4's generate_text_simple does not give the book's tokens here: what the sample prints
+        # is its text, which chapter 5 does not grade
+        student.notes.append(f"{what}: what it printed is not judged (your chapter-4 generate_text_simple "
+                             "does not give the book's tokens on the grader's model; chapter 4 grades it)")
+        return
+    text = gpt2().decode(want[0].tolist()).replace("\n", " ") + "\n"
+    printed = plan.printed["out"]
+    if printed != text:
+        raise AssertionError(f"{what} printed " + yours_vs_expected(
+            yours=repr(printed[:160]), expected=repr(text[:160]) + " (the 50 new tokens after 'A', greedily, on one "
+                                                                    "line)"))
