@@ -133,13 +133,13 @@ def attention_weights(names, d, seed):
 
 def mha_forward(x, w, *, num_heads, dropout=0.0, seed=None, scale="head", softmax_dim=-1, mask_diagonal=1,
                 fill=-torch.inf, post_mask=False, causal=True, split="transpose", merge="transpose", out_proj=True,
-                dropout_on="weights", swap_qk=False, keys_from="W_key"):
+                dropout_on="weights", swap_qk=False, keys_from="W_key", values_from="W_value"):
     """Chapter 3's MultiHeadAttention with the weights ``w`` (by parameter name; a bias ``w`` lacks
     is none) on x of shape (b, T, d), made with the switched mistakes; dropout after ``set_seed(seed)``."""
     def linear(t, layer):
         return F.linear(t, w[f"{layer}.weight"], w.get(f"{layer}.bias"))
 
-    q, k, v = linear(x, "W_query"), linear(x, keys_from), linear(x, "W_value")
+    q, k, v = linear(x, "W_query"), linear(x, keys_from), linear(x, values_from)
     b, T, d_out = q.shape
     hd = d_out // num_heads
 
@@ -182,6 +182,7 @@ def attention_mistakes(num_heads, dropout):
         "softmax over the wrong dimension (dim=0, the batch; use dim=-1)": dict(softmax_dim=0),
         "keys @ queries.T instead of queries @ keys.T (the scores transposed)": dict(swap_qk=True),
         "the keys projected with W_query (copy-paste: keys = self.W_query(x))": dict(keys_from="W_query"),
+        "the values projected with W_key (copy-paste: values = self.W_key(x))": dict(values_from="W_key"),
         "the mask also hides the diagonal (use triu(..., diagonal=1))": dict(mask_diagonal=0),
         "masked scores filled with 0 instead of -inf": dict(fill=0.0),
         "no causal mask": dict(causal=False),
