@@ -211,7 +211,7 @@ TOKENS_MISTAKES = {
 
 # -- sampling, the book's way and with switched mistakes (charged in decoding) ---------------------
 def sample(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None, eos_id=None, seed=None, *,
-           crop=True, k_kept=None, temperature_after=False, temperature_times=False, keep_equal=True, eos_kept=False):
+           crop=True, temperature_after=False, temperature_times=False, keep_equal=True, eos_kept=False):
     """Listing 5.4 in the grader on ``model`` (in the mode it is in), after ``set_seed(seed)``."""
     if seed is not None:
         set_seed(seed)
@@ -219,8 +219,7 @@ def sample(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None
         with torch.no_grad():
             logits = model(idx[:, -context_size:] if crop else idx)[:, -1, :]
         if top_k is not None:
-            k = top_k if k_kept is None else k_kept
-            kth = torch.topk(logits, k).values[:, -1:]
+            kth = torch.topk(logits, top_k).values[:, -1:]
             logits = logits.masked_fill(logits < kth if keep_equal else logits <= kth, float("-inf"))
         if temperature > 0.0:
             if temperature_after:
@@ -295,7 +294,8 @@ def loaded(ref, cfg, params, seed):
         before = {k: v.detach().clone() for k, v in gpt.named_parameters()}
         ref.checkpoints.load_weights_into_gpt(gpt, _as_numpy(params))
         return {k: v.detach().clone() for k, v in gpt.named_parameters()}, before
-    return once(("ch05 loaded", ref.checkpoints.load_weights_into_gpt, repr(sorted(cfg.items())), seed), compute)
+    return once(("ch05 loaded", ref.checkpoints.load_weights_into_gpt, repr(sorted(cfg.items())), seed,
+                 params["wte"].numpy().tobytes()), compute)
 
 
 def _qkv(found, fn):
