@@ -157,3 +157,11 @@ def describe(result):
 def part_points(result):
     """{part: points} as the suites award them (the one place points live), from a full-marks result."""
     return {part: most for part, (_, most) in result["extra_data"]["parts"].items()}
+
+
+def grade_sources(grader, assignment, folder, sources):
+    """``sources`` ({file name: text}) written into a new ``folder`` and graded as ``assignment``."""
+    folder.mkdir(parents=True)
+    for filename, text in sources.items():
+        (folder / filename).write_text(text)
+    return grader.grade(folder, assignment)

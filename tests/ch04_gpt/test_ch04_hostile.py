@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from banks import describe, edited_sources, load, mutated_sources, reference_sources
+from banks import describe, edited_sources, grade_sources, load, mutated_sources, reference_sources
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -44,12 +44,6 @@ CASES = {
 BUDGET_S = 60 + 30  # the session's budget a submission, and room for the restarts after a kill
 
 
-def _grade(grader, folder, sources):
-    folder.mkdir(parents=True)
-    for filename, text in sources.items():
-        (folder / filename).write_text(text)
-    return grader.grade(folder, A)
-
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_hostile_chapter_4_submission_costs_bounded_time_and_nothing_else(grader, tmp_path, name):
@@ -58,7 +52,7 @@ def test_hostile_chapter_4_submission_costs_bounded_time_and_nothing_else(grader
     assert sources[f"{module}.py"].count(old) == 1, name
     sources[f"{module}.py"] = sources[f"{module}.py"].replace(old, new)
     start = time.monotonic()
-    result = _grade(grader, tmp_path / "hostile" / A, sources)
+    result = grade_sources(grader, A, tmp_path / "hostile" / A, sources)
     elapsed = time.monotonic() - start
     assert elapsed < BUDGET_S, f"{name}: graded in {elapsed:.0f} s"
     parts = result["extra_data"]["parts"]
@@ -67,7 +61,7 @@ def test_hostile_chapter_4_submission_costs_bounded_time_and_nothing_else(grader
     failed = [t for t in result["tests"] if t["status"] != "passed"]
     assert all(t["output"].strip() and "internal grader error" not in t["output"] for t in failed), describe(result)
     # the next honest submission is graded as before
-    assert _grade(grader, tmp_path / "honest" / A, reference_sources(A))["score"] == 100
+    assert grade_sources(grader, A, tmp_path / "honest" / A, reference_sources(A))["score"] == 100
 
 
 # Exercise 4.2 without the work (issue 35): the GPT-2 sizes answered 0, and a marker that makes every
@@ -109,7 +103,7 @@ def test_exercise_4_2_earns_nothing_from_a_marker_that_changes_the_students_own_
     text = sources["exercises.py"]
     start, end = text.index("def gpt_parameter_count(cfg):"), text.index("class TransformerBlockSeparateDropout")
     sources["exercises.py"] = text[:start] + COUNTS_WITHOUT_THE_WORK + text[end:]
-    result = _grade(grader, tmp_path / "marker" / A, sources)
+    result = grade_sources(grader, A, tmp_path / "marker" / A, sources)
     counts = [t for t in result["tests"] if t["name"].startswith(COUNTS_CHECK)]
     assert len(counts) == 1 and counts[0]["score"] == 0, describe(result)
     assert "1,637,792,000" in counts[0]["output"] or "406,212,608" in counts[0]["output"], describe(result)
@@ -189,7 +183,7 @@ WITHOUT_THE_WORK = {
 @pytest.mark.parametrize("name", list(WITHOUT_THE_WORK))
 def test_exercises_4_1_and_4_3_earn_nothing_from_the_childs_agreement_with_itself(grader, tmp_path, name):
     check, edits = WITHOUT_THE_WORK[name]
-    result = _grade(grader, tmp_path / "forged" / A, edited_sources(A, edits))
+    result = grade_sources(grader, A, tmp_path / "forged" / A, edited_sources(A, edits))
     forged = [t for t in result["tests"] if t["name"].startswith(check)]
     assert len(forged) == 1 and forged[0]["score"] == 0, f"{name}: {describe(result)}"
     assert forged[0]["output"].strip() and "internal grader error" not in forged[0]["output"], describe(result)
@@ -205,7 +199,7 @@ SUBCLASS_WITH = ["post-LayerNorm block", "the first shortcut missing", "dropout 
 def test_4_3_on_the_students_own_wrong_block_is_charged_once(grader, tmp_path, name):
     mutant = next(m for m in load(A, "mutants").MUTANTS if m.name == name)
     sources = {**mutated_sources(A, mutant), "exercises.py": load(A, "alternatives").VARIANTS["exercises"]["subclass"]}
-    result = _grade(grader, tmp_path / "subclass" / A, sources)
+    result = grade_sources(grader, A, tmp_path / "subclass" / A, sources)
     parts = result["extra_data"]["parts"]
     assert {p for p, (got, most) in parts.items() if got < most} == {"transformer_block"}, describe(result)
     block = next(t for t in result["tests"] if t["name"].startswith("exercises: 4.3:"))
@@ -234,7 +228,7 @@ WRONG_41 = {
 
 @pytest.mark.parametrize("name", list(WRONG_41))
 def test_4_1_credits_a_mistakes_count_only_where_the_module_makes_it(grader, tmp_path, name):
-    result = _grade(grader, tmp_path / "wrong" / A, edited_sources(A, WRONG_41[name]))
+    result = grade_sources(grader, A, tmp_path / "wrong" / A, edited_sources(A, WRONG_41[name]))
     counts = next(t for t in result["tests"] if t["name"].startswith("exercises: 4.1:"))
     assert counts["score"] == 0, f"{name}: {describe(result)}"
 
@@ -253,7 +247,7 @@ def test_a_count_made_on_the_students_own_wrong_model_is_charged_once(grader, tm
     and credits it only because that part lost points); the mistake costs its own part only."""
     mutant = next(m for m in load(A, "mutants").MUTANTS if m.name == name)
     sources = {**mutated_sources(A, mutant), "exercises.py": load(A, "alternatives").VARIANTS["exercises"]["meta"]}
-    result = _grade(grader, tmp_path / "meta" / A, sources)
+    result = grade_sources(grader, A, tmp_path / "meta" / A, sources)
     parts = result["extra_data"]["parts"]
     assert {p for p, (got, most) in parts.items() if got < most} == set(mutant.parts), describe(result)
     counts = next(t for t in result["tests"] if t["name"].startswith(COUNTS_CHECK))
@@ -340,7 +334,7 @@ FORGED = {
 @pytest.mark.parametrize("name", list(FORGED))
 def test_a_check_earns_nothing_from_the_childs_agreement_with_itself(grader, tmp_path, name):
     checks, edits = FORGED[name]
-    result = _grade(grader, tmp_path / "forged" / A, edited_sources(A, edits))
+    result = grade_sources(grader, A, tmp_path / "forged" / A, edited_sources(A, edits))
     forged = [t for t in result["tests"] if t["name"].startswith(tuple(checks))]
     assert len(forged) >= len(checks), describe(result)
     earned = [f"{t['name']} [{t['score']}/{t['max_score']}]" for t in forged if t["score"]]

@@ -23,3 +23,12 @@ def test_the_chapter_5_bundle_grades_a_submission_and_the_engine_runs_its_stand_
         "        return self.out_head(x)", "        return self.out_head(x) * 0")
     result, _ = run_bundle(bundle, tmp_path / "gs", lambda s: place(s, correct), isolation="off")
     assert result["score"] == 100, [(t["name"], t["output"][:200]) for t in result["tests"] if t["status"] != "passed"]
+
+
+def test_the_verdict_is_chapter_2s_byte_for_byte():
+    """Chapter 5 ships The Verdict as data of its own (a manifest's data lives in its solutions/): the
+    same bytes as chapter 2's, which the book's numbers (5,145 tokens, the losses) depend on."""
+    ch02, ch05 = (ROOT / "solutions" / name / "the-verdict.txt" for name in ("ch02_text_data", "ch05_pretraining"))
+    assert ch05.read_bytes() == ch02.read_bytes()
+    assert (ROOT / "solutions" / "ch05_pretraining" / ".gitattributes").read_text() == \
+        (ROOT / "solutions" / "ch02_text_data" / ".gitattributes").read_text()

@@ -9,7 +9,7 @@ so that every answer agrees with itself, and a chapter-4 generate_text_simple th
 """
 import pytest
 
-from banks import edited_sources, reference_sources
+from banks import edited_sources, grade_sources, reference_sources
 
 A = "ch05_pretraining"
 TRAIN_BODY = "    train_losses, val_losses, track_tokens_seen = [], [], []\n"
@@ -49,17 +49,11 @@ CASES = {
 }
 
 
-def _grade(grader, folder, sources):
-    folder.mkdir(parents=True)
-    for filename, text in sources.items():
-        (folder / filename).write_text(text)
-    return grader.grade(folder, A)
-
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_a_faked_piece_of_work_earns_nothing(grader, tmp_path, name):
     edits, parts = CASES[name]
-    result = _grade(grader, tmp_path / "s", edited_sources(A, edits))
+    result = grade_sources(grader, A, tmp_path / "s", edited_sources(A, edits))
     got = {part: earned for part, (earned, _) in result["extra_data"]["parts"].items()}
     full = {part: total for part, (_, total) in result["extra_data"]["parts"].items()}
     if parts is None:  # the patch reaches every check that runs a stand-in GPT: only what needs none stays
@@ -77,5 +71,5 @@ def test_a_wrong_chapter_4_generate_costs_nothing_here(grader, tmp_path):
     old = "idx_next = torch.argmax(probas, dim=-1, keepdim=True)"
     assert sources["generate.py"].count(old) == 1
     sources["generate.py"] = sources["generate.py"].replace(old, "idx_next = torch.argmin(probas, dim=-1, keepdim=True)")
-    result = _grade(grader, tmp_path / "s", sources)
+    result = grade_sources(grader, A, tmp_path / "s", sources)
     assert result["score"] == result["max_score"], result["extra_data"]["parts"]
