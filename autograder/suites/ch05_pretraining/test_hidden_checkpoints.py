@@ -76,7 +76,11 @@ def resume_plan(seeds, save, load):
              *steps("m", "opt", x, weight, 2, seeds("drop"), "a"), *save(path),
              tiny_step("m2", CFG, tiny_weights(CFG, seeds("other")), train=False), *optimizer_step("opt2", "m2"),
              *load(path), *steps("m2", "opt2", x, weight, 2, seeds("drop") + 2, "b"),
-             {"let": "after", "parameters": "m2", "return": True}])
+             {"let": "after", "parameters": "m2", "return": True},
+             # a child without a private root writes to the machine's own /tmp: it removes its file
+             # (torch.serialization's os, reached through checkpoints.py's `import torch`)
+             {"let": "removed", "call": "checkpoints.torch.serialization.os.remove", "args": [path],
+              "what": f"removing {path}"}])
 
 
 def judge(plan, seeds, what):
