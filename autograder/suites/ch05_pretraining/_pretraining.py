@@ -242,7 +242,7 @@ def sampling_mistakes(top_k, temperature, eos_id=None):
     if eos_id is not None:
         found["eos_id appended before stopping (the book stops before appending it)"] = dict(eos_kept=True)
     if top_k is not None and top_k > 1:
-        found["top-k keeps k - 1 tokens (the k-th largest logit stays: mask logits < top_logits[:, -1])"] = \
+        found["top-k keeps k - 1 tokens (masking logits <= the k-th largest drops it too: mask logits < top_logits[:, -1])"] = \
             dict(keep_equal=False)
     if temperature > 0:
         found["the temperature applied after the softmax (divide the logits by it, then softmax)"] = \
