@@ -111,18 +111,27 @@ def test_the_cli_forks_no_zygote_where_children_need_a_python_nobody_reaches(tmp
     assert json.loads((tmp_path / "r.json").read_text())["score"] == 100
 
 
-@pytest.mark.parametrize("folder, loaded", [("ch03_attention", False), ("ch04_gpt", True), ("alice", False)])
-def test_the_zygote_loads_tiktoken_only_where_an_assignment_uses_it(tmp_path, folder, loaded):
-    """One submission: tiktoken's encoding (~0.3 s) is loaded for the children where the
-    folder's assignment uses it (its manifest's support); chapter 3 does not, also where its
-    folder is not named after it (alice/: found from the modules before the zygote starts)."""
-    if folder == "ch04_gpt":  # its modules, and the two of chapter 3 it builds on
-        submission = tmp_path / folder
-        shutil.copytree(SOLUTIONS / "ch04_gpt", submission, ignore=shutil.ignore_patterns("test_*", "conftest.py"))
-        for name in ("causal_attention.py", "multihead_attention.py"):
-            shutil.copy(SOLUTIONS / "ch03_attention" / name, submission)
-    else:
-        submission = _student(tmp_path / folder)
+# A module each warm-up loads and nothing else in a zygote does: the zygote holds it only where a
+# manifest of the graded assignments asks for that warm-up (a warm-up without one fails here).
+WARM_MARKERS = {"tiktoken": "tiktoken", "optimizer": "torch._dynamo"}
+
+
+@pytest.mark.parametrize("assignment, folder", [("ch03_attention", "ch03_attention"), ("ch04_gpt", "ch04_gpt"),
+                                                ("ch05_pretraining", "ch05_pretraining"), ("ch03_attention", "alice")])
+def test_the_zygote_warms_only_what_the_assignments_checks_use(tmp_path, assignment, folder):
+    """One submission: the zygote prepares for its children only the warm-ups its assignment's
+    manifest asks for (course.warm_ups: tiktoken's encoding, ~0.3 s, where its support has
+    tiktoken_offline.py; an optimizer, ~2 s of torch._dynamo, where ``warm`` names it); chapter 3
+    pays for neither, also where its folder is not named after it (alice/: found from the modules
+    before the zygote starts)."""
+    from autograder.grading import course
+    from autograder.sandbox.zygote import WARM_UPS
+    assert set(WARM_MARKERS) == set(WARM_UPS), "give each warm-up a module only it loads"
+    submission = tmp_path / folder
+    wanted = course.get(assignment)
+    submission.mkdir()
+    for hand_in in wanted.hand_in:  # its modules, and those of earlier assignments it builds on
+        shutil.copy(course.get(hand_in.assignment).solutions / hand_in.file, submission)
     records = tmp_path / "records"
     records.mkdir()
     env = {**os.environ, SECRET: "unused", "SALT": "0", "AUTOGRADER_UNSAFE_SAME_UID": "1"}
@@ -131,4 +140,5 @@ def test_the_zygote_loads_tiktoken_only_where_an_assignment_uses_it(tmp_path, fo
     assert run.returncode == 0, run.stderr[-2000:]
     [record] = [json.loads(p.read_text()) for p in records.iterdir()]
     assert record["score"] == 100
-    assert ("tiktoken" in record["zygote"]["modules"]) == loaded
+    held = {name for name, marker in WARM_MARKERS.items() if marker in record["zygote"]["modules"]}
+    assert held == wanted.warm_ups, f"the zygote warmed {sorted(held)}, the manifest asks for {sorted(wanted.warm_ups)}"

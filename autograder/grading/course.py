@@ -5,7 +5,9 @@ its graded parts in order (part P is graded by ``test_hidden_P.py`` beside it), 
 students write (masters in ``solutions/<name>/``), the data files beside those masters that
 ship byte for byte with the stubs, the release and the grader (``data``, e.g. a text the
 chapter reads), the engine's support modules students run too (``support``, e.g.
-tiktoken_offline.py) and the modules of earlier assignments it imports (``[builds_on]``). Points live on the hidden checks themselves. Nothing else in the
+tiktoken_offline.py), the modules of earlier assignments it imports (``[builds_on]``) and what
+the grader's zygote warms up for its children beyond torch's operators (``warm``, from
+``zygote.WARM_UPS``: an optimizer, say). Points live on the hidden checks themselves. Nothing else in the
 engine names a chapter.
 
 The course lives under ``ROOT`` (the repository, or ``$AUTOGRADER_COURSE``: the tests build a
@@ -56,11 +58,13 @@ class Assignment:
     root: Path
     data: tuple = ()    # file names in solutions/<name>/ shipped byte for byte (stubs, release, grader)
     support: tuple = () # engine modules (autograder/support/<file>) copied beside the stubs: set-up students run too
+    warm: tuple = ()    # the zygote's warm-ups its checks use (zygote.WARM_UPS), besides tiktoken's
 
     @property
-    def uses_tiktoken(self):
-        """Its students' code uses tiktoken's GPT-2 encoding (the grader's zygote loads it for them)."""
-        return "tiktoken_offline.py" in self.support
+    def warm_ups(self) -> frozenset:
+        """What the grader's zygote prepares for this assignment's children: the manifest's
+        ``warm``, and tiktoken's GPT-2 encoding where its students' code uses tiktoken."""
+        return frozenset(self.warm) | ({"tiktoken"} if "tiktoken_offline.py" in self.support else set())
 
     @property
     def solutions(self):
@@ -146,7 +150,7 @@ def load(folder, root=None):
         raise CourseError(f"{where}: cannot be read ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise CourseError(f"{where}: not valid TOML ({exc})") from None
-    unknown = sorted(set(data) - {"title", "parts", "modules", "builds_on", "data", "support"})
+    unknown = sorted(set(data) - {"title", "parts", "modules", "builds_on", "data", "support", "warm"})
     if unknown:
         raise CourseError(f"{where}: unknown key(s) {', '.join(unknown)}")
     if not isinstance(data.get("title"), str) or not data["title"].strip():
@@ -155,13 +159,18 @@ def load(folder, root=None):
     modules = _strings(data.get("modules"), "modules", where)
     files = _strings(data["data"], "data", where) if "data" in data else ()
     support = _strings(data["support"], "support", where) if "support" in data else ()
+    warm = _strings(data["warm"], "warm", where) if "warm" in data else ()
+    from ..sandbox.zygote import WARM_UPS
+    if set(warm) - set(WARM_UPS):
+        raise CourseError(f"{where}: `warm` names {', '.join(sorted(set(warm) - set(WARM_UPS)))}: the zygote "
+                          f"knows {', '.join(WARM_UPS)}")
     builds_on = data.get("builds_on", {})
     if not isinstance(builds_on, dict):
         raise CourseError(f"{where}: `builds_on` must be a table of assignment = [modules]")
     assignment = Assignment(name=folder.name, title=data["title"].strip(), parts=parts, modules=modules,
                             builds_on={k: _strings(v, f"builds_on.{k}", where) for k, v in builds_on.items()},
                             root=Path(root) if root else folder.parent.parent.parent, data=files,
-                            support=support)
+                            support=support, warm=warm)
     for module in modules:
         if not module.endswith(".py") or module.startswith("test_"):
             raise CourseError(f"{where}: module {module!r} must be a .py file that is not a test")
@@ -217,6 +226,12 @@ def assignments(root=None):
 
 def names(root=None):
     return tuple(_course(root))
+
+
+def warm_ups(names=None, root=None) -> frozenset:
+    """What a zygote grading the assignments ``names`` (default: every one) warms up: the union
+    of their manifests' warm-ups, so a class of several assignments warms each once."""
+    return frozenset().union(*(get(n, root).warm_ups for n in (names or _course(root))))
 
 
 def get(name, root=None):

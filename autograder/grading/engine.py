@@ -16,7 +16,7 @@ class Options:
     hidden: tuple = ()                # paths a child must never see (other students', the results)
     same_uid: bool = False            # consent to grade where a child runs with the grader's uid (trusted code)
     fork: bool = False                # the zygote is forked from this process (it holds nothing secret yet)
-    tiktoken: bool = True             # the zygote loads tiktoken's GPT-2 encoding for its children
+    warm: Optional[frozenset] = None  # the zygote's warm-ups (None: the assignment's, else the whole course's)
     ahead: bool = True                # start the next submission's child as a grading ends
     jobs: int = 1                     # grading processes of a class run (each starts its own grader)
     earlier_reference: bool = False   # a missing module of an earlier assignment: the course's reference (after its deadline)
@@ -35,7 +35,9 @@ def start_zygote(options):
     """The zygote ``options`` ask for, started now (before this process loads anything secret,
     say); ``start_grader`` takes it over."""
     from ..sandbox.zygote import Zygote
-    return Zygote(hidden=options.hidden, isolation=options.isolation, fork=options.fork, tiktoken=options.tiktoken)
+    from . import course
+    warm = options.warm if options.warm is not None else course.warm_ups(options.assignment and [options.assignment])
+    return Zygote(hidden=options.hidden, isolation=options.isolation, fork=options.fork, warm=warm)
 
 
 def start_grader(options, zygote=None):

@@ -345,7 +345,8 @@ class Grader:
         self.unsafe_same_uid = unsafe_same_uid
         # Probes use tiny tensors: a second intra-op thread only adds contention with the child.
         torch.set_num_threads(1)
-        self.zygote = zygote or Zygote(hidden=hidden, isolation=isolation)
+        self.zygote = zygote or Zygote(hidden=hidden, isolation=isolation,
+                                       warm=course.warm_ups(assignment and [assignment]))
         self.timeout, self.budget = timeout, budget
         self._suites = {}  # assignment's suites folder -> _Suites, collected at its first grading
         self.ahead = ahead

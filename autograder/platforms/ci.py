@@ -107,9 +107,10 @@ def grade_student(path, found, isolation, args):
     each; --json and --markdown get the result, or {assignment: result} for several."""
     checking = isolate.start_check(isolation)  # its interpreter starts beside our import of torch
     # Forked from this process now, before the grader loads anything secret: torch once for both.
-    # tiktoken's encoding only where an assignment uses it. No child is started before the consent.
-    tiktoken = any(course.get(a).uses_tiktoken for _, a in found.submissions)
-    options = Options(isolation=isolation, timeout=args.timeout, fork=True, tiktoken=tiktoken,
+    # Warm only what these assignments' checks use (tiktoken, an optimizer). No child is started
+    # before the consent.
+    options = Options(isolation=isolation, timeout=args.timeout, fork=True,
+                      warm=course.warm_ups([a for _, a in found.submissions]),
                       ahead=len(found.submissions) > 1, earlier_reference=args.earlier_reference)
     zygote = start_zygote(options)
     same_uid = same_uid_consent(path, isolation, args.unsafe_same_uid, checking=checking)
@@ -219,13 +220,14 @@ def _kept(target, folder, assignment, earlier_reference=False):
         return None
 
 
-def _start_engine(isolation, args, hidden, count, same_uid, fork):
+def _start_engine(isolation, args, hidden, count, same_uid, fork, warm):
     """(jobs, None) with this process's grader started, or (jobs, a pool of worker processes).
 
     Parallel only where it pays for the workers' start. ``fork``: this process holds nothing
     secret yet and has imported torch, so the workers (or its zygote) are forked from it;
-    otherwise each worker is a fresh interpreter with a zygote of its own."""
-    options = Options(isolation=isolation, timeout=args.timeout, hidden=hidden, same_uid=same_uid, fork=fork,
+    otherwise each worker is a fresh interpreter with a zygote of its own. ``warm``: the zygotes'
+    warm-ups (course.warm_ups of the class's assignments)."""
+    options = Options(isolation=isolation, timeout=args.timeout, hidden=hidden, same_uid=same_uid, fork=fork, warm=warm,
                       jobs=args.jobs or min(os.cpu_count() or 1, max(1, count // 8)),
                       earlier_reference=args.earlier_reference)
     if options.jobs <= 1:
@@ -307,7 +309,8 @@ def _grade_class(root, students, out, isolation, args, painter, identity, layout
             return 3
         if make_out():
             return 2
-        engine = _start_engine(isolation, args, hidden, len(items), same_uid, fork=True)
+        engine = _start_engine(isolation, args, hidden, len(items), same_uid, fork=True,
+                               warm=course.warm_ups({a for _, _, a in items}))
     outcomes, todo = {}, []
     for student, folder, assignment in items:
         key = (student.name, assignment)
@@ -346,7 +349,8 @@ def _grade_class(root, students, out, isolation, args, painter, identity, layout
         for key in [key for key in outcomes if outcomes[key][0]]:
             finish(key, outcomes[key], kept=True)
     if engine is None and todo:  # earlier results are in memory now: fresh interpreters only
-        engine = _start_engine(isolation, args, hidden, len(todo), same_uid, fork=False)
+        engine = _start_engine(isolation, args, hidden, len(todo), same_uid, fork=False,
+                               warm=course.warm_ups({a for _, _, a in todo}))
     restore_environment()  # where nothing was graded
     jobs = engine[0] if engine else 1
     if engine and engine[1] is None:

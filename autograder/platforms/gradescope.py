@@ -180,7 +180,7 @@ def main():
     else:
         # Forked from this process, which holds nothing secret yet: torch is imported once for both.
         options = Options(config["assignment"], isolation=isolation, hidden=(str(results.parent),), fork=True,
-                          tiktoken=course.get(config["assignment"]).uses_tiktoken, ahead=False,
+                          ahead=False,
                           same_uid=os.environ.get("AUTOGRADER_UNSAFE_SAME_UID") == "1",
                           earlier_reference=config.get("earlier_reference", False))
         zygote = start_zygote(options)

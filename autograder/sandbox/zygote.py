@@ -57,18 +57,22 @@ class Zygote:
     """A process that has imported torch (a fresh interpreter, or a fork of this one) and forks
     sandboxed children on request."""
 
-    def __init__(self, hidden=(), isolation="full", fork=False, tiktoken=True):
+    def __init__(self, hidden=(), isolation="full", fork=False, warm=None):
         """``fork``: fork the zygote from this process instead of starting an interpreter. Only
         for a process that has loaded nothing secret yet (no reference, suite or result, and
-        no other student's files): the zygote starts as a copy of its memory. ``tiktoken``:
-        load tiktoken's GPT-2 encoding for the children (False where no assignment graded
-        with this zygote uses it: it costs ~0.3 s of a one-submission run)."""
+        no other student's files): the zygote starts as a copy of its memory. ``warm``: which
+        of WARM_UPS to prepare for the children (None: all), those the graded assignments' checks
+        use (course.warm_ups): each costs a one-submission run its time, see WARM_UPS."""
         from ..paths import COURSE, ROOT  # here, not at the top: the zygote process itself must not hold it
         _not_dumpable()
         self.root = ROOT
         self.hidden = sorted({os.path.realpath(p) for p in (ROOT, COURSE, *hidden)})
         self.isolation = isolation
-        self.tiktoken = tiktoken
+        warm = WARM_UPS if warm is None else warm
+        unknown = set(warm) - set(WARM_UPS)
+        if unknown:
+            raise ValueError(f"unknown warm-up(s) {', '.join(sorted(unknown))}: the zygote knows {', '.join(WARM_UPS)}")
+        self.warm = sorted(warm)
         self.python = children_python(isolation)
         self.spare = self.pending = None  # a child started ahead: (pid, channel); its channel until then
         # A fork runs this Python: only where it is the one children_python chose for them.
@@ -81,14 +85,14 @@ class Zygote:
     def _launch(self):
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         code = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.zygote import main; "
-                "main(int(sys.argv[2]), __import__('json').loads(sys.argv[3]), sys.argv[4], sys.argv[5] == 'tiktoken')")
+                "main(int(sys.argv[2]), __import__('json').loads(sys.argv[3]), sys.argv[4], __import__('json').loads(sys.argv[5]))")
         env = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV}
         # One hash seed for every child: a set's order (and so sorted()'s ties, a wrong answer's
         # feedback) is the same each time a submission is graded.
         env["PYTHONHASHSEED"] = "0"
         self.process = subprocess.Popen(
             [self.python, "-P", "-c", code, str(self.root), str(theirs.fileno()), json.dumps(self.hidden),
-             self.isolation, "tiktoken" if self.tiktoken else "-"],
+             self.isolation, json.dumps(self.warm)],
             pass_fds=[theirs.fileno()], cwd="/", stdin=subprocess.DEVNULL, env=env)
         theirs.close()
         self.ctl = ours
@@ -96,9 +100,7 @@ class Zygote:
         self.ready = False
 
     def _fork(self):
-        _warm_up()  # before the fork: imported once, for both processes
-        if self.tiktoken:  # public data, read by the suites too: loaded once for both
-            _warm_tiktoken()
+        _warm_up(self.warm)  # before the fork: imported (and tiktoken's public data read) once, for both
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pid = os.fork()
         if pid == 0:  # the zygote: it never returns into the grader's code
@@ -106,7 +108,7 @@ class Zygote:
             try:
                 ours.close()
                 _forget_the_grader(theirs.fileno())
-                main(theirs.detach(), self.hidden, self.isolation, self.tiktoken)
+                main(theirs.detach(), self.hidden, self.isolation, self.warm)
                 code = 0
             finally:
                 os._exit(code)
@@ -246,15 +248,18 @@ class _Forked:
 
 # -- inside the zygote process ------------------------------------------------------
 
-def _warm_up():
+def _warm_up(warm):
     """Import what a child needs and round-trip a frame once, so that every module the
     channel imports lazily (safetensors pulls in numpy.ctypeslib) is loaded: a child may be
-    unable to read them from disk, and each child would otherwise pay for the import again."""
+    unable to read them from disk, and each child would otherwise pay for the import again.
+    Then the warm-ups ``warm`` names (WARM_UPS), and no other."""
     torch = import_torch()  # everything a child needs is imported before any fork
     from . import child, isolate, protocol  # noqa: F401
 
     torch.set_num_threads(1)  # one thread: no OpenMP pool is alive at fork time, and determinism
     _exercise_torch(torch)
+    for name in warm:
+        WARM_UPS[name](torch)
     frame = protocol.encode({"warm": [torch.zeros(2), torch.zeros(2, dtype=torch.float64)]})
     json_len, _ = protocol.PREFIX.unpack(frame[:protocol.PREFIX.size])
     protocol.decode(frame[protocol.PREFIX.size:][:json_len], frame[protocol.PREFIX.size + json_len:])
@@ -274,12 +279,34 @@ def _exercise_torch(torch):
     (out * torch.randn(2, 3, 8, generator=torch.Generator().manual_seed(0))).sum().backward()
     with torch.no_grad():
         torch.allclose(out, out, equal_nan=True), torch.isfinite(out).all(), (out - out).abs().max()
-    # an optimizer's first construction imports torch._dynamo (~1.5 s, 800 modules); children
-    # build optimizers for the student's code
+    torch.set_rng_state(state)
+
+
+def _warm_optimizer(torch):
+    """An optimizer's first construction imports torch._dynamo (about 2 s and 800 modules): built
+    once here, for an assignment whose children build optimizers for the student's code."""
+    layer = torch.nn.Linear(2, 2)
+    layer(torch.ones(2)).sum().backward()
     optimizer = torch.optim.AdamW(layer.parameters(), lr=1e-3)
     optimizer.step()
     optimizer.zero_grad()
-    torch.set_rng_state(state)
+
+
+def _warm_tiktoken(torch):
+    """Load tiktoken's GPT-2 encoding here, once, where this machine has it: a child's root
+    holds only the Python installation (not tiktoken's cache), and building the encoding costs
+    each child ~0.6 s. A machine without it loads nothing (and its children fail to load it
+    the same way, offline)."""
+    from ..support.gpt2_offline import gpt2_offline
+    try:
+        gpt2_offline()
+    except Exception:  # not on this machine: nothing to warm
+        pass
+
+
+# What a manifest's ``warm`` may name (plus "tiktoken", which its support module implies): each
+# prepares, before any fork, what the children would otherwise each pay for.
+WARM_UPS = {"optimizer": _warm_optimizer, "tiktoken": _warm_tiktoken}
 
 
 _FORKED = False  # this zygote was forked from the grader (not launched)
@@ -444,14 +471,12 @@ def _reap(pid, wait_seconds):
         time.sleep(0.005)
 
 
-def main(ctl_fd, hidden, mode, tiktoken=True):
+def main(ctl_fd, hidden, mode, warm):
     _not_dumpable()
     os.environ["OMP_NUM_THREADS"] = "1"
-    _warm_up()
+    _warm_up(warm)
     from . import isolate
 
-    if tiktoken:
-        _warm_tiktoken()
     gc.freeze()  # children share these pages: their collections need not touch them
     root = tempfile.mkdtemp(prefix="autograder-root-")  # each child mounts its own tmpfs here
     refused = isolate.probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
@@ -461,18 +486,6 @@ def main(ctl_fd, hidden, mode, tiktoken=True):
         pass  # the grader is gone; so are we
     finally:
         os.rmdir(root)
-
-
-def _warm_tiktoken():
-    """Load tiktoken's GPT-2 encoding here, once, where this machine has it: a child's root
-    holds only the Python installation (not tiktoken's cache), and building the encoding costs
-    each child ~0.6 s. A machine without it loads nothing (and its children fail to load it
-    the same way, offline)."""
-    from ..support.gpt2_offline import gpt2_offline
-    try:
-        gpt2_offline()
-    except Exception:  # not on this machine: nothing to warm
-        pass
 
 
 def _limits(request):
@@ -516,4 +529,4 @@ def _serve(ctl, root, hidden, mode, userns_refused):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3])
+    main(int(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], json.loads(sys.argv[4]))
