@@ -24,11 +24,12 @@ import tempfile
 import time
 
 from jupyter_client.manager import AsyncKernelManager, KernelManager
+from nbclient.util import ensure_async
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, CaselessStrEnum, List, Unicode
 
 from ..paths import COURSE, ROOT
-from ..sandbox import interpreter, kernel_sandbox
+from ..sandbox import cputime, interpreter, kernel_sandbox
 
 KERNEL_LIB = ROOT / "autograder"  # its modules: what notebook cells import (never suites/ nor data)
 
@@ -124,11 +125,35 @@ class SandboxedKernelManager(AsyncKernelManager):
 
 
 class SandboxedExecute(Execute):
-    """nbgrader's Execute, with the notebook's kernel in the sandbox."""
+    """nbgrader's Execute, with the notebook's kernel in the sandbox. A cell's ``timeout`` is CPU
+    seconds of the kernel's processes, the wall clock only a backstop (sandbox/cputime): on a
+    busy server a cell that waits for a core is not a cell that runs too long."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
         super().__init__(*args, **kwargs)
+        self._cell_started, self._cell_used = time.monotonic(), 0.0
+
+    def _kernel_seconds(self):
+        """CPU seconds of everything the notebook's kernel runs (its PID 1 and below); 0.0 before it starts."""
+        worker = getattr(getattr(self, "_sandboxed_km", None), "_worker", None)
+        return cputime.tree_seconds(worker[0]) if worker else 0.0
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        self._cell_started, self._cell_used = time.monotonic(), self._kernel_seconds()
+        return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        """Called each time ``timeout`` wall seconds pass without the cell's reply: wait on while
+        the kernel has used less than ``timeout`` CPU seconds on it (inside the backstop); else
+        interrupt it, and the cell's error says which limit it ran past and by how much."""
+        why = cputime.past(timeout, self._kernel_seconds() - self._cell_used, time.monotonic() - self._cell_started)
+        if why is None:
+            return None
+        self.log.error("A cell ran past %s: interrupting the kernel", why)
+        await ensure_async(self.km.interrupt_kernel())
+        return {"content": {**self.error_on_timeout, "status": "error", "evalue": f"the cell ran past {why}",
+                            "traceback": [f"CellTimeoutError: the cell ran past {why}"]}}
 
     def create_kernel_manager(self):
         self._sandboxed_km = super().create_kernel_manager()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from . import isolate, protocol
+from . import cputime, isolate, protocol
 from .submission import MAX_TOTAL_SOURCE_BYTES, clean_text
 
 assert MAX_TOTAL_SOURCE_BYTES <= protocol.MAX_JSON // 2  # all sources travel in one JSON frame
@@ -202,7 +202,14 @@ class StudentSession:
         self.refused = None
         self.sources = sources
         self.timeout = timeout
+        # The budget counts the children's CPU seconds (a busy machine stretches wall time, not
+        # the work); wall time past ``deadline`` only makes the grader look (see _within_budget).
+        self.budget = budget
         self.deadline = time.monotonic() + budget
+        self.backstop = time.monotonic() + cputime.backstop(budget)
+        self.spent = 0.0   # CPU seconds of the session's children that are gone
+        self.worker = None  # the pid that runs the submission's code (the keeper's child, or the child)
+        self.worker_start = self.last_used = 0.0
         self.restarts_left = max_restarts
         self.deaths = {}
         self.pid = self.sock = None
@@ -226,6 +233,9 @@ class StudentSession:
             if "failed" in hello:  # the step that could not be taken (see isolate.start_child)
                 raise GraderError(clean_text(hello["failed"]))
             self.isolation = clean_text(hello["isolation"])
+            # behind a PID namespace's keeper, its one child; the CPU it used so far is the set-up's
+            self.worker = (cputime.children(self.pid) or [self.pid])[0]
+            self.worker_start = cputime.seconds(self.worker)
             self.protections = {"held": [clean_text(p) for p in hello["held"]],
                                 "unavailable": {clean_text(k): clean_text(v) for k, v in hello["unavailable"].items()}}
             if hello.get("separated") is not True and not self.unsafe_same_uid:
@@ -254,6 +264,8 @@ class StudentSession:
         wanted (the zygote collects it later)."""
         if self.pid is None:
             return None
+        self.last_used = self._worker_seconds()
+        self.spent += self.last_used
         code = self.zygote.reap(self.pid, wait=grace) if grace else None
         for kill in (os.killpg, os.kill):
             try:
@@ -265,6 +277,15 @@ class StudentSession:
         self.sock.close()
         self.pid = self.sock = None
         return code
+
+    def _worker_seconds(self):
+        """CPU seconds the current child's worker has used since it was set up (0.0 where none)."""
+        return cputime.seconds(self.worker) - self.worker_start if self.pid is not None else 0.0
+
+    def _within_budget(self):
+        """Past the budget's wall-clock deadline: whether the children's CPU seconds are still
+        inside the budget, and the wall clock inside its backstop."""
+        return self.spent + self._worker_seconds() < self.budget and time.monotonic() < self.backstop
 
     def close(self):
         if self.pid is not None:
@@ -281,8 +302,9 @@ class StudentSession:
         for key in (module, needs):
             if key in self.broken:
                 raise StudentFailure(self.broken[key])
-        if time.monotonic() > self.deadline:
-            raise StudentFailure("skipped: the submission used up its time budget for grading")
+        if time.monotonic() > self.deadline and not self._within_budget():
+            raise StudentFailure(f"skipped: the submission used up its time budget for grading ({self.budget:g} s "
+                                 "of CPU time, or the wall-clock backstop)")
         if memory is None:
             if self.pid is None:
                 self._start()
@@ -305,21 +327,29 @@ class StudentSession:
         garbage becomes the StudentFailure that says so (``limited``: in a child of the plan's
         own, which marks nothing broken: the session's next child is another)."""
         payload = {"op": "plan", "steps": steps, "_modules": sorted(self.sources)}
-        try:  # the child runs from the start of the send: one deadline for the round trip
-            deadline = time.monotonic() + timeout
-            protocol.send(self.sock, payload, deadline)
-            reply = protocol.recv(self.sock, deadline)
-        except (protocol.ChannelError, OSError) as exc:
-            timed_out = isinstance(exc, protocol.ChannelTimeout)
+        # The child runs from the start of the send: ``timeout`` is CPU seconds of the submission's
+        # process for the round trip, the wall clock only a backstop (cputime), so a busy machine
+        # gives the same verdict as an idle one.
+        started, used_before = time.monotonic(), self._worker_seconds()
+        try:
+            protocol.send(self.sock, payload, started + cputime.backstop(timeout))
+            cputime.wait_readable(self.sock, self._worker_seconds, timeout, used_before, started)
+            reply = protocol.recv(self.sock, time.monotonic() + timeout)  # the answer, once it has begun
+        except (protocol.ChannelError, OSError, cputime.Exceeded) as exc:
+            timed_out = isinstance(exc, (protocol.ChannelTimeout, cputime.Exceeded))
             code = self._kill(grace=0.0 if timed_out else 1.0)
-            if timed_out:
+            if isinstance(exc, cputime.Exceeded):
+                reason = f"{needs} did not finish within {exc}"
+            elif timed_out:
                 reason = f"{needs} did not finish within {timeout:g} s (infinite loop?)"
             elif isinstance(exc, protocol.ChannelError) and "closed" not in str(exc):
                 reason = f"the submission's process sent garbage to the grader while running {needs} ({exc})"
             else:
                 reason = f"the submission's process {_death_reason(code)} while running {needs}"
             if batch:  # it costs the submission nothing: its probes run again one at a time (see plan)
-                self.deadline += time.monotonic() - deadline + timeout
+                self.deadline += time.monotonic() - started
+                self.backstop += time.monotonic() - started
+                self.spent -= self.last_used - used_before
                 self.restarts_left += 1
                 raise StudentFailure(reason) from None
             if limited:
