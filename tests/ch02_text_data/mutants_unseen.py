@@ -56,6 +56,11 @@ MUTANTS = [
       "pieces = [tokenizer.decode([i]) for i in integers]", "pieces = [tokenizer.decode_single_token_bytes(i) for i in integers]"),
     M("exercise 2.2's first batch shuffled", "exercises",
       "shuffle=False)", "shuffle=True)"),
+    # unusual ones
+    M("V2 splits on every hyphen, not only on double dashes", "special_tokens",
+      "|--|\\s)', text)", "|-|\\s)', text)"),
+    M("data loader always drops the last batch", "data_sampling",
+      "drop_last=drop_last,", "drop_last=True,"),
 ]
 
 LINES = lines(ASSIGNMENT, MUTANTS)

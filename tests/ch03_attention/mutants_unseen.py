@@ -108,6 +108,13 @@ MUTANTS = [
     M("exercise 3.3 with qkv_bias=True (GPT-2's real weights have it)", "exercises",
       "MultiHeadAttention(768, 768, 1024, dropout, num_heads=12)",
       "MultiHeadAttention(768, 768, 1024, dropout, num_heads=12, qkv_bias=True)"),
+    # unusual ones
+    M("dot product accumulator left float32 whatever the inputs' dtype", "simple_attention",
+      "res = torch.zeros((), dtype=x.dtype)", "res = torch.zeros(())"),
+    M("dropout helper seeds with the book's 123, not the seed given", "causal_attention",
+      "    torch.manual_seed(seed)\n", "    torch.manual_seed(123)\n"),
+    M("wrapper builds one head too few", "multihead_attention",
+      "for _ in range(num_heads)]", "for _ in range(num_heads - 1)]"),
 ]
 
 LINES = lines(ASSIGNMENT, MUTANTS)

@@ -105,6 +105,13 @@ MUTANTS = [
       'self.drop_shortcut = nn.Dropout(cfg["drop_rate_shortcut"])', 'self.drop_shortcut = nn.Dropout(cfg["drop_rate_attn"])'),
     M("separate-dropout model uses the shortcut rate after the embeddings", "exercises",
       'self.drop_emb = nn.Dropout(cfg["drop_rate_emb"])', 'self.drop_emb = nn.Dropout(cfg["drop_rate_shortcut"])'),
+    # unusual ones
+    M("greedy generation's softmax over the batch dimension", "generate",
+      "probas = torch.softmax(logits, dim=-1)", "probas = torch.softmax(logits, dim=0)"),
+    M("gradient printout with an L1 loss instead of MSE", "shortcuts",
+      "loss = nn.MSELoss()(output, target)", "loss = nn.L1Loss()(output, target)"),
+    M("one transformer block repeated n_layers times (shared weights)", "gpt_model",
+      '*[TransformerBlock(cfg) for _ in range(cfg["n_layers"])]', '*[TransformerBlock(cfg)] * cfg["n_layers"]'),
 ]
 
 LINES = lines(ASSIGNMENT, MUTANTS)

@@ -59,6 +59,17 @@ MUTANTS = [
       'np.split(block["attn"]["c_attn"]["w"], 3, axis=-1)', 'np.split(block["attn"]["c_attn"]["w"], 3, axis=0)'),
     M("norm shift loaded from the gain g", "checkpoints",
       'norm.shift = assign(norm.shift, source["b"])', 'norm.shift = assign(norm.shift, source["g"])'),
+    # unusual ones
+    M("target batch never moved to the device (harmless on a CPU only)", "losses",
+      "input_batch, target_batch = input_batch.to(device), target_batch.to(device)",
+      "input_batch, target_batch = input_batch.to(device), target_batch"),
+    M("sample printed with its newlines", "training",
+      '.replace("\\n", " "))', ")"),
+    M("1,000 samples drawn in one multinomial call (other draws than the book's)", "decoding",
+      "sample = [torch.multinomial(probas, num_samples=1).item() for _ in range(1_000)]",
+      "sample = torch.multinomial(probas, num_samples=1_000, replacement=True).tolist()"),
+    M("assign shares memory with the NumPy array (no clone)", "checkpoints",
+      "dtype=left.dtype).clone())", "dtype=left.dtype))"),
 ]
 
 LINES = lines(ASSIGNMENT, MUTANTS)

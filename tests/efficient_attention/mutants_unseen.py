@@ -115,6 +115,15 @@ MUTANTS = [
       "keys = apply_rope(keys, self.cos, self.sin)", "keys = apply_rope(queries, self.cos, self.sin)"),
     M("RoPE tables built with the default 4096 rows, not context_length", "rope",
       "compute_rope_params(self.head_dim, theta_base, context_length)", "compute_rope_params(self.head_dim, theta_base)"),
+    # unusual ones
+    M("SDPA class stores an nn.Dropout instead of the rate", "efficient_mha",
+      "self.dropout = dropout\n", "self.dropout = nn.Dropout(dropout)\n"),
+    M("RoPE frequencies not inverted (theta_base ** (2j / d))", "rope",
+      "inv_freq = 1.0 / theta_base ** (", "inv_freq = theta_base ** ("),
+    M("KV cache buffer cache_k registered persistent", "kv_cache",
+      'self.register_buffer("cache_k", None, persistent=False)', 'self.register_buffer("cache_k", None, persistent=True)'),
+    M("sliding-window mask rows from x's indices, not the sequence positions", "sliding_window",
+      "mask = self.mask[start:start + n, first:start + n]", "mask = self.mask[:n, first:start + n]"),
 ]
 
 LINES = lines(ASSIGNMENT, MUTANTS)
