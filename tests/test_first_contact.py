@@ -51,6 +51,9 @@ def test_every_assignment_a_folder_holds_is_found_and_what_belongs_to_none_is_li
     both = modules(CH03, modules(CH04, tmp_path / "both") / CH03).parent
     assert set(course.find(both).submissions) == {(both / CH03, CH03), (both, CH04)}
     assert course.find(both, CH04).submissions == ((both, CH04),)
+    # ... and where only chapter 4 is graded, chapter 3's folder is where its own attention comes
+    # from: not "belongs to no assignment" (then "your own from ch03_attention/" in one breath)
+    assert course.find(both, CH04).ignored == ()
 
 
 @pytest.mark.parametrize("make, assignment, problem", [

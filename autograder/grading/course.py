@@ -333,6 +333,8 @@ def find(folder, assignment=None, root=None):
     else:
         used = set()
     used |= set(subfolders)
+    # a folder of an earlier assignment a submission builds on is where its own modules come from
+    used |= {earlier for _, name in found for earlier in course[name].builds_on if entries.get(earlier)}
     ignored = tuple(sorted(n + "/" if entries[n] else n for n in set(entries) - used))
     if found:
         return Found(tuple(found), ignored)
