@@ -372,3 +372,18 @@ def test_every_platform_has_the_instructors_setting_for_a_missing_chapter_3_file
     assert GradeSubmission().earlier_reference is False and GradeSubmission(earlier_reference=True).earlier_reference
     grade = subcommands()[1]["grade"]
     assert next(a for a in grade._actions if a.dest == "earlier_reference").default is False
+
+
+def test_the_quick_starts_blank_report_fits_a_terminal_and_ends_with_the_whole_run():
+    """``grade assignments`` grades every assignment's stubs at once: on an 80-column terminal no
+    line wraps (each is cut, its full text in the JSON and Markdown results), and the last lines
+    give every submission's score."""
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", "assignments"], cwd=ROOT,
+                         env={**os.environ, "COLUMNS": "80"}, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = run.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
+    ending = " ".join(lines[next(i for i, line in enumerate(lines) if line.startswith("graded ")):])
+    names = course.names()
+    assert ending.startswith(f"graded {len(names)} submissions:")
+    assert all(f"assignments/{name} 0/100" in ending for name in names), ending

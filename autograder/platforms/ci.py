@@ -129,8 +129,12 @@ def grade_student(path, found, isolation, args):
             except GraderError as exc:
                 ci_outputs(args, [(name, None, f"grader failed: {exc}")])
                 return _fail(f"the grader failed: {exc}", 1)
-            print(report.table(result, f"Submission {name}"))
+            # several at once (the Quick start's folders): each line cut to the terminal's width
+            columns = report.terminal_width() if len(found.submissions) > 1 else None
+            print(report.table(result, f"Submission {name}", columns))
             results[name] = result
+    if len(results) > 1:
+        print(printable(report.run_line(results, report.terminal_width())))
     named = {r.assignment: r.to_json() for r in results.values()}
     if args.json:
         write_atomic(Path(args.json), json.dumps(named.popitem()[1] if len(named) == 1 else named, indent=1))

@@ -3,6 +3,8 @@ the class CSV, JUnit XML and the CI job summary. They read scores and part total
 import csv
 import io
 import re
+import shutil
+import textwrap
 
 from ..grading import course
 from ..sandbox.submission import printable
@@ -54,8 +56,10 @@ def same_cause(checks):
     return list(groups.values())
 
 
-def table(result, title):
-    """The per-part table with one line of feedback for each failed check."""
+def table(result, title, columns=None):
+    """The per-part table with one line of feedback for each failed check. ``columns``: each line
+    cut to that many columns (a run of several submissions on a terminal: ``terminal_width``),
+    its full text in the JSON and Markdown results."""
     lines = [f"{title}  (isolation: {result.isolation})"]
     if result.output:
         lines += [f"  note: {line}" for line in result.output.splitlines()]
@@ -77,7 +81,22 @@ def table(result, title):
             lines.append(f"  - {check.name} (0/{check.max_score})" if len(group) == 1 else
                          f"  - {check.part}: {len(group)} checks (0/{sum(c.max_score for c in group)})")
             lines.append(f"      {check.output}")
+    if columns:
+        lines = [line if len(line) <= columns else line[:columns - 1] + "…"
+                 for text in lines for line in text.splitlines()]
     return printable("\n".join(lines))  # folder and file names can carry terminal escapes
+
+
+def terminal_width():
+    """The columns of the terminal this process writes to (80 where it is none, as in a log)."""
+    return max(60, shutil.get_terminal_size().columns)
+
+
+def run_line(results, width):
+    """What ends a run of several submissions: each one's score in the order graded, filled to ``width``."""
+    return textwrap.fill(f"graded {len(results)} submissions: " + ", ".join(
+        f"{name} {result.score}/{result.max_score}" for name, result in results.items()), width,
+        subsequent_indent="  ", break_on_hyphens=False)
 
 
 def _fenced(text):
