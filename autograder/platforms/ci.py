@@ -314,7 +314,7 @@ def _grade_class(root, students, out, isolation, args, painter, identity, layout
         if make_out():
             return 2
         engine = _start_engine(isolation, args, hidden, len(items), same_uid, fork=True,
-                               warm=course.warm_ups({a for _, _, a in items}))
+                               warm=course.warm_ups({a for _, _, a in items if a}))
     outcomes, todo = {}, []
     for student, folder, assignment in items:
         key = (student.name, assignment)
@@ -354,7 +354,7 @@ def _grade_class(root, students, out, isolation, args, painter, identity, layout
             finish(key, outcomes[key], kept=True)
     if engine is None and todo:  # earlier results are in memory now: fresh interpreters only
         engine = _start_engine(isolation, args, hidden, len(todo), same_uid, fork=False,
-                               warm=course.warm_ups({a for _, _, a in todo}))
+                               warm=course.warm_ups({a for _, _, a in todo if a}))
     restore_environment()  # where nothing was graded
     jobs = engine[0] if engine else 1
     if engine and engine[1] is None:
