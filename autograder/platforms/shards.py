@@ -128,6 +128,18 @@ def _recounted(result, where):
                    parts=tuple(Part(name, got, most) for name, (got, most) in totals.items()))
 
 
+def _unfinished(folders):
+    """MergeError naming every folder that holds no summary.json (a slice that wrote nothing: its
+    task failed, or has not run), or None. A pattern the shell found nothing for stays as typed."""
+    absent = [f for f in folders if not (f / "summary.json").is_file()]
+    if not absent:
+        return None
+    named = ", ".join(str(f) + ("" if f.exists() else " (no folder matches)" if any(c in str(f) for c in "*?[")
+                                else " (no such folder)") for f in absent)
+    return MergeError(f"slices that wrote no results: {named}. No summary.json there: the task failed or has not "
+                      "run (see its log); grade those slices again, then merge")
+
+
 def _load_shard(folder):
     """(summary, Students) of one shard's output folder; each result read afresh from its own
     file, at the one place a class run writes it."""
@@ -200,6 +212,9 @@ def _collected(folders):
 def merge(folders, out):
     """Join shard folders into ``out``; returns (summary, rows for CI outputs). Raises MergeError."""
     folders = [Path(f) for f in folders]
+    unfinished = _unfinished(folders)
+    if unfinished:
+        raise unfinished
     shards, everyone, where, titles, identities = {}, [], {}, set(), {}
     for folder in folders:
         summary, students = _load_shard(folder)
