@@ -25,6 +25,7 @@ import yaml
 from banks import reference_sources, stub_sources
 
 from autograder.paths import ROOT
+from autograder.platforms.files import result_stem
 
 README = (ROOT / "README.md").read_text()
 CLASS = {"ada": reference_sources, "bo": reference_sources, "cy": stub_sources, "di": stub_sources}
@@ -271,3 +272,12 @@ def test_the_readmes_slurm_array_grades_the_class_as_one_run(whole, cluster, tmp
     assert (work / "graded" / "summary.json").is_file(), said + cluster.logs()
     same_as_one_run(work / "graded", whole / "one")
     print(f"Slurm: 8 tasks and the merge in {time.monotonic() - started:.0f} s")
+
+
+def test_no_folder_takes_anothers_shortened_result_name_in_any_case():
+    """A long name's results go to a shortened name; a folder named like it in other capitals must
+    not land on that file where the results are kept on a file system blind to case (macOS's, a
+    downloaded artifact unpacked there)."""
+    stem = result_stem("x" * 130)
+    for twin in (stem, stem.upper(), stem[:-16] + stem[-16:].upper()):
+        assert result_stem(twin).casefold() != stem.casefold(), twin

@@ -86,12 +86,14 @@ def in_shard(name, k, n):
     return int.from_bytes(digest[:8], "big") % n == k - 1
 
 
-def identity(names, assignment):
+def identity(names, assignments):
     """What a class run records of the class it grades, for ``merge`` to check: the digest of
     every student folder's name (the whole class, before a shard is cut from it) with the
-    assignment it was asked to grade (--assignment, or None), and the engine's version."""
-    whole = json.dumps([assignment, sorted(names)]).encode()   # \udcxx for bytes that are not UTF-8
-    return {"class": hashlib.sha256(whole).hexdigest()[:16], "assignment": assignment,
+    assignments graded in it (those its submissions were found to be, or --assignment), and the
+    engine's version."""
+    assignments = sorted(assignments)
+    whole = json.dumps([assignments, sorted(names)]).encode()   # \udcxx for bytes that are not UTF-8
+    return {"class": hashlib.sha256(whole).hexdigest()[:16], "assignment": assignments,
             "engine": course.engine_digest()}
 
 
@@ -220,7 +222,7 @@ def merge(folders, out):
         summary, students = _load_shard(folder)
         titles.add(summary["title"])
         found = tuple(summary.get(key) for key in ("class", "assignment", "engine"))
-        identities.setdefault(found, folder)
+        identities.setdefault(json.dumps(found), (found, folder))
         shard = tuple(summary.get("shard") or ())
         if shard in shards:
             raise MergeError(f"{shards[shard]} and {folder} are the same shard ({'/'.join(map(str, shard)) or 'whole class'})")
@@ -233,12 +235,16 @@ def merge(folders, out):
             where[student.folder] = folder
             everyone.append((student, folder))
     if len(identities) > 1:
-        (first, one), (second, other) = list(identities.items())[:2]
-        what = ("versions of the grading engine" if first[2] != second[2] else "assignments" if first[1] != second[1]
-                else "classes (their lists of students differ)")
+        (first, one), (second, other) = list(identities.values())[:2]
+        if first[2] != second[2]:
+            what = "versions of the grading engine"
+        elif first[1] != second[1]:
+            what = f"assignments ({' + '.join(first[1] or ['none'])} and {' + '.join(second[1] or ['none'])})"
+        else:
+            what = "classes (their lists of students differ)"
         raise MergeError(f"the shards were graded as different {what}: {one} and {other}")
-    ((klass, assignment, engine),) = identities
-    if None in (klass, engine):
+    (klass, assignment, engine), _ = next(iter(identities.values()))
+    if None in (klass, engine) or not isinstance(assignment, list):
         raise MergeError(f"{folders[0]} does not say which class and engine graded it: regrade it with this version")
     if () not in shards:  # slices of one class: each exactly once, none missing
         sizes = {n for _, n in shards}
