@@ -239,7 +239,8 @@ def merge(folders, out):
         if first[2] != second[2]:
             what = "versions of the grading engine"
         elif first[1] != second[1]:
-            what = f"assignments ({' + '.join(first[1] or ['none'])} and {' + '.join(second[1] or ['none'])})"
+            named = [" + ".join(a) if isinstance(a, list) else str(a) for a in (first[1], second[1])]
+            what = f"assignments ({named[0] or 'none'} and {named[1] or 'none'})"
         else:
             what = "classes (their lists of students differ)"
         raise MergeError(f"the shards were graded as different {what}: {one} and {other}")
