@@ -295,9 +295,9 @@ def test_merge_refuses_slices_of_different_assignments(tmp_path):
     for assignment, k in (("ch03_attention", 1), ("ch04_gpt", 2)):
         for name in ("ada", "bo"):
             for file, text in stub_sources(assignment).items():
-                (tmp_path / assignment / name / file).parent.mkdir(parents=True, exist_ok=True)
-                (tmp_path / assignment / name / file).write_text(text)
-        done = cli("grade", tmp_path / assignment, "--shard", f"{k}/2", "--out", tmp_path / f"graded-{k}")
+                (tmp_path / f"class-{k}" / name / file).parent.mkdir(parents=True, exist_ok=True)
+                (tmp_path / f"class-{k}" / name / file).write_text(text)
+        done = cli("grade", tmp_path / f"class-{k}", "--shard", f"{k}/2", "--out", tmp_path / f"graded-{k}")
         assert done.returncode == 0, done.stdout + done.stderr
     done = cli("merge", tmp_path / "graded-1", tmp_path / "graded-2", "--out", tmp_path / "graded")
     assert done.returncode == 2 and "graded as different assignments (ch03_attention and ch04_gpt)" in done.stderr, \
