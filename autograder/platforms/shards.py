@@ -10,10 +10,11 @@ the array itself: ``--shard slurm`` (Slurm's SLURM_ARRAY_TASK_ID, _MIN and _COUN
 ``python -m autograder merge graded-1 ... graded-N --out graded`` joins the shards' results into
 one grades.csv, summary.json and report.html, byte for byte what one run over the whole class
 writes, or refuses (exit 2) with the reason: a student found in two shards or in the wrong one,
-a shard missing or given twice, results graded with another version of the suites (every result
+a shard missing or given twice (a folder with no summary.json is named as a slice that did not
+finish), results graded with another version of the suites (every result
 records ``extra_data.suites``, a digest of the suite files and the reference solution:
 ``course.suites_digest``), shards of another engine, class or assignment (each summary.json
-records ``identity``), a row dropped or added, a result path that is not where a class run
+records ``identity``: its whole class's students and the assignments graded in it), a row dropped or added, a result path that is not where a class run
 writes it, or a link on the way. Nothing in a shard is taken on trust that can be recomputed:
 each score is added up again from its checks, each file name again from its folder's name.
 """
