@@ -238,7 +238,8 @@ def build_parser():
     export.add_argument("--roster", help="CSV: a folder column (each student's submission folder) and the LMS's "
                                          "own identity columns (required for canvas and moodle)")
     export.add_argument("--out", required=True, help="the CSV to write")
-    export.add_argument("--column", help="the grade column's name (default: the assignment's)")
+    export.add_argument("--column", help="the grade column's name (default: the assignment's; "
+                                          "'autograder' where only grades.csv is left to say)")
     export.add_argument("--assignment", choices=course.names(),
                         help="which assignment, where grades.csv holds several")
     export.add_argument("--points", type=_at_least(float, 0, above=True),

@@ -152,7 +152,7 @@ def test_merge_refuses_shards_it_cannot_trust(graded, tmp_path):
     path outside the shard or through a link: exit 2 and the reason, nothing written."""
     s1, s2, s3 = graded["shards"]
     summary = json.loads((s2 / "summary.json").read_text())
-    assert summary["engine"] == course.engine_digest() and summary["assignment"] is None
+    assert summary["engine"] == course.engine_digest() and summary["assignment"] == [ASSIGNMENT]   # the one graded
     assert summary["class"] == json.loads((graded["one"] / "summary.json").read_text())["class"]
 
     def link_to_a_neighbour(copy, summary):

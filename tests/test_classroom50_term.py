@@ -1,8 +1,10 @@
-"""A term on Classroom 50, simulated: the course's three assignments generated into one folder
-(each keeping the others), then chapter 3 graded by its instructor workflow's own steps, and
-chapter 4, which lives in other repositories, graded with each student's chapter-3 modules taken
-from the submission graded in chapter 3's run (bare git repositories per student per assignment,
-pushes at recorded times, a stand-in `gh`; nothing touches the network)."""
+"""A term on Classroom 50, simulated: the course's assignments generated into one folder (each
+keeping the others), then chapter 3 graded by its instructor workflow's own steps, and chapter 4,
+which lives in other repositories, graded with each student's chapter-3 modules taken from the
+submission graded in chapter 3's run; then every assignment of the course graded in turn, in one
+shard and in two, each assignment's template repository in the organisation beside the students'
+(bare git repositories per student per assignment, pushes at recorded times, a stand-in `gh`;
+nothing touches the network)."""
 import csv
 import json
 import os
@@ -16,10 +18,10 @@ import yaml
 
 from autograder.grading import course
 from autograder.paths import ASSIGNMENTS, ROOT, SOLUTIONS
-from autograder.platforms import github
+from autograder.platforms import github, shards
 from test_github import step, validator
 
-COURSE = ("ch03_attention", "ch04_gpt", "efficient_attention")
+COURSE = course.names()
 T0 = datetime(2026, 10, 1, 12, 0, tzinfo=timezone.utc)
 
 FAKE_GH = r'''#!/usr/bin/env python3
@@ -74,7 +76,7 @@ def test_a_course_generated_into_one_folder_keeps_every_assignment(course_out, p
                                                                     capsys):
     listed = json.loads((course_out / "classroom50" / "config" / "llm-2026" / "assignments.json").read_text())
     validator("classroom50-assignments-v1.schema.json").validate(listed)
-    assert [e["slug"] for e in listed["assignments"]] == ["ch03-attention", "ch04-gpt", "efficient-attention"]
+    assert [e["slug"] for e in listed["assignments"]] == [github.slug(a) for a in COURSE]
     assert all(e["template"]["repo"] == f"llm-2026-{e['slug']}-template" for e in listed["assignments"])
     for assignment in COURSE:
         for platform in ("classroom50", "github"):
@@ -83,7 +85,7 @@ def test_a_course_generated_into_one_folder_keeps_every_assignment(course_out, p
         script = course_out / "classroom50" / "config" / "llm-2026" / "autograders" / github.slug(assignment)
         assert (script / "autograder.py").is_file()
     flows = sorted(str(p) for p in course_out.glob("*/instructor/.github/workflows/*.yml"))
-    assert len(flows) == 6
+    assert len(flows) == 2 * len(COURSE)
     actionlint = shutil.which("actionlint")
     if actionlint:
         lint = subprocess.run([actionlint, "-no-color", *flows], capture_output=True, text=True)
@@ -104,9 +106,9 @@ def test_a_course_generated_into_one_folder_keeps_every_assignment(course_out, p
                  org="acme", due="2026-12-08T12:00:00Z")
     again = json.loads((copy / "classroom50" / "config" / "llm-2026" / "assignments.json").read_text())
     assert [e["slug"] for e in again["assignments"]] == [e["slug"] for e in listed["assignments"]]
-    assert again["assignments"][0]["due"] == "2026-12-08T12:00:00Z" and again["assignments"][1:] == listed["assignments"][1:]
-    assert sorted(p.name for p in (copy / "classroom50").iterdir()) == ["ch03_attention", "ch04_gpt", "config",
-                                                                        "efficient_attention", "instructor"]
+    changed = [i for i, (e, f) in enumerate(zip(again["assignments"], listed["assignments"])) if e != f]
+    assert changed == [COURSE.index("ch03_attention")] and again["assignments"][changed[0]]["due"] == "2026-12-08T12:00:00Z"
+    assert sorted(p.name for p in (copy / "classroom50").iterdir()) == sorted([*COURSE, "config", "instructor"])
     # the command says MERGE (the classroom's live list holds the others), and warns without --org
     from autograder.cli import main
     monkeypatch.setattr(github, "part_points", lambda a, g=None: points[a])
@@ -114,7 +116,8 @@ def test_a_course_generated_into_one_folder_keeps_every_assignment(course_out, p
     monkeypatch.setattr(github, "template", lambda a, folder, notebook: real(a, folder, False))
     assert main(["github", "ch04_gpt", "--out", str(copy), "--classroom", "llm-2026"]) == 0
     said = capsys.readouterr()
-    assert "MERGE classroom50/config/llm-2026/assignments.json (with ch03-attention, efficient-attention" in said.out
+    assert "MERGE classroom50/config/llm-2026/assignments.json (with ch02-text-data, ch03-attention, " \
+        "ch05-pretraining, efficient-attention" in said.out
     assert "copy" not in said.out.lower().split("merge")[0]
     assert "no --org" in said.err and "names no template repository" in said.err
     (copy / "classroom50" / "config" / "llm-2026" / "assignments.json").write_text("[]")
@@ -179,12 +182,50 @@ def modules(assignment, source, names=None):
 
 
 def run_step(flow, text, cwd, env):
-    """Run the workflow's step whose script holds ``text`` (the merge job's, or the grade job's)."""
-    job = "merge" if "autograder merge" in text else "grade"
+    """Run the workflow's step whose script holds ``text``, in the job that has it."""
+    jobs = yaml.safe_load(flow.read_text())["jobs"]
+    (job,) = [name for name, found in jobs.items() if any(text in s.get("run", "") for s in found["steps"])]
     done = subprocess.run(["bash", "-eo", "pipefail", "-c", step(flow, job, text)["run"]], cwd=cwd,
                           env={**os.environ, **env}, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
+
+
+LEFT_BY_A_RUN = ("earlier", "submitted", "handed-in.json", "collected.json", "collection", "shards", "graded")
+
+
+def run_workflow(flow, repo, env, slices=1, runs=None):
+    """The workflow's jobs in ``repo`` as GitHub runs them: the collect job (fetching the earlier
+    runs' records first where ``runs`` are given), each shard's grade job, the merge; each artifact
+    handed on as the folder it is downloaded to. Returns the collect step's run."""
+    for leftover in LEFT_BY_A_RUN:
+        target = repo / leftover
+        shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
+    if runs is not None:
+        run_step(flow, "gh run download", repo, {**env, "RUNS": runs})
+    collected = run_step(flow, "platforms.collect", repo, env)
+    (repo / "collection").mkdir()   # the artifact `submitted`, as the merge job downloads it
+    shutil.copy(repo / "collected.json", repo / "collection")
+    (repo / "shards").mkdir()
+    for k in range(1, slices + 1):
+        run_step(flow, "-m autograder grade", repo, {**env, "SHARD": f"{k}/{slices}", "OUT": f"graded-{k}"})
+        shutil.move(repo / f"graded-{k}", repo / "shards" / f"graded-{k}")
+    run_step(flow, "autograder merge", repo, env)
+    return collected
+
+
+def stand_ins(tmp_path, org):
+    """The stand-in `gh` (and a `sudo` that only runs its command: the tests are root already), and
+    the environment GitHub gives the workflow's steps."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    for name, text in (("gh", FAKE_GH), ("sudo", '#!/bin/bash\nexec "$@"\n')):
+        (bin_ / name).write_text(text)
+        (bin_ / name).chmod(0o755)
+    return {"PATH": f"{bin_}:{os.environ['PATH']}", "FAKE_ORG": str(org.root), "ORG": "acme", "ROSTER": "",
+            "DUE": "", "LATE": "none", "EXTENSIONS": "", "SHARD": "1/1", "OUT": "graded-1", "PYTHONPATH": str(ROOT),
+            "GH_TOKEN": "t", "PYTHON": sys.executable, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+            "GITHUB_REPOSITORY": "acme/grader", "EARLIER_MISSING": "reference"}
 
 
 def rows(path):
@@ -199,28 +240,20 @@ def test_a_term_on_classroom50(course_out, tmp_path):
     carol has no chapter-3 repository: graded per the setting (the course's reference), and told so."""
     from test_unprivileged import copy_repo
     org = Organisation(tmp_path / "org")
-    bin_ = tmp_path / "bin"
-    bin_.mkdir()
-    for name, text in (("gh", FAKE_GH), ("sudo", '#!/bin/bash\nexec "$@"\n')):
-        (bin_ / name).write_text(text)
-        (bin_ / name).chmod(0o755)
+    env = stand_ins(tmp_path, org)
     own = modules("ch03_attention", SOLUTIONS)
     own["ch03_attention/multihead_attention.py"] += "\n# alice's own, as graded in chapter 3\n"
     alice3 = org.repo("ch03_attention", "alice")
     org.push(alice3, own, T0, tag="submit/2026-10-01T12-00-00Z-alice01")
     org.push(org.repo("ch03_attention", "bob"), modules("ch03_attention", SOLUTIONS), T0, tag="submit/bob")
-    env = {"PATH": f"{bin_}:{os.environ['PATH']}", "FAKE_ORG": str(org.root), "ORG": "acme", "ROSTER": "",
-           "DUE": "", "LATE": "none", "EXTENSIONS": "", "SHARD": "1/1", "OUT": "graded-1", "PYTHONPATH": str(ROOT),
-           "GH_TOKEN": "t", "PYTHON": sys.executable, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
-           "GITHUB_REPOSITORY": "acme/grader", "EARLIER_MISSING": "reference"}
     repo = copy_repo()
     try:
-        # chapter 3's run: collect, grade, merge (its steps as written), the record kept as the run's artifact
+        # chapter 3's run in two shards: collect, grade, merge (its steps as written), the record kept as
+        # the run's artifact
         ch03 = workflow(course_out, "ch03_attention")
-        run_step(ch03, "platforms.collect", repo, {**env, "PREFIX": "llm-2026-ch03-attention"})
-        run_step(ch03, "-m autograder grade", repo, env)
-        shutil.move(repo / "graded-1", repo / "shards" / "graded-1")
-        run_step(ch03, "autograder merge", repo, env)
+        run_workflow(ch03, repo, {**env, "PREFIX": "llm-2026-ch03-attention"}, slices=2)
+        assert [len(json.loads((repo / "shards" / f"graded-{k}" / "summary.json").read_text())["rows"])
+                for k in (1, 2)] == [sum(shards.in_shard(n, k, 2) for n in ("alice", "bob")) for k in (1, 2)]
         assert {n: float(r["score"]) for n, r in rows(repo / "graded" / "grades.csv").items()} == {"alice": 100,
                                                                                                    "bob": 100}
         record = json.loads((repo / "graded" / "collected.json").read_text())
@@ -228,9 +261,9 @@ def test_a_term_on_classroom50(course_out, tmp_path):
         assert record["students"]["alice"]["what"] == "submit/2026-10-01T12-00-00Z-alice01"
         (org.root / "runs" / "1001" / "collected").mkdir(parents=True)
         shutil.copy(repo / "graded" / "collected.json", org.root / "runs" / "1001" / "collected")
-        for leftover in ("submitted", "graded", "shards", "handed-in.json", "collected.json"):
+        for leftover in LEFT_BY_A_RUN:
             target = repo / leftover
-            shutil.rmtree(target) if target.is_dir() else target.unlink()
+            shutil.rmtree(target) if target.is_dir() else target.unlink(missing_ok=True)
         # later, alice breaks her chapter 3 (the stubs again): chapter 4 must not take these
         org.push(alice3, modules("ch03_attention", ASSIGNMENTS), T0 + timedelta(days=20), tag="submit/late")
         alice4, carol4 = org.repo("ch04_gpt", "alice"), org.repo("ch04_gpt", "carol")
@@ -257,8 +290,79 @@ def test_a_term_on_classroom50(course_out, tmp_path):
                                                           "EARLIER_MISSING": "none"})
         assert "graded without ch03_attention/causal_attention.py" in none.stdout
         # a run id that is not one is refused before anything is fetched
-        bad = subprocess.run(["bash", "-eo", "pipefail", "-c", step(ch04, "grade", "gh run download")["run"]], cwd=repo,
+        bad = subprocess.run(["bash", "-eo", "pipefail", "-c", step(ch04, "collect", "gh run download")["run"]], cwd=repo,
                              env={**os.environ, **env, "RUNS": "1001 ../x"}, capture_output=True, text=True)
         assert bad.returncode == 1 and "is not a run id" in bad.stdout
     finally:
         shutil.rmtree(repo, ignore_errors=True)
+
+
+def template_files(course_out, assignment):
+    """{path: text} of the assignment's template repository, as the course generated it."""
+    folder = course_out / "classroom50" / assignment / "template"
+    return {str(p.relative_to(folder)): p.read_text() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.slow
+def test_every_assignment_of_a_term_sharded_and_not(course_out, tmp_path):
+    """Every assignment of the course in turn, each run of its workflow in one shard and in two: the
+    organisation holds each assignment's template repository (CLASSROOM-SLUG-template, as
+    assignments.json names it) beside the students'. ada hands in every assignment (its own modules
+    only: the earlier ones come from the runs before); bo accepts chapter 3 and pushes nothing (his
+    repository holds the template's commit), then hands in the others. Each run ends in one
+    grades.csv with no `template` student, the same in one shard and in two; bo's later chapters
+    are graded on the course's reference of chapter 3 (earlier_missing), not the template's stubs;
+    Canvas's and Moodle's exports take every graded student (exit 0)."""
+    from test_unprivileged import copy_repo
+    from autograder.platforms import lms
+    org = Organisation(tmp_path / "org")
+    env = stand_ins(tmp_path, org)
+    for i, assignment in enumerate(COURSE):
+        at = T0 + timedelta(days=10 * i)
+        org.push(org.repo(assignment, "template"), template_files(course_out, assignment), at - timedelta(days=1))
+        org.push(org.repo(assignment, "ada"), modules(assignment, SOLUTIONS), at, tag=f"submit/ada-{i}")
+        bo = org.repo(assignment, "bo")
+        if assignment == "ch03_attention":
+            org.push(bo, template_files(course_out, assignment), at)   # accepted: the template's commit, his only
+        else:
+            org.push(bo, modules(assignment, SOLUTIONS), at, tag=f"submit/bo-{i}")
+    people = tmp_path / "people"
+    people.mkdir()
+    (people / "canvas.csv").write_text("Student,ID,SIS User ID,SIS Login ID,Section,folder\n"
+                                       "\"Lovelace, Ada\",101,s1,ada,A,ada\n\"Bo, B\",102,s2,bo,A,bo\n")
+    (people / "moodle.csv").write_text("First name,Last name,ID number,Email address,folder\n"
+                                       "Ada,Lovelace,1,ada@x.org,ada\nB,Bo,2,bo@x.org,bo\n")
+    repo = copy_repo()
+    graded = {}
+    try:
+        for slices in (1, 2):
+            run_ids = {}
+            for assignment in COURSE:
+                flow = workflow(course_out, assignment)
+                earlier = course.get(assignment).builds_on
+                step_env = {**env, "PREFIX": f"llm-2026-{github.slug(assignment)}"}
+                done = run_workflow(flow, repo, step_env, slices,
+                                    " ".join(run_ids[e] for e in earlier) if earlier else None)
+                assert f"llm-2026-{github.slug(assignment)}-template: the assignment's template repository" in done.stdout
+                if "ch03_attention" in earlier:
+                    bo_line = next(line for line in done.stdout.splitlines() if line.startswith("bo:"))
+                    assert "ch03_attention submission graded there (push to main" in bo_line and \
+                        "holds only the template's stubs" in bo_line, bo_line
+                out = repo / "graded"
+                scores = {n: float(r["score"]) for n, r in rows(out / "grades.csv").items()}
+                assert sorted(scores) == ["ada", "bo"], assignment   # no `template`
+                assert scores["ada"] == 100 and (scores["bo"] < 50 if assignment == "ch03_attention"
+                                                 else scores["bo"] == 100), (assignment, scores)
+                for target, roster in (("canvas", "canvas.csv"), ("moodle", "moodle.csv")):
+                    exported = tmp_path / f"{assignment}-{slices}-{target}.csv"
+                    assert lms.main(out, target, exported, people / roster) == 0, (assignment, target)
+                    assert exported.read_text().splitlines()[0].endswith(f",{assignment}")
+                graded[slices, assignment] = {name: (out / name).read_bytes()
+                                              for name in ("grades.csv", "summary.json", "report.html")}
+                run_ids[assignment] = f"{slices}{COURSE.index(assignment):03d}"
+                (org.root / "runs" / run_ids[assignment] / "collected").mkdir(parents=True)
+                shutil.copy(out / "collected.json", org.root / "runs" / run_ids[assignment] / "collected")
+    finally:
+        shutil.rmtree(repo, ignore_errors=True)
+    for assignment in COURSE:   # two shards merge into what one writes
+        assert graded[2, assignment] == graded[1, assignment], assignment

@@ -186,6 +186,15 @@ def test_moodle_and_classroom50_exports(grades_folder, tmp_path, capsys):
     assert done.returncode == 1 and read(tmp_path / "cli.csv")[0][-1] == "Attention", done.stderr
 
 
+def test_export_names_its_column_after_the_assignment_graded(tmp_path):
+    """Without --column the grade column is the assignment's, as --help says: read from summary.json."""
+    graded = class_folder(tmp_path / "graded", [("alice", result(), "graded")])
+    people = roster(tmp_path / "moodle.csv", [
+        {"First name": "Ada", "Last name": "L", "ID number": "1", "Email address": "ada@x", "folder": "alice"}])
+    assert lms.main(graded, "moodle", tmp_path / "m.csv", people) == 0
+    assert read(tmp_path / "m.csv")[0] == ["First name", "Last name", "ID number", "Email address", "ch03_attention"]
+
+
 def test_export_takes_one_assignment_of_several(tmp_path):
     rows = [("alice", result(), "graded", "ch03_attention"), ("alice", None, "not graded: no Python files", "ch04_gpt")]
     (tmp_path / "grades.csv").write_text(report.class_csv(rows, ["ch03_attention", "ch04_gpt"]))

@@ -144,8 +144,10 @@ def test_instructor_workflow_grades_in_full_isolation_and_keeps_no_token(built):
         assert 'sudo env GITHUB_STEP_SUMMARY="$GITHUB_STEP_SUMMARY" "$PYTHON" -m autograder grade' in grade["run"]
         assert grade["env"]["PYTHON"] == f"${{{{ steps.{python['id']}.outputs.python-path }}}}"   # not root's Python
         assert "--require-isolation" in grade["run"] and 'sudo chown -R "$(id -u):$(id -g)" "$OUT"' in grade["run"]
-        tokens = [s for s in steps if "secrets." in json.dumps(s)]
-        assert [s["name"] for s in tokens] == [step(path, "grade", "platforms.collect")["name"]]  # the collect step only
+        jobs = yaml.safe_load(path.read_text())["jobs"]
+        tokens = [(name, s["name"]) for name, job in jobs.items() for s in job["steps"] if "secrets." in json.dumps(s)]
+        # the collect step only, in a job that runs no submission
+        assert tokens == [("collect", step(path, "collect", "platforms.collect")["name"])]
     for path in [*grade_class_files(built), built["github template"] / ".github/workflows/progress.yml"]:
         checkouts = [s for job in yaml.safe_load(path.read_text())["jobs"].values() for s in job["steps"]
                      if s.get("uses", "").startswith("actions/checkout")]
@@ -155,7 +157,7 @@ def test_instructor_workflow_grades_in_full_isolation_and_keeps_no_token(built):
 
 
 def test_instructor_workflow_plans_one_job_per_shard(built, tmp_path):
-    (plan,) = workflow_steps(grade_class_files(built)[0], "plan")
+    plan = step(grade_class_files(built)[0], "collect", "GITHUB_OUTPUT")
     for i, (count, code, line) in enumerate((("3", 0, "list=[1,2,3]"), ("1", 0, "list=[1]"), ("0", 1, ""),
                                               ("x; id", 1, ""))):
         out = tmp_path / f"out-{i}"
@@ -265,6 +267,9 @@ def organisation(tmp_path_factory):
     work = root / "acme" / "work-dave"
     org.commit(work, solved, when=DUE - 5 * day)   # forged: he sets these dates
     org.push(work, "main", DUE + timedelta(hours=1))
+    work = org.student("template")   # the template repository, the stubs its one commit
+    org.commit(work, stubs)
+    org.push(work, "main", DUE - 10 * day)
     for other in ("x-ch03_attention-eve", "other-frank"):   # not this assignment's repositories
         subprocess.run(["git", "init", "-q", "--bare", str(root / "acme" / f"{other}.git")], check=True)
     bin_ = root / "bin"
@@ -275,13 +280,13 @@ def organisation(tmp_path_factory):
     return root
 
 
-def collect(built, organisation, work, late="penalty:10", shard="1/1", prefix="ch03_attention", extensions="",
+def collect(built, organisation, work, late="penalty:10", prefix="ch03_attention", extensions="",
             roster=""):
-    collect_step = step(grade_class_files(built)[1], "grade", "platforms.collect")
+    collect_step = step(grade_class_files(built)[1], "collect", "platforms.collect")
     work.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PATH": f"{organisation / 'bin'}:{os.environ['PATH']}", "FAKE_ORG": str(organisation / "acme"),
            "ORG": "acme", "PREFIX": prefix, "ROSTER": roster, "DUE": "2026-12-01T12:00:00Z", "LATE": late,
-           "EXTENSIONS": extensions, "SHARD": shard, "PYTHONPATH": str(ROOT), "GH_TOKEN": "t"}
+           "EXTENSIONS": extensions, "PYTHONPATH": str(ROOT), "GH_TOKEN": "t"}
     return subprocess.run(["bash", "-eo", "pipefail", "-c", collect_step["run"]], cwd=work, env=env,
                           capture_output=True, text=True, timeout=120)
 
@@ -306,6 +311,9 @@ def test_collect_takes_the_submission_that_counts_at_the_time_github_recorded(bu
         sorted(f.file for f in course.get("ch03_attention").hand_in)
     assert "carol: push to main" in done.stdout and "late (due 2026-12-01T12:00:00Z)" in done.stdout
     assert "eve" not in done.stdout and "frank" not in done.stdout and "collected 4 of 4" in done.stdout
+    # the assignment's template repository (PREFIX-template) is no student, though it holds the stubs
+    assert "ch03_attention-template: the assignment's template repository, no student's" in done.stdout
+    assert not (work / "submitted" / "template").exists()
     # refuse: late work does not replace what came on time (dave's forged commit among it)
     done = collect(built, organisation, tmp_path / "refuse", late="refuse")
     assert done.returncode == 0, done.stderr
@@ -316,9 +324,15 @@ def test_collect_takes_the_submission_that_counts_at_the_time_github_recorded(bu
     assert done.returncode == 0, done.stderr
     assert handed(tmp_path / "extended", "carol") == solved and "carol: push to main" in done.stdout
     assert "carol" in done.stdout and "late" not in next(line for line in done.stdout.splitlines() if line.startswith("carol"))
-    # a shard collects its own slice only, by the grader's own rule
+    # the workflow collects the class once; collect --shard (an older grade-class.yml's) takes its slice only
     for k in (1, 2):
-        done = collect(built, organisation, tmp_path / f"shard-{k}", shard=f"{k}/2")
+        (tmp_path / f"shard-{k}").mkdir()
+        done = subprocess.run([sys.executable, "-m", "autograder.platforms.collect", "--assignment", "ch03_attention",
+                               "--org", "acme", "--prefix", "ch03_attention", "--shard", f"{k}/2", "--out", "submitted",
+                               "--times", "handed-in.json"], cwd=tmp_path / f"shard-{k}", capture_output=True, text=True,
+                              env={**os.environ, "PATH": f"{organisation / 'bin'}:{os.environ['PATH']}",
+                                   "FAKE_ORG": str(organisation / "acme"), "ORG": "acme", "PYTHONPATH": str(ROOT)},
+                              timeout=120)
         assert done.returncode == 0, done.stderr
         assert sorted(json.loads((tmp_path / f"shard-{k}" / "handed-in.json").read_text())) == \
             [n for n in ("alice", "bob", "carol", "dave") if shards.in_shard(n, k, 2)]

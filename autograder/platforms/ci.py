@@ -88,10 +88,11 @@ def grade(args):
     students = sorted(p for p in path.iterdir() if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if not students and not args.shard:  # a shard's slice may be empty (its collect step found nobody)
         return _fail(f"{path} holds no submission: it {found.problem.split('/ ', 1)[-1]}")
-    identity = shards.identity([s.name for s in students], args.assignment)  # of the whole class, for merge
     # One layout for the class: flat for one assignment, a folder per assignment for several, as the
     # whole class decides it (a shard of a mixed class that holds one assignment is nested as well).
-    layout = sorted({a for _, _, a in _class_submissions(students, args.assignment)[0] if a}) if args.shard else None
+    assignments = sorted({a for _, _, a in _class_submissions(students, args.assignment)[0] if a})
+    identity = shards.identity([s.name for s in students], assignments)  # of the whole class, for merge
+    layout = assignments if args.shard else None
     if args.shard:  # an empty slice is no error: its (empty) outputs still go to the merge
         students = [s for s in students if shards.in_shard(s.name, *args.shard)]
     out = Path(args.out or Path("graded") / path.resolve().name)

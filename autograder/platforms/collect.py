@@ -21,12 +21,13 @@ the roster; lower case, as Classroom 50 names them) it
   repository on Classroom 50), with ``--earlier DIR`` (the earlier runs' ``collected.json`` files,
   anywhere below DIR): an earlier module the student did not hand in with this assignment is
   taken from their earlier repository at the commit graded there. A student with no earlier
-  submission on record is graded as ``--earlier-missing`` says (reference: the course's reference,
-  through `grade --earlier-reference`; none: without), and the log says which.
+  submission on record, or one of the template's stubs only (accepted, nothing pushed), is graded
+  as ``--earlier-missing`` says (reference: the course's reference, through `grade
+  --earlier-reference`; none: without), and the log says which.
 
-A student with no repository, no recorded push or nothing handed in gets no folder: the log says
-why, and an LMS export lists them as not graded. Exit 0; 1 when the organisation has no such
-repository at all; 2 on bad input.
+A student with no repository, no recorded push or nothing handed in gets no folder, and the
+template repository (PREFIX-template) is no student: the log says why, and an LMS export lists them
+as not graded. Exit 0; 1 when the organisation has no such repository at all; 2 on bad input.
 """
 import argparse
 import json
@@ -56,7 +57,9 @@ def run(*command, cwd=None):
 
 
 def repositories(org, prefix, roster):
-    """{username: repository name}: the roster's, or every PREFIX-* repository of ``org``."""
+    """{username: repository name}: the roster's, or every PREFIX-* repository of ``org``. The
+    assignment's template repository (PREFIX-template: Classroom 50's CLASSROOM-SLUG-template, the
+    name ``github`` gives it) is in it as "template"; ``collect`` takes it for no student."""
     prefix = prefix.lower()
     if roster:
         names = [line.split(",")[0].strip() for line in Path(roster).read_text(encoding="utf-8").splitlines()]
@@ -129,6 +132,18 @@ def export(clone, commit, files, folder):
     return notes
 
 
+TEMPLATE = "template"   # PREFIX-template is the assignment's template repository, never a student's
+NOT_A_STUDENT = ": the assignment's template repository, no student's: not collected"
+
+
+def template_only(folder, earlier, files):
+    """Whether each of ``files`` of ``earlier`` taken into ``folder`` is the course's released stub
+    (what the template repository holds: the student accepted it and pushed nothing of their own)."""
+    stubs = course.get(earlier).stubs
+    return all((stubs / f).is_file() and (stubs / f).read_bytes() == (folder / earlier / f).read_bytes()
+               for f in files)
+
+
 MISSING = {"reference": "graded on the course's reference of {files} (grade --earlier-reference)",
            "none": "graded without {files}: the checks that need them fail"}
 
@@ -177,8 +192,17 @@ def take_earlier(name, assignment, folder, records, missing):
                              + MISSING[missing].format(files=", ".join(wanted)))
                 continue
         got = [f for f in wanted if (folder / f).is_file()]
+        what = f"({taken.get('what', '?')}, {str(taken['commit'])[:7]})"
+        if got and template_only(folder, earlier, [f.split("/", 1)[1] for f in got]):
+            for f in got:
+                (folder / f).unlink()
+            if not any((folder / earlier).iterdir()):
+                (folder / earlier).rmdir()
+            notes.append(f"the {earlier} submission graded there {what} holds only the template's stubs, nothing of "
+                         "the student's: " + MISSING[missing].format(files=", ".join(wanted)))
+            continue
         notes.append(f"{', '.join(got) or 'none of ' + ', '.join(wanted)} from the {earlier} submission graded there "
-                     f"({taken.get('what', '?')}, {str(taken['commit'])[:7]})" + "".join(f"; {n}" for n in more))
+                     f"{what}" + "".join(f"; {n}" for n in more))
         if len(got) < len(wanted):
             notes.append(MISSING[missing].format(files=", ".join(f for f in wanted if f not in got)))
     return notes
@@ -190,6 +214,7 @@ def collect(org, prefix, roster, assignment, out, found_deadlines=None, shard=No
     ``earlier``: records of earlier assignments (load_records); ``record``: a dict filled with what
     was taken ({username: {repo, commit, what, handed_in}})."""
     students = repositories(org, prefix, roster)
+    template = students.pop(TEMPLATE, None)
     if shard:
         students = {name: repo for name, repo in students.items() if shards.in_shard(name, *shard)}
     files = handed_in(assignment)
@@ -228,6 +253,8 @@ def collect(org, prefix, roster, assignment, out, found_deadlines=None, shard=No
             late = f", late (due {deadlines.iso(found_deadlines.due_for(name))})"
         log.append(f"{name}: {what} ({commit[:7]}), handed in {deadlines.iso(when)}{late}"
                    + "".join(f"; {note}" for note in notes))
+    if template:
+        log.append(template + NOT_A_STUDENT)
     return times, log
 
 
@@ -270,7 +297,8 @@ def main(argv=None):
         Path(args.record).write_text(json.dumps({"assignment": assignment, "org": args.org, "prefix": args.prefix,
                                                  "students": record}, indent=1), encoding="utf-8")
     print("\n".join(log))
-    print(f"collected {len(times)} of {len(log)} students' submissions into {args.out}/ (times in {args.times})")
+    students = [line for line in log if not line.endswith(NOT_A_STUDENT)]
+    print(f"collected {len(times)} of {len(students)} students' submissions into {args.out}/ (times in {args.times})")
     return 0
 
 

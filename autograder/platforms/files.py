@@ -75,9 +75,9 @@ def result_stem(name):
     name beside it included), unique by construction: the folder's name where it is short,
     plain, not one of the class's own files and not shaped like a shortened name; else its
     start and a hash of the whole name (so no folder *named* like a shortened name can take
-    another student's files)."""
+    another student's files, on a file system blind to case either)."""
     plain = printable(display_name(name)).replace("?", "_").replace("\\", "_")
-    if (plain == name and len(name.encode()) <= 120 and not _SHORTENED.search(name)
+    if (plain == name and len(name.encode()) <= 120 and not _SHORTENED.search(name.casefold())
             and name.casefold() not in CLASS_FILES):
         return name
     digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:16]

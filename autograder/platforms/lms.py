@@ -74,14 +74,15 @@ def _shown(value):
 
 
 def grades(graded, assignment=None):
-    """{student folder's exact name: (score or None, max score, status)}, from summary.json where
-    the class run wrote one, else from grades.csv (whose student cells are escaped names)."""
+    """({student folder's exact name: (score or None, max score, status)}, whether the names are
+    exact, the assignment exported or None where unknown): from summary.json where the class run
+    wrote one, else from grades.csv (whose student cells are escaped names)."""
     graded = Path(graded)
     try:
         summary = json.loads((graded / "summary.json").read_text(encoding="utf-8"))
         rows = summary["rows"]
     except (OSError, ValueError, KeyError, TypeError):
-        return _grades_csv(graded, assignment), False
+        return _grades_csv(graded, assignment), False, assignment
     wanted = {r.get("assignment") for r in rows}
     if assignment is None and len(wanted - {None}) > 1:
         raise ExportError(f"{graded} holds several assignments: give --assignment ({', '.join(sorted(wanted - {None}))})")
@@ -95,7 +96,7 @@ def grades(graded, assignment=None):
         if name in found and found[name][0] is not None and entry[0] is None:
             continue  # one folder, several rows (an unknown assignment's): keep the graded one
         found[name] = entry
-    return found, True
+    return found, True, assignment or next(iter(wanted - {None}), None)
 
 
 def _grades_csv(graded, assignment):
@@ -177,7 +178,7 @@ def export(graded, target, roster=None, column=None, assignment=None, points=Non
     """(CSV text, [lines about students not graded or not exported])."""
     if target not in TARGETS:
         raise ExportError(f"--to {target}: say one of {', '.join(TARGETS)}")
-    scores, exact = grades(graded, assignment)
+    scores, exact, assignment = grades(graded, assignment)
     people = read_csv(roster, "--roster") if roster else None
     if people is None and target != "classroom50":
         raise ExportError(f"--to {target} needs --roster: a CSV with a folder column and the LMS's own columns "

@@ -10,10 +10,11 @@ the array itself: ``--shard slurm`` (Slurm's SLURM_ARRAY_TASK_ID, _MIN and _COUN
 ``python -m autograder merge graded-1 ... graded-N --out graded`` joins the shards' results into
 one grades.csv, summary.json and report.html, byte for byte what one run over the whole class
 writes, or refuses (exit 2) with the reason: a student found in two shards or in the wrong one,
-a shard missing or given twice, results graded with another version of the suites (every result
+a shard missing or given twice (a folder with no summary.json is named as a slice that did not
+finish), results graded with another version of the suites (every result
 records ``extra_data.suites``, a digest of the suite files and the reference solution:
 ``course.suites_digest``), shards of another engine, class or assignment (each summary.json
-records ``identity``), a row dropped or added, a result path that is not where a class run
+records ``identity``: its whole class's students and the assignments graded in it), a row dropped or added, a result path that is not where a class run
 writes it, or a link on the way. Nothing in a shard is taken on trust that can be recomputed:
 each score is added up again from its checks, each file name again from its folder's name.
 """
@@ -86,12 +87,14 @@ def in_shard(name, k, n):
     return int.from_bytes(digest[:8], "big") % n == k - 1
 
 
-def identity(names, assignment):
+def identity(names, assignments):
     """What a class run records of the class it grades, for ``merge`` to check: the digest of
     every student folder's name (the whole class, before a shard is cut from it) with the
-    assignment it was asked to grade (--assignment, or None), and the engine's version."""
-    whole = json.dumps([assignment, sorted(names)]).encode()   # \udcxx for bytes that are not UTF-8
-    return {"class": hashlib.sha256(whole).hexdigest()[:16], "assignment": assignment,
+    assignments graded in it (those its submissions were found to be, or --assignment), and the
+    engine's version."""
+    assignments = sorted(assignments)
+    whole = json.dumps([assignments, sorted(names)]).encode()   # \udcxx for bytes that are not UTF-8
+    return {"class": hashlib.sha256(whole).hexdigest()[:16], "assignment": assignments,
             "engine": course.engine_digest()}
 
 
@@ -126,6 +129,18 @@ def _recounted(result, where):
         totals[check.part] = (got + check.score, most + check.max_score)
     return replace(result, score=sum(c.score for c in result.checks), max_score=sum(c.max_score for c in result.checks),
                    parts=tuple(Part(name, got, most) for name, (got, most) in totals.items()))
+
+
+def _unfinished(folders):
+    """MergeError naming every folder that holds no summary.json (a slice that wrote nothing: its
+    task failed, or has not run), or None. A pattern the shell found nothing for stays as typed."""
+    absent = [f for f in folders if not (f / "summary.json").is_file()]
+    if not absent:
+        return None
+    named = ", ".join(str(f) + ("" if f.exists() else " (no folder matches)" if any(c in str(f) for c in "*?[")
+                                else " (no such folder)") for f in absent)
+    return MergeError(f"slices that wrote no results: {named}. No summary.json there: the task failed or has not "
+                      "run (see its log); grade those slices again, then merge")
 
 
 def _load_shard(folder):
@@ -200,12 +215,15 @@ def _collected(folders):
 def merge(folders, out):
     """Join shard folders into ``out``; returns (summary, rows for CI outputs). Raises MergeError."""
     folders = [Path(f) for f in folders]
+    unfinished = _unfinished(folders)
+    if unfinished:
+        raise unfinished
     shards, everyone, where, titles, identities = {}, [], {}, set(), {}
     for folder in folders:
         summary, students = _load_shard(folder)
         titles.add(summary["title"])
         found = tuple(summary.get(key) for key in ("class", "assignment", "engine"))
-        identities.setdefault(found, folder)
+        identities.setdefault(json.dumps(found), (found, folder))
         shard = tuple(summary.get("shard") or ())
         if shard in shards:
             raise MergeError(f"{shards[shard]} and {folder} are the same shard ({'/'.join(map(str, shard)) or 'whole class'})")
@@ -218,12 +236,17 @@ def merge(folders, out):
             where[student.folder] = folder
             everyone.append((student, folder))
     if len(identities) > 1:
-        (first, one), (second, other) = list(identities.items())[:2]
-        what = ("versions of the grading engine" if first[2] != second[2] else "assignments" if first[1] != second[1]
-                else "classes (their lists of students differ)")
+        (first, one), (second, other) = list(identities.values())[:2]
+        if first[2] != second[2]:
+            what = "versions of the grading engine"
+        elif first[1] != second[1]:
+            named = [" + ".join(a) if isinstance(a, list) else str(a) for a in (first[1], second[1])]
+            what = f"assignments ({named[0] or 'none'} and {named[1] or 'none'})"
+        else:
+            what = "classes (their lists of students differ)"
         raise MergeError(f"the shards were graded as different {what}: {one} and {other}")
-    ((klass, assignment, engine),) = identities
-    if None in (klass, engine):
+    (klass, assignment, engine), _ = next(iter(identities.values()))
+    if None in (klass, engine) or not isinstance(assignment, list):
         raise MergeError(f"{folders[0]} does not say which class and engine graded it: regrade it with this version")
     if () not in shards:  # slices of one class: each exactly once, none missing
         sizes = {n for _, n in shards}

@@ -14,6 +14,12 @@ import sys
 ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME",
               "TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")
 
+# A job array's own index (Slurm's, a Kubernetes Indexed Job's): what ``--shard slurm`` and
+# ``--shard kubernetes/N`` read (platforms/shards.from_array). Numbers, not secrets: a clean start
+# keeps them for argparse, which reads --shard after it; the zygote keeps only ZYGOTE_ENV.
+JOB_ARRAY_ENV = ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_COUNT",
+                 "SLURM_ARRAY_TASK_STEP", "JOB_COMPLETION_INDEX")
+
 # A clean start (see clean_start) keeps the grader's environment here, out of its memory,
 # until its zygote is forked: the number of a memory file holding it.
 ENVIRON_FD = "AUTOGRADERENVIRON_FD"
@@ -31,8 +37,8 @@ def exit_now(code):
 def clean_start():
     """Start this program again, once, as the process a zygote may be forked from: with one hash
     seed (a set's order, and so a wrong answer's feedback, is then the same on every run, in the
-    grader and in every child) and with only ZYGOTE_ENV and the grader's own AUTOGRADER_*
-    settings in its environment. The rest waits in a memory file, never read into this
+    grader and in every child) and with only ZYGOTE_ENV, a job array's index (JOB_ARRAY_ENV) and
+    the grader's own AUTOGRADER_* settings in its environment. The rest waits in a memory file, never read into this
     process's memory before its zygote is forked (restore_environment): a child sees all the
     memory its zygote inherited, freed strings included. A no-op where it cannot be done (the
     zygote is then a fresh interpreter, as for any other caller)."""
@@ -44,7 +50,7 @@ def clean_start():
             saved.write(b"\0".join(k + b"=" + v for k, v in os.environb.items()))
     except OSError:
         return
-    kept = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV or k.startswith("AUTOGRADER_")}
+    kept = {k: v for k, v in os.environ.items() if k in ZYGOTE_ENV + JOB_ARRAY_ENV or k.startswith("AUTOGRADER_")}
     kept.update({ENVIRON_FD: str(fd), "PYTHONHASHSEED": "0"})
     sys.stdout.flush()
     sys.stderr.flush()
