@@ -276,12 +276,12 @@ def _prune(node, reads, local, removed):
 
 
 def _unwrapped(node):
-    """``node`` without the wrappers that change nothing: ``[x][0]``, ``(x,)[-1]``, ``x + 0``, ``0 + x``,
+    """``node`` without the wrappers that change nothing: ``[x][0]``, ``(x,)[0]``, ``x + 0``, ``0 + x``,
     ``x * 1``, ``x / 1``, ``x if True else y``."""
     while True:
         if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.List, ast.Tuple)) \
                 and len(node.value.elts) == 1 and isinstance(node.slice, ast.Constant) \
-                and node.slice.value in (0, -1) and not isinstance(node.value.elts[0], ast.Starred):
+                and node.slice.value == 0 and not isinstance(node.value.elts[0], ast.Starred):
             node = node.value.elts[0]
         elif isinstance(node, ast.BinOp) and any(isinstance(node.op, op) and isinstance(node.right, ast.Constant)
                                                  and node.right.value == c for op, c in IDENTITY):
@@ -297,8 +297,9 @@ def _unwrapped(node):
 
 def _canon(node, own):
     """The canonical text of a statement's own code (its nested statements left out: they are
-    fingerprinted on their own): the file's own names (``own``: ``_binds``) as one, literals as their kind, no-op wrappers
-    dropped, ``x += y`` as ``x = x + y``, the operands of ``+`` and ``*`` in a canonical order."""
+    fingerprinted on their own): the file's own names (``own``, as ``_binds`` gives them) as one,
+    literals as their kind, no-op wrappers dropped, ``x += y`` as ``x = x + y``, the operands of
+    ``+`` and ``*`` in a canonical order."""
     if isinstance(node, str):
         return OWN if node in own[0] else node
     if not isinstance(node, ast.AST):
@@ -340,9 +341,12 @@ def fingerprint(text, base=frozenset()):
     fingerprint is one statement's canonical text, its dead statements and no-op wrappers dropped
     first (``_canon``): a file's fingerprints do not depend on the order of its statements."""
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+        return _fingerprint(ast.parse(text), text, base)
+    except (SyntaxError, ValueError, RecursionError):  # RecursionError: nested deeper than Python reads
         return None
+
+
+def _fingerprint(tree, text, base):
     removed = [1]
     while removed[0]:  # an assignment read only by a dead one is dead too
         removed = [0]
