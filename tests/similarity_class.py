@@ -69,14 +69,15 @@ def with_style(alternative):
 
 def renamed(sources, names, comment=""):
     """``sources`` with every whole word of ``names`` replaced (a copier hiding the copy), and ``comment``
-    put after each file's first line."""
+    put before each file's first function or class (beside code the copy shares, so the page shows it)."""
     out = {}
     for file, text in sources.items():
         for old, new in names.items():
             text = re.sub(rf"\b{old}\b", new, text)
         if comment:
-            first, _, rest = text.partition("\n")
-            text = f"{first}\n{comment}\n{rest}"
+            at = re.search(r"^(def|class) ", text, re.M)
+            at = at.start() if at else len(text)
+            text = f"{text[:at]}{comment}\n{text[at:]}"
         out[file] = text
     return out
 
