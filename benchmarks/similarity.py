@@ -6,8 +6,7 @@ names, a comment, blank lines), a tenth of the students copying an earlier one w
 changed again. Its results are written as a class run writes them (summary.json and a result JSON
 per student) without grading: each mutant's parts fail three checks with the mutant's own wrong
 answer, a copier gives its source's answers. Each round runs the command in a fresh process, as an
-instructor does (copydetect's import included); then one run in this process says where the
-time goes. Prints the figures; asserts nothing.
+instructor does; then one run in this process says where the time goes. Prints the figures; asserts nothing.
 
     python benchmarks/similarity.py [--students 200] [--rounds 3]
 """
@@ -97,9 +96,6 @@ def main(argv=None):
 
         # where the time goes, in this process
         stages = {}
-        started = time.perf_counter()
-        similarity._copydetect()
-        stages["import copydetect (matplotlib was loaded here already)"] = time.perf_counter() - started
         mark = time.perf_counter()
         subs, notes = similarity.read_class(tmp / "submitted", ASSIGNMENT, [tmp / "graded"])
         stages["read the sources and results"] = time.perf_counter() - mark
@@ -110,7 +106,7 @@ def main(argv=None):
         for workers in sorted({1, similarity.default_workers(files)}):
             mark = time.perf_counter()
             cpu = time.process_time()
-            prints = similarity.fingerprint_class(subs, boilerplate, workers, base=texts.values())
+            prints, _ = similarity.fingerprint_class(subs, boilerplate, workers, base=texts.values())
             stages[f"fingerprint the class ({workers} process{'es' if workers > 1 else ''})"] = (
                 time.perf_counter() - mark)
             if workers == 1:

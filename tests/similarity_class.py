@@ -13,6 +13,7 @@ student's own names for the locals, comments, blank lines): the reference, each 
 the mutants in turn, every tenth student copying an earlier one's work beyond the book (an
 alternative or a mutant) with the names changed again.
 """
+import ast
 import random
 import re
 
@@ -41,6 +42,10 @@ RARE_OTHER = ("    mask_simple = torch.tril(torch.ones_like(attn_weights))\n"
               "    return kept / kept.sum(0, keepdim=True)\n")
 COPIER = "<img src=x onerror=console.error(1)>copier"
 HOSTILE_COMMENT = "# </pre></code><script>console.error(2)</script><img src=y onerror=console.error(3)>\u202e"
+# three more copiers, each of another alternative student's work, each disguised its own way
+# ({copier: (the student copied, how)}; see reordered() and mechanical())
+DISGUISES = {"copier-reordered": ("alt-1", ("reordered",)), "copier-renamed": ("alt-3", ("mechanical",)),
+             "copier-mixed": ("alt-4", ("reordered", "mechanical"))}
 # the copier's own names for the original's locals (whole words only)
 RENAMES = {"scores": "sc", "result": "acc", "weights": "attn_w", "queries": "qs", "values": "vals", "context": "ctx"}
 
@@ -64,16 +69,94 @@ def with_style(alternative):
 
 def renamed(sources, names, comment=""):
     """``sources`` with every whole word of ``names`` replaced (a copier hiding the copy), and ``comment``
-    put after each file's first line."""
+    put before each file's first function or class (beside code the copy shares, so the page shows it)."""
     out = {}
     for file, text in sources.items():
         for old, new in names.items():
             text = re.sub(rf"\b{old}\b", new, text)
         if comment:
-            first, _, rest = text.partition("\n")
-            text = f"{first}\n{comment}\n{rest}"
+            at = re.search(r"^(def|class) ", text, re.M)
+            at = at.start() if at else len(text)
+            text = f"{text[:at]}{comment}\n{text[at:]}"
         out[file] = text
     return out
+
+
+def _names(node, stored):
+    """The names and attribute names ``node`` stores (``stored``) or reads."""
+    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node)
+            if isinstance(n, (ast.Name, ast.Attribute)) and isinstance(n.ctx, ast.Store) == stored}
+
+
+def _independent(a, b):
+    """Whether two assignments to names can change places: neither writes what the other reads or writes."""
+    plain = [isinstance(s, ast.Assign) and all(isinstance(t, (ast.Name, ast.Tuple)) for t in s.targets) for s in (a, b)]
+    return all(plain) and not (
+        _names(a, True) & (_names(b, True) | _names(b, False)) or _names(b, True) & _names(a, False))
+
+
+DEAD = ("pass", "if False:\n    print('checking the shapes')", "unused_{k} = {k} * 2", "'a note to self'",
+        "scratch_{k} = len(str({k}))\nscratch_{k} = scratch_{k} + 1")
+
+
+def reordered(sources, rng):
+    """``sources`` with the statements reordered and dead statements added, meaning unchanged: the
+    functions and classes of each module and the methods of each class in reverse order, independent
+    neighbouring statements of each function swapped, and after every statement of a function a dead
+    one (``pass``, ``if False:``, an assignment nothing reads, a string)."""
+    out = {}
+    for file, text in sources.items():
+        tree = ast.parse(text)
+        for node in [tree, *ast.walk(tree)]:
+            body = getattr(node, "body", None)
+            if not isinstance(body, list):
+                continue
+            slots = [i for i, stmt in enumerate(body) if isinstance(stmt, (ast.FunctionDef, ast.ClassDef))]
+            for i, stmt in zip(slots, [body[i] for i in reversed(slots)]):
+                body[i] = stmt
+            if isinstance(node, ast.FunctionDef):
+                for i in range(len(body) - 1):
+                    if _independent(body[i], body[i + 1]):
+                        body[i], body[i + 1] = body[i + 1], body[i]
+                padded = []
+                for stmt in body:
+                    padded += [stmt, *ast.parse(rng.choice(DEAD).format(k=rng.randrange(100, 999))).body]
+                node.body = padded
+        out[file] = ast.unparse(tree) + "\n"
+    return out
+
+
+class _Mechanical(ast.NodeTransformer):
+    """Every name read ``x`` as ``[x][0]``; the names a function assigns renamed (``x`` -> ``x_1``)."""
+
+    def __init__(self, renames):
+        self.renames = renames
+
+    def visit_Name(self, node):
+        node.id = self.renames.get(node.id, node.id)
+        if not isinstance(node.ctx, ast.Load) or node.id == "super":
+            return node
+        return ast.Subscript(ast.List([node], ast.Load()), ast.Constant(0), ast.Load())
+
+
+def mechanical(sources):
+    """``sources`` renamed mechanically, meaning unchanged (see ``_Mechanical``)."""
+    out = {}
+    for file, text in sources.items():
+        tree = ast.parse(text)
+        assigned = sorted({n.id for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) for stmt in f.body
+                           for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
+        tree = _Mechanical({name: f"{name}_{i + 1}" for i, name in enumerate(assigned)}).visit(tree)
+        out[file] = ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    return out
+
+
+def disguised(sources, how, seed=0):
+    """``sources`` disguised each way of ``how`` in turn ("reordered", "mechanical")."""
+    rng = random.Random(seed)
+    for way in how:
+        sources = reordered(sources, rng) if way == "reordered" else mechanical(sources)
+    return sources
 
 
 def known_class():
@@ -86,6 +169,8 @@ def known_class():
     copy = renamed(original, RENAMES, HOSTILE_COMMENT)
     copy["simple_attention.py"] += f'\n\nNOTE = "{HOSTILE_COMMENT[2:]}"\n'
     students[COPIER] = copy
+    for copier, (copied, how) in DISGUISES.items():
+        students[copier] = disguised(students[copied], how)
     for i in range(5):
         students[f"common-{i}"] = mutated_sources(ASSIGNMENT, mutants[COMMON])
     students["rare-a"] = mutated_sources(ASSIGNMENT, mutants[RARE])

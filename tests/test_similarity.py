@@ -1,7 +1,9 @@
 """The similarity report (``python -m autograder similarity``): who shares work beyond the book.
 
 The class is tests/similarity_class.py's: built from the project's own banks, with one student who
-copied the "einsum everywhere" student's distinctive code and renamed the variables, two who hand in
+copied the "einsum everywhere" student's distinctive code and renamed the variables, three who
+copied another alternative student's each and disguised it (statements reordered and dead ones
+added; names rewritten mechanically, ``x`` as ``[x][0]``; both), two who hand in
 the reference itself, five who make the same common mistake and two who make one rare mistake,
 written two different ways. Fast tests compare its code alone (nothing graded) and check the digest
 of a wrong answer; the slow ones grade the class in two shards, merge them, and read the results
@@ -15,7 +17,7 @@ import sys
 import pytest
 import torch
 from browser import browser_or_skip
-from similarity_class import ASSIGNMENT, COPIER, HOSTILE_COMMENT, known_class, write
+from similarity_class import ASSIGNMENT, COPIER, DISGUISES, HOSTILE_COMMENT, known_class, write
 
 from autograder.grading import compare
 from autograder.grading.result import Check, SubmissionResult
@@ -23,6 +25,7 @@ from autograder.paths import ROOT
 from autograder.platforms import classreport, similarity
 
 ORIGINAL = "alt-0"        # the einsum student, whom the copier copied
+COPIES = [{COPIER, ORIGINAL}] + [{copier, copied} for copier, (copied, _) in DISGUISES.items()]
 COMMON = [f"common-{i}" for i in range(5)]
 CLEAR_MARGIN = 0.3
 
@@ -119,16 +122,23 @@ def code_only(tmp_path_factory):
     return {"root": root, "out": out, "marker": marker, "submissions": submissions, "pairs": pairs, "notes": notes}
 
 
-def test_the_copier_ranks_first_on_code_alone(code_only):
-    subs, pairs = code_only["submissions"], code_only["pairs"]
-    names = [{subs[p.a].folder, subs[p.b].folder} for p in pairs]
+def pair_names(code_only):
+    subs = code_only["submissions"]
+    return [{subs[p.a].folder, subs[p.b].folder} for p in code_only["pairs"]]
+
+
+def test_the_copiers_rank_first_on_code_alone(code_only):
+    pairs, names = code_only["pairs"], pair_names(code_only)
     assert names[0] == {COPIER, ORIGINAL}, names[:3]
-    assert pairs[0].similarity - pairs[1].similarity >= CLEAR_MARGIN, (pairs[0], pairs[1])
+    copies = len(COPIES)
+    assert all(n in COPIES for n in names[:copies]), names[:copies + 1]
+    assert pairs[copies - 1].similarity - pairs[copies].similarity >= CLEAR_MARGIN, pairs[copies - 1:copies + 1]
     reference = next(p for p, n in zip(pairs, names) if n == {"ref-a", "ref-b"})
     assert reference.similarity == 0 and reference.shared == 0     # the book, typed twice: nothing in common
     assert not code_only["marker"].exists()                         # student code is read, never run
     rows = read_csv(code_only["out"] / "similarity.csv")
-    assert list(rows[0])[:3] == ["student_a", "student_b", "similarity"]
+    assert tuple(rows[0]) == similarity.CSV_HEADER and list(rows[0])[:3] == ["student_a", "student_b", "similarity"]
+    subs = code_only["submissions"]
     assert len(rows) == len(subs) * (len(subs) - 1) // 2
     values = [float(r["similarity"]) for r in rows]
     assert values == sorted(values, reverse=True) and all(0 <= v <= 1 for v in values)
@@ -141,7 +151,35 @@ def test_the_courses_own_code_is_base_code(code_only):
     boilerplate = similarity.base_hashes(texts)
     reference = next(s for s in code_only["submissions"] if s.folder == "ref-a")
     for name, text in reference.files.items():
-        assert not similarity.fingerprint(name, text, boilerplate).hashes, name
+        assert similarity.fingerprint(text, boilerplate) == {}, name
+
+
+@pytest.mark.parametrize("copier", DISGUISES)
+def test_a_disguised_copy_ranks_first(code_only, copier):
+    """Each disguised copy's pair is the top pair of both students, by a clear margin over their
+    next and over every pair that is not a copy: reordering, dead statements and mechanical
+    renaming change no fingerprint."""
+    pairs, names = code_only["pairs"], pair_names(code_only)
+    copied = DISGUISES[copier][0]
+    theirs = [p for p, n in zip(pairs, names) if n & {copier, copied}]
+    copy = next(p for p, n in zip(pairs, names) if n == {copier, copied})
+    assert theirs[0] is copy, (theirs[:2], copy)
+    assert copy.similarity - theirs[1].similarity >= CLEAR_MARGIN, theirs[:2]
+    assert all(copy.similarity - p.similarity >= CLEAR_MARGIN for p, n in zip(pairs, names) if n not in COPIES)
+
+
+def test_dead_code_wrappers_and_names_change_no_fingerprint():
+    plain = "def f(a, b):\n    c = a @ b\n    d = c.softmax(dim=-1)\n    return d * b\n"
+    disguised = ("def f(x, y):\n    'a docstring'\n    unused = len(str(3))\n    z = [x][0] @ (y + 0)\n"
+                 "    if False:\n        print(z)\n    pass\n    w = ((z,)[0]).softmax(dim=-1)\n    w2 = w2 + 1\n"
+                 "    return 1 * y * [w][0]\n    print('never')\n")
+    assert similarity.fingerprint(plain).keys() == similarity.fingerprint(disguised).keys()
+    swapped = "def f(a, b):\n    d = b @ a\n    c = a @ b\n    return c * d\n"
+    assert similarity.fingerprint(swapped).keys() == similarity.fingerprint(swapped.replace(
+        "    d = b @ a\n    c = a @ b\n", "    c = a @ b\n    d = b @ a\n")).keys()
+    assert similarity.fingerprint("def f(a):\n    return a\n").keys() == similarity.fingerprint(
+        "def f(a):\n    return a\n    a = a @ a\n").keys()                                 # after a return: dead
+    assert similarity.fingerprint("def f(:\n") is None                                      # not Python
 
 
 # -- a graded class: shards, merged -------------------------------------------------------------
@@ -171,9 +209,10 @@ def graded(tmp_path_factory):
 def test_the_ranking_of_a_graded_class(graded):
     rows = read_csv(graded["out"] / "similarity.csv")
     assert (graded["out"] / "similarity.csv").read_bytes() == (graded["from_shards"] / "similarity.csv").read_bytes()
-    top = {rows[0]["student_a"], rows[0]["student_b"]}
-    assert top == {COPIER, ORIGINAL}, rows[:3]
-    assert float(rows[0]["similarity"]) - float(rows[1]["similarity"]) >= CLEAR_MARGIN, rows[:2]
+    copies = len(COPIES)
+    assert {rows[0]["student_a"], rows[0]["student_b"]} == {COPIER, ORIGINAL}, rows[:3]
+    assert all({r["student_a"], r["student_b"]} in COPIES for r in rows[:copies]), rows[:copies + 1]
+    assert float(rows[copies - 1]["similarity"]) - float(rows[copies]["similarity"]) >= CLEAR_MARGIN, rows[:copies + 1]
     flagged = [r for r in rows if float(r["similarity"]) >= similarity.THRESHOLD]
     assert len(flagged) >= 2
     assert score(rows, "ref-a", "ref-b") < min(float(r["similarity"]) for r in flagged)
@@ -225,7 +264,8 @@ def test_the_page_in_a_browser(graded, tmp_path):
     assert seen["pairs"][0][1:3] == [COPIER, ORIGINAL] and COPIER in seen["first"]   # names shown as text
     assert HOSTILE_COMMENT[:-1] in seen["code"] and "\u202e" not in seen["code"]   # code as text, no bidi override
     assert seen["marks"] > 0 and "never a verdict" in seen["verdict"] and seen["width"] <= 1280
-    assert [row[1:3] for row in seen["pairs"]][:2] == [[COPIER, ORIGINAL], ["rare-a", "rare-b"]]
+    shown = [set(row[1:3]) for row in seen["pairs"]]
+    assert all(n in COPIES for n in shown[:len(COPIES)]) and shown[len(COPIES)] == {"rare-a", "rare-b"}, shown
 
 
 # -- what the command refuses ------------------------------------------------------------------

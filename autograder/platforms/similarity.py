@@ -4,11 +4,14 @@
 student types the book's listings, so whole-file similarity flags the whole class. Here two kinds
 of evidence are weighed, each discounted by what the course gives everyone and by how common it is:
 
-- **code**: each student's hand-in files are tokenized and fingerprinted by copydetect (names,
-  strings and comments normalised away, so renamed variables change nothing; every k-gram of 25
-  characters of the normalised code is a fingerprint). The fingerprints of the course's own
-  material (the stubs, the reference solution and what it builds on, the support files, the
-  notebook's code) are removed first: copydetect's boilerplate. A fingerprint left that k students
+- **code**: each student's hand-in files are parsed (Python's ``ast``, never run) and every
+  statement is a fingerprint: its canonical text, with the names the file binds as one, literals
+  as their kind, no-op wrappers (``[x][0]``, ``x + 0``) dropped, and the dead statements (``pass``,
+  ``if False:``, an expression with no call, an assignment nothing reads, what follows a
+  ``return``) left out first. A file is its set of fingerprints: reordering its statements,
+  renaming its names or padding it with dead code changes nothing. The fingerprints of the
+  course's own material (the stubs, the reference solution and what it builds on, the support
+  files, the notebook's code) are removed first: base code. A fingerprint left that k students
   share counts 1/(k - 1) for each pair of them. A pair's code score is the weighted share of the
   smaller submission's own code that the two have in common, times a confidence that grows with
   how much that is (``1 - exp(-W / CONFIDENT)``);
@@ -20,11 +23,13 @@ of evidence are weighed, each discounted by what the course gives everyone and b
 
 A pair's similarity is ``1 - (1 - code) * (1 - answers)``, in [0, 1]. It is evidence for a person
 to read, never a verdict: nothing here changes a grade or any feedback. Student code is read as
-text (``sandbox.submission``: no link followed, sizes bounded) and tokenized, never run; the
+text (``sandbox.submission``: no link followed, sizes bounded) and parsed, never run; the
 results are read as data (``shards``: the class run's or the merged shards' summary.json).
 """
+import ast
 import bisect
 import csv
+import hashlib
 import html
 import io
 import json
@@ -32,7 +37,7 @@ import math
 import os
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -43,10 +48,7 @@ from ..grading import course
 from ..paths import ROOT
 from ..sandbox.submission import SubmissionError, printable
 
-# copydetect's own defaults: k-grams of 25 characters of normalised code, window 1 (every k-gram kept)
-NOISE = 25
-WINDOW = 1
-CONFIDENT = 100       # weighted shared fingerprints for a code score of 1 - 1/e of its share (~4 statements)
+CONFIDENT = 4         # weighted shared statements for a code score of 1 - 1/e of its share
 ANSWER_WEIGHT = 0.6   # what one wrong answer that only the two gave adds, on its own
 THRESHOLD = 0.4       # pairs at or above it are shown on the page
 SHOWN = 40            # at most this many pairs on the page
@@ -182,72 +184,227 @@ def read_class(class_folder, assignment, graded=()):
 
 # -- fingerprints ------------------------------------------------------------------------------
 
-def _copydetect():
-    """copydetect's fingerprint and comparison (its import loads matplotlib.pyplot: without a display)."""
-    classreport._matplotlib()
-    from copydetect import CodeFingerprint, compare_files
-    return CodeFingerprint, compare_files
+OWN = "_"                              # every name the file itself binds, normalised to one
+COMMUTATIVE = (ast.Add, ast.Mult)      # operands put in a canonical order
+IDENTITY = ((ast.Add, 0), (ast.Sub, 0), (ast.Mult, 1), (ast.Div, 1), (ast.Pow, 1))  # x op c is x
+LISTS = ("body", "orelse", "finalbody", "handlers", "cases")  # the statements nested in a statement
 
 
-def fingerprint(name, text, boilerplate=None):
-    """copydetect's CodeFingerprint of one Python file's text (tokenized by pygments, never run)."""
-    CodeFingerprint, _ = _copydetect()
-    return CodeFingerprint(name, NOISE, WINDOW, boilerplate=boilerplate, language="python", fp=io.StringIO(text))
+def _binds(tree):
+    """(names, attribute names) a file binds: the names assigned, defined, imported and its
+    parameters; the attributes it sets and its functions (methods are read as attributes). They are
+    the student's own, normalised away; what it only reads (torch, range, .softmax) stays."""
+    names, attributes = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            attributes.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+            attributes.add(node.name)
+        elif isinstance(node, (ast.ClassDef, ast.ExceptHandler)):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+    return names, attributes
+
+
+def _targets(stmt):
+    """The assignment targets of ``stmt`` ([] where it assigns nothing)."""
+    return stmt.targets if isinstance(stmt, ast.Assign) else \
+        [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) else []
+
+
+def _reads(tree):
+    """The names read somewhere other than in assignments to themselves (``x = x + 1`` alone reads
+    nothing that counts)."""
+    loads = Counter(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    for stmt in ast.walk(tree):
+        targets = {n.id for t in _targets(stmt) for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if targets and getattr(stmt, "value", None) is not None:
+            loads.subtract(n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and n.id in targets)
+    return {name for name, count in loads.items() if count > 0}
+
+
+def _dead(stmt, reads, local):
+    """Whether ``stmt`` does nothing: ``pass``, an expression without a call (a docstring, ``x``,
+    ``(x)``), or, in a function, an assignment to names that nothing reads."""
+    if isinstance(stmt, ast.Pass):
+        return True
+    if isinstance(stmt, ast.Expr):
+        return not any(isinstance(n, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr))
+                       for n in ast.walk(stmt.value))
+    targets = _targets(stmt)
+    names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return local and bool(targets) and all(isinstance(t, (ast.Name, ast.Tuple, ast.List, ast.Starred))
+                                           for t in targets) and not names & reads
+
+
+def _live(body, reads, local, removed):
+    """``body`` without its dead statements: those ``_dead`` says, the branch an ``if``/``while`` on a
+    constant never takes (the one it always takes kept in its place) and what follows a ``return``,
+    ``raise``, ``break`` or ``continue``. ``removed`` counts them."""
+    out = []
+    for stmt in body:
+        if isinstance(stmt, (ast.If, ast.While)) and isinstance(stmt.test, ast.Constant) \
+                and not (isinstance(stmt, ast.While) and stmt.test.value):
+            out += _live(stmt.body if stmt.test.value else stmt.orelse, reads, local, removed)
+            removed[0] += 1
+            continue
+        if _dead(stmt, reads, local):
+            removed[0] += 1
+            continue
+        _prune(stmt, reads, local or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)), removed)
+        out.append(stmt)
+        if isinstance(stmt, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+            removed[0] += len(body) - body.index(stmt) - 1
+            break
+    return out
+
+
+def _prune(node, reads, local, removed):
+    for name in LISTS:
+        value = getattr(node, name, None)
+        if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+            setattr(node, name, _live(value, reads, local, removed))
+        elif isinstance(value, list):  # except handlers, match cases
+            for child in value:
+                _prune(child, reads, local, removed)
+
+
+def _unwrapped(node):
+    """``node`` without the wrappers that change nothing: ``[x][0]``, ``(x,)[0]``, ``x + 0``, ``0 + x``,
+    ``x * 1``, ``x / 1``, ``x if True else y``."""
+    while True:
+        if isinstance(node, ast.Subscript) and isinstance(node.value, (ast.List, ast.Tuple)) \
+                and len(node.value.elts) == 1 and isinstance(node.slice, ast.Constant) \
+                and node.slice.value == 0 and not isinstance(node.value.elts[0], ast.Starred):
+            node = node.value.elts[0]
+        elif isinstance(node, ast.BinOp) and any(isinstance(node.op, op) and isinstance(node.right, ast.Constant)
+                                                 and node.right.value == c for op, c in IDENTITY):
+            node = node.left
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, COMMUTATIVE) and \
+                isinstance(node.left, ast.Constant) and node.left.value == (0 if isinstance(node.op, ast.Add) else 1):
+            node = node.right
+        elif isinstance(node, ast.IfExp) and isinstance(node.test, ast.Constant):
+            node = node.body if node.test.value else node.orelse
+        else:
+            return node
+
+
+def _canon(node, own):
+    """The canonical text of a statement's own code (its nested statements left out: they are
+    fingerprinted on their own): the file's own names (``own``, as ``_binds`` gives them) as one,
+    literals as their kind, no-op wrappers dropped, ``x += y`` as ``x = x + y``, the operands of
+    ``+`` and ``*`` in a canonical order."""
+    if isinstance(node, str):
+        return OWN if node in own[0] else node
+    if not isinstance(node, ast.AST):
+        return repr(node)
+    node = _unwrapped(node)
+    if isinstance(node, ast.Name):
+        return OWN if node.id in own[0] else node.id
+    if isinstance(node, ast.Attribute):
+        return f"Attribute({_canon(node.value, own)} {OWN if node.attr in own[1] else node.attr})"
+    if isinstance(node, ast.Constant):
+        return type(node.value).__name__
+    if isinstance(node, ast.AugAssign):
+        node = ast.Assign([node.target], ast.BinOp(node.target, node.op, node.value))
+    parts = []
+    for name, value in ast.iter_fields(node):
+        if name in ("ctx", "type_comment", "kind") or (name in LISTS and isinstance(value, list)
+                                                       and value and not isinstance(value[0], ast.expr)):
+            continue
+        parts.append("[" + ",".join(_canon(v, own) for v in value) + "]" if isinstance(value, list)
+                     else _canon(value, own))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, COMMUTATIVE):
+        parts[0], parts[2] = sorted((parts[0], parts[2]))
+    return f"{type(node).__name__}({' '.join(parts)})"
+
+
+def _nested(body):
+    """Every statement (and except handler, match case) in ``body``, nested ones included."""
+    for node in body:
+        yield node
+        for name in LISTS:
+            value = getattr(node, name, None)
+            if isinstance(value, list) and value and not isinstance(value[0], ast.expr):
+                yield from _nested(value)
+
+
+def fingerprint(text, base=frozenset()):
+    """{fingerprint: [(start, end) of its lines in ``text``]} of one Python file's text (parsed,
+    never run), the fingerprints in ``base`` left out; None where the text is not Python. A
+    fingerprint is one statement's canonical text, its dead statements and no-op wrappers dropped
+    first (``_canon``): a file's fingerprints do not depend on the order of its statements."""
+    try:
+        return _fingerprint(ast.parse(text), text, base)
+    except (SyntaxError, ValueError, RecursionError):  # RecursionError: nested deeper than Python reads
+        return None
+
+
+def _fingerprint(tree, text, base):
+    removed = [1]
+    while removed[0]:  # an assignment read only by a dead one is dead too
+        removed = [0]
+        tree.body = _live(tree.body, _reads(tree), False, removed)
+    own = _binds(tree)
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    prints = defaultdict(list)
+    for node in _nested(tree.body):
+        code = _canon(node, own)
+        key = int.from_bytes(hashlib.blake2b(code.encode(), digest_size=8).digest(), "big")
+        if key not in base:
+            # a compound statement's own code is its first line; a simple one's, all its lines
+            where = getattr(node, "pattern", node)  # a match case's place is its pattern's
+            last = where.lineno if any(isinstance(getattr(node, name, None), list) for name in LISTS) else \
+                where.end_lineno
+            prints[key].append((starts[where.lineno - 1], starts[last] - 1))
+    return dict(prints)
 
 
 def base_hashes(texts):
-    """The fingerprints of the course's own material, as copydetect takes boilerplate (sorted, unique)."""
-    import numpy as np
-    hashes = set()
-    for name, text in texts.items():
-        hashes |= fingerprint(name, text).hashes
-    return np.array(sorted(hashes), dtype=np.int64)
+    """The fingerprints of the course's own material (a set)."""
+    return frozenset().union(*(fingerprint(text) or () for text in texts.values()))
 
 
-def _fingerprint_all(jobs, boilerplate, keep_text=True):
-    prints = [fingerprint(name, text, boilerplate) for name, text in jobs]
-    if not keep_text:  # a worker's: the parent has the text, so it does not travel back
-        for fp in prints:
-            fp.raw_code = None
-    return prints
+def _fingerprint_all(texts, base):
+    return [fingerprint(text, base) for text in texts]
 
 
 def default_workers(files):
-    """Processes that tokenize ``files`` files: one per core where there are enough to pay for them."""
+    """Processes that parse ``files`` files: one per core where there are enough to pay for them."""
     return max(1, min(os.cpu_count() or 1, files // 100))
 
 
 def fingerprint_class(submissions, boilerplate, workers=None, base=()):
-    """[{file name: CodeFingerprint}] per submission, the course's material removed. Each distinct
-    text is tokenized once (a file handed in as the course gave it, ``base``, has no fingerprint of
-    its own: it is not tokenized at all), on ``workers`` processes (default: one per core for a
-    large class; pygments' lexer is most of the time)."""
+    """([{file name: fingerprints}] per submission, the course's material removed; [student/file that
+    is not Python]). Each distinct text is parsed once (a file handed in as the course gave it,
+    ``base``, has no fingerprint of its own: it is not parsed at all), on ``workers`` processes
+    (default: one per core for a large class)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    CodeFingerprint, _ = _copydetect()
-    texts = {}
-    for s in submissions:
-        for name, text in s.files.items():
-            texts.setdefault(text, f"{s.folder}/{name}")
     given = set(base)
-    jobs = [(name, text) for text, name in texts.items() if text not in given]
+    jobs = list(dict.fromkeys(text for s in submissions for text in s.files.values() if text not in given))
     workers = workers or default_workers(len(jobs))
     if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-        chunks = [jobs[i::workers] for i in range(workers)]
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            done = list(pool.map(_fingerprint_all, chunks, [boilerplate] * workers, [False] * workers))
+            done = list(pool.map(_fingerprint_all, [jobs[i::workers] for i in range(workers)], [boilerplate] * workers))
         prints = [None] * len(jobs)
         for i, chunk in enumerate(done):
             prints[i::workers] = chunk
-        for (_, text), fp in zip(jobs, prints):
-            fp.raw_code = text
     else:
         prints = _fingerprint_all(jobs, boilerplate)
-    made = {text: fp for (_, text), fp in zip(jobs, prints)}
-    for text in texts:
-        if text not in made:  # the course's own file: nothing of it is the student's
-            made[text] = CodeFingerprint("course", NOISE, WINDOW, filter=False, fp=io.StringIO(""))
-    return [{name: made[text] for name, text in s.files.items()} for s in submissions]
+    made = dict(zip(jobs, prints))
+    unparsed = [f"{s.name}/{name}" for s in submissions for name, text in s.files.items()
+                if text in made and made[text] is None]
+    return [{name: made.get(text) or {} for name, text in s.files.items()} for s in submissions], unparsed
 
 
 # -- the scores --------------------------------------------------------------------------------
@@ -313,7 +470,7 @@ def answer_scores(answers):
 
 def compare(submissions, prints):
     """Every pair, the most similar first: [Pair]."""
-    own = [set().union(*(fp.hashes for fp in files.values())) for files in prints]
+    own = [set().union(*files.values()) for files in prints]
     weighted, shared, code = code_scores(own)
     answers, wrong = answer_scores([s.answers for s in submissions])
     sizes = [len(h) for h in own]
@@ -354,11 +511,10 @@ def _escape(text):
     return html.escape(printable(text), quote=True)
 
 
-def _regions(slices):
-    """copydetect's slices (2 x N: starts, ends, in the raw text) as sorted, merged (start, end)."""
-    pairs = sorted((int(s), int(e)) for s, e in zip(*slices)) if len(slices) and len(slices[0]) else []
+def _regions(places):
+    """(start, end) places in a text, sorted and merged."""
     merged = []
-    for start, end in pairs:
+    for start, end in sorted(places):
         if merged and start <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(merged[-1][1], end))
         else:
@@ -406,15 +562,14 @@ def _code_html(text, regions):
 def _file_pairs(prints_a, prints_b):
     """[(file of a, file of b, regions in a, regions in b)] of the file pairs that share fingerprints
     beyond the course's: a file beside the other's file of the same name first, then the most shared
-    first (copydetect's compare_files gives the regions)."""
-    _, compare_files = _copydetect()
+    first."""
     found = []
     for name_a, fa in prints_a.items():
         for name_b, fb in prints_b.items():
-            common = len(fa.hashes & fb.hashes)
+            common = fa.keys() & fb.keys()
             if common:
-                _, _, (slices_a, slices_b) = compare_files(fa, fb)
-                found.append((common, name_a, name_b, _regions(slices_a), _regions(slices_b)))
+                found.append((len(common), name_a, name_b, _regions(p for h in common for p in fa[h]),
+                              _regions(p for h in common for p in fb[h])))
     found.sort(key=lambda f: (f[1] != f[2], -f[0], f[1], f[2]))
     return [f[1:] for f in found[:FILE_PAIRS]]
 
@@ -489,9 +644,9 @@ def render(assignment, title, submissions, pairs, prints, notes, threshold, seco
                 out.append(f"<div><h4>{name(who)}: {_escape(file)}</h4><pre>{_code_html(text, regions)}</pre></div>")
             out.append("</div>")
         out.append("</section>")
-    out.append('<footer class="small"><p>Written by <code>python -m autograder similarity</code>. Code: copydetect '
-               f"fingerprints (k-grams of {NOISE} characters of the code with names, strings and comments normalised), "
-               "the course's stubs, reference and support files removed first; a fingerprint k students share counts "
+    out.append('<footer class="small"><p>Written by <code>python -m autograder similarity</code>. Code: one '
+               "fingerprint per statement, parsed (the file's own names as one, literals as their kind, dead statements "
+               "and no-op wrappers dropped: the order of statements does not count), the course's stubs, reference and support files removed first; a fingerprint k students share counts "
                "1/(k - 1). Wrong answers: the digest of each failed check's answer, recorded by the grader; the same "
                "answer from k students counts 1/(k - 1). Marked: the regions the two share beyond the course's "
                f'material. <a href="{quote("similarity.csv")}">similarity.csv</a> holds every pair.</p></footer>')
@@ -508,7 +663,9 @@ def run(class_folder, assignment, graded, out, threshold=THRESHOLD, title=None, 
         raise SimilarityError(f"{class_folder}: fewer than two students hand in {assignment}: nothing to compare")
     texts = base_texts(assignment)
     boilerplate = base_hashes(texts)
-    prints = fingerprint_class(submissions, boilerplate, workers, base=texts.values())
+    prints, unparsed = fingerprint_class(submissions, boilerplate, workers, base=texts.values())
+    if unparsed:
+        notes.append(f"not Python (no code compared): {', '.join(unparsed)}")
     pairs = compare(submissions, prints)
     out = Path(out)
     try:
