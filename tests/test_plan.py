@@ -631,8 +631,11 @@ def test_files_travel_as_bytes_and_a_clean_child_has_torch_but_never_the_submiss
                         {"let": "ck", "call": "torch.load", "args": [there], "kwargs": {"weights_only": True},
                          "return": True},
                         {"let": "gone", "read_file": there, "remove": True},
+                        {"let": "f", "data": data}, {"let": "buf", "buffer": {"$ref": "f"}},
+                        {"let": "ck2", "call": "torch.load", "args": [{"$ref": "buf"}], "kwargs": {"weights_only": True},
+                         "return": True},
                         {"let": "theirs", "call": "higher.uses_both", "args": [x]}], clean=True)
-        assert torch.equal(clean.values["ck"]["x"], x)
+        assert torch.equal(clean.values["ck"]["x"], x) and torch.equal(clean.values["ck2"]["x"], x)
         assert "higher" in clean.failed("theirs")
         with pytest.raises(ValueError, match="bytes"):
             s.plan([{"let": "w", "write_file": there}])

@@ -11,6 +11,7 @@ import contextlib
 import dis
 import importlib.abc
 import importlib.util
+import io
 import itertools
 import os
 import sys
@@ -487,6 +488,8 @@ def _step(step, env, failed, budget):
         obj = _target(step["attr"], env, failed)
     elif "read_file" in step:
         obj = _run("read_file", f"reading {step['read_file']}", _read_file, step["read_file"], step.get("remove", False))
+    elif "buffer" in step:  # bytes as a file object in memory (io.BytesIO): torch.load's without a file
+        obj = io.BytesIO(_resolve(step["buffer"], env, failed).numpy().tobytes())
     elif "write_file" in step:
         obj = _run("write_file", f"writing {step['write_file']}", _write_file, step["write_file"], step["bytes"])
     elif "backward" in step:
@@ -703,7 +706,7 @@ def _bytes(tensor):
 
 
 ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered",
-           "read_file", "write_file")
+           "read_file", "write_file", "buffer")
 
 
 def _action(step):

@@ -372,7 +372,8 @@ class StudentSession:
         or ``describe`` (its class, parameter and buffer shapes, state_dict keys, unregistered
         tensors' shapes, and a summary of each dotted attribute in ``attrs``: see child._summary),
         ``read_file`` (a path: the file's bytes as a uint8 tensor; ``remove``: the file removed
-        afterwards) or ``write_file`` (a path, written with ``bytes``, a 1-D uint8 tensor).
+        afterwards), ``write_file`` (a path, written with ``bytes``, a 1-D uint8 tensor) or ``buffer``
+        (such a tensor, or a ``$ref`` to one, as a file object in memory: ``io.BytesIO``).
         Options of ``call``: ``seed`` (torch.manual_seed first; any step), ``params`` (copied into
         the module by name, strictly; ``params_keep``: own names of parameters it may hold beyond
         them, left as they are), ``params_digest`` (instead of ``params``: the module must hold
@@ -467,7 +468,7 @@ class StudentSession:
 
 
 _ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered",
-            "read_file", "write_file")
+            "read_file", "write_file", "buffer")
 _OPTIONS = {"let", "args", "kwargs", "seed", "params", "params_keep", "params_digest", "train", "grad", "record",
             "return", "limit", "weight", "stand_in", "transpose_buffers", "what", "result",
             "attrs", "changed_from", "changed_args", "reload", "printed", "replace", "remove", "bytes"}
@@ -519,7 +520,7 @@ _RULES = {
         p is None or _RULES["params"][0](p) for p in sets) for k, sets in v.items()),
         "must map earlier steps to lists of params (or None)"),
 }
-_DATA = ("args", "kwargs", "weight", "data", "params_digest")
+_DATA = ("args", "kwargs", "weight", "data", "params_digest", "buffer")
 _SCALARS = (bool, int, float, str, type(None))
 
 
@@ -557,7 +558,9 @@ def _check_steps(steps):
             raise ValueError(f"plan step {name}: exactly one of {', '.join(_ACTIONS)}"
                              + (f"; unknown keys {sorted(unknown)}" if unknown else ""))
         action, = actions
-        if action != "data" and not _text(step[action]):
+        if action == "buffer" and not (_RULES["bytes"][0](step[action]) or isinstance(step[action], dict)):
+            raise ValueError(f"plan step {name}: `buffer` must be a 1-D uint8 tensor or a $ref")
+        elif action not in ("data", "buffer") and not _text(step[action]):
             raise ValueError(f"plan step {name}: `{action}` must name a step or module.name")
         for key, value in step.items():
             if key in _GOES_WITH and action not in _GOES_WITH[key]:
