@@ -626,15 +626,17 @@ def _replace(step):
 def _read_file(path, remove):
     """The bytes of the file at ``path`` as a uint8 tensor (at most protocol.MAX_BLOB), the file
     removed afterwards where ``remove``, whether or not it could be read."""
+    data = bytearray()
     try:
-        with open(path, "rb") as f:
-            data = f.read(protocol.MAX_BLOB + 1)
+        with open(path, "rb") as f:  # in pieces: a read of MAX_BLOB bytes at once allocates them all first
+            while len(data) <= protocol.MAX_BLOB and (piece := f.read(1 << 20)):
+                data += piece
     finally:
         if remove and os.path.lexists(path):
             os.remove(path)
     if len(data) > protocol.MAX_BLOB:
         raise ProbeError("read_file", f"{path} holds more than {protocol.MAX_BLOB >> 20} MiB")
-    return torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+    return torch.frombuffer(data, dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
 
 
 def _write_file(path, data):
