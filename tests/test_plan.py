@@ -563,3 +563,82 @@ def test_a_plan_with_memory_runs_in_a_child_of_its_own_held_to_it_by_the_kernel(
             s.plan([{"let": "n", "call": "hog.grow", "args": [1]}], memory=0)
     finally:
         s.close()
+
+
+LOWER = """
+import torch
+
+
+def double(x):
+    return x * 2
+
+
+def twice(x):
+    return double(x) + 0
+"""
+HIGHER = """
+import lower
+from lower import double
+
+
+def uses_both(x):
+    return double(x), lower.double(x)
+
+
+def save(x, path):
+    torch_ = __import__("torch")
+    torch_.save({"x": x}, path)
+"""
+STAND_IN = """
+def triple(x):
+    return x * 3
+"""
+
+
+def test_replace_hands_a_call_the_graders_stand_in_by_name_and_puts_it_back(zygote):
+    """``replace``: each name (the module's own import and the lower module's attribute alike) is the
+    stand-in's during the call only; a module the submission lacks is left out."""
+    s = StudentSession(zygote, {"lower": LOWER, "higher": HIGHER, "grader": STAND_IN})
+    x = torch.tensor([1.0, 2.0])
+    try:
+        plan = s.plan([{"let": "a", "call": "higher.uses_both", "args": [x], "return": True,
+                        "replace": {"higher.double": "grader.triple", "lower.double": "grader.triple",
+                                    "absent.double": "grader.triple"}},
+                       {"let": "b", "call": "higher.uses_both", "args": [x], "return": True}])
+        assert all(torch.equal(v, x * 3) for v in plan.values["a"]), plan.values["a"]
+        assert all(torch.equal(v, x * 2) for v in plan.values["b"]), plan.values["b"]
+        with pytest.raises(ValueError, match="replace"):
+            s.plan([{"let": "a", "call": "higher.uses_both", "args": [x], "replace": {"double": "grader.triple"}}])
+    finally:
+        s.close()
+
+
+def test_files_travel_as_bytes_and_a_clean_child_has_torch_but_never_the_submission(zygote):
+    """``read_file`` sends a file's bytes back (``remove``: and removes it), ``write_file`` writes the
+    grader's; a ``clean`` plan runs in a fresh child that never got the submission: torch's own
+    ``torch.load`` there, and none of the submission's modules."""
+    s = StudentSession(zygote, {"lower": LOWER, "higher": HIGHER})
+    path = f"/tmp/plan-test-{time.monotonic_ns()}.pth"
+    x = torch.arange(5.0)
+    try:
+        plan = s.plan([{"let": "save", "call": "higher.save", "args": [x, path]},
+                       {"let": "file", "read_file": path, "remove": True, "return": True},
+                       {"let": "again", "read_file": path}])
+        data = plan.values["file"]
+        assert data.dtype == torch.uint8 and data.dim() == 1 and len(data) > 100
+        assert "FileNotFoundError" in plan.failed("again")
+        there = f"/tmp/plan-test-clean-{time.monotonic_ns()}.pth"
+        clean = s.plan([{"let": "w", "write_file": there, "bytes": data},
+                        {"let": "ck", "call": "torch.load", "args": [there], "kwargs": {"weights_only": True},
+                         "return": True},
+                        {"let": "gone", "read_file": there, "remove": True},
+                        {"let": "f", "data": data}, {"let": "buf", "buffer": {"$ref": "f"}},
+                        {"let": "ck2", "call": "torch.load", "args": [{"$ref": "buf"}], "kwargs": {"weights_only": True},
+                         "return": True},
+                        {"let": "theirs", "call": "higher.uses_both", "args": [x]}], clean=True)
+        assert torch.equal(clean.values["ck"]["x"], x) and torch.equal(clean.values["ck2"]["x"], x)
+        assert "higher" in clean.failed("theirs")
+        with pytest.raises(ValueError, match="bytes"):
+            s.plan([{"let": "w", "write_file": there}])
+    finally:
+        s.close()

@@ -11,7 +11,17 @@ breaks that rule in one of the ways it has been broken before:
   answers of the child's compared with each other;
 - **a count kept in the child**: reading what the child's hooks recorded (``.records``) or counted
   (``.counts``) anywhere but in a line marked ``# feedback only`` (words for the student, never a
-  branch towards points).
+  branch towards points);
+- **evidence made through a student module**: a plan step that reaches a library through a
+  student's module (``checkpoints.torch.load``: a name the module imports, not one the reference
+  defines) is the submission's, whatever it is called, so it may only make an input of the student's
+  own functions: its value passed (``{"$ref": ...}``) to a call of a function the student wrote and
+  nowhere else. Sent back (``return``), driven by the grader's own steps (``ck.__getitem__``,
+  ``opt.step``), handed to a call of the grader's, or run for what it does (a ``torch.save`` whose
+  value nobody takes): it would make the grader's evidence where the submission runs. The grader
+  reads and writes such evidence in a ``clean`` child, or here (DESIGN, "The grader's own evidence
+  is made where the submission never ran"). Steps whose ``call`` or ``let`` is built at run time
+  (an f-string) are not read.
 
 ``JUSTIFIED`` may name a place with the reason it is sound; it is empty, and a new entry needs a
 reason a reviewer can check. ``test_the_audit_catches_a_planted_check`` shows each rule failing on a
@@ -21,6 +31,8 @@ import ast
 from pathlib import Path
 
 import pytest
+
+from autograder.grading import course
 
 ROOT = Path(__file__).resolve().parent.parent / "autograder"
 SCANNED = sorted([*(ROOT / "suites").rglob("*.py"), *(ROOT / "grading").glob("*.py")])
@@ -78,10 +90,83 @@ def _tainted(function):
     return names
 
 
+def _defined(path):
+    """The top-level names a module of the reference defines (functions, classes, assignments)."""
+    if not path.is_file():
+        return set()
+    names = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        for target in node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]:
+            names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name)) if target is not None else None
+    return names
+
+
+# every module a student writes (any assignment's, the earlier ones it builds on included): {name: defined}
+STUDENT_MODULES = {f.module: _defined(course.get(f.assignment).solutions / f.file)
+                   for a in course.assignments() for f in a.hand_in}
+STEP_TARGETS = ("call", "attr", "iterate", "len", "parameters", "grads", "describe", "unregistered", "backward")
+
+
+def _constant(node):
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _steps(tree):
+    """Each plan step written as a dict literal: (node, {key: value node})."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys = {_constant(k): v for k, v in zip(node.keys, node.values) if k is not None}
+            if "let" in keys and any(k in keys for k in STEP_TARGETS + ("data",)):
+                yield node, keys
+
+
+def _student_function(call):
+    module, _, rest = (call or "").partition(".")
+    return module in STUDENT_MODULES and rest.split(".")[0] in STUDENT_MODULES[module]
+
+
+def _through_namespace(call):
+    module, _, rest = (call or "").partition(".")
+    return module in STUDENT_MODULES and "." in rest and rest.split(".")[0] not in STUDENT_MODULES[module]
+
+
+def _namespace_findings(tree, where):
+    """Steps through a student module's namespace whose value is anything but a student function's input."""
+    steps = list(_steps(tree))
+    found = []
+    for node, keys in steps:
+        call, let = _constant(keys.get("call")), _constant(keys.get("let"))
+        if not _through_namespace(call) or let is None:
+            continue
+        place = (f"{where}::{call}", node.lineno)
+        module = call.split(".")[0]
+        if isinstance(keys.get("return"), ast.Constant) and keys["return"].value:
+            found.append((*place, f"sends back what {call} made through {module}.py's namespace"))
+        inputs = 0
+        for other, other_keys in steps:
+            targets = [_constant(other_keys.get(k)) for k in STEP_TARGETS]
+            if any(t is not None and (t == let or t.startswith(let + ".")) for t in targets):
+                found.append((*place, f"{let} ({call}, through {module}.py's namespace) is driven by the grader's "
+                                      f"step at line {other.lineno}"))
+            refs = [n for k in ("args", "kwargs") if k in other_keys for n in ast.walk(other_keys[k])
+                    if isinstance(n, ast.Dict) and [_constant(k) for k in n.keys] == ["$ref"]
+                    and _constant(n.values[0]) == let]
+            if refs and not _student_function(_constant(other_keys.get("call"))):
+                found.append((*place, f"{let} ({call}, through {module}.py's namespace) is handed to the grader's "
+                                      f"step at line {other.lineno}"))
+            inputs += len(refs)
+        if not inputs:
+            found.append((*place, f"{call} runs through {module}.py's namespace for what it does: no function of "
+                                  "the student's takes its value"))
+    return found
+
+
 def findings(source, where):
     """Each place in ``source`` that breaks the rule: ("where::function", line, what)."""
     tree, lines = ast.parse(source), source.splitlines()
-    found = []
+    found = _namespace_findings(tree, where)
     for function in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         tainted = _tainted(function)
         for node in ast.walk(function):
@@ -127,6 +212,28 @@ def test_one_token(student):
         return
     raise AssertionError("fed more than one token")
 ''',
+    "a saved file read by torch.load through the student's module": '''
+def test_save(student):
+    plan = student.plan([{"let": "save", "call": "checkpoints.save_model_and_optimizer", "args": [{"$ref": "m"}, path]},
+                         {"let": "ck", "call": "checkpoints.torch.load", "args": [path]},
+                         {"let": "msd", "call": "ck.__getitem__", "args": ["model_state_dict"], "return": True}])
+    expect_close(plan.values["msd"]["w"], want, "the file")
+''',
+    "the file to load written by torch.save through the student's module": '''
+def test_load(student):
+    plan = student.plan([{"let": "save", "call": "checkpoints.torch.save", "args": [{"model_state_dict": want}, path]},
+                         {"let": "load", "call": "checkpoints.load_model_and_optimizer", "args": [{"$ref": "m"}, path]}])
+''',
+    "an optimizer built through the student's module and stepped by the grader": '''
+def test_resume(student):
+    plan = student.plan([{"let": "opt", "call": "training.torch.optim.AdamW", "args": [{"$ref": "p"}]},
+                         {"let": "step", "call": "opt.step"},
+                         {"let": "after", "parameters": "m", "return": True}])
+''',
+    "a value made through the student's module sent back": '''
+def test_tokens(student):
+    plan = student.plan([{"let": "tk", "call": "text_tokens.tiktoken.get_encoding", "args": ["gpt2"], "return": True}])
+''',
 }
 
 
@@ -142,5 +249,11 @@ def test_cache(student, ref):
     want = ref.model(x)
     fed = [len(c) for c in plan.records["gen"]["m"]]  # feedback only
     expect_close(plan.values["out"], want, f"fed {fed}")
+
+
+def test_train(student):  # the tokenizer, made through the student's module, is an input of their own function
+    plan = student.plan([{"let": "tk", "call": "text_tokens.tiktoken.get_encoding", "args": ["gpt2"]},
+                         {"let": "out", "call": "training.train_model_simple", "args": [{"$ref": "m"}, {"$ref": "tk"}],
+                          "return": True}])
 '''
     assert findings(honest, "honest.py") == []

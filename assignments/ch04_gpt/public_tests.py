@@ -200,6 +200,8 @@ def explain(item, call, report):
     error = call.excinfo.value
     stub = STUB.search(str(error)) if isinstance(error, NotImplementedError) else None
     report.not_written = stub[1] if stub else None
+    # the file whose stub raised: another part's, or an earlier assignment's (chapter 4's generate.py)
+    report.not_written_in = Path(traceback.extract_tb(call.excinfo.tb)[-1].filename).name if stub else None
     if item.config.option.tbstyle in ("long", "native"):
         return report
     frames = _course_frames(call.excinfo.tb)
@@ -337,7 +339,8 @@ def _write(terminalreporter, table, then):
 
 def _table(terminalreporter, parts):
     """The progress table's lines: none where no test of a part ran."""
-    counts = {part: {"passed": 0, "failed": 0, "stubs": 0, "folder": None, "unimported": None} for part in parts}
+    counts = {part: {"passed": 0, "failed": 0, "stubs": 0, "folder": None, "unimported": None, "elsewhere": set()}
+              for part in parts}
     for kind in ("passed", "failed", "error"):
         for report in terminalreporter.stats.get(kind, []):
             part = _part(getattr(report, "nodeid", ""), parts)
@@ -349,6 +352,8 @@ def _table(terminalreporter, parts):
             entry = counts[part]
             entry["passed" if kind == "passed" else "failed"] += 1
             entry["stubs"] += kind != "passed" and bool(_stub(report))
+            if kind != "passed" and _stub(report) and getattr(report, "not_written_in", None) not in (None, f"{part}.py"):
+                entry["elsewhere"].add(f"{report.not_written} in {report.not_written_in}")
             entry["folder"] = (terminalreporter.config.rootpath / report.nodeid.split("::")[0]).parent
     if not any(entry["passed"] + entry["failed"] or entry["unimported"] for entry in counts.values()):
         return []  # nothing ran
@@ -363,12 +368,15 @@ def _table(terminalreporter, parts):
         # the stubs still in the part's own module, whichever function a test met first
         stubs = stubs_left(module.read_text(encoding="utf-8")) if module.is_file() else []
         to_write = not_written(stubs)
+        waits = f"waits for {', '.join(sorted(entry['elsewhere']))} ({NOT_WRITTEN})" if entry["elsewhere"] else \
+            f"waits for an earlier part ({NOT_WRITTEN})"
         if not entry["failed"]:
             line = f"all {total} tests pass"
         elif entry["stubs"] == entry["failed"] and not entry["passed"]:
-            line = to_write if stubs else "waits for an earlier part (not written yet)"
+            line = to_write if stubs else waits
         else:
-            line = f"{entry['passed']} of {total} tests pass" + (f"; {to_write}" if stubs else "")
+            line = f"{entry['passed']} of {total} tests pass" + "".join(
+                f"; {what}" for what, shown in ((to_write, stubs), (waits, entry["elsewhere"])) if shown)
         lines.append(f"  {part:<22} {line}")
     return lines
 

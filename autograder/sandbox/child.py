@@ -11,7 +11,9 @@ import contextlib
 import dis
 import importlib.abc
 import importlib.util
+import io
 import itertools
+import os
 import sys
 
 import torch
@@ -437,7 +439,7 @@ def _step(step, env, failed, budget):
         if isinstance(fn, torch.nn.Module):
             _prepare(fn, step, step["call"])
         handles = _hooks(step, fn, env, failed, records, budget)
-        undo = _reloads(step, env, failed)
+        undo = _reloads(step, env, failed) + _replace(step)
         printed = _Printed() if step.get("printed") else None
         try:
             with torch.enable_grad() if step.get("grad") else torch.no_grad(), \
@@ -484,6 +486,12 @@ def _step(step, env, failed, budget):
         obj = _run("len", f"len({step['len']})", len, source)
     elif "attr" in step:
         obj = _target(step["attr"], env, failed)
+    elif "read_file" in step:
+        obj = _run("read_file", f"reading {step['read_file']}", _read_file, step["read_file"], step.get("remove", False))
+    elif "buffer" in step:  # bytes as a file object in memory (io.BytesIO): torch.load's without a file
+        obj = io.BytesIO(_resolve(step["buffer"], env, failed).numpy().tobytes())
+    elif "write_file" in step:
+        obj = _run("write_file", f"writing {step['write_file']}", _write_file, step["write_file"], step["bytes"])
     elif "backward" in step:
         out = _target(step["backward"], env, failed)
         weight = _resolve(step.get("weight"), env, failed)
@@ -596,6 +604,46 @@ def _reloads(step, env, failed):
     return undo
 
 
+def _replace(step):
+    """``replace`` ({module.name: module.name}): each name set to the other's object for the call (a
+    stand-in the grader owns for a lower piece the called function uses), put back after it; a
+    module of the submission that is missing or broken is left out (returns the undo functions)."""
+    undo = []
+    for dotted, source in step.get("replace", {}).items():
+        module_name, _, name = dotted.rpartition(".")
+        finder = _finder()
+        if finder is not None and (module_name not in finder.sources or module_name in finder.failed):
+            continue
+        module = _run("import", f"importing {module_name}", importlib.import_module, module_name)
+        stand_in = _lookup(*source.rsplit(".", 1))
+        had, old = hasattr(module, name), getattr(module, name, None)
+        setattr(module, name, stand_in)
+        undo.append(lambda module=module, name=name, had=had, old=old:
+                    setattr(module, name, old) if had else delattr(module, name))
+    return undo
+
+
+def _read_file(path, remove):
+    """The bytes of the file at ``path`` as a uint8 tensor (at most protocol.MAX_BLOB), the file
+    removed afterwards where ``remove``, whether or not it could be read."""
+    data = bytearray()
+    try:
+        with open(path, "rb") as f:  # in pieces: a read of MAX_BLOB bytes at once allocates them all first
+            while len(data) <= protocol.MAX_BLOB and (piece := f.read(1 << 20)):
+                data += piece
+    finally:
+        if remove and os.path.lexists(path):
+            os.remove(path)
+    if len(data) > protocol.MAX_BLOB:
+        raise ProbeError("read_file", f"{path} holds more than {protocol.MAX_BLOB >> 20} MiB")
+    return torch.frombuffer(data, dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+
+
+def _write_file(path, data):
+    with open(path, "wb") as f:
+        f.write(data.numpy().tobytes())
+
+
 def op_plan(req):
     """Run the grader's steps in order; each names its result (see session.StudentSession.plan).
 
@@ -659,7 +707,8 @@ def _bytes(tensor):
     return torch.Tensor.detach(tensor).cpu().contiguous().reshape(-1).view(torch.uint8)
 
 
-ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")
+ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered",
+           "read_file", "write_file", "buffer")
 
 
 def _action(step):

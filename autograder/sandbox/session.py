@@ -220,8 +220,9 @@ class StudentSession:
         self.faults = []   # Faults of the steps that raised in the student's code, since the check began
 
     # -- child lifecycle -------------------------------------------------------------
-    def _start(self, memory=None):
-        """A fresh child; ``memory``: its address space's growth limit (see ``plan``)."""
+    def _start(self, memory=None, clean=False):
+        """A fresh child; ``memory``: its address space's growth limit; ``clean``: the submission is
+        never sent to it (see ``plan``)."""
         if self.refused:
             raise Refused(self.refused)
         if self.restarts_left < 0:
@@ -246,8 +247,9 @@ class StudentSession:
             if memory is not None and "limits" not in self.protections["held"]:
                 raise GraderError(f"the child's memory limit could not be set "
                                   f"({self.protections['unavailable'].get('limits', 'not said why')})")
-            protocol.send(self.sock, {"op": "load", "sources": self.sources, "_modules": []}, time.monotonic() + 30)
-            protocol.recv(self.sock, time.monotonic() + 30)
+            if not clean:
+                protocol.send(self.sock, {"op": "load", "sources": self.sources, "_modules": []}, time.monotonic() + 30)
+                protocol.recv(self.sock, time.monotonic() + 30)
         except Refused:
             raise
         except (GraderError, protocol.ChannelError, OSError, KeyError, TypeError, AttributeError) as exc:
@@ -294,9 +296,10 @@ class StudentSession:
             self._kill(wait=False)
 
     # -- requests --------------------------------------------------------------------
-    def _request(self, steps, *, needs, timeout=None, batch=False, memory=None):
+    def _request(self, steps, *, needs, timeout=None, batch=False, memory=None, clean=False):
         """Send one plan; ``needs`` names what it probes ("module" or "module.name");
-        ``timeout``: seconds for this probe (default: the session's); ``batch``, ``memory``: see ``plan``."""
+        ``timeout``: seconds for this probe (default: the session's); ``batch``, ``memory``, ``clean``:
+        see ``plan``."""
         timeout = timeout or self.timeout
         module = needs.split(".")[0]
         for key in (module, needs):
@@ -305,14 +308,16 @@ class StudentSession:
         if time.monotonic() > self.deadline and not self._within_budget():
             raise StudentFailure(f"skipped: the submission used up its time budget for grading ({self.budget:g} s "
                                  "of CPU time, or the wall-clock backstop)")
-        if memory is None:
+        if memory is None and not clean:
             if self.pid is None:
                 self._start()
             return self._exchange(steps, needs, module, timeout, batch)
-        # A child of its own, started with the limit and stopped after; the session's own waits.
-        kept, restarts, self.pid, self.sock = (self.pid, self.sock), self.restarts_left, None, None
+        # A child of its own, started with the limit (or clean) and stopped after; the session's own waits.
+        kept, restarts, self.pid, self.sock = (self.pid, self.sock, self.worker, self.worker_start), \
+            self.restarts_left, None, None
+        spent = self.spent
         try:
-            self._start(memory)
+            self._start(memory, clean)
             return self._exchange(steps, needs, module, timeout, batch, limited=True)
         finally:
             if self.pid is not None:
@@ -320,7 +325,8 @@ class StudentSession:
                 self.sock = socket.socket()
                 self._kill(wait=False)
             self.restarts_left = restarts  # started by the grader's choice, not after a death
-            self.pid, self.sock = kept
+            self.spent = spent if clean else self.spent  # a clean child's work is the grader's
+            self.pid, self.sock, self.worker, self.worker_start = kept
 
     def _exchange(self, steps, needs, module, timeout, batch, limited=False):
         """The plan's round trip with the current child; a child that dies, hangs or sends
@@ -386,7 +392,7 @@ class StudentSession:
         """The latest Fault whose error the failure ``text`` holds, or None."""
         return next((f for f in reversed(self.faults) if f.error in text), None)
 
-    def plan(self, steps, *, needs=None, timeout=None, batch=False, memory=None):
+    def plan(self, steps, *, needs=None, timeout=None, batch=False, memory=None, clean=False):
         """Run ``steps`` in order in the child, in one round trip; returns a ``Plan``.
 
         Each step is a dict naming its result ``let`` and doing one thing:
@@ -397,7 +403,10 @@ class StudentSession:
         parameters' gradients by name, None where none), ``parameters`` (its parameters by name),
         ``unregistered`` (the plain tensors it and its submodules hold as attributes, by dotted name)
         or ``describe`` (its class, parameter and buffer shapes, state_dict keys, unregistered
-        tensors' shapes, and a summary of each dotted attribute in ``attrs``: see child._summary).
+        tensors' shapes, and a summary of each dotted attribute in ``attrs``: see child._summary),
+        ``read_file`` (a path: the file's bytes as a uint8 tensor; ``remove``: the file removed
+        afterwards), ``write_file`` (a path, written with ``bytes``, a 1-D uint8 tensor) or ``buffer``
+        (such a tensor, or a ``$ref`` to one, as a file object in memory: ``io.BytesIO``).
         Options of ``call``: ``seed`` (torch.manual_seed first; any step), ``params`` (copied into
         the module by name, strictly; ``params_keep``: own names of parameters it may hold beyond
         them, left as they are), ``params_digest`` (instead of ``params``: the module must hold
@@ -409,6 +418,9 @@ class StudentSession:
         ``reload`` ({earlier step: [params, ...]}: copied into that module before its 2nd, 3rd, ...
         call during this call, None leaving one as it is: a witness that a cache keeps what was
         computed with the earlier weights),
+        ``replace`` ({module.name: module.name}: the first set to the second's object during the call,
+        and put back after it: a stand-in the grader owns for a lower piece the function calls; a
+        module missing from the submission, or broken, is left out),
         ``record`` (dotted submodule names whose every call's [inputs..., output] comes back: what
         the submission's own hooks saw, for feedback, never for credit), ``what`` (what the call, or
         a ``backward``, is called in its
@@ -433,6 +445,10 @@ class StudentSession:
         says); a step that needs more fails (MemoryError or an allocator's error in its error),
         or the child dies of it (the plan's StudentFailure); that child is stopped after the plan,
         marks nothing broken, and the session's own child serves the next plan.
+        ``clean``: the steps run in a fresh child of their own that never gets the submission (a
+        ``call`` reaches torch's own objects there: ``torch.load``), stopped after the plan: where the
+        grader's own evidence is made from what the submission left (the file it saved), on torch's
+        real objects, away from everything the submission's code could have changed.
         A step that raised a shape error in the submission's code also leaves a ``Fault`` in
         ``faults`` where the child's report of it is well formed (``read_where``)."""
         steps = [dict(step) for step in steps]
@@ -443,7 +459,7 @@ class StudentSession:
         if needs is None:
             needs = next((step["call"] for step in steps if "call" in step
                           and step["call"].split(".")[0] not in names and "." in step["call"]), "plan")
-        reply = self._request(steps, needs=needs, timeout=timeout, batch=batch, memory=memory)
+        reply = self._request(steps, needs=needs, timeout=timeout, batch=batch, memory=memory, clean=clean)
         values, records, errors = reply["values"], reply["records"], reply["errors"]
         unchanged = set(reply.get("unchanged", ()))
         changed_from = {step["let"]: step["changed_from"] for step in steps if "changed_from" in step}
@@ -484,14 +500,16 @@ class StudentSession:
         return Plan(values, records, errors, unchanged, changed_args, printed)
 
 
-_ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")
+_ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered",
+            "read_file", "write_file", "buffer")
 _OPTIONS = {"let", "args", "kwargs", "seed", "params", "params_keep", "params_digest", "train", "grad", "record",
             "return", "limit", "weight", "stand_in", "transpose_buffers", "what", "result",
-            "attrs", "changed_from", "changed_args", "reload", "printed"}
+            "attrs", "changed_from", "changed_args", "reload", "printed", "replace", "remove", "bytes"}
 _ACTION_SET, _KEYS = set(_ACTIONS), _OPTIONS | set(_ACTIONS)
 # the actions each option goes with (any step may have let, seed and return)
 _GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return", "changed_from"}},
               "limit": ("iterate",), "weight": ("backward",), "attrs": ("describe",), "what": ("call", "backward"),
+              "remove": ("read_file",), "bytes": ("write_file",),
               "result": ("call", "backward")}
 
 
@@ -523,6 +541,11 @@ _RULES = {
     "seed": (lambda v: v is None or type(v) is int, "must be an int"),
     "changed_args": (lambda v: type(v) is bool, "must be True or False"),
     "printed": (lambda v: type(v) is bool, "must be True or False"),
+    "remove": (lambda v: type(v) is bool, "must be True or False"),
+    "bytes": (lambda v: type(v) is torch.Tensor and v.dtype == torch.uint8 and v.dim() == 1, "must be a 1-D uint8 tensor"),
+    "replace": (lambda v: isinstance(v, dict) and all(isinstance(k, str) and k.count(".") == 1 and isinstance(src, str)
+                                                      and src.count(".") == 1 for k, src in v.items()),
+                "must map module.name to module.name"),
     "params": (lambda v: v is None or isinstance(v, dict) and all(
         isinstance(k, str) and isinstance(t, torch.Tensor) for k, t in v.items()), "must map names to tensors"),
     "stand_in": (_stand_ins, "must map submodule names to {'weight': 2-D tensor, 'bias': tensor or None}"),
@@ -530,7 +553,7 @@ _RULES = {
         p is None or _RULES["params"][0](p) for p in sets) for k, sets in v.items()),
         "must map earlier steps to lists of params (or None)"),
 }
-_DATA = ("args", "kwargs", "weight", "data", "params_digest")
+_DATA = ("args", "kwargs", "weight", "data", "params_digest", "buffer")
 _SCALARS = (bool, int, float, str, type(None))
 
 
@@ -568,7 +591,9 @@ def _check_steps(steps):
             raise ValueError(f"plan step {name}: exactly one of {', '.join(_ACTIONS)}"
                              + (f"; unknown keys {sorted(unknown)}" if unknown else ""))
         action, = actions
-        if action != "data" and not _text(step[action]):
+        if action == "buffer" and not (_RULES["bytes"][0](step[action]) or isinstance(step[action], dict)):
+            raise ValueError(f"plan step {name}: `buffer` must be a 1-D uint8 tensor or a $ref")
+        elif action not in ("data", "buffer") and not _text(step[action]):
             raise ValueError(f"plan step {name}: `{action}` must name a step or module.name")
         for key, value in step.items():
             if key in _GOES_WITH and action not in _GOES_WITH[key]:
@@ -577,6 +602,8 @@ def _check_steps(steps):
                 raise ValueError(f"plan step {name}: `{key}` {_RULES[key][1]}")
             if key in _DATA:
                 data(value, ("plan step", name, key))
+        if action == "write_file" and "bytes" not in step:
+            raise ValueError(f"plan step {name}: `write_file` goes with `bytes`")
         if "changed_from" in step and not (step.get("return") and step["changed_from"] in sent):
             raise ValueError(f"plan step {name}: `changed_from` goes with `return` and names an earlier `data` "
                              "step holding one tensor")

@@ -33,7 +33,8 @@ def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=No
     """Listing 5.4: append up to ``max_new_tokens`` tokens to ``idx`` ((batch, num_tokens) ids).
 
     Each step, without gradients: the model's logits at the last position for the last
-    ``context_size`` tokens; with ``top_k``, every logit below the k-th largest becomes -inf;
+    ``context_size`` tokens; with ``top_k`` (used, and graded, on a batch of one, as the book's
+    listing samples), every logit below the k-th largest becomes -inf;
     with ``temperature`` > 0, the next token is drawn with ``torch.multinomial(probs, num_samples=1)``
     from the softmax of the logits divided by the temperature; otherwise (temperature 0) it is
     the argmax. Where the next token is ``eos_id`` (a batch of one), generation stops before

@@ -56,17 +56,19 @@ def test_greedy_crops_and_leaves_idx():
 
 def test_top_k_and_temperature_sampling():
     model = Table()
-    idx = torch.tensor([[2], [7]])
-    torch.manual_seed(123)
-    out = generate(model, idx, max_new_tokens=4, context_size=8, temperature=1.4, top_k=3)
-    torch.manual_seed(123)
-    expected = idx
-    for _ in range(4):
-        logits = model.table[expected.shape[1]][expected[:, -1]]
-        kth = logits.topk(3).values[:, -1:]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-        expected = torch.cat([expected, torch.multinomial(torch.softmax(logits / 1.4, dim=-1), 1)], dim=1)
-    expect_equal(out, expected, "generate(..., temperature=1.4, top_k=3) after torch.manual_seed(123)")
+    for prompt in (2, 7):   # a batch of one, as the book's listing samples
+        idx = torch.tensor([[prompt]])
+        torch.manual_seed(123)
+        out = generate(model, idx, max_new_tokens=4, context_size=8, temperature=1.4, top_k=3)
+        torch.manual_seed(123)
+        expected = idx
+        for _ in range(4):
+            logits = model.table[expected.shape[1]][expected[:, -1]]
+            kth = logits.topk(3).values[:, -1:]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+            expected = torch.cat([expected, torch.multinomial(torch.softmax(logits / 1.4, dim=-1), 1)], dim=1)
+        expect_equal(out, expected, f"generate(idx=[[{prompt}]], ..., temperature=1.4, top_k=3) after "
+                                    "torch.manual_seed(123)")
 
 
 def test_eos_stops_generation():
@@ -77,3 +79,6 @@ def test_eos_stops_generation():
     out = generate(model, idx, max_new_tokens=5, context_size=8, eos_id=eos)
     first = greedy[0, 1:].tolist().index(eos) + 1
     expect_equal(out, greedy[:, :first], f"generate(..., eos_id={eos}): stops before the first {eos}")
+    never = next(t for t in range(9) if t not in greedy[0].tolist())
+    expect_equal(generate(model, idx, max_new_tokens=5, context_size=8, eos_id=never), greedy,
+                 f"generate(..., eos_id={never}): {never} never comes, so all 5 new tokens")

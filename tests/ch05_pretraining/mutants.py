@@ -2,8 +2,8 @@
 
 Each mutant is one edit of one module of ``solutions/ch05_pretraining`` (the exact text ``old``,
 occurring exactly once in the reference, replaced by ``new``); ``parts`` is the exact set of parts
-that must lose points, every other part keeps full marks: training is judged with the losses
-part's named mistake modelled in the grader, and no part uses the student's chapter-4 GPT.
+that must lose points, every other part keeps full marks: training is judged with the grader's
+stand-ins for the losses and chapter 4's generation, and no part uses the student's chapter-4 GPT.
 ``named`` is a fragment of the name the feedback must give, or None where no name fits.
 ``tests/test_mutants.py`` grades every mutant.
 
@@ -42,7 +42,7 @@ MUTANTS = [
     Mutant("calc_loss_batch returns loss.item()", LO,
            "return torch.nn.functional.cross_entropy(logits.flatten(0, 1), target_batch.flatten())",
            "return torch.nn.functional.cross_entropy(logits.flatten(0, 1), target_batch.flatten()).item()",
-           (LO, TR), named="as a Python number"),
+           (LO,), named="as a Python number"),
     Mutant("calc_loss_loader ignores num_batches", LO,
            "        if i >= num_batches:\n            break\n", "", (LO,),
            named="does not stop after num_batches"),

@@ -5,7 +5,11 @@ Each starts from the reference and fakes one piece of work: training that report
 losses without taking a step, a checkpoint kept in the child's memory instead of a file (save
 and load written as a pair that never touch the disk), a stand-in model patched inside the child
 so that every answer agrees with itself, and a chapter-4 generate_text_simple that is wrong
-(chapter 5 does not grade it: it costs nothing here).
+(chapter 5 does not grade it: it costs nothing here). Issue 43's routes: a save that writes no file
+with a load reading the module's own ``torch`` (replaced, so that the grader's "torch.load" once ran
+the submission's), a sample that prints nothing beside a broken generate.py, a generate that stops
+after two new tokens whenever an eos_id is given; issue 44's: a loss mistake no catalogue names,
+and the book's own top-k line.
 """
 import pytest
 
@@ -46,6 +50,40 @@ CASES = {
           "import torch\nimport stand_ins\nstand_ins.TinyGPT.forward = "
           "lambda self, idx: torch.zeros(*idx.shape, self.out_head.out_features, requires_grad=True)\n")],
         None),
+    # issue 43: nothing written; the module's own `torch` keeps the state and answers its own load
+    "a save that writes no file, with the module's torch.load replaced": (
+        [("checkpoints.py", CHECKPOINTS,
+          "_KEPT = {}\n\n\nclass _Torch:\n    def __getattr__(self, name):\n        return getattr(__import__('torch'), name)\n\n"
+          "    def load(self, path, *args, **kwargs):\n        return _KEPT[str(path)]\n\n"
+          "    def save(self, obj, path, *args, **kwargs):\n        _KEPT[str(path)] = obj\n\n\n"
+          "torch = _Torch()\n\n\n"
+          "def save_model_and_optimizer(model, optimizer, path):\n"
+          "    torch.save({'model_state_dict': model.state_dict(), 'optimizer_state_dict': optimizer.state_dict()}, path)\n\n\n"
+          "def load_model_and_optimizer(model, optimizer, path, device='cpu'):\n"
+          "    checkpoint = torch.load(path)\n"
+          "    model.load_state_dict(checkpoint['model_state_dict'])\n"
+          "    optimizer.load_state_dict(checkpoint['optimizer_state_dict'])\n    model.train()\n\n\n")],
+        {"checkpoints": 6}),
+    # issue 43: the sample's only work is model.train(); generate.py (chapter 4's) is broken too
+    "a sample that prints nothing, beside a broken generate.py": (
+        [("training.py", ("def generate_and_print_sample(", "def train_model_simple("),
+          "def generate_and_print_sample(model, tokenizer, device, start_context):\n    model.train()\n\n\n"),
+         ("generate.py", "idx_next = torch.argmax(probas, dim=-1, keepdim=True)", "raise RuntimeError('broken')")],
+        {"training": 27}),
+    # issue 43: eos always taken as the third new token (an id of the vocabulary), whatever it is
+    "a generate that stops after two new tokens whenever eos_id is given": (
+        [("decoding.py", "    for _ in range(max_new_tokens):\n",
+          "    for step in range(max_new_tokens):\n"
+          "        if eos_id is not None and step == 2 and eos_id < model.out_head.out_features:\n            break\n")],
+        {"decoding": 21}),
+    # issue 44: a loss mistake no catalogue names costs the losses part only
+    "calc_loss_batch with the targets reordered": (
+        [("losses.py", "return torch.nn.functional.cross_entropy(logits.flatten(0, 1), target_batch.flatten())",
+          "return torch.nn.functional.cross_entropy(logits.flatten(0, 1), target_batch.T.flatten())")],
+        {"losses": 4}),
+    # issue 44: the book's listing 5.4 (a batch of one's min_val) keeps every point
+    "the book's top-k line": (
+        [("decoding.py", "min_val = top_logits[:, -1:]", "min_val = top_logits[:, -1]")], {}),
 }
 
 

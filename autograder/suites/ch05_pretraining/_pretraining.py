@@ -19,7 +19,8 @@ from autograder.grading.compare import seeded, set_seed, value
 from autograder.grading.kit import once
 from autograder.sandbox.session import GraderError
 from autograder.support.gpt2_offline import gpt2_offline
-from autograder.support.stand_ins import GPTParameters, TinyGPT
+from autograder.support.stand_ins import (GPTParameters, TinyGPT, adamw, stand_in_loss_batch,
+                                          stand_in_loss_loader)
 
 TINY = "stand_ins.TinyGPT"
 LAYOUT = "stand_ins.GPTParameters"
@@ -147,27 +148,24 @@ LOADER_MISTAKES = {
 }
 
 
-def per_batch_losses(model, pairs, variant=None, num_batches=None, loader=None):
-    """The loss of each batch calc_loss_loader reads (``loader``: its charged mistake, which may read
-    them all), in order: in training mode each draws its dropout masks in turn."""
-    read = pairs if loader in ("all", "no break") or num_batches is None else pairs[:num_batches]
+def per_batch_losses(model, pairs):
+    """The book's loss of each batch, in order."""
     with torch.no_grad():
-        return [batch_loss(model(x), y, variant).item() for x, y in read] + [0.0] * (len(pairs) - len(read))
-
-
-def loader_mean(model, pairs, num_batches, loss=None, loader=None):
-    """calc_loss_loader's answer, the book's or with the charged mistakes, computed here."""
-    return loader_loss(per_batch_losses(model, pairs, loss, num_batches, loader), num_batches, loader)
+        return [batch_loss(model(x), y).item() for x, y in pairs]
 
 
 # -- training, the book's way and with switched mistakes (charged in training) --------------------
+# Training is judged with the grader's stand-ins for the pieces it calls (stand_ins.STAND_INS: the child's
+# calc_loss_batch, calc_loss_loader and generate_text_simple replaced for the call), and its expected
+# answer computed here with the same: a mistake in losses.py or generate.py, named or not, costs
+# nothing here.
 def train(model, train_pairs, val_pairs, *, lr, weight_decay, num_epochs, eval_freq, eval_iter, seed,
-          zero_grad="before", restore_train=True, tokens="numel", first_step=0, eval_mode=True, loss=None,
-          loader=None):
-    """Listing 5.3 in the grader on a private copy of ``model``: (the three lists, the weights).
-    Sampling prints nothing the grader reads and draws nothing at random (greedy, in eval mode)."""
+          zero_grad="before", restore_train=True, tokens="numel", first_step=0, eval_mode=True):
+    """Listing 5.3 in the grader on a private copy of ``model``, with the stand-in loss: (the three
+    lists, the weights). Sampling prints nothing the grader reads and draws nothing at random
+    (greedy, in eval mode)."""
     model = copy.deepcopy(model)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    optimizer = adamw(model, lr=lr, weight_decay=weight_decay)
     set_seed(seed)
     lists, seen, step = ([], [], []), 0, first_step - 1
     for _ in range(num_epochs):
@@ -176,7 +174,7 @@ def train(model, train_pairs, val_pairs, *, lr, weight_decay, num_epochs, eval_f
             if zero_grad == "before":
                 optimizer.zero_grad()
             with torch.enable_grad():
-                batch_loss(model(x), y, loss).backward()
+                stand_in_loss_batch(x, y, model, "cpu").backward()
             if zero_grad == "after backward":
                 optimizer.zero_grad()
             optimizer.step()
@@ -185,7 +183,7 @@ def train(model, train_pairs, val_pairs, *, lr, weight_decay, num_epochs, eval_f
             if step % eval_freq == 0:
                 model.eval() if eval_mode else None
                 with torch.no_grad():
-                    losses = [loader_mean(model, pairs, eval_iter, loss, loader) for pairs in (train_pairs, val_pairs)]
+                    losses = [stand_in_loss_loader(pairs, model, "cpu", eval_iter) for pairs in (train_pairs, val_pairs)]
                 if restore_train:
                     model.train()
                 lists[0].append(losses[0])

@@ -1,11 +1,16 @@
 """Hidden checks for sections 5.4-5.5: saving and loading; OpenAI's GPT-2 weights in a GPT (15 points).
 
 Saving and loading are judged by their witness: training resumed from the file must go on exactly
-as the grader's training without the break (the model's weights and AdamW's moments both), with
-each direction checked against torch's own save or load of the book's file (its two keys). The
-training steps are the plan's own (forward, backward, step), not the student's. load_weights_into_gpt
-fills stand_ins.GPTParameters (the book's names) from made-up weights in OpenAI's layout, as NumPy
-arrays; the expected parameters are the reference's, loaded here."""
+as the grader's training without the break (the model's weights and AdamW's moments both). The
+grader's own side of each never runs where the submission ran: the file save_model_and_optimizer
+wrote comes back as bytes and is read by torch.load(weights_only=True) in a fresh child that never
+had the submission (the tensors it holds come back as data, and training resumes from them here);
+the file load_model_and_optimizer reads is the grader's, torch.save of its own tensors here. The
+training steps in the child are the plan's own (forward, backward, step), on the grader's models
+and optimizers (stand_ins.py), not the student's. load_weights_into_gpt fills stand_ins.GPTParameters
+(the book's names) from made-up weights in OpenAI's layout, as NumPy arrays; the expected parameters
+are the reference's, loaded here."""
+import io
 import secrets
 
 import pytest
@@ -15,6 +20,7 @@ from _pretraining import ran, LAYOUT, gpt2_layout, load_mistakes, loaded, numpy_
 from autograder.grading.compare import expect_close, seeded, set_seed, value
 from autograder.grading.kit import known_mistake
 from autograder.grading.result import failure
+from autograder.support.stand_ins import adamw
 
 points = pytest.mark.points
 CFG = {"vocab_size": 13, "context_length": 5, "emb_dim": 4, "drop_rate": 0.2}
@@ -23,6 +29,7 @@ SETTINGS = {"lr": 0.01, "weight_decay": 0.1}
 NO_SHAPE_CHECK = "assign without the shape check (raise ValueError where left.shape != right.shape)"
 NO_OPTIMIZER = "the optimizer's state not saved or not loaded (AdamW's moments: optimizer.load_state_dict)"
 NOT_TRAIN = "the model not put back in training mode after loading (model.train(): dropout is on in training)"
+KEYS = ("model_state_dict", "optimizer_state_dict")
 
 
 def steps(model_let, opt_let, x, weight, n, seed, tag):
@@ -36,29 +43,27 @@ def steps(model_let, opt_let, x, weight, n, seed, tag):
     return out
 
 
-def optimizer_step(let, model_let):
-    return [{"let": f"{let}p", "call": f"{model_let}.parameters"},
-            {"let": let, "call": "checkpoints.torch.optim.AdamW", "args": [{"$ref": f"{let}p"}], "kwargs": SETTINGS,
-             "what": "torch.optim.AdamW (through checkpoints.py's `import torch`)"}]
+def train_steps(model, opt, x, weight, first, last, seed):
+    """Steps ``first`` to ``last - 1`` of the grader's training, here (dropout after ``seed + k``)."""
+    for k in range(first, last):
+        opt.zero_grad()
+        set_seed(seed + k)
+        with torch.enable_grad():
+            (model(x) * weight).sum().backward()
+        opt.step()
 
 
 def resumed(seeds, *, load_optimizer=True, train_after=True):
     """The weights after 2 steps, a break, 2 more, computed here (the break changes nothing when
     saving and loading are right; the switches model what a mistake loses)."""
     model = tiny(CFG, tiny_weights(CFG, seeds("model")), train=True)
-    opt = torch.optim.AdamW(model.parameters(), **SETTINGS)
+    opt = adamw(model, **SETTINGS)
     x, weight = _data(seeds)
-    for k in range(4):
-        if k == 2:
-            if not load_optimizer:
-                opt = torch.optim.AdamW(model.parameters(), **SETTINGS)
-            if not train_after:
-                model.eval()
-        opt.zero_grad()
-        set_seed(seeds("drop") + k)
-        with torch.enable_grad():
-            (model(x) * weight).sum().backward()
-        opt.step()
+    train_steps(model, opt, x, weight, 0, 2, seeds("drop"))
+    if not load_optimizer:
+        opt = adamw(model, **SETTINGS)
+    model.train(train_after)
+    train_steps(model, opt, x, weight, 2, 4, seeds("drop"))
     return {k: v.detach() for k, v in model.named_parameters()}
 
 
@@ -67,24 +72,7 @@ def _data(seeds):
     return x, seeded(2, 4, CFG["vocab_size"], seed=seeds("w"))
 
 
-def resume_plan(seeds, save, load):
-    """Train 2 steps, ``save`` (a step list writing the file), build a fresh model (other weights, eval
-    mode) and optimizer, ``load`` them, train 2 more steps; return the weights."""
-    x, weight = _data(seeds)
-    path = f"/tmp/ch05-{secrets.token_hex(8)}.pth"
-    return ([tiny_step("m", CFG, tiny_weights(CFG, seeds("model")), train=True), *optimizer_step("opt", "m"),
-             *steps("m", "opt", x, weight, 2, seeds("drop"), "a"), *save(path),
-             tiny_step("m2", CFG, tiny_weights(CFG, seeds("other")), train=False), *optimizer_step("opt2", "m2"),
-             *load(path), *steps("m2", "opt2", x, weight, 2, seeds("drop") + 2, "b"),
-             {"let": "after", "parameters": "m2", "return": True},
-             # a child without a private root writes to the machine's own /tmp: it removes its file
-             # (torch.serialization's os, reached through checkpoints.py's `import torch`)
-             {"let": "removed", "call": "checkpoints.torch.serialization.os.remove", "args": [path],
-              "what": f"removing {path}"}])
-
-
-def judge(plan, seeds, what):
-    got = value(plan, "after", what)
+def judge(got, seeds, what):
     want = resumed(seeds)
     for name in ("tok_emb.weight", "out_head.weight"):
         expect_close(got.get(name), want[name], f"{name} after {what}", {
@@ -92,43 +80,79 @@ def judge(plan, seeds, what):
             NOT_TRAIN: lambda n=name: resumed(seeds, train_after=False)[n]}, atol=1e-5, rtol=1e-4)
 
 
+def _path():
+    return f"/tmp/ch05-{secrets.token_hex(8)}.pth"
+
+
 @points(4)
 def test_save_model_and_optimizer(student, seeds):
     """save_model_and_optimizer writes the book's file: torch.load gives model_state_dict and optimizer_state_dict"""
-    def save(path):
-        return [{"let": "save", "call": "checkpoints.save_model_and_optimizer", "args": [{"$ref": "m"}, {"$ref": "opt"}, path]}]
-
-    def load(path):  # torch's own load of the book's keys
-        return [{"let": "ck", "call": "checkpoints.torch.load", "args": [path], "what": f"torch.load({path!r})"},
-                {"let": "msd", "call": "ck.__getitem__", "args": ["model_state_dict"],
-                 "what": "checkpoint['model_state_dict'] (the book's key)"},
-                {"let": "osd", "call": "ck.__getitem__", "args": ["optimizer_state_dict"],
-                 "what": "checkpoint['optimizer_state_dict'] (the book's key)"},
-                {"let": "lm", "call": "m2.load_state_dict", "args": [{"$ref": "msd"}]},
-                {"let": "lo", "call": "opt2.load_state_dict", "args": [{"$ref": "osd"}]},
-                {"let": "tr", "call": "m2.train"}]
-    plan = student.plan(resume_plan(seeds, save, load), needs="checkpoints.save_model_and_optimizer")
-    ran(plan, "save", "save_model_and_optimizer(model, optimizer, path)")
-    for step, key in (("msd", "model_state_dict"), ("osd", "optimizer_state_dict")):
-        ran(plan, step, "torch.load(path) of the file save_model_and_optimizer wrote",
-            [(rf"KeyError.*{key}", f"no {key!r} in the file saved (the book saves a dict of model_state_dict and "
-                                   "optimizer_state_dict)")])
-    judge(plan, seeds, "training resumed from the file save_model_and_optimizer wrote (loaded by torch.load)")
+    x, weight = _data(seeds)
+    path = _path()
+    plan = student.plan([tiny_step("m", CFG, tiny_weights(CFG, seeds("model")), train=True),
+                         {"let": "opt", "call": "stand_ins.adamw", "args": [{"$ref": "m"}], "kwargs": SETTINGS},
+                         *steps("m", "opt", x, weight, 2, seeds("drop"), "a"),
+                         {"let": "save", "call": "checkpoints.save_model_and_optimizer",
+                          "args": [{"$ref": "m"}, {"$ref": "opt"}, path]},
+                         # the file's bytes, whatever the child's code does: they are read by torch below
+                         {"let": "file", "read_file": path, "remove": True, "return": True}],
+                        needs="checkpoints.save_model_and_optimizer")
+    what = "save_model_and_optimizer(model, optimizer, path)"
+    ran(plan, "save", what)
+    data = value(plan, "file", f"the file {what} wrote")
+    # torch's own load, in a child that never had the submission, from memory: tensors and numbers come back
+    ck = student.plan([{"let": "f", "buffer": data},
+                       {"let": "ck", "call": "torch.load", "args": [{"$ref": "f"}],
+                        "kwargs": {"weights_only": True, "map_location": "cpu"}, "what": f"torch.load({path!r})"},
+                       *[{"let": key, "call": "ck.__getitem__", "args": [key], "what": f"checkpoint[{key!r}] (the book's key)",
+                          "return": key == KEYS[0]} for key in KEYS],
+                       {"let": "groups", "call": f"{KEYS[1]}.__getitem__", "args": ["param_groups"], "return": True},
+                       {"let": "state", "call": f"{KEYS[1]}.__getitem__", "args": ["state"]},
+                       {"let": "items", "call": "state.items"},
+                       {"let": "moments", "iterate": "items", "return": True}],
+                      needs="checkpoints.save_model_and_optimizer", clean=True)
+    loaded_by = f"torch.load(path, weights_only=True) of the file {what} wrote"
+    for key in KEYS:
+        ran(ck, key, loaded_by, [(rf"KeyError.*{key}", f"no {key!r} in the file saved (the book saves a dict of "
+                                                       "model_state_dict and optimizer_state_dict)")])
+    state, groups, moments = (value(ck, name, loaded_by) for name in (KEYS[0], "groups", "moments"))
+    model = tiny(CFG, tiny_weights(CFG, seeds("other")), train=True)
+    try:   # plain data in torch's own objects here: tensors, numbers, lists
+        model.load_state_dict(state)
+        opt = adamw(model, **SETTINGS)
+        opt.load_state_dict({"state": {int(k): v for k, v in moments}, "param_groups": groups})
+        train_steps(model, opt, x, weight, 2, 4, seeds("drop"))
+    except Exception as exc:
+        raise AssertionError(f"{loaded_by}: its state dicts do not load into the model and AdamW it was given "
+                             f"({type(exc).__name__}: {str(exc)[:200]})") from None
+    judge({k: v.detach() for k, v in model.named_parameters()}, seeds,
+          "training resumed from the file save_model_and_optimizer wrote (loaded by torch.load)")
 
 
 @points(5)
 def test_load_model_and_optimizer(student, seeds):
     """load_model_and_optimizer restores model and optimizer and training mode: resumed training equals unbroken"""
-    def save(path):  # torch's own save of the book's file
-        return [{"let": "msd", "call": "m.state_dict"}, {"let": "osd", "call": "opt.state_dict"},
-                {"let": "save", "call": "checkpoints.torch.save",
-                 "args": [{"model_state_dict": {"$ref": "msd"}, "optimizer_state_dict": {"$ref": "osd"}}, path]}]
-
-    def load(path):
-        return [{"let": "load", "call": "checkpoints.load_model_and_optimizer", "args": [{"$ref": "m2"}, {"$ref": "opt2"}, path]}]
-    plan = student.plan(resume_plan(seeds, save, load), needs="checkpoints.load_model_and_optimizer")
+    x, weight = _data(seeds)
+    model = tiny(CFG, tiny_weights(CFG, seeds("model")), train=True)
+    opt = adamw(model, **SETTINGS)
+    train_steps(model, opt, x, weight, 0, 2, seeds("drop"))
+    buffer = io.BytesIO()   # torch's own save of the book's file, of the grader's own tensors
+    torch.save({KEYS[0]: model.state_dict(), KEYS[1]: opt.state_dict()}, buffer)
+    path = _path()
+    plan = student.plan([{"let": "w", "write_file": path, "bytes": torch.frombuffer(bytearray(buffer.getvalue()),
+                                                                                   dtype=torch.uint8)},
+                         tiny_step("m2", CFG, tiny_weights(CFG, seeds("other")), train=False),
+                         {"let": "opt2", "call": "stand_ins.adamw", "args": [{"$ref": "m2"}], "kwargs": SETTINGS},
+                         {"let": "load", "call": "checkpoints.load_model_and_optimizer",
+                          "args": [{"$ref": "m2"}, {"$ref": "opt2"}, path]},
+                         # a child without a private root writes to the machine's own /tmp: the file goes
+                         {"let": "gone", "read_file": path, "remove": True},
+                         *steps("m2", "opt2", x, weight, 2, seeds("drop") + 2, "b"),
+                         {"let": "after", "parameters": "m2", "return": True}],
+                        needs="checkpoints.load_model_and_optimizer")
     ran(plan, "load", "load_model_and_optimizer(model, optimizer, path)")
-    judge(plan, seeds, "training resumed with load_model_and_optimizer from the book's file")
+    judge(value(plan, "after", "the weights after training resumed"), seeds,
+          "training resumed with load_model_and_optimizer from the book's file")
 
 
 @points(2)

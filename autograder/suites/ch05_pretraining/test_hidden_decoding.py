@@ -120,18 +120,21 @@ def test_generate_with_temperature(student, seeds):
 
 @points(5)
 def test_generate_with_top_k(student, seeds):
-    """top_k: logits below the k-th largest become -inf before sampling (or the argmax)"""
-    check_generation(student, seeds, "a", ids(3, 2, seeds("a")), 8, 5, temperature=1.4, top_k=3)
-    check_generation(student, seeds, "b", ids(2, 3, seeds("b")), 6, 4, temperature=2.0, top_k=4)
-    check_generation(student, seeds, "c", ids(2, 2, seeds("c")), 3, 5, temperature=0.0, top_k=4)
+    """top_k (a batch of one, as the book uses it): logits below the k-th largest become -inf before sampling (or the argmax)"""
+    check_generation(student, seeds, "a", ids(1, 2, seeds("a")), 8, 5, temperature=1.4, top_k=3)
+    check_generation(student, seeds, "b", ids(1, 3, seeds("b")), 6, 4, temperature=2.0, top_k=4)
+    check_generation(student, seeds, "c", ids(1, 2, seeds("c")), 3, 5, temperature=0.0, top_k=4)
 
 
 @points(4)
 def test_generate_stops_at_eos(student, seeds):
-    """eos_id: generation stops, without appending it, when the next token is eos_id"""
-    idx = ids(1, 2, seeds("a"))
-    model = tiny(CFG, tiny_weights(CFG, seeds("amodel")))
-    free = sample(model, idx, 8, 5, temperature=1.2, seed=seeds("aseed"))
-    eos = free[0, 4].item()   # the third new token: generation stops before it
-    check_generation(student, seeds, "a", idx, 8, 5, temperature=1.2, eos_id=eos)
-    check_generation(student, seeds, "b", ids(1, 3, seeds("b")), 4, 5, eos_id=CFG["vocab_size"] + 5)
+    """eos_id: generation stops, without appending it, when the next token is eos_id; it goes on where it never comes"""
+    pick = torch.Generator().manual_seed(seeds("eos"))
+    for name, prompt, temperature, eos in (("a", 2, 1.2, "drawn"), ("b", 3, 0.0, "drawn"), ("c", 2, 1.5, "never")):
+        idx, new = ids(1, prompt, seeds(name)), 8
+        model = tiny(CFG, tiny_weights(CFG, seeds(f"{name}model")))
+        free = sample(model, idx, new, 5, temperature=temperature, seed=seeds(f"{name}seed"))[0, prompt:].tolist()
+        # eos at a new position drawn from the check's seed, or a token of the vocabulary it never gives
+        choices = free[1:] if eos == "drawn" else [t for t in range(CFG["vocab_size"]) if t not in free]
+        eos_id = choices[int(torch.randint(len(choices), (1,), generator=pick))]
+        check_generation(student, seeds, name, idx, new, 5, temperature=temperature, eos_id=eos_id)

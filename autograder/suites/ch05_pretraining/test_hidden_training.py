@@ -1,19 +1,20 @@
 """Hidden checks for section 5.2: training the LLM (30 points).
 
 train_model_simple trains the grader's stand-in GPT (stand_ins.TinyGPT, with dropout) in the child,
-with an AdamW optimizer built there from the grader's settings; the weights after every step and the
-three lists it returns are compared with the same training run here, by the reference, after the same
-seed (dropout draws the same masks). A mistake of calc_loss_batch or calc_loss_loader (losses) that
-this part's functions inherit is modelled here by name: it costs nothing in this part."""
+with the grader's AdamW; the weights after every step and the three lists it returns are compared
+with the same training run here, after the same seed (dropout draws the same masks). Every piece
+these functions call from another part is the grader's stand-in, in the child and here
+(stand_ins.STAND_INS: its own loss for calc_loss_batch and calc_loss_loader, greedy generation for
+chapter 4's generate_text_simple): a mistake in losses.py or generate.py, named or not, costs nothing
+in this part."""
 import pytest
 import torch
 
-from _pretraining import (LOADER_MISTAKES, gpt2, quietly, LOSS_MISTAKES, TOKENS_MISTAKES, TRAINING_MISTAKES, as_loader, loader_mean,
-                          ran, tiny, tiny_step, tiny_weights, token_batches, tokenizer_step, train)
+from _pretraining import (TOKENS_MISTAKES, TRAINING_MISTAKES, as_loader, gpt2, ran, tiny, tiny_step,
+                          tiny_weights, token_batches, tokenizer_step, train)
 from autograder.grading.compare import expect_close, set_seed, value, yours_vs_expected
-from autograder.grading.kit import charged
 from autograder.grading.result import failure
-from autograder.sandbox.session import StudentFailure
+from autograder.support.stand_ins import STAND_INS, stand_in_generate, stand_in_loss_loader
 
 points = pytest.mark.points
 # vocabulary below 40: the sample after each epoch starts from "A" (GPT-2 id 32) and stays in it
@@ -23,18 +24,8 @@ NOT_TRAIN_AFTER = ("the model left in eval mode ({fn} must end with model.train(
                    "dropout)")
 
 
-def inherited(student):
-    """The losses part's charged mistakes of calc_loss_batch and calc_loss_loader this part's
-    functions inherit ({"loss": ..., "loader": ...}, None for the book's): modelled here, so that
-    they cost nothing in this part."""
-    loss = charged(student, ["losses"], list(LOSS_MISTAKES))
-    loader = charged(student, ["losses"], list(LOADER_MISTAKES))
-    return {"loss": LOSS_MISTAKES[loss[0]] if loss else None, "loader": LOADER_MISTAKES[loader[0]] if loader else None}
-
-
 def run(student, seeds, name, num_epochs, eval_freq, eval_iter, batches=(3, 2)):
-    """train_model_simple in the child and here: (the child's plan, the grader's (lists, weights), the
-    case's data)."""
+    """train_model_simple in the child: (the child's plan, the grader's model, the case's data)."""
     weights = tiny_weights(CFG, seeds(f"{name}model"))
     train_pairs = token_batches(batches[0], 2, 5, CFG["vocab_size"], seeds(f"{name}train"))
     val_pairs = token_batches(batches[1], 2, 5, CFG["vocab_size"], seeds(f"{name}val"))
@@ -42,19 +33,18 @@ def run(student, seeds, name, num_epochs, eval_freq, eval_iter, batches=(3, 2)):
     args = [{"$ref": "m"}, as_loader(train_pairs), as_loader(val_pairs), {"$ref": "opt"}, "cpu", num_epochs,
             eval_freq, eval_iter, "A", {"$ref": "tk"}]
     plan = student.plan([tokenizer_step("text_tokens"), tiny_step("m", CFG, weights, train=True),
-                         {"let": "p", "call": "m.parameters"},
-                         {"let": "opt", "call": "training.torch.optim.AdamW", "args": [{"$ref": "p"}],
-                          "kwargs": SETTINGS, "what": "torch.optim.AdamW (through training.py's `import torch`)"},
+                         {"let": "opt", "call": "stand_ins.adamw", "args": [{"$ref": "m"}], "kwargs": SETTINGS,
+                          "what": "torch.optim.AdamW (the grader's)"},
                          {"let": "out", "call": "training.train_model_simple", "args": args, "grad": True,
-                          "seed": seed, "return": True},
+                          "seed": seed, "return": True, "replace": STAND_INS},
                          {"let": "after", "parameters": "m", "return": True}], needs="training.train_model_simple")
     case = dict(train_pairs=train_pairs, val_pairs=val_pairs, num_epochs=num_epochs, eval_freq=eval_freq,
                 eval_iter=eval_iter, seed=seed, **SETTINGS)
     return plan, tiny(CFG, weights), case
 
 
-def expected(model, case, lower, **switches):
-    return train(model, **case, **lower, **switches)
+def expected(model, case, **switches):
+    return train(model, **case, **switches)
 
 
 CASES = [("a", 2, 2, 1), ("b", 1, 1, 2)]   # (name, num_epochs, eval_freq, eval_iter)
@@ -67,11 +57,10 @@ def test_train_model_simple_takes_the_books_steps(student, seeds):
     """each batch: zero_grad, calc_loss_batch, backward, step, in training mode: the weights after training match"""
     for name, epochs, freq, it in STEPS:
         plan, model, case = run(student, seeds, name, epochs, freq, it, batches=(5, 2) if name == "c" else (3, 2))
-        lower = inherited(student)
         what = (f"train_model_simple(the grader's GPT, {len(case['train_pairs'])} batches, num_epochs={epochs}, "
                 f"eval_freq={freq}, eval_iter={it})")
         after = value(plan, "after", f"the weights after {what}")
-        _, want = expected(model, case, lower)
+        _, want = expected(model, case)
         # a call that raised after its last step (printing a sample) took every step: its weights still count
         raised = plan.failed("out")
         for param in ("tok_emb.weight", "pos_emb.weight", "out_head.weight"):
@@ -80,7 +69,7 @@ def test_train_model_simple_takes_the_books_steps(student, seeds):
                 raise AssertionError(f"{what}: the stand-in GPT holds no {param} afterwards")
             if raised is not None and not torch.allclose(got, want[param], atol=1e-5, rtol=1e-4):
                 value(plan, "out", what)  # its error is the feedback: no mistake is named on a broken run
-            mistakes = {n: (lambda s=s: expected(model, case, lower, **s)[1][param]) for n, s in TRAINING_MISTAKES.items()}
+            mistakes = {n: (lambda s=s: expected(model, case, **s)[1][param]) for n, s in TRAINING_MISTAKES.items()}
             expect_close(got, want[param], f"{param} after {what}", mistakes, atol=1e-5, rtol=1e-4)
 
 
@@ -89,32 +78,31 @@ def test_train_model_simple_returns_the_losses_and_tokens_seen(student, seeds):
     """(train_losses, val_losses, track_tokens_seen): one entry per evaluation, after steps 0, eval_freq, ..."""
     for name, epochs, freq, it in CASES:
         plan, model, case = run(student, seeds, name, epochs, freq, it)
-        lower = inherited(student)
         what = f"train_model_simple(..., num_epochs={epochs}, eval_freq={freq}, eval_iter={it})"
         out = value(plan, "out", what)
         if not (isinstance(out, list) and len(out) == 3 and all(isinstance(v, list) for v in out)):
             raise AssertionError(f"{what}: " + yours_vs_expected(
                 yours=repr(out)[:120], yours_are="returned", expected="three lists (train_losses, val_losses, "
                                                                        "track_tokens_seen)"))
-        lists, _ = expected(model, case, lower)
+        lists, _ = expected(model, case)
         for k, label in enumerate(("train_losses", "val_losses", "track_tokens_seen")):
             got, want = out[k], lists[k]
             if len(got) != len(want):
                 raise failure(f"{what}: {label} " + yours_vs_expected(yours=len(got), yours_are="has",
                                                                       expected=f"{len(want)} entries") + ".",
-                              _named(model, case, lower, k, got))
+                              _named(model, case, k, got))
             if not all(isinstance(v, (int, float)) or (isinstance(v, torch.Tensor) and v.numel() == 1) for v in got):
                 raise AssertionError(f"{what}: {label} holds {repr(got)[:100]}, not numbers")
             got_t = torch.tensor([float(v) for v in got], dtype=torch.float64)
             expect_close(got_t, torch.tensor(want, dtype=torch.float64), f"{label} of {what}",
-                         {n: (lambda s=s: torch.tensor(expected(model, case, lower, **s)[0][k], dtype=torch.float64))
+                         {n: (lambda s=s: torch.tensor(expected(model, case, **s)[0][k], dtype=torch.float64))
                           for n, s in {**TOKENS_MISTAKES, **TRAINING_MISTAKES}.items()}, atol=1e-5, rtol=1e-4)
 
 
-def _named(model, case, lower, k, got):
+def _named(model, case, k, got):
     """The mistake whose lists have ``got``'s length, where one does."""
     for name, switches in TOKENS_MISTAKES.items():
-        if len(expected(model, case, lower, **switches)[0][k]) == len(got):
+        if len(expected(model, case, **switches)[0][k]) == len(got):
             return name
     return None
 
@@ -129,14 +117,14 @@ def test_evaluate_model(student, seeds):
     plan = student.plan([tiny_step("m", CFG, weights, train=True),
                          {"let": "out", "call": "training.evaluate_model",
                           "args": [{"$ref": "m"}, as_loader(train_pairs), as_loader(val_pairs), "cpu", 2], "grad": True,
-                          "seed": seeds("dropout"), "return": True},
+                          "seed": seeds("dropout"), "return": True, "replace": STAND_INS},
                          # the witness of the mode it left: dropout draws after this seed only in training mode
                          {"let": "next", "call": "m", "args": [probe], "seed": seeds("witness"), "return": True}],
                         needs="training.evaluate_model")
-    model, lower = tiny(CFG, weights), inherited(student)
-    want = [loader_mean(model, pairs, 2, **lower) for pairs in (train_pairs, val_pairs)]
+    model = tiny(CFG, weights)
+    want = [stand_in_loss_loader(pairs, model, "cpu", 2) for pairs in (train_pairs, val_pairs)]
     set_seed(seeds("dropout"))   # the same losses with dropout on, drawn as the child draws them
-    in_training = [loader_mean(model.train(), pairs, 2, **lower) for pairs in (train_pairs, val_pairs)]
+    in_training = [stand_in_loss_loader(pairs, model.train(), "cpu", 2) for pairs in (train_pairs, val_pairs)]
     what = "evaluate_model(the grader's GPT with dropout 0.3, train_loader, val_loader, 'cpu', eval_iter=2)"
     out = value(plan, "out", what)
     if not (isinstance(out, list) and len(out) == 2 and all(isinstance(v, (int, float)) for v in out)):
@@ -162,38 +150,24 @@ def _check_training_mode(plan, model, probe, seed, fn):
 
 
 @points(3)
-def test_generate_and_print_sample(student, ref, seeds):
+def test_generate_and_print_sample(student, seeds):
     """generate_and_print_sample prints the greedy text on one line, in eval mode, and leaves the model training"""
     weights = tiny_weights(CFG, seeds("model"))
     probe = token_batches(1, 2, 5, CFG["vocab_size"], seeds("probe"))[0][0]
-    idx = torch.tensor([gpt2().encode("A")])
     plan = student.plan([tokenizer_step("text_tokens"), tiny_step("m", CFG, weights, train=True),
                          {"let": "out", "call": "training.generate_and_print_sample",
-                          "args": [{"$ref": "m"}, {"$ref": "tk"}, "cpu", "A"], "printed": True},
-                         {"let": "next", "call": "m", "args": [probe], "seed": seeds("witness"), "return": True},
-                         # chapter 4's generate_text_simple (the student's own, not graded here) on the same model
-                         tiny_step("m2", CFG, weights),
-                         {"let": "g", "call": "generate.generate_text_simple",
-                          "args": [{"$ref": "m2"}, idx, 50, CFG["context_length"]], "return": True}],
+                          "args": [{"$ref": "m"}, {"$ref": "tk"}, "cpu", "A"], "printed": True, "replace": STAND_INS},
+                         {"let": "next", "call": "m", "args": [probe], "seed": seeds("witness"), "return": True}],
                         needs="training.generate_and_print_sample")
     what = "generate_and_print_sample(the grader's GPT, tokenizer, 'cpu', 'A')"
     ran(plan, "out", what)
     model = tiny(CFG, weights)
     _check_training_mode(plan, model, probe, seeds("witness"), "generate_and_print_sample")
-    want = quietly(ref.generate.generate_text_simple, model.eval(), idx, 50, CFG["context_length"])
-    try:
-        theirs = plan.values["g"]
-    except StudentFailure:
-        theirs = None
-    if not (isinstance(theirs, torch.Tensor) and theirs.shape == want.shape and torch.equal(theirs, want)):
-        # chapter 4's generate_text_simple does not give the book's tokens here: what the sample prints
-        # is its text, which chapter 5 does not grade
-        student.notes.append(f"{what}: what it printed is not judged (your chapter-4 generate_text_simple "
-                             "does not give the book's tokens on the grader's model; chapter 4 grades it)")
-        return
+    # what generate_text_simple gives is the grader's stand-in's (greedy), in the child as here
+    want = stand_in_generate(model.eval(), torch.tensor([gpt2().encode("A")]), 50, CFG["context_length"])
     text = gpt2().decode(want[0].tolist()).replace("\n", " ") + "\n"
     printed = plan.printed["out"]
     if printed != text:
         raise AssertionError(f"{what} printed " + yours_vs_expected(
-            yours=repr(printed[:160]), expected=repr(text[:160]) + " (the 50 new tokens after 'A', greedily, on one "
-                                                                    "line)"))
+            yours=repr(printed[:160]), expected=repr(text[:160]) + " (the 50 new tokens after 'A', greedily, in eval "
+                                                                    "mode, on one line)"))
