@@ -246,12 +246,13 @@ class StudentSession:
                 exc = f"it exited with status {code} before saying which step failed"
             raise GraderError(f"the sandboxed child did not start: {exc}") from None
 
-    def _kill(self, grace=0.0, wait=True):
-        """Stop the child (and everything it started) and collect its exit code.
+    def _kill(self, grace=0.0):
+        """Stop the child (and everything it started) and collect its exit code: once the zygote
+        has collected it, nothing it left runs (isolate.Apart), so nothing of this submission
+        meets the next one's child.
 
         ``grace``: seconds to wait for a child that is already ending, so its own exit code
-        (not our SIGKILL) is what gets reported. ``wait``: False where the code is not
-        wanted (the zygote collects it later)."""
+        (not our SIGKILL) is what gets reported."""
         if self.pid is None:
             return None
         code = self.zygote.reap(self.pid, wait=grace) if grace else None
@@ -260,7 +261,7 @@ class StudentSession:
                 kill(self.pid, signal.SIGKILL)
             except OSError:
                 pass
-        if code is None and wait:
+        if code is None:
             code = self.zygote.reap(self.pid)
         self.sock.close()
         self.pid = self.sock = None
@@ -270,7 +271,7 @@ class StudentSession:
         if self.pid is not None:
             self.sock.close()  # a child at rest exits on hang-up; kill it anyway
             self.sock = socket.socket()
-            self._kill(wait=False)
+            self._kill()
 
     # -- requests --------------------------------------------------------------------
     def _request(self, steps, *, needs, timeout=None, batch=False, memory=None):
@@ -296,7 +297,7 @@ class StudentSession:
             if self.pid is not None:
                 self.sock.close()
                 self.sock = socket.socket()
-                self._kill(wait=False)
+                self._kill()
             self.restarts_left = restarts  # started by the grader's choice, not after a death
             self.pid, self.sock = kept
 

@@ -12,7 +12,7 @@ import sys
 # keys (CI secrets, cloud credentials) must never reach it.
 # tiktoken's cache folders are paths, not secrets: the zygote loads the GPT-2 encoding from there.
 ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME",
-              "TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")
+              "TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR", "AUTOGRADER_UID_BASE")
 
 # A clean start (see clean_start) keeps the grader's environment here, out of its memory,
 # until its zygote is forked: the number of a memory file holding it.
