@@ -18,7 +18,7 @@ its own feedback (the import error carries them) and are printed by ``test_summa
                                     owning its checkout: only the namespaces stand in between
     root, namespaces refused        root under ``tests/no_userns.py --all`` (Docker's default
                                     profile, Gradescope), with a Python that nobody can read:
-                                    the child is nobody and sees the real file system
+                                    the child is a uid of its own and sees the real file system
 
 And the issue's reproduction: an ordinary user where user namespaces are refused gets exit 3
 before any submission runs, and nothing changes; ``--unsafe-same-uid`` shows why.
@@ -220,7 +220,7 @@ def test_a_submission_writes_nothing_the_grader_trusts(mode):
         assert {s: results[s]["score"] for s in NEIGHBOURS} == {s: score for s, (_, score) in NEIGHBOURS.items()}
         extra = results["a_good"]["extra_data"]
         if mode == "root, namespaces refused":
-            assert extra["isolation"].startswith("limits only") and "uid nobody" in extra["protections"]["held"]
+            assert extra["isolation"].startswith("limits only") and "a uid of its own" in extra["protections"]["held"]
         else:
             assert extra["isolation"] == "namespaces"
         found = probe(results[MALLORY])

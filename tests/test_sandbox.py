@@ -393,7 +393,6 @@ import json, os, sys
 sys.path.insert(0, sys.argv[1])
 from autograder.sandbox.session import StudentSession
 from autograder.sandbox.zygote import Zygote
-from autograder.sandbox.isolate import processes
 
 MODULE = """
 import ctypes, os, tempfile, time
@@ -419,7 +418,7 @@ def where(other):
 
 def named(token):
     found = []
-    for pid, _, _, _ in processes():
+    for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/comm") as handle:
                 found += [pid] if handle.read().startswith(token) else []

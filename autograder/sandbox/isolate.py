@@ -531,30 +531,60 @@ DEFAULT_UID_BASE, UID_COUNT = 61000, 1000
 UID_CLAIMS = "/run/autograder-uids"   # a file per uid, flock'ed while a child of some grader holds it
 
 
-def processes():
-    """(pid, uid, parent, session) of every live process on the machine (zombies left out)."""
+def children(parent):
+    """The live children of process ``parent`` (its threads' /proc children files: no other
+    process's files are read, since a busy process's /proc/PID/stat can take tens of ms)."""
+    found = []
+    try:
+        tasks = os.listdir(f"/proc/{parent}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{parent}/task/{task}/children") as handle:
+                found += [int(pid) for pid in handle.read().split()]
+        except OSError:
+            pass
+    return [pid for pid in found if _alive(pid)]
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def _of_uid(uid):
+    """The pids of ``uid``'s processes, zombies too."""
+    found = []
     for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                uid = os.stat(f"/proc/{entry}").st_uid
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if fields[0] not in ("Z", "X"):
-                yield int(entry), uid, int(fields[1]), int(fields[3])
+        try:
+            if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid:
+                found.append(int(entry))
+        except OSError:
+            pass
+    return found
 
 
-def end_strays(session=None, uid=None, keep=()):
-    """Kill what a child left behind until nothing of it runs: every process of its ``session``, of
-    its own ``uid``, and every process this one adopted as a child subreaper (what a child started
-    and left, whatever session it made) but its live children ``keep``. The adopted ones' zombies
-    are this process's to collect. False where something still ran after 5 s."""
-    me, deadline = os.getpid(), time.monotonic() + 5
+def end_strays(uid=None, keep=()):
+    """Kill what a child left behind until nothing of it runs: every process this one adopted as
+    a child subreaper (what a child started and left, whatever session or group it made) but its
+    live children ``keep``, and every process of the child's own ``uid`` (None: it had none);
+    the adopted ones collected. False where something still ran after 5 s."""
+    me, deadline, adopted = os.getpid(), time.monotonic() + 5, set()
     while time.monotonic() < deadline:
-        found = [pid for pid, owner, parent, sid in processes() if pid != me and (
-            sid == session or owner == uid or parent == me and pid not in keep)]
+        found = [pid for pid in children(me) if pid not in keep]
+        adopted.update(found)
+        if uid is not None:
+            found += [pid for pid in _of_uid(uid) if _alive(pid)]
         if not found:
+            for pid in adopted:   # dead: their zombies go at once
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
             return True
         for pid in found:
             try:
@@ -591,7 +621,7 @@ class UidClaims:
             fd = os.open(os.path.join(UID_CLAIMS, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                if not any(owner == uid for _, owner, _, _ in processes()):
+                if not _of_uid(uid):
                     self.held[uid] = fd
                     return uid
             except BlockingIOError:
@@ -607,8 +637,9 @@ class Apart:
     """What keeps the zygote's children apart where no namespace does: each gets a temporary folder
     of its own under ``base`` (made here, mode 711; see _isolate), and as root without mount and
     PID namespaces a uid of its own (UidClaims). This process becomes its children's subreaper,
-    so after each child ``ended`` kills everything it left: its session, its uid's processes and
-    what this process adopted; then its uid is let go and its folder removed."""
+    so after each child ``ended`` kills everything it left (the grader killed its process group):
+    what this process adopted and its uid's processes; then its uid is let go and its folder
+    removed."""
 
     def __init__(self, mode):
         self.base = tempfile.mkdtemp(prefix="autograder-tmp-")
@@ -640,7 +671,7 @@ class Apart:
         if pid not in self.children:
             return
         uid = self.children.pop(pid)
-        if end_strays(pid, uid, keep=self.children) and uid is not None:
+        if end_strays(uid, keep=self.children) and uid is not None:
             self.claims.release(uid)   # else kept: the uid is not given again
         shutil.rmtree(os.path.join(self.base, str(pid)), ignore_errors=True)
 

@@ -55,9 +55,7 @@ class KernelLimits(isolate.Limits):
     open_files = 1024
 
 
-def children(parent):
-    """Live pids whose parent is ``parent`` (the grader side uses it to find the worker)."""
-    return [pid for pid, _, ppid, _ in isolate.processes() if ppid == parent]
+children = isolate.children   # the grader side finds the worker with it
 
 
 def _snapshot(folder):
