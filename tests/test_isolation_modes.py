@@ -228,6 +228,7 @@ def test_a_submission_writes_nothing_the_grader_trusts(mode):
         assert found["detached"], "m_mallory could not start its process"
         MEASURED[mode] = {"isolation": extra["isolation"], "child uid": found["uid"], "read": found["read"],
                           "wrote": found["wrote"], "process left behind": outlived}
+        assert not outlived, "m_mallory's detached process outlived its child"
     finally:
         left_behind(token)
         subprocess.run(["rm", "-rf", str(repo)])
