@@ -727,7 +727,6 @@ def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused, 
     """Every protection that works here, one at a time. Returns in the worker. ``place``: (base,
     uid, why none) from ``Apart.claim``, where the zygote keeps its children apart."""
     is_root = os.geteuid() == 0
-    os.umask(0o077)   # what the child writes, only its own uid may read
     # First, with the grader's own rights: a cgroup can be joined only before they are dropped.
     protections.attempt("memory cgroup", _memory_cgroup, limits)
     protections.attempt("fresh session keyring", _fresh_keyring)
@@ -762,6 +761,7 @@ def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused, 
     # unless nobody could not even reach Python outside a private root (the zygote runs one it
     # can where there is one: see interpreter).
     keep_root = is_root and not private_root and interpreter.first_blocked(interpreter.own_paths())
+    os.umask(0o077)   # from here on (not the private root's folders: nobody must pass them), its files its own
     # Without a private root a child shares the machine's folders: its temporary files go in a
     # folder of its own under the zygote's ``place`` (the base, mode 711), made and entered here.
     base, uid, no_uid = place or (None, None, "not asked for")
