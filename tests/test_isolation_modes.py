@@ -18,7 +18,7 @@ its own feedback (the import error carries them) and are printed by ``test_summa
                                     owning its checkout: only the namespaces stand in between
     root, namespaces refused        root under ``tests/no_userns.py --all`` (Docker's default
                                     profile, Gradescope), with a Python that nobody can read:
-                                    the child is nobody and sees the real file system
+                                    the child is a uid of its own and sees the real file system
 
 And the issue's reproduction: an ordinary user where user namespaces are refused gets exit 3
 before any submission runs, and nothing changes; ``--unsafe-same-uid`` shows why.
@@ -36,7 +36,8 @@ import time
 
 import pytest
 
-from hostile import copy_base
+from banks import reference_sources
+from hostile import TMP_TRUNCATOR, copy_base
 from test_hostile import _processes_named
 from test_unprivileged import NOBODY, copy_repo, user_python
 
@@ -219,7 +220,7 @@ def test_a_submission_writes_nothing_the_grader_trusts(mode):
         assert {s: results[s]["score"] for s in NEIGHBOURS} == {s: score for s, (_, score) in NEIGHBOURS.items()}
         extra = results["a_good"]["extra_data"]
         if mode == "root, namespaces refused":
-            assert extra["isolation"].startswith("limits only") and "uid nobody" in extra["protections"]["held"]
+            assert extra["isolation"].startswith("limits only") and "a uid of its own" in extra["protections"]["held"]
         else:
             assert extra["isolation"] == "namespaces"
         found = probe(results[MALLORY])
@@ -227,6 +228,7 @@ def test_a_submission_writes_nothing_the_grader_trusts(mode):
         assert found["detached"], "m_mallory could not start its process"
         MEASURED[mode] = {"isolation": extra["isolation"], "child uid": found["uid"], "read": found["read"],
                           "wrote": found["wrote"], "process left behind": outlived}
+        assert not outlived, "m_mallory's detached process outlived its child"
     finally:
         left_behind(token)
         subprocess.run(["rm", "-rf", str(repo)])
@@ -270,6 +272,63 @@ def test_where_the_child_would_run_as_the_grader_nothing_is_graded_and_nothing_c
     finally:
         left_behind(token)
         subprocess.run(["rm", "-rf", str(repo)])
+
+
+TRUNCATOR_CLASS = ("a_truncator", "b_honest", "c_honest")   # graded in this order, one at a time
+
+
+@pytest.mark.parametrize("mode", ["root, namespaces refused", "ordinary user, user namespaces"])
+def test_a_process_left_behind_reaches_no_later_submission(mode):
+    """Issue 43: a chapter 5 student whose code leaves a process behind (double-forked into a
+    session of its own) that watches /tmp and truncates every checkpoint written there, enters
+    other children's folders and reads command lines; then two honest students (the reference).
+    They keep 100, nothing of the first runs once its child has ended (it saw no checkpoint but
+    its own: a stray still alive would see the later ones appear), it entered no other child's
+    folder, and what it could read is what the result says held."""
+    prefix, python, wrapper = mode_command(mode)
+    token = "t" + secrets.token_hex(5)
+    repo = copy_repo()
+    log = f"/tmp/{token}.log"
+    try:
+        os.chmod(repo, 0o1777)   # results are written here by the grader's user
+        for name in TRUNCATOR_CLASS:
+            (repo / "class" / name).mkdir(parents=True)
+            for module, text in reference_sources("ch05_pretraining").items():
+                attack = TMP_TRUNCATOR.replace("@TOKEN@", token) if name == TRUNCATOR_CLASS[0] else ""
+                (repo / "class" / name / module).write_text(attack + text)
+        subprocess.run(["chmod", "-R", "a+rX", str(repo / "class")], check=True)
+        done = cli(repo, prefix, python, wrapper, "grade", "class", "--out", "graded", "--jobs", "1",
+                   "--assignment", "ch05_pretraining")
+        time.sleep(1.0)
+        outlived = left_behind(token)
+        assert done.returncode == 0, done.stdout + done.stderr
+        results = {s: json.loads((repo / "graded" / f"{s}.json").read_text()) for s in TRUNCATOR_CLASS}
+        held = results["b_honest"]["extra_data"]["protections"]["held"]
+        seen = []
+        if os.path.exists(log):   # where the first child had no private /tmp
+            with open(log) as handle:
+                seen = [json.loads(line) for line in handle]
+        strays = {line["uid"] for line in seen}
+        found = {"isolation": results["b_honest"]["extra_data"]["isolation"][:40], "held": held,
+                 "scores": {s: results[s]["score"] for s in TRUNCATOR_CLASS}, "process left behind": outlived,
+                 "checkpoints seen": [(line["owner"] in strays, line["truncated"]) for line in seen if "seen" in line],
+                 "entered": [line["entered"] for line in seen if "entered" in line],
+                 "cmdlines read": [(line["cmdlines"], line["out"]) for line in seen if "cmdlines" in line]}
+        MEASURED[f"{mode}, chapter 5 truncator"] = found
+        assert [results[s]["score"] for s in TRUNCATOR_CLASS[1:]] == [100, 100], found
+        assert not outlived, found
+        assert all(own for own, _ in found["checkpoints seen"]), found   # only its own: gone before the next
+        assert found["entered"] == [], found
+        if any(read for read, _ in found["cmdlines read"]):
+            assert "hidden processes" not in held, found   # the result says what did not hold
+        if mode == "root, namespaces refused":
+            assert seen, "the truncator did not start"
+            assert {"a uid of its own", "private temporary directory"} <= set(held), found
+        else:
+            assert {"private root", "hidden processes"} <= set(held), found
+    finally:
+        left_behind(token)
+        subprocess.run(["rm", "-rf", str(repo), log])
 
 
 def test_summary(capsys):

@@ -27,7 +27,7 @@ from hostile import CASES, Case, materialize
 from nobody import python_nobody_runs
 
 from autograder.platforms import nbgrade
-from autograder.sandbox import interpreter, kernel_sandbox
+from autograder.sandbox import interpreter, isolate, kernel_sandbox
 from autograder.sandbox.kernel_sandbox import children
 from autograder.platforms.nbkernel import SandboxedExecute, SandboxedKernelManager, execute_preprocessor
 from autograder.paths import SOLUTIONS
@@ -220,7 +220,8 @@ async def _run_kernel(folder, isolation, code, interrupt=False):
 DETACH = """
 import ctypes, os, time
 assert os.getcwd().endswith("/home/student/{folder}"), os.getcwd()  # a copy of its folder
-assert {ordinary_user} or os.getuid() == 65534, os.getuid()
+assert {ordinary_user} or os.getuid() in {uids}, os.getuid()   # nobody, or without namespaces a uid of its own
+assert {ordinary_user} or {full} or not os.stat(os.environ["TMPDIR"]).st_mode & 0o077   # its folder, its own
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
@@ -273,7 +274,9 @@ def test_nothing_the_kernel_started_survives_it(tmp_path, capfd, isolation):
         # without one the kernel is refused, and says why: see the test below
         python_nobody_runs(kernel_sandbox.KERNEL_NEEDS, "the kernel as nobody without namespaces")
     token = os.urandom(5).hex()
-    code = DETACH.format(token=token, folder=tmp_path.name, ordinary_user=os.geteuid() != 0)
+    own = range(isolate.DEFAULT_UID_BASE, isolate.DEFAULT_UID_BASE + isolate.UID_COUNT)
+    code = DETACH.format(token=token, folder=tmp_path.name, ordinary_user=os.geteuid() != 0,
+                         uids=own if isolation == "off" else {isolate.NOBODY}, full=isolation == "full")
     reply, km, worker = asyncio.run(_run_kernel(tmp_path, isolation, code))
     assert reply["content"]["status"] == "ok", reply["content"]
     assert not os.path.exists(f"/proc/{worker}"), "the kernel's PID 1 is still alive"

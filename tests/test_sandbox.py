@@ -386,3 +386,88 @@ def test_large_parameters_are_drawn_in_the_child_where_it_draws_the_references(g
     lie = lambda source: swap(source) + "\nimport autograder.sandbox.child as _c\n_c._drew = lambda *a: True\n"
     got, sent, sizes = _gpt2_small_frames(grader, monkeypatch, lie)
     assert len(sizes) == 1 and not torch.allclose(got, sent)
+
+
+APART = r'''
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+from autograder.sandbox.session import StudentSession
+from autograder.sandbox.zygote import Zygote
+
+MODULE = """
+import ctypes, os, tempfile, time
+def leave(token):
+    if os.fork() == 0:   # double-forked into a session of its own
+        os.setsid()
+        if os.fork() == 0:
+            ctypes.CDLL(None).prctl(15, token.encode(), 0, 0, 0)
+            time.sleep(60)
+        os._exit(0)
+    os.wait()
+def where(other):
+    try:
+        os.listdir(other)
+        entered = True
+    except OSError as exc:
+        entered = type(exc).__name__
+    tmp = os.environ["TMPDIR"]
+    return {"uid": os.getuid(), "tmp": tmp, "cwd": os.getcwd(), "tempfile": tempfile.gettempdir(),
+            "owner": os.stat(tmp).st_uid, "mode": os.stat(tmp).st_mode & 0o777, "entered": entered}
+"""
+
+
+def named(token):
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/comm") as handle:
+                found += [pid] if handle.read().startswith(token) else []
+        except OSError:
+            pass
+    return found
+
+
+token = sys.argv[2]
+zygote = Zygote(isolation="full")
+first, second = (StudentSession(zygote, {"m": MODULE}) for _ in range(2))
+plan = [{"let": "l", "call": "m.leave", "args": [token]}, {"let": "w", "call": "m.where", "args": ["/"], "return": True}]
+a = first.plan(plan).values["w"]
+b = second.plan([{"let": "w", "call": "m.where", "args": [a["tmp"]], "return": True}]).values["w"]
+report = {"a": a, "b": b, "left running": bool(named(token)), "isolation": first.isolation}
+first.close()
+report.update({"after close": named(token), "a's folder after": os.path.exists(a["tmp"])})
+second.close()
+zygote.close()
+print(json.dumps(report))
+'''
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a uid of its own is root's to give")
+def test_without_namespaces_children_get_a_uid_and_a_folder_and_leave_nothing_running(tmp_path):
+    """Root where namespaces are refused (Docker's seccomp profile): two children live at once,
+    each as a uid of its own with a temporary folder only it may enter (its cwd, TMPDIR and
+    tempfile's), and a process the first double-forked into a session of its own is gone as
+    soon as its session is closed, with its folder."""
+    import json
+    import secrets
+    import subprocess
+
+    from nobody import python_nobody_runs
+    from autograder.paths import ROOT
+
+    python = python_nobody_runs(isolate.CHILD_NEEDS, "children as other users without namespaces")
+    token = "k" + secrets.token_hex(5)
+    run = subprocess.run([python, "tests/no_userns.py", "--all", python, "-c", APART, str(ROOT), token],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout)
+    a, b = report["a"], report["b"]
+    assert report["isolation"].startswith(isolate.REDUCED), report
+    first = isolate.DEFAULT_UID_BASE
+    assert a["uid"] != b["uid"] and {a["uid"], b["uid"]} <= set(range(first, first + isolate.UID_COUNT)), report
+    for child in (a, b):
+        assert child["tmp"] == child["cwd"] == child["tempfile"] and child["owner"] == child["uid"], report
+        assert child["mode"] == 0o700, report
+    assert a["tmp"] != b["tmp"] and b["entered"] == "PermissionError", report   # while the first still ran
+    assert report["left running"], "the first child's process did not start"
+    assert report["after close"] == [] and not report["a's folder after"], report

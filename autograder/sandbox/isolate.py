@@ -12,11 +12,14 @@ namespaces; a fresh tmpfs root holding only read-only binds of the Python instal
 system libraries (the repository, other submissions and results do not exist there) with a
 /proc of its own; no SysV shared memory, message queues or semaphores (limits of nothing in
 the new IPC namespace, and refused by seccomp); a fresh session keyring, and the keyring
-calls refused; uid ``nobody`` (or no capabilities in a user namespace) and no_new_privs; a
+calls refused; uid ``nobody`` (or no capabilities in a user namespace; or, as root where no
+private root holds, a uid of its own, see ``Apart``) and no_new_privs; a
 seccomp filter that also refuses ptrace, signals to processes other than the worker's own,
 new sockets, io_uring, perf events and userfaultfd; and rlimits on memory, CPU time,
-processes, open files and file size. The hello message lists what held and what was
-unavailable, with the reason. A step that fails after the point of no return (a user
+processes, open files and file size. Where children share the machine's folders and
+processes (no private root), each has a temporary folder of its own, and once it has ended
+nothing it started runs (``Apart``: the zygote is their subreaper). The hello message lists
+what held and what was unavailable, with the reason. A step that fails after the point of no return (a user
 namespace without a uid map, a pivoted root whose old root cannot be dropped) stops the
 child and names the step: it never runs half set up. The grader's environment never reaches
 a child (see startup.ZYGOTE_ENV).
@@ -28,13 +31,18 @@ how to get it on this machine.
 """
 import ctypes
 import errno
+import fcntl
 import os
 import platform
+import pwd
 import resource
+import shutil
 import signal
+import stat
 import struct
 import functools
 import sys
+import tempfile
 import time
 
 from . import interpreter
@@ -396,7 +404,7 @@ def _fresh_keyring():
         raise OSError(err, os.strerror(err))
 
 
-def _drop_privileges(in_user_namespace):
+def _drop_privileges(in_user_namespace, uid=NOBODY):
     if in_user_namespace:
         # One uid is mapped, so there is nobody to become: clear every capability instead.
         header = (ctypes.c_uint32 * 2)(0x20080522, 0)
@@ -404,8 +412,44 @@ def _drop_privileges(in_user_namespace):
         _syscall("capset", header, data)
     elif os.geteuid() == 0:
         os.setgroups([])
-        os.setresgid(NOBODY, NOBODY, NOBODY)
-        os.setresuid(NOBODY, NOBODY, NOBODY)  # leaving uid 0 clears every capability
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # leaving uid 0 clears every capability
+
+
+def _own_temp(temp, uid):
+    """``temp`` made a folder only ``uid`` (None: this process's own) may enter, this process's
+    working directory and its TMPDIR."""
+    os.makedirs(temp, 0o700, exist_ok=True)   # exists: made by this process before a step that failed
+    if uid is not None:
+        os.chown(temp, uid, uid)
+    _enter_temp(temp)
+
+
+def _enter_temp(folder):
+    os.chdir(folder)
+    os.environ["TMPDIR"] = tempfile.tempdir = folder
+
+
+def _become(uid, temp):
+    """From root: uid ``uid``, with ``temp`` (if any) a folder of its own."""
+    if temp:
+        _own_temp(temp, uid)
+    _drop_privileges(False, uid)
+
+
+def _hidden_processes(private_root, other_user):
+    """Whether other processes' command lines are out of the child's reach: a private root has
+    the /proc of its PID namespace, or none; the machine's own /proc hides them only when mounted
+    with hidepid and the child runs as another user. OSError (why not) otherwise."""
+    if private_root:
+        return
+    with open("/proc/self/mounts") as mounts:
+        options = next((line.split()[3] for line in mounts if line.split()[1:3] == ["/proc", "proc"]), "")
+    hidepid = next((o.split("=", 1)[1] for o in options.split(",") if o.startswith("hidepid=")), "0")
+    if hidepid in ("0", "off") or not other_user:
+        raise OSError(0, "no /proc of its own, and the machine's "
+                         + ("has no hidepid" if other_user else "shows it its own uid's")
+                         + ": it can read every process's command line")
 
 
 def _no_new_privs():
@@ -479,6 +523,165 @@ def _own_process_count(uid):
     return count
 
 
+# -- where children share the machine: kept apart, and nothing of one outlives it ---------------
+
+PR_SET_CHILD_SUBREAPER = 36
+UID_BASE = "AUTOGRADER_UID_BASE"      # the first uid of the range reserved for children (as root)
+DEFAULT_UID_BASE, UID_COUNT = 61000, 1000
+UID_CLAIMS = "/run/autograder-uids"   # a file per uid, flock'ed while a child of some grader holds it
+
+
+def children(parent):
+    """The live children of process ``parent`` (its threads' /proc children files: no other
+    process's files are read, since a busy process's /proc/PID/stat can take tens of ms)."""
+    found = []
+    try:
+        tasks = os.listdir(f"/proc/{parent}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{parent}/task/{task}/children") as handle:
+                found += [int(pid) for pid in handle.read().split()]
+        except OSError:
+            pass
+    return [pid for pid in found if _alive(pid)]
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def _of_uid(uid):
+    """The pids of ``uid``'s processes, zombies too."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid:
+                found.append(int(entry))
+        except OSError:
+            pass
+    return found
+
+
+def end_strays(uid=None, keep=()):
+    """Kill what a child left behind until nothing of it runs: every process this one adopted as
+    a child subreaper (what a child started and left, whatever session or group it made) but its
+    live children ``keep``, and every process of the child's own ``uid`` (None: it had none);
+    the adopted ones collected. False where something still ran after 5 s."""
+    me, deadline, adopted = os.getpid(), time.monotonic() + 5, set()
+    while time.monotonic() < deadline:
+        found = [pid for pid in children(me) if pid not in keep]
+        adopted.update(found)
+        if uid is not None:
+            found += [pid for pid in _of_uid(uid) if _alive(pid)]
+        if not found:
+            for pid in adopted:   # dead: their zombies go at once
+                try:
+                    os.waitpid(pid, 0)
+                except ChildProcessError:
+                    pass
+            return True
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.001)
+    return False
+
+
+class UidClaims:
+    """Uids for children, as root, from ``$AUTOGRADER_UID_BASE`` (61000 by default) on: a uid no
+    account has and no process runs with, claimed by an flock on its file in UID_CLAIMS (a folder
+    only root may write) for as long as a child's processes may run, so no two children of any
+    grader on the machine share one; taken in turn, so a uid comes back only after the others.
+    OSError where the folder cannot be had."""
+
+    def __init__(self):
+        base = int(os.environ.get(UID_BASE) or DEFAULT_UID_BASE)
+        self.uids, self.turn, self.held = range(base, base + UID_COUNT), 0, {}
+        os.makedirs(UID_CLAIMS, 0o700, exist_ok=True)
+        info = os.lstat(UID_CLAIMS)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+            raise OSError(errno.EPERM, f"{UID_CLAIMS} is not a folder only root may write")
+
+    def claim(self):
+        for _ in self.uids:
+            uid, self.turn = self.uids[self.turn], (self.turn + 1) % len(self.uids)
+            try:
+                pwd.getpwuid(uid)
+                continue   # an account's
+            except KeyError:
+                pass
+            fd = os.open(os.path.join(UID_CLAIMS, str(uid)), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if not _of_uid(uid):
+                    self.held[uid] = fd
+                    return uid
+            except BlockingIOError:
+                pass   # another child's, of this grader or another
+            os.close(fd)
+        raise OSError(errno.EAGAIN, f"every uid from {self.uids.start} to {self.uids.stop - 1} is taken")
+
+    def release(self, uid):
+        os.close(self.held.pop(uid))
+
+
+class Apart:
+    """What keeps the zygote's children apart where no namespace does: each gets a temporary folder
+    of its own under ``base`` (made here, mode 711; see _isolate), and as root without mount and
+    PID namespaces a uid of its own (UidClaims). This process becomes its children's subreaper,
+    so after each child ``ended`` kills everything it left (the grader killed its process group):
+    what this process adopted and its uid's processes; then its uid is let go and its folder
+    removed."""
+
+    def __init__(self, mode):
+        self.base = tempfile.mkdtemp(prefix="autograder-tmp-")
+        os.chmod(self.base, 0o711)
+        _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        self.claims, self.why, self.children = None, "not root: no other uid to give", {}
+        if os.geteuid() == 0 and mode == "full" and probe_namespaces():
+            self.why = "not needed: mount and PID namespaces hold"
+        elif os.geteuid() == 0:
+            try:
+                self.claims = UidClaims()
+            except OSError as exc:
+                self.why = exc.strerror or str(exc)
+
+    def claim(self):
+        """``place`` for the next child (see _isolate): (base, uid or None, why none)."""
+        if self.claims is None:
+            return self.base, None, self.why
+        try:
+            return self.base, self.claims.claim(), None
+        except OSError as exc:
+            return self.base, None, exc.strerror
+
+    def started(self, pid, place):
+        self.children[pid] = place[1]
+
+    def ended(self, pid):
+        """After the child ``pid`` is collected (a pid that was none: nothing)."""
+        if pid not in self.children:
+            return
+        uid = self.children.pop(pid)
+        if end_strays(uid, keep=self.children) and uid is not None:
+            self.claims.release(uid)   # else kept: the uid is not given again
+        shutil.rmtree(os.path.join(self.base, str(pid)), ignore_errors=True)
+
+    def close(self):
+        """Once no child is to come: what is left of any ends too."""
+        for pid in list(self.children):
+            self.ended(pid)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
 def _mapped_bytes():
     with open("/proc/self/status") as status:
         return next(int(l.split()[1]) * 1024 for l in status if l.startswith("VmSize:"))
@@ -520,8 +723,9 @@ NAMESPACES = (("mount namespace", CLONE_NEWNS), ("PID namespace", CLONE_NEWPID),
               ("IPC namespace", CLONE_NEWIPC), ("UTS namespace", CLONE_NEWUTS))
 
 
-def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused, limits=Limits):
-    """Every protection that works here, one at a time. Returns in the worker."""
+def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused, limits=Limits, place=None):
+    """Every protection that works here, one at a time. Returns in the worker. ``place``: (base,
+    uid, why none) from ``Apart.claim``, where the zygote keeps its children apart."""
     is_root = os.geteuid() == 0
     # First, with the grader's own rights: a cgroup can be joined only before they are dropped.
     protections.attempt("memory cgroup", _memory_cgroup, limits)
@@ -557,15 +761,36 @@ def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused, 
     # unless nobody could not even reach Python outside a private root (the zygote runs one it
     # can where there is one: see interpreter).
     keep_root = is_root and not private_root and interpreter.first_blocked(interpreter.own_paths())
+    os.umask(0o077)   # from here on (not the private root's folders: nobody must pass them), its files its own
+    # Without a private root a child shares the machine's folders: its temporary files go in a
+    # folder of its own under the zygote's ``place`` (the base, mode 711), made and entered here.
+    base, uid, no_uid = place or (None, None, "not asked for")
+    temp = None if private_root or base is None else os.path.join(base, str(os.getpid()))
     other_user = False
     if keep_root:
         protections.unavailable["uid nobody"] = (f"uid nobody cannot reach this Python ({keep_root}); running as "
                                                  f"root: name a Python it can reach in ${interpreter.USER_VENV}")
-    elif is_root or in_user_ns:
-        dropped = protections.attempt("no capabilities" if in_user_ns else "uid nobody", _drop_privileges, in_user_ns)
-        other_user = dropped and not in_user_ns
+    elif in_user_ns:
+        protections.attempt("no capabilities", _drop_privileges, True)
+    elif is_root:
+        if temp and uid is None:
+            protections.unavailable["a uid of its own"] = no_uid
+        elif temp:   # one uid per child, all its processes killed after it (see Apart)
+            other_user = protections.attempt("a uid of its own", _become, uid, temp)
+        if not other_user:
+            other_user = protections.attempt("uid nobody", _become, NOBODY, temp)
     else:
         protections.unavailable["a user of its own"] = f"runs as the grader's uid {os.getuid()}"
+        if temp:   # a folder of its own still, though every child of this uid may enter it
+            _own_temp(temp, None)
+    if private_root:
+        protections.attempt("private temporary directory", _enter_temp, "/tmp")   # the private root's own
+    elif "a uid of its own" in protections.held:
+        protections.held.append("private temporary directory")
+    elif temp:
+        protections.unavailable["private temporary directory"] = (
+            f"its folder {temp} shares uid {os.getuid()} with the other children")
+    protections.attempt("hidden processes", _hidden_processes, private_root, other_user)
     protections.separated = separated(other_user, in_user_ns, private_root)
     if protections.attempt("no_new_privs", _no_new_privs):
         protections.attempt("seccomp", _seccomp)
@@ -583,9 +808,9 @@ def _hello(protections):
             "separated": protections.separated, "uid": os.getuid(), "pid": os.getpid()}
 
 
-def start_child(channel_fd, root, hidden, mode, userns_refused=None, limits=Limits):
+def start_child(channel_fd, root, hidden, mode, userns_refused=None, limits=Limits, place=None):
     """In a freshly forked zygote child: isolate, then serve on ``channel_fd``. Never returns.
-    ``userns_refused``: what probe_user_namespace found, or None.
+    ``userns_refused``: what probe_user_namespace found, or None; ``place``: see _isolate.
 
     The hello (the first frame) says what held; a child that cannot start says which step
     failed instead."""
@@ -604,7 +829,9 @@ def start_child(channel_fd, root, hidden, mode, userns_refused=None, limits=Limi
         mapped = _mapped_bytes()
         protections = Protections()
         try:
-            _isolate(channel_fd, root, hidden, protections, mode == "full", userns_refused, limits)
+            _isolate(channel_fd, root, hidden, protections, mode == "full", userns_refused, limits, place)
+            if "a uid of its own" in protections.held:
+                headroom = 0   # no process had that uid (UidClaims)
             protections.attempt("limits", apply_limits, limits, headroom, mapped)
         except (SetupFailed, OSError) as exc:
             protocol.send(channel, {"hello": {"failed": str(exc)}})
@@ -681,10 +908,11 @@ def start_check(mode, hidden=()):
 
 def _dry_run(mode, hidden):
     import json
-    import tempfile
 
     refused = probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
     root = tempfile.mkdtemp(prefix="autograder-check-")
+    apart = Apart(mode)
+    place = apart.claim()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -692,17 +920,20 @@ def _dry_run(mode, hidden):
         try:
             os.close(read)
             protections = Protections()
-            _isolate(write, root, hidden, protections, mode == "full", refused)  # the keeper exits in there
+            _isolate(write, root, hidden, protections, mode == "full", refused, place=place)  # the keeper exits in there
             report = _hello(protections)
         except BaseException as exc:  # noqa: B036 (reported, then gone)
             report = {"failed": str(exc)}
         finally:
             os.write(write, json.dumps(report).encode())
             os._exit(0)
+    apart.started(pid, place)
     os.close(write)
     data = b"".join(iter(lambda: os.read(read, 65536), b""))
     os.waitpid(pid, 0)
     release_cgroup(pid)
+    apart.ended(pid)
+    apart.close()
     os.rmdir(root)
     sys.stdout.write(data.decode())
 

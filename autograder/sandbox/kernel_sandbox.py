@@ -18,11 +18,12 @@ Into that root go, in memory, a copy of the notebook's folder as ``/home/student
 listens on Unix sockets in its private folder, which nbgrader reaches through
 ``/proc/<worker>/root``. When the worker dies the kernel kills everything it started.
 
-Where namespaces are refused the kernel still runs, as nobody and under the limits, in a
-copy of the notebook's folder inside its private folder, with a Python nobody can reach
-(``interpreter``; where there is none it is not started, and nbgrader's error says which path
-and what to do); the keeper (a child subreaper) kills whatever the kernel left behind, and a
-WARNING goes to nbgrader's log. Standard library and our stdlib-only modules: this runs
+Where namespaces are refused the kernel still runs, as a uid of its own (``isolate.UidClaims``;
+nobody where none can be had) and under the limits, in a copy of the notebook's folder inside
+its private folder (mode 700, that uid's), with a Python every user can reach (``interpreter``;
+where there is none it is not started, and nbgrader's error says which path and what to do); the
+keeper (a child subreaper) kills whatever the kernel left behind and every process of its uid,
+and a WARNING goes to nbgrader's log. Standard library and our stdlib-only modules: this runs
 before every kernel.
 """
 import json
@@ -30,13 +31,11 @@ import os
 import signal
 import stat
 import sys
-import time
 import traceback  # here: after the uid change the standard library may be out of reach
 
 from . import interpreter, isolate
 from .startup import ZYGOTE_ENV
 
-PR_SET_CHILD_SUBREAPER = 36
 LAUNCH = "import sys; sys.path.insert(0, sys.argv[1]); from autograder.sandbox.kernel_sandbox import main; main()"
 # What the notebook's folder may bring into the sandbox (it lives in a 64 MiB tmpfs).
 MAX_FILES, MAX_BYTES = 512, 32 << 20
@@ -56,19 +55,7 @@ class KernelLimits(isolate.Limits):
     open_files = 1024
 
 
-def children(parent):
-    """Pids whose parent is ``parent`` (from /proc; the grader side uses it to find the worker)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == parent:
-                found.append(int(entry))
-    return found
+children = isolate.children   # the grader side finds the worker with it
 
 
 def _snapshot(folder):
@@ -113,12 +100,13 @@ def _chown_tree(folder, owner):
             os.lchown(path, owner, owner)
 
 
-def _keep(worker, isolation):
+def _keep(worker, isolation, uid):
     """The keeper: outlives the worker, reports its exit code as its own.
 
     Interrupts are for the kernel (nbgrader signals the whole process group); a terminate
     request kills the worker. Without a PID namespace the keeper is the descendants' subreaper:
-    once the worker is gone it kills and reaps every process the kernel left behind.
+    once the worker is gone it kills and reaps every process the kernel left behind, and every
+    process of the kernel's own ``uid`` (None: it had none); its claim on the uid ends with it.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: os.kill(worker, signal.SIGKILL))
@@ -126,15 +114,10 @@ def _keep(worker, isolation):
         print(f"WARNING: the notebook's kernel runs WITHOUT namespace isolation ({isolation})", file=sys.stderr)
     code = isolate._exit_code(os.waitpid(worker, 0)[1])
     if isolation != isolate.FULL:
-        while True:
-            for pid in children(os.getpid()):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+        isolate.end_strays(uid=uid)
+        while True:   # their zombies
             try:
-                if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                    time.sleep(0.01)
+                os.waitpid(-1, 0)
             except ChildProcessError:
                 break
     os._exit(code)
@@ -191,11 +174,17 @@ def main():
             isolation = f"{isolate.REDUCED}: namespaces unavailable ({exc.strerror})"
         else:
             isolation = isolate.FULL
+    uid = None   # a uid of the kernel's own, where root runs it without namespaces
     if isolation != isolate.FULL:
-        isolate._libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        isolate._libc.prctl(isolate.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         if is_root:
             kernel_argv = _for_nobody(private, kernel_argv, *spec["python_for_nobody"])
-            isolation += f"; as nobody, with {kernel_argv[0]}"
+            try:   # as the CLI's children get one (isolate.UidClaims): held while this keeper lives
+                claims = isolate.UidClaims()
+                uid, headroom = claims.claim(), 0
+                isolation += f"; as uid {uid} of its own, with {kernel_argv[0]}"
+            except OSError as exc:
+                isolation += f"; as nobody (no uid of its own: {exc.strerror}), with {kernel_argv[0]}"
         # The real folder may be out of the kernel's reach (a mode-700 parent) and is the
         # course's: as in the sandbox, the kernel works in a copy, inside its private folder.
         snapshots[private + sandbox_work] = snapshots.pop(sandbox_work)
@@ -209,7 +198,7 @@ def main():
         sys.exit(3)
     worker = os.fork()
     if worker:
-        _keep(worker, isolation)
+        _keep(worker, isolation, uid)
     try:
         # Before the new root: in a user namespace it may have no /proc to read the sizes from.
         isolate.apply_limits(KernelLimits, headroom, isolate._mapped_bytes())
@@ -224,8 +213,10 @@ def main():
             isolate._drop_privileges(in_user_namespace=not is_root)
         else:
             _restore(sandbox_work, snapshots[sandbox_work], None)
-            _chown_tree(private, isolate.NOBODY if is_root else None)
-            isolate._drop_privileges(in_user_namespace=False)
+            _chown_tree(private, (uid or isolate.NOBODY) if is_root else None)
+            if uid is not None:   # its folder, connection file and sockets: no other kernel's to enter
+                os.chmod(private, 0o700)
+            isolate._drop_privileges(False, uid or isolate.NOBODY)
         isolate._no_new_privs()
         # No memfd, mount or namespace (memory no limit counts), no io_uring, perf or userfaultfd.
         # Sockets stay: the kernel talks ZMQ over Unix sockets, and asyncio's event loop makes

@@ -12,7 +12,7 @@ import sys
 # keys (CI secrets, cloud credentials) must never reach it.
 # tiktoken's cache folders are paths, not secrets: the zygote loads the GPT-2 encoding from there.
 ZYGOTE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "LD_LIBRARY_PATH", "PYTHONPATH", "PYTHONHOME",
-              "TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")
+              "TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR", "AUTOGRADER_UID_BASE")
 
 # A job array's own index (Slurm's, a Kubernetes Indexed Job's): what ``--shard slurm`` and
 # ``--shard kubernetes/N`` read (platforms/shards.from_array). Numbers, not secrets: a clean start

@@ -416,12 +416,16 @@ def _reply(ctl, message):
 
 
 _FINISHED = {}  # pid -> exit code of a child collected before the grader asked for it
+_APART = None   # isolate.Apart: what keeps the children apart, and ends what each left
 
 
 def _code(status, pid):
-    """A collected child's exit code; its memory cgroup (isolate._memory_cgroup) goes with it."""
+    """A collected child's exit code; its memory cgroup (isolate._memory_cgroup) goes with it, and
+    everything it left behind (``isolate.Apart.ended``). A process this zygote adopted: its code."""
     from .isolate import release_cgroup
-    release_cgroup(pid)
+    if pid in _APART.children:
+        release_cgroup(pid)
+        _APART.ended(pid)
     return 128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
@@ -441,9 +445,10 @@ def _collect_finished():
 
 
 def _collect_last(seconds=2.0):
-    """The grader is gone: wait for the children it stopped (no zombie outlives the run)."""
+    """The grader is gone: wait for the children it stopped (no zombie outlives the run; what they
+    left is ended as each is collected, and by ``Apart.close``)."""
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while _APART.children and time.monotonic() < deadline:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
             if pid:
@@ -480,12 +485,15 @@ def main(ctl_fd, hidden, mode, warm):
     gc.freeze()  # children share these pages: their collections need not touch them
     root = tempfile.mkdtemp(prefix="autograder-root-")  # each child mounts its own tmpfs here
     refused = isolate.probe_user_namespace() if mode == "full" and os.geteuid() != 0 else None
+    global _APART
+    _APART = isolate.Apart(mode)
     try:
         _serve(socket.socket(fileno=ctl_fd), root, hidden, mode, refused)
     except (BrokenPipeError, ConnectionResetError):
         pass  # the grader is gone; so are we
     finally:
         os.rmdir(root)
+        _APART.close()
 
 
 def _limits(request):
@@ -515,10 +523,12 @@ def _serve(ctl, root, hidden, mode, userns_refused):
             _collect_finished()
             if request["op"] == "spawn":
                 channel_fd = fds.pop(0)
+                place = _APART.claim()
                 pid = os.fork()
                 if pid == 0:
                     ctl.close()
-                    isolate.start_child(channel_fd, root, hidden, mode, userns_refused, _limits(request))
+                    isolate.start_child(channel_fd, root, hidden, mode, userns_refused, _limits(request), place)
+                _APART.started(pid, place)
                 os.close(channel_fd)
                 _FINISHED.pop(pid, None)  # an earlier child's, whose pid this one got
                 _reply(ctl, {"pid": pid})
