@@ -45,7 +45,7 @@ import sys
 import tempfile
 import time
 
-from . import interpreter
+from . import cputime, interpreter
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -534,18 +534,7 @@ UID_CLAIMS = "/run/autograder-uids"   # a file per uid, flock'ed while a child o
 def children(parent):
     """The live children of process ``parent`` (its threads' /proc children files: no other
     process's files are read, since a busy process's /proc/PID/stat can take tens of ms)."""
-    found = []
-    try:
-        tasks = os.listdir(f"/proc/{parent}/task")
-    except OSError:
-        return found
-    for task in tasks:
-        try:
-            with open(f"/proc/{parent}/task/{task}/children") as handle:
-                found += [int(pid) for pid in handle.read().split()]
-        except OSError:
-            pass
-    return [pid for pid in found if _alive(pid)]
+    return [pid for pid in cputime.children(parent) if _alive(pid)]
 
 
 def _alive(pid):

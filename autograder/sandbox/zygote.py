@@ -28,7 +28,7 @@ from .startup import ENVIRON_FD, ZYGOTE_ENV, import_torch, restore_environment
 # The grader's modules a zygote (and so every child) keeps; a zygote forked from the grader
 # drops the others it inherited (autograder.paths, for one, names the reference's folder).
 ZYGOTE_MODULES = ("autograder", "autograder.sandbox", "autograder.sandbox.zygote", "autograder.sandbox.isolate",
-                  "autograder.sandbox.child", "autograder.sandbox.protocol",
+                  "autograder.sandbox.child", "autograder.sandbox.protocol", "autograder.sandbox.cputime",
                   "autograder.sandbox.interpreter",  # isolate asks interpreter in each child
                   "autograder.sandbox.startup",
                   "autograder.support", "autograder.support.tiktoken_offline", "autograder.support.gpt2_offline")
