@@ -96,6 +96,10 @@ def run(module, x, train=False, seed=None, grad_weight=None):
 
 
 # -- GELU and its mistakes (charged in feed_forward; the example network may repeat them) ------
+# torch's tanh GELU: what a part built on the student's GELU gets in its place (a plan's inject)
+TORCH_GELU = {"torch": "GELU", "kwargs": {"approximate": "tanh"}}
+
+
 def gelu(x, c=0.044715, k=math.sqrt(2.0 / math.pi), half=0.5, power=3):
     return half * x * (1 + torch.tanh(k * (x + c * x**power)))
 
