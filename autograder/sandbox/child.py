@@ -530,21 +530,20 @@ def _stand_in(module, spec, what):
     module built on lower pieces is run with a known function in their place (the grader does
     the same with the reference): a mistake in a lower piece then costs nothing here. Drawing
     no random numbers, the swap leaves the seeded draws after it as they were."""
-    state = torch.get_rng_state()
-    try:
-        for dotted, weights in spec.items():
-            _run("lookup", f"{what}.{dotted}", module.get_submodule, dotted)
-            parent, _, leaf = dotted.rpartition(".")
-            owner = _run("lookup", f"{what}.{parent}", module.get_submodule, parent)
-            _run("stand-in", f"{what}.{dotted} = a stand-in", setattr, owner, leaf, _linear(weights))
-    finally:
-        torch.set_rng_state(state)
+    for dotted, weights in spec.items():
+        _run("lookup", f"{what}.{dotted}", module.get_submodule, dotted)
+        parent, _, leaf = dotted.rpartition(".")
+        owner = _run("lookup", f"{what}.{parent}", module.get_submodule, parent)
+        _run("stand-in", f"{what}.{dotted} = a stand-in", setattr, owner, leaf, _linear(weights))
 
 
 def _linear(weights):
-    """An ``nn.Linear`` holding the grader's ``weight`` and ``bias`` (None: none)."""
+    """An ``nn.Linear`` holding the grader's ``weight`` and ``bias`` (None: none); it leaves the
+    random state as it was (so the seeded draws after it stay theirs)."""
     weight, bias = weights["weight"], weights.get("bias")
+    state = torch.get_rng_state()
     linear = torch.nn.Linear(weight.shape[1], weight.shape[0], bias=bias is not None)
+    torch.set_rng_state(state)
     with torch.no_grad():
         linear.weight.copy_(weight)
         if bias is not None:
@@ -556,10 +555,11 @@ def _inject(step, records):
     """``inject`` ({"module.Name": spec}): while the step runs, the name the submission's modules
     call (where it is defined, and wherever a module of the submission bound it) is a stand-in
     of the grader's, whatever the submission's own is (written, wrong or blank). Per spec, calling
-    the stand-in gives an ``nn.Linear`` holding ``weight`` and ``bias``, torch's ``torch.nn.<torch>``
-    built with ``kwargs``, or a copy of ``returns`` (plain data). It draws no random numbers, and
-    each call's [args, kwargs] is recorded for the grader (returns the undo functions)."""
-    undo = []
+    the stand-in gives an ``nn.Linear`` holding ``weight`` and ``bias`` or a copy of ``returns``
+    (plain data), drawing no random numbers, or torch's ``torch.nn.<torch>`` built with ``kwargs``,
+    drawing what torch draws (so the order the submission builds its pieces in shows). Each call's [k, args, kwargs] is recorded for the grader, k counting the calls of every stand-in
+    of the step in turn (returns the undo functions)."""
+    undo, order = [], []
     for dotted, spec in step.get("inject", {}).items():
         module_name, _, name = dotted.rpartition(".")
         calls = records.setdefault("$injected", {}).setdefault(dotted, [])
@@ -567,13 +567,22 @@ def _inject(step, records):
             own, defining = _lookup(module_name, name), [sys.modules[module_name]]
         except ProbeError:  # it does not import, or lacks the name: where imported, the name is a placeholder
             own, defining = None, []
-        stand_in = _stand_in_factory(spec, calls)
-        for module in defining + _submission_modules():
-            for key, value in list(vars(module).items()):
-                if value is own or (key == name and (module.__name__ == module_name or isinstance(value, _Unavailable))):
-                    setattr(module, key, stand_in)
-                    undo.append(lambda module=module, key=key, value=value: setattr(module, key, value))
+        modules = list(dict.fromkeys(defining + _submission_modules()))
+        undo += rebind(modules, module_name, name, own, stand_in_factory(spec, calls, order))
     return undo[::-1]
+
+
+def rebind(modules, module_name, name, own, stand_in):
+    """``stand_in`` bound, in each of ``modules``, where it holds ``own`` (under any name) or a
+    placeholder of ``name``, and as ``name`` in the module ``module_name``; returns the undo
+    functions. The grader does the same with the reference's modules (grading.probes.stood_in)."""
+    undo = []
+    for module in modules:
+        for key, value in list(vars(module).items()):
+            if value is own or (key == name and (module.__name__ == module_name or isinstance(value, _Unavailable))):
+                setattr(module, key, stand_in)
+                undo.append(lambda module=module, key=key, value=value: setattr(module, key, value))
+    return undo
 
 
 def _submission_modules():
@@ -581,18 +590,19 @@ def _submission_modules():
     return [sys.modules[name] for name in (finder.sources if finder is not None else ()) if name in sys.modules]
 
 
-def _stand_in_factory(spec, calls):
+def stand_in_factory(spec, calls, order):
+    """The grader's stand-in of a plan's ``inject`` spec (see ``_inject``), recording its calls in
+    ``calls`` and their turn in ``order``."""
     def stand_in(*args, **kwargs):
-        if len(calls) >= PLAN_CALLS:
-            raise ProbeError("stand-in", f"a stand-in was called more than {PLAN_CALLS} times")
-        calls.append([list(args), kwargs])
+        if len(order) >= PLAN_CALLS:
+            raise ProbeError("stand-in", f"the grader's stand-ins were called more than {PLAN_CALLS} times")
+        calls.append([len(order), list(args), kwargs])
+        order.append(calls)
         if "returns" in spec:
             return _resolve(spec["returns"], {}, set())
-        state = torch.get_rng_state()
-        try:
-            return getattr(torch.nn, spec["torch"])(**spec.get("kwargs", {})) if "torch" in spec else _linear(spec)
-        finally:
-            torch.set_rng_state(state)
+        if "torch" in spec:
+            return getattr(torch.nn, spec["torch"])(**spec.get("kwargs", {}))
+        return _linear(spec)  # copies the grader's values: draws nothing
     return stand_in
 
 

@@ -383,7 +383,8 @@ class StudentSession:
         ``inject`` ({"module.Name": spec}: while the call runs, that name, wherever the submission's
         modules bind it, is a stand-in of the grader's that draws nothing: calling it gives an
         nn.Linear of spec's ``weight``/``bias``, ``torch.nn.<spec["torch"]>(**spec["kwargs"])``, or a
-        copy of spec's ``returns``; ``Plan.injected[step][name]`` lists each call's [args, kwargs]),
+        copy of spec's ``returns``; ``Plan.injected[step][name]`` lists each call's [k, args, kwargs],
+        k counting the calls of all the step's stand-ins in turn),
         ``record`` (dotted submodule names whose every call's [inputs..., output] comes back: what
         the submission's own hooks saw, for feedback, never for credit), ``what`` (what the call, or
         a ``backward``, is called in its
@@ -600,8 +601,8 @@ class Plan:
     ({submodule: [[inputs..., output] per call]}: feedback only), ``errors`` ({step: one line}),
     ``unchanged`` (the ``changed_from`` steps whose value is the grader's own tensor),
     ``changed_args`` ({step: per argument, None or the tensor the call left}), ``printed``
-    ({step: what the call wrote to sys.stdout}), ``injected`` ({step: {name: [[args, kwargs] per
-    call of the grader's stand-in]}}: what the submission passed it); reading a failed step's value, record, changed
+    ({step: what the call wrote to sys.stdout}), ``injected`` ({step: {name: [[k, args, kwargs] per
+    call of the grader's stand-in]}}: what the submission passed it, in which turn); reading a failed step's value, record, changed
     arguments or printed text raises its StudentFailure."""
 
     def __init__(self, values, records, errors, unchanged=(), changed_args=None, printed=None, injected=None):

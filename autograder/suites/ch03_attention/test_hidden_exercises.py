@@ -4,12 +4,11 @@ import re
 import pytest
 import torch
 
-from _attention import (attention_forward, check_forward, linear_weights, own_pieces, probe_module, reference,
-                        same_close, transfer)
+from _attention import (same_close, transfer)
 from autograder.grading.compare import expect_close, seeded, set_seed
 from autograder.grading import diagnose
-from autograder.grading.diagnose import Projection
-from autograder.grading.result import KnownMistake
+from autograder.grading import probes
+from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
@@ -119,96 +118,75 @@ def _judge_by_shapes(student, held, params, d_in, d_out):
                          "self_attention.")
 
 
-def _own_wrapper():
-    """What 3.2 may be judged with where the wrapper or its heads are wrong (two heads)."""
-    return own_pieces(("multihead_attention", "causal_attention"), "build_2d_output_wrapper", heads=2, configured=True)
+# Exercises 3.2 and 3.3 choose the arguments of the chapter's multi-head classes. Both classes are
+# stand-ins of the grader's while an exercise runs (torch's nn.Identity, whatever the student's own
+# classes do: multihead_attention judges those), and what the exercise passes them is judged here,
+# bound to the book's signatures in the grader.
+WRAPPER, MHA = "multihead_attention.MultiHeadAttentionWrapper", "multihead_attention.MultiHeadAttention"
+STAND_INS = {WRAPPER: {"torch": "Identity"}, MHA: {"torch": "Identity"}}
+QKV_BIAS = ("qkv_bias=True passed where the exercise asks for no bias in W_query, W_key and W_value (the book's "
+            "default, qkv_bias=False: the class is right, the argument is not)")
+NO_DROPOUT = "the dropout argument not passed on (no dropout in training mode)"
+
+
+def built_by(student, ref, function, calls):
+    """Per call ((args, kwargs) of ``exercises.function``): what it built, [(class, {parameter: value})]."""
+    plan = student.plan([{"let": f"b{i}", "call": f"exercises.{function}", "args": list(args), "kwargs": kwargs,
+                          "inject": STAND_INS} for i, (args, kwargs) in enumerate(calls)], needs=f"exercises.{function}")
+    return [[(name.rpartition(".")[2], given) for name, given in probes.calls_made(plan, f"b{i}", ref)]
+            for i in range(len(calls))]
+
+
+def judge_built(what, built, cls, wanted, mistakes):
+    """``built`` must be one ``cls`` with the arguments ``wanted``; ``mistakes(differ, given)``: the
+    mistake's name where the arguments that differ fit one."""
+    other = WRAPPER if cls == MHA else MHA
+    classes = [name for name, _ in built]
+    if classes != [cls.rpartition(".")[2]]:
+        swapped = classes == [other.rpartition(".")[2]]
+        raise failure(f"{what} builds {classes or 'neither multi-head class'}; the exercise asks for one "
+                      f"{cls.rpartition('.')[2]}.",
+                      (diagnose.MHA_FOR_WRAPPER if cls == WRAPPER else diagnose.WRAPPER_FOR_MHA) if swapped else None)
+    (_, given), = built
+    differ = [key for key in wanted if given is None or given.get(key) != wanted[key]]
+    if differ:
+        args = "arguments it does not take" if given is None else ", ".join(f"{k}={given[k]!r}" for k in wanted)
+        raise failure(f"{what} builds {cls.rpartition('.')[2]}({args}); the exercise's is "
+                      f"{cls.rpartition('.')[2]}(" + ", ".join(f"{k}={v!r}" for k, v in wanted.items()) + ").",
+                      None if given is None else mistakes(differ, given))
 
 
 @points(4)
-def test_3_2_two_dimensional_wrapper(student, ref, seeds):
+def test_3_2_two_dimensional_wrapper(student, ref):
     """3.2: two heads whose concatenated context vectors are two-dimensional"""
-    for i, (d_in, ctx, n) in enumerate(((3, 6, 6), (5, 8, 4))):
-        module = reference(ref.exercises.build_2d_output_wrapper, d_in, ctx, seed=seeds(f"module{i}"))
-        x = seeded(2, n, d_in, seed=seeds(f"x{i}"))
-        try:
-            check_forward(student, "exercises", "build_2d_output_wrapper", (d_in, ctx), module, x,
-                          f"build_2d_output_wrapper({d_in}, {ctx}) on {(2, n, d_in)}", own=_own_wrapper())
-        except (AssertionError, StudentFailure) as exc:
-            heads = probe_module(student, "exercises", "build_2d_output_wrapper", d_in, ctx)["info"].get("heads")
-            if heads == ["CausalAttention", "CausalAttention"]:
-                raise
-            raise AssertionError(f"{exc} (build_2d_output_wrapper({d_in}, {ctx}) should give a wrapper with two "
-                                 f"CausalAttention heads of d_out=1; its heads are {heads})") from None
-    module = reference(ref.exercises.build_2d_output_wrapper, 3, 6, dropout=0.5, seed=seeds("module"))
-    x = seeded(2, 6, 3, seed=seeds("x"))
-    unused = {"the dropout argument not passed on to the heads (no dropout in training mode)":
-              lambda: _without_dropout(module, x)}
-    check_forward(student, "exercises", "build_2d_output_wrapper", (3, 6), module, x,
-                  "build_2d_output_wrapper(3, 6, dropout=0.5) in training mode, seed 123: the dropout argument "
-                  "must reach the heads", train=True, seed=123, kwargs={"dropout": 0.5},
-                  own=_own_wrapper(), more=lambda expected: unused)
+    calls = [((3, 6), {}), ((5, 8), {}), ((3, 6), {"dropout": 0.5})]
+    for ((d_in, ctx), kwargs), built in zip(calls, built_by(student, ref, "build_2d_output_wrapper", calls)):
+        dropout = kwargs.get("dropout", 0.0)
+        wanted = {"d_in": d_in, "d_out": 1, "context_length": ctx, "dropout": dropout, "num_heads": 2, "qkv_bias": False}
 
-
-def _own_mha():
-    return own_pieces(("multihead_attention",), "build_gpt2_small_mha", num_heads=12, configured=True)
+        def mistake(differ, given):
+            if differ == ["dropout"] and given["dropout"] == 0.0:
+                return NO_DROPOUT
+            if set(differ) == {"d_out", "num_heads"} and given["num_heads"] == 1:
+                return "one head (num_heads=1) where the exercise asks for two heads of d_out=1"
+            return None
+        judge_built(f"build_2d_output_wrapper({d_in}, {ctx}{', dropout=0.5' if kwargs else ''})", built, WRAPPER,
+                    wanted, mistake)
 
 
 @points(5)
-def test_3_3_gpt2_small(student, ref, seeds):
-    """3.3: 12 heads, 768 in and out, context 1,024, forward as the reference, dropout passed on"""
-    module = reference(ref.exercises.build_gpt2_small_mha, seed=seeds("module"))
-    x = seeded(2, 4, 768, seed=seeds("x"))
-    other_heads = {OTHER_HEADS: _other_heads(module, x)}
-    try:
-        reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
-                              "build_gpt2_small_mha() on (2, 4, 768)", own=_own_mha(), more=lambda expected: other_heads)
-    except (AssertionError, StudentFailure) as exc:
-        if diagnose.from_failure(str(exc)) == diagnose.QKV_BIAS_EXTRA and _class_has_no_qkv_bias(student):
-            raise KnownMistake(str(exc), diagnose.QKV_BIAS_ARGUMENT) from None
-        raise
-    info = (reply or probe_module(student, "exercises", "build_gpt2_small_mha"))["info"]
-    mask = info.get("mask", {}).get("shape") or info["params"].get("mask") or info["buffers"].get("mask", [[]])[0]
-    if mask[-2:] != [1024, 1024]:
-        raise KnownMistake(f"the mask buffer has shape {mask}: GPT-2 small's context length is 1,024 tokens.",
-                           OTHER_CONTEXT)
-    # not GPT-2's 0.1, so that a hard-coded 0.1 shows
-    module = reference(ref.exercises.build_gpt2_small_mha, dropout=0.25, seed=seeds("dropout module"))
-    x = seeded(1, 3, 768, seed=seeds("dropout x"))
-    check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
-                  "build_gpt2_small_mha(dropout=0.25) in training mode, seed 123: pass the dropout argument on to "
-                  "MultiHeadAttention", train=True, seed=123, kwargs={"dropout": 0.25},
-                  own=_own_mha(),
-                  mistake_config=dict(num_heads=12, out_proj=module.out_proj, dropout=0.25, seed=123))
+def test_3_3_gpt2_small(student, ref):
+    """3.3: 12 heads, 768 in and out, context 1,024, dropout passed on, no qkv bias"""
+    calls = [((), {}), ((), {"dropout": 0.25})]  # not GPT-2's 0.1, so that a hard-coded 0.1 shows
+    for (_, kwargs), built in zip(calls, built_by(student, ref, "build_gpt2_small_mha", calls)):
+        dropout = kwargs.get("dropout", 0.0)
+        wanted = {"d_in": 768, "d_out": 768, "context_length": 1024, "dropout": dropout, "num_heads": 12,
+                  "qkv_bias": False}
 
-
-def _class_has_no_qkv_bias(student):
-    """Whether the student's own MultiHeadAttention, built with the default qkv_bias=False, holds
-    no bias in W_query, W_key and W_value: then the biases of the exercise's module come from the
-    arguments the exercise passed, not from the class."""
-    try:
-        params = probe_module(student, "multihead_attention", "MultiHeadAttention", 8, 8, 4, 0.0,
-                              num_heads=2)["info"]["params"]
-    except StudentFailure:
-        return False
-    return "W_query.weight" in params and not any(f"{name}.bias" in params for name in BOOK_WEIGHTS)
-
-
-def _other_heads(module, x):
-    """A model for each other head count that divides 768: the same weights split otherwise."""
-    def closest(actual):
-        if not isinstance(actual, torch.Tensor) or actual.shape != x.shape:
-            return None
-        with torch.no_grad():
-            fits = [attention_forward(x, *linear_weights(module), num_heads=h, out_proj=module.out_proj)
-                    for h in (1, 2, 3, 4, 6, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 768)]
-        return min(fits, key=lambda f: (actual - f).abs().max().item())
-    return Projection(closest)
-
-
-def _without_dropout(module, x):
-    """The reference's output in eval mode (no dropout), its training switch left as it was."""
-    training = module.training
-    with torch.no_grad():
-        out = module.eval()(x)
-    module.train(training)
-    return out
+        def mistake(differ, given):
+            named = {"num_heads": OTHER_HEADS, "context_length": OTHER_CONTEXT, "qkv_bias": QKV_BIAS}
+            if differ == ["dropout"]:
+                return NO_DROPOUT if given["dropout"] == 0.0 else (
+                    f"dropout at rate {given['dropout']}, not the rate the dropout argument gives")
+            return named.get(differ[0]) if len(differ) == 1 else None
+        judge_built(f"build_gpt2_small_mha({'dropout=0.25' if kwargs else ''})", built, MHA, wanted, mistake)

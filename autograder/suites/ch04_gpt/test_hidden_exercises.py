@@ -11,9 +11,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from _gpt import (KEEP, BLOCK_PIECES, CFGS, as_dict, block_forward, block_mistakes, block_names, built, gpt_forward, gpt_mistakes,
+from _gpt import (BUILT_FROM, calls_to, drawn_pieces, on_stand_ins, KEEP, BLOCK_PIECES, CFGS, as_dict, block_forward, block_mistakes, block_names, built, gpt_forward, gpt_mistakes,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped, token_ids)
-from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
+from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.diagnose import Projection
 from autograder.grading.kit import charged, lower_part_wrong
 from autograder.grading.result import failure
@@ -26,6 +26,7 @@ CONFIG_CHANGED = ("GPT_CONFIG_124M changed in place (cfg = GPT_CONFIG_124M does 
                   "use {**GPT_CONFIG_124M, ...} or dict(GPT_CONFIG_124M, ...))")
 ONE_DICT = "one dict returned by every call (each call must build a new one)"
 MEGABYTE = "megabytes of 1,000 * 1,000 bytes (the book divides by 1024 * 1024)"
+NO_ATTENTION_DROPOUT = "no dropout in the attention in training mode (drop_rate_attn not passed on)"
 RATES_MIXED = "the dropout rates mixed up (drop_rate_emb, drop_rate_shortcut and drop_rate_attn each have one place)"
 SIZES = {"small": (768, 12, 12), "medium": (1024, 24, 16), "large": (1280, 36, 20), "xl": (1600, 48, 25)}
 
@@ -385,12 +386,6 @@ def close(actual, expected):
             and torch.allclose(actual, expected, atol=1e-5))
 
 
-def dropped(t, rate, seed):
-    """What nn.Dropout(rate) gives on t in training mode right after ``seed``."""
-    set_seed(seed)
-    return F.dropout(t, rate)
-
-
 @points(4)
 def test_4_3_separate_dropout_rates(student, ref, seeds):
     """4.3: drop_rate_shortcut on the block's shortcuts, drop_rate_emb after the embeddings, drop_rate_attn in att"""
@@ -401,7 +396,7 @@ def test_4_3_separate_dropout_rates(student, ref, seeds):
         spec = stand_ins(BLOCK_PIECES, cfg["emb_dim"], seeds("block stand-ins"))
         module = swapped(built(ex_block, cfg, seeds("block")), spec)
         x = seeded(2, 5, cfg["emb_dim"], seed=seeds("block x"))
-        step = {"let": "blk", "call": f"{EX}.TransformerBlockSeparateDropout", "args": [cfg], "stand_in": spec,
+        step = {"let": "blk", "call": f"{EX}.TransformerBlockSeparateDropout", "args": [cfg], **on_stand_ins(spec),
                 "params_keep": KEEP, "params": params(module), "train": True}
         plan = student.plan([step, {"let": "out", "call": "blk", "args": [x], "seed": 123, "return": True}],
                             needs=f"{EX}.TransformerBlockSeparateDropout")
@@ -423,7 +418,8 @@ def test_4_3_separate_dropout_rates(student, ref, seeds):
         spec = stand_ins(block_names(cfg), cfg["emb_dim"], seeds("model stand-ins"))
         module = swapped(built(ref.exercises.GPTModelSeparateDropout, cfg, seeds("model")), spec)
         idx = token_ids(2, 6, cfg["vocab_size"], seeds("idx"))
-        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "stand_in": spec,
+        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg],
+                              **on_stand_ins(spec, block=f"{EX}.TransformerBlockSeparateDropout"),
                               "params_keep": KEEP, "params": params(module), "train": True},
                              {"let": "out", "call": "m", "args": [idx], "seed": 123, "return": True}],
                             needs=f"{EX}.GPTModelSeparateDropout")
@@ -435,23 +431,17 @@ def test_4_3_separate_dropout_rates(student, ref, seeds):
                      "GPTModelSeparateDropout(drop_rate_emb=0.3) in training mode (stand-ins for the blocks)", mistakes)
 
     def attention():
-        # Each block's attention holds the dropout it was built with as self.dropout (chapter 3's
-        # graded structure): called on the grader's weights, it must draw what nn.Dropout(drop_rate_attn)
-        # draws. What the attention computes around it is chapter 3's, judged there.
-        ctx = cfg["context_length"]
-        t = seeded(2, cfg["n_heads"], ctx, ctx, seed=seeds("attention weights")).softmax(dim=-1)
-        steps = [{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "seed": seeds("attention model"),
-                  "train": True}]
-        steps += [{"let": f"drop{i}", "call": f"m.trf_blocks.{i}.att.dropout", "args": [t], "seed": 9, "return": True}
-                  for i in range(cfg["n_layers"])]
-        plan = student.plan(steps, needs=f"{EX}.GPTModelSeparateDropout")
-        mistakes = {RATES_MIXED: Projection(lambda actual: next(
-            (m for m in (dropped(t, r, 9) for r in (0.3, 0.5)) if close(actual, m)), None)),
-            "no dropout in the attention in training mode (drop_rate_attn not passed on)": t}
-        for i in range(cfg["n_layers"]):
-            expect_close(plan.values[f"drop{i}"], dropped(t, 0.2, 9),
-                         f"GPTModelSeparateDropout's trf_blocks[{i}].att.dropout (your MultiHeadAttention's "
-                         "nn.Dropout) on attention weights in training mode after torch.manual_seed(9)", mistakes)
+        # Each block builds its attention with dropout=drop_rate_attn: read from what the blocks pass
+        # the grader's stand-in for MultiHeadAttention (what the attention does with it is chapter 3's)
+        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg],
+                              "inject": drawn_pieces(cfg["emb_dim"])}], needs=f"{EX}.GPTModelSeparateDropout")
+        rates = [given and given.get("dropout") for given in calls_to(plan, "m", BUILT_FROM["att"], ref)]
+        if rates == [0.2] * cfg["n_layers"]:
+            return
+        mixed = rates and all(rate in (0.3, 0.5) for rate in rates)
+        raise failure(f"GPTModelSeparateDropout's blocks build their MultiHeadAttention with dropout {rates}; the "
+                      f"book's {cfg['n_layers']} blocks each pass dropout=drop_rate_attn (0.2).",
+                      RATES_MIXED if mixed else NO_ATTENTION_DROPOUT if rates and not any(rates) else None)
 
     for check in (block, model, attention):
         check()
