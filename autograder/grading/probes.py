@@ -34,6 +34,20 @@ def stood_in(ref, inject):
             restore()
 
 
+def on_stand_ins(spec, classes):
+    """The options of a plan's step building a module on ``spec``'s stand-ins (``stand_in``) whose
+    lower classes never run, whatever they do: each class of ``classes`` ({piece: "module.Class"},
+    a piece being a submodule's last name or its first: "ff", "trf_blocks") is injected while the
+    module is built, as the map of the first of its pieces; ``stand_in`` then gives each its own."""
+    inject = {}
+    for dotted, weights in spec.items():
+        names = dotted.split(".")
+        found = next((classes[name] for name in (names[-1], names[0]) if name in classes), None)
+        if found is not None:
+            inject.setdefault(found, weights)
+    return {"stand_in": spec, "inject": inject}
+
+
 def calls_made(plan, step, ref):
     """What the submission passed the grader's stand-ins in ``step`` (a plan's ``inject``), in the
     order of the calls: [(its "module.Name", {parameter: value})], bound to the signature of the

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
 from autograder.grading.kit import once
+from autograder.grading import probes
 from autograder.grading.probes import calls_made, stood_in
 from autograder.sandbox.session import StudentFailure
 
@@ -66,12 +67,7 @@ BUILT_FROM = {"att": "multihead_attention.MultiHeadAttention", "ff": "feed_forwa
 def on_stand_ins(spec, block=BUILT_FROM["trf_blocks"]):
     """The options of a plan's step that builds a block or a model on ``spec``'s stand-ins, its
     lower classes never run (``block``: the class its blocks are made of)."""
-    inject = {}
-    for piece, weights in spec.items():
-        name = piece.split(".")[0]
-        if name in BUILT_FROM:
-            inject.setdefault(block if name == "trf_blocks" else BUILT_FROM[name], weights)
-    return {"stand_in": spec, "inject": inject}
+    return probes.on_stand_ins(spec, {**BUILT_FROM, "trf_blocks": block})
 
 
 def drawn_pieces(d, block=BUILT_FROM["trf_blocks"]):
