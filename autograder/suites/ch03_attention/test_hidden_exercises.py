@@ -8,6 +8,7 @@ from _attention import (same_close, transfer)
 from autograder.grading.compare import expect_close, seeded, set_seed
 from autograder.grading import diagnose
 from autograder.grading import probes
+from autograder.grading.kit import call_text, differing
 from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
@@ -148,12 +149,11 @@ def judge_built(what, built, cls, wanted, mistakes):
                       f"{cls.rpartition('.')[2]}.",
                       (diagnose.MHA_FOR_WRAPPER if cls == WRAPPER else diagnose.WRAPPER_FOR_MHA) if swapped else None)
     (_, given), = built
-    differ = [key for key in wanted if given is None or given.get(key) != wanted[key]]
+    differ = differing(given, wanted)
     if differ:
-        args = "arguments it does not take" if given is None else ", ".join(f"{k}={given[k]!r}" for k in wanted)
-        raise failure(f"{what} builds {cls.rpartition('.')[2]}({args}); the exercise's is "
-                      f"{cls.rpartition('.')[2]}(" + ", ".join(f"{k}={v!r}" for k, v in wanted.items()) + ").",
-                      None if given is None else mistakes(differ, given))
+        name = cls.rpartition(".")[2]
+        raise failure(f"{what} builds {call_text(name, given, wanted)}; the exercise's is "
+                      f"{call_text(name, wanted, wanted)}.", None if given is None else mistakes(differ, given))
 
 
 @points(4)

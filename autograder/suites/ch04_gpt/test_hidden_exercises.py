@@ -15,7 +15,7 @@ from _gpt import (BUILT_FROM, calls_to, drawn_pieces, on_stand_ins, KEEP, BLOCK_
 from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.diagnose import Projection
 from autograder.grading.probes import stood_in
-from autograder.grading.kit import charged, lower_part_wrong
+from autograder.grading.kit import call_text, charged, differing, lower_part_wrong
 from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
@@ -65,11 +65,10 @@ def test_4_1_feed_forward_and_attention_params(student, ref):
         answer = plan.values[f"answer{i}"]
         book_att = dict(zip(("d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias"), att_args(cfg)))
         for given in calls_to(plan, f"answer{i}", BUILT_FROM["att"], ref):
-            differ = [key for key in book_att if given is None or given.get(key) != book_att[key]]
+            differ = differing(given, book_att)
             if differ:
-                args = "arguments it does not take" if given is None else ", ".join(f"{k}={given[k]!r}" for k in book_att)
-                raise failure(f"{what} builds MultiHeadAttention({args}); the block's is MultiHeadAttention("
-                              + ", ".join(f"{k}={v!r}" for k, v in book_att.items()) + ").",
+                raise failure(f"{what} builds {call_text('MultiHeadAttention', given, book_att)}; the block's is "
+                              f"{call_text('MultiHeadAttention', book_att, book_att)}.",
                               "the attention built without cfg['qkv_bias'] (its three biases not counted)"
                               if differ == ["qkv_bias"] else None)
         with stood_in(ref, count_stand_ins(cfg["emb_dim"])):

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 from _gpt import (BUILT_FROM, built_on, calls_to, drawn_pieces, on_stand_ins, KEEP, BLOCK_MISTAKES, BLOCK_PIECES, CFGS, as_dict, block_forward,
                   block_mistakes, built, gradient_steps, judge_gradients, live_tensor, named_parameters_steps, params,
                   pieces_of, run, stand_ins, swapped, with_grads)
+from autograder.grading.kit import call_text, differing
 from autograder.grading.probes import calls_made
 from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.result import failure
@@ -97,12 +98,10 @@ def test_block_structure_and_attention_arguments(student, ref, seeds):
         wanted = {"d_in": emb, "d_out": emb, "context_length": cfg["context_length"], "dropout": cfg["drop_rate"],
                   "num_heads": cfg["n_heads"], "qkv_bias": cfg["qkv_bias"]}
         (given,) = made["att"]
-        differ = [key for key in wanted if given is None or given.get(key) != wanted[key]]
+        differ = differing(given, wanted)
         if differ:
-            raise failure(f"{what} builds its attention as MultiHeadAttention(" + (
-                "with arguments it does not take" if given is None else ", ".join(f"{k}={given[k]!r}" for k in wanted))
-                + "); the book's is MultiHeadAttention(" + ", ".join(f"{k}={v!r}" for k, v in wanted.items()) + ").",
-                argument_not_passed(differ))
+            raise failure(f"{what} builds its attention as {call_text('MultiHeadAttention', given, wanted)}; the "
+                          f"book's is {call_text('MultiHeadAttention', wanted, wanted)}.", argument_not_passed(differ))
         for piece, arg, value, book in (("ff", "cfg", cfg, "FeedForward(cfg)"), ("norm1", "emb_dim", emb, "LayerNorm(emb_dim)")):
             if any(given is None or given.get(arg) != value for given in made[piece]):
                 raise AssertionError(f"{what} builds {PIECES[piece]} with other arguments than the book's {book}.")
