@@ -4,12 +4,14 @@ import re
 import pytest
 import torch
 
-from _attention import (same_close, transfer)
+from _attention import (attention_forward, check_forward, linear_weights, own_pieces, probe_module, reference,
+                        same_close, transfer)
 from autograder.grading.compare import expect_close, seeded, set_seed
 from autograder.grading import diagnose
 from autograder.grading import probes
 from autograder.grading.kit import call_text, differing
-from autograder.grading.result import failure
+from autograder.grading.diagnose import Projection
+from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
@@ -157,10 +159,13 @@ def judge_built(what, built, cls, wanted, mistakes):
 
 
 @points(4)
-def test_3_2_two_dimensional_wrapper(student, ref):
+def test_3_2_two_dimensional_wrapper(student, ref, seeds):
     """3.2: two heads whose concatenated context vectors are two-dimensional"""
     calls = [((3, 6), {}), ((5, 8), {}), ((3, 6), {"dropout": 0.5})]
-    for ((d_in, ctx), kwargs), built in zip(calls, built_by(student, ref, "build_2d_output_wrapper", calls)):
+    made = built_by(student, ref, "build_2d_output_wrapper", calls)
+    if not any(made):
+        return _3_2_on_own_classes(student, ref, seeds)
+    for ((d_in, ctx), kwargs), built in zip(calls, made):
         dropout = kwargs.get("dropout", 0.0)
         wanted = {"d_in": d_in, "d_out": 1, "context_length": ctx, "dropout": dropout, "num_heads": 2, "qkv_bias": False}
 
@@ -175,10 +180,13 @@ def test_3_2_two_dimensional_wrapper(student, ref):
 
 
 @points(5)
-def test_3_3_gpt2_small(student, ref):
+def test_3_3_gpt2_small(student, ref, seeds):
     """3.3: 12 heads, 768 in and out, context 1,024, dropout passed on, no qkv bias"""
     calls = [((), {}), ((), {"dropout": 0.25})]  # not GPT-2's 0.1, so that a hard-coded 0.1 shows
-    for (_, kwargs), built in zip(calls, built_by(student, ref, "build_gpt2_small_mha", calls)):
+    made = built_by(student, ref, "build_gpt2_small_mha", calls)
+    if not any(made):
+        return _3_3_on_own_classes(student, ref, seeds)
+    for (_, kwargs), built in zip(calls, made):
         dropout = kwargs.get("dropout", 0.0)
         wanted = {"d_in": 768, "d_out": 768, "context_length": 1024, "dropout": dropout, "num_heads": 12,
                   "qkv_bias": False}
@@ -190,3 +198,98 @@ def test_3_3_gpt2_small(student, ref):
                     f"dropout at rate {given['dropout']}, not the rate the dropout argument gives")
             return named.get(differ[0]) if len(differ) == 1 else None
         judge_built(f"build_gpt2_small_mha({'dropout=0.25' if kwargs else ''})", built, MHA, wanted, mistake)
+
+
+def _own_wrapper():
+    """What 3.2 may be judged with where the wrapper or its heads are wrong (two heads)."""
+    return own_pieces(("multihead_attention", "causal_attention"), "build_2d_output_wrapper", heads=2, configured=True)
+
+
+def _3_2_on_own_classes(student, ref, seeds):
+    """3.2 judged through the student's own wrapper: an exercise that calls neither stand-in (it binds
+    the class before it runs: a subclass, functools.partial)."""
+    for i, (d_in, ctx, n) in enumerate(((3, 6, 6), (5, 8, 4))):
+        module = reference(ref.exercises.build_2d_output_wrapper, d_in, ctx, seed=seeds(f"module{i}"))
+        x = seeded(2, n, d_in, seed=seeds(f"x{i}"))
+        try:
+            check_forward(student, "exercises", "build_2d_output_wrapper", (d_in, ctx), module, x,
+                          f"build_2d_output_wrapper({d_in}, {ctx}) on {(2, n, d_in)}", own=_own_wrapper())
+        except (AssertionError, StudentFailure) as exc:
+            heads = probe_module(student, "exercises", "build_2d_output_wrapper", d_in, ctx)["info"].get("heads")
+            if heads == ["CausalAttention", "CausalAttention"]:
+                raise
+            raise AssertionError(f"{exc} (build_2d_output_wrapper({d_in}, {ctx}) should give a wrapper with two "
+                                 f"CausalAttention heads of d_out=1; its heads are {heads})") from None
+    module = reference(ref.exercises.build_2d_output_wrapper, 3, 6, dropout=0.5, seed=seeds("module"))
+    x = seeded(2, 6, 3, seed=seeds("x"))
+    unused = {"the dropout argument not passed on to the heads (no dropout in training mode)":
+              lambda: _without_dropout(module, x)}
+    check_forward(student, "exercises", "build_2d_output_wrapper", (3, 6), module, x,
+                  "build_2d_output_wrapper(3, 6, dropout=0.5) in training mode, seed 123: the dropout argument "
+                  "must reach the heads", train=True, seed=123, kwargs={"dropout": 0.5},
+                  own=_own_wrapper(), more=lambda expected: unused)
+
+
+def _own_mha():
+    return own_pieces(("multihead_attention",), "build_gpt2_small_mha", num_heads=12, configured=True)
+
+
+def _3_3_on_own_classes(student, ref, seeds):
+    """3.3 judged through the student's own MultiHeadAttention: an exercise that calls neither
+    stand-in (it binds the class before it runs: a subclass, functools.partial)."""
+    module = reference(ref.exercises.build_gpt2_small_mha, seed=seeds("module"))
+    x = seeded(2, 4, 768, seed=seeds("x"))
+    other_heads = {OTHER_HEADS: _other_heads(module, x)}
+    try:
+        reply = check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
+                              "build_gpt2_small_mha() on (2, 4, 768)", own=_own_mha(), more=lambda expected: other_heads)
+    except (AssertionError, StudentFailure) as exc:
+        if diagnose.from_failure(str(exc)) == diagnose.QKV_BIAS_EXTRA and _class_has_no_qkv_bias(student):
+            raise KnownMistake(str(exc), diagnose.QKV_BIAS_ARGUMENT) from None
+        raise
+    info = (reply or probe_module(student, "exercises", "build_gpt2_small_mha"))["info"]
+    mask = info.get("mask", {}).get("shape") or info["params"].get("mask") or info["buffers"].get("mask", [[]])[0]
+    if mask[-2:] != [1024, 1024]:
+        raise KnownMistake(f"the mask buffer has shape {mask}: GPT-2 small's context length is 1,024 tokens.",
+                           OTHER_CONTEXT)
+    # not GPT-2's 0.1, so that a hard-coded 0.1 shows
+    module = reference(ref.exercises.build_gpt2_small_mha, dropout=0.25, seed=seeds("dropout module"))
+    x = seeded(1, 3, 768, seed=seeds("dropout x"))
+    check_forward(student, "exercises", "build_gpt2_small_mha", (), module, x,
+                  "build_gpt2_small_mha(dropout=0.25) in training mode, seed 123: pass the dropout argument on to "
+                  "MultiHeadAttention", train=True, seed=123, kwargs={"dropout": 0.25},
+                  own=_own_mha(),
+                  mistake_config=dict(num_heads=12, out_proj=module.out_proj, dropout=0.25, seed=123))
+
+
+def _class_has_no_qkv_bias(student):
+    """Whether the student's own MultiHeadAttention, built with the default qkv_bias=False, holds
+    no bias in W_query, W_key and W_value: then the biases of the exercise's module come from the
+    arguments the exercise passed, not from the class."""
+    try:
+        params = probe_module(student, "multihead_attention", "MultiHeadAttention", 8, 8, 4, 0.0,
+                              num_heads=2)["info"]["params"]
+    except StudentFailure:
+        return False
+    return "W_query.weight" in params and not any(f"{name}.bias" in params for name in BOOK_WEIGHTS)
+
+
+def _other_heads(module, x):
+    """A model for each other head count that divides 768: the same weights split otherwise."""
+    def closest(actual):
+        if not isinstance(actual, torch.Tensor) or actual.shape != x.shape:
+            return None
+        with torch.no_grad():
+            fits = [attention_forward(x, *linear_weights(module), num_heads=h, out_proj=module.out_proj)
+                    for h in (1, 2, 3, 4, 6, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 768)]
+        return min(fits, key=lambda f: (actual - f).abs().max().item())
+    return Projection(closest)
+
+
+def _without_dropout(module, x):
+    """The reference's output in eval mode (no dropout), its training switch left as it was."""
+    training = module.training
+    with torch.no_grad():
+        out = module.eval()(x)
+    module.train(training)
+    return out

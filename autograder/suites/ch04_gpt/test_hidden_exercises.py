@@ -14,7 +14,7 @@ from _gpt import (BUILT_FROM, calls_to, drawn_pieces, on_stand_ins, KEEP, BLOCK_
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped, token_ids)
 from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.diagnose import Projection
-from autograder.grading.probes import stood_in
+from autograder.grading.probes import calls_made, stood_in
 from autograder.grading.kit import call_text, charged, differing, lower_part_wrong
 from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
@@ -39,10 +39,12 @@ def numel(pairs, what):
 # 4.1 counts the parameters of the pieces it builds. They are the grader's stand-ins (torch's
 # nn.Linear, of other sizes for the attention and the feed forward network, so that the two counts
 # differ), whatever the student's own classes hold (their parts judge them): the count is computed
-# here on the same stand-ins, and what 4.1 passes the classes is judged against the book's arguments.
+# here on the stand-ins it called (the book's count of a piece it counts by formula), and what 4.1
+# passes the classes is judged against the book's arguments.
 def count_stand_ins(d):
-    return {**drawn_pieces(d), BUILT_FROM["ff"]: {"torch": "Linear", "kwargs": {
-        "in_features": d, "out_features": 3 * d, "bias": False}}}
+    linear = {"torch": "Linear", "kwargs": {"in_features": d, "out_features": d}}
+    return {BUILT_FROM["att"]: linear, BUILT_FROM["norm1"]: {"torch": "LayerNorm", "kwargs": {"normalized_shape": d}},
+            BUILT_FROM["ff"]: {"torch": "Linear", "kwargs": {"in_features": d, "out_features": 3 * d, "bias": False}}}
 
 
 def att_args(cfg):
@@ -71,13 +73,14 @@ def test_4_1_feed_forward_and_attention_params(student, ref):
                               f"{call_text('MultiHeadAttention', book_att, book_att)}.",
                               "the attention built without cfg['qkv_bias'] (its three biases not counted)"
                               if differ == ["qkv_bias"] else None)
-        with stood_in(ref, count_stand_ins(cfg["emb_dim"])):
+        called = {name for name, _ in calls_made(plan, f"answer{i}", ref)}
+        with stood_in(ref, {k: v for k, v in count_stand_ins(cfg["emb_dim"]).items() if k in called}):
             book = list(ref.exercises.feed_forward_and_attention_params(cfg))
         if is_counts(answer) and answer == book:
             continue
-        raise failure(f"{what}, on the grader's stand-ins for FeedForward and MultiHeadAttention (nn.Linear layers "
-                      f"of {book[0]} and {book[1]} parameters), returned {answer!r}; expected {book}: both counts as "
-                      "ints, feed forward first.",
+        raise failure(f"{what} returned {answer!r}; expected {book} (the pieces it builds are the grader's stand-ins, "
+                      "nn.Linear layers of other sizes than the book's, while it runs): both counts as ints, feed "
+                      "forward first.",
                       "the two counts in the other order (the feed forward's first)" if answer == book[::-1] else None)
 
 
