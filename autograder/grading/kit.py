@@ -76,6 +76,20 @@ def known_mistake(actual, mistakes, fit):
     return " or ".join(name for error, name in fits if error == best)
 
 
+def differing(given, wanted):
+    """The parameters of ``wanted`` ({parameter: the book's value}) whose value differs in ``given``
+    (what a part passed a stand-in, bound in the grader: probes.calls_made; None where its arguments
+    do not fit the book's signature: then every one)."""
+    return [key for key in wanted if given is None or given.get(key) != wanted[key]]
+
+
+def call_text(name, given, keys):
+    """``name(key=value, ...)`` for the ``keys`` of ``given``, as the feedback shows a call."""
+    if given is None:
+        return f"{name} with arguments it does not take"
+    return f"{name}(" + ", ".join(f"{key}={given[key]!r}" for key in keys) + ")"
+
+
 def lower_part_wrong(student, part):
     """Whether ``part`` lost points in this grading and is really written (it earned points of its
     own, or its file does not compile): the evidence a later part needs before it credits an

@@ -5,12 +5,66 @@ described; ``modules``: as many, for a loop of checks, in two round trips. Whate
 must name (its modules, classes, attributes) comes in as arguments: the plans carry it to the
 child as data.
 """
+import contextlib
 import dataclasses
+import inspect
+import types
 
 import torch
 
-from autograder.sandbox import protocol
+from autograder.sandbox import child, protocol
 from autograder.sandbox.session import StudentFailure
+
+
+@contextlib.contextmanager
+def stood_in(ref, inject):
+    """The reference's modules (``ref``, the suites' namespace of them) with the names of a plan's
+    ``inject`` standing in, as in the child (the same stand-ins, bound the same way): what a module
+    built on those stand-ins answers is then computed here."""
+    modules = [m for m in vars(ref).values() if isinstance(m, types.ModuleType)]
+    undo, order = [], []
+    for dotted, spec in inject.items():
+        module_name, _, name = dotted.rpartition(".")
+        own = getattr(getattr(ref, module_name), name)
+        undo += child.rebind(modules, module_name, name, own, child.stand_in_factory(spec, [], order))
+    try:
+        yield
+    finally:
+        for restore in reversed(undo):
+            restore()
+
+
+def on_stand_ins(spec, classes):
+    """The options of a plan's step building a module on ``spec``'s stand-ins (``stand_in``) whose
+    lower classes never run, whatever they do: each class of ``classes`` ({piece: "module.Class"},
+    a piece being a submodule's last name or its first: "ff", "trf_blocks") is injected while the
+    module is built, as the map of the first of its pieces; ``stand_in`` then gives each its own."""
+    inject = {}
+    for dotted, weights in spec.items():
+        names = dotted.split(".")
+        found = next((classes[name] for name in (names[-1], names[0]) if name in classes), None)
+        if found is not None:
+            inject.setdefault(found, weights)
+    return {"stand_in": spec, "inject": inject}
+
+
+def calls_made(plan, step, ref):
+    """What the submission passed the grader's stand-ins in ``step`` (a plan's ``inject``), in the
+    order of the calls: [(its "module.Name", {parameter: value})], bound to the signature of the
+    reference's own ``module.Name`` (in ``ref``) with its defaults; None for arguments that do not
+    fit it. Read in the grader: a call is judged against the arguments the book passes."""
+    made = []
+    for name, calls in plan.injected[step].items():
+        module, _, own = name.rpartition(".")
+        signature = inspect.signature(getattr(getattr(ref, module), own))
+        for k, args, kwargs in calls:
+            try:
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                made.append((k, name, dict(bound.arguments)))
+            except TypeError:
+                made.append((k, name, None))
+    return [(name, given) for _, name, given in sorted(made, key=lambda call: call[0])]
 
 
 class Answers(list):

@@ -439,7 +439,7 @@ def _step(step, env, failed, budget):
         if isinstance(fn, torch.nn.Module):
             _prepare(fn, step, step["call"])
         handles = _hooks(step, fn, env, failed, records, budget)
-        undo = _reloads(step, env, failed) + _replace(step)
+        undo = _reloads(step, env, failed) + _replace(step) + _inject(step, records)
         printed = _Printed() if step.get("printed") else None
         try:
             with torch.enable_grad() if step.get("grad") else torch.no_grad(), \
@@ -452,6 +452,9 @@ def _step(step, env, failed, budget):
                 restore()
         if printed is not None:
             records["$printed"] = printed.text()
+        if "$injected" in records:  # each stand-in's calls: what the submission passed it, as data
+            records["$injected"] = {name: [_plain(call, f"what {what} passed to {name}", budget) for call in calls]
+                                    for name, calls in records["$injected"].items()}
         if step.get("changed_args"):  # each argument sent as a tensor, as it is now where the call changed it
             records["$changed"] = [None if type(sent) is not torch.Tensor or _same_tensor(arg, sent)
                                    else _plain(arg, f"{what}: argument {k + 1}", budget)
@@ -535,21 +538,80 @@ def _stand_in(module, spec, what):
     module built on lower pieces is run with a known function in their place (the grader does
     the same with the reference): a mistake in a lower piece then costs nothing here. Drawing
     no random numbers, the swap leaves the seeded draws after it as they were."""
+    for dotted, weights in spec.items():
+        _run("lookup", f"{what}.{dotted}", module.get_submodule, dotted)
+        parent, _, leaf = dotted.rpartition(".")
+        owner = _run("lookup", f"{what}.{parent}", module.get_submodule, parent)
+        _run("stand-in", f"{what}.{dotted} = a stand-in", setattr, owner, leaf, _linear(weights))
+
+
+def _linear(weights):
+    """An ``nn.Linear`` holding the grader's ``weight`` and ``bias`` (None: none); it leaves the
+    random state as it was (so the seeded draws after it stay theirs)."""
+    weight, bias = weights["weight"], weights.get("bias")
     state = torch.get_rng_state()
-    try:
-        for dotted, weights in spec.items():
-            _run("lookup", f"{what}.{dotted}", module.get_submodule, dotted)
-            parent, _, leaf = dotted.rpartition(".")
-            owner = _run("lookup", f"{what}.{parent}", module.get_submodule, parent)
-            weight, bias = weights["weight"], weights.get("bias")
-            linear = torch.nn.Linear(weight.shape[1], weight.shape[0], bias=bias is not None)
-            with torch.no_grad():
-                linear.weight.copy_(weight)
-                if bias is not None:
-                    linear.bias.copy_(bias)
-            _run("stand-in", f"{what}.{dotted} = a stand-in", setattr, owner, leaf, linear)
-    finally:
-        torch.set_rng_state(state)
+    linear = torch.nn.Linear(weight.shape[1], weight.shape[0], bias=bias is not None)
+    torch.set_rng_state(state)
+    with torch.no_grad():
+        linear.weight.copy_(weight)
+        if bias is not None:
+            linear.bias.copy_(bias)
+    return linear
+
+
+def _inject(step, records):
+    """``inject`` ({"module.Name": spec}): while the step runs, the name the submission's modules
+    call (where it is defined, and wherever a module of the submission bound it) is a stand-in
+    of the grader's, whatever the submission's own is (written, wrong or blank). Per spec, calling
+    the stand-in gives an ``nn.Linear`` holding ``weight`` and ``bias`` or a copy of ``returns``
+    (plain data), drawing no random numbers, or torch's ``torch.nn.<torch>`` built with ``kwargs``,
+    drawing what torch draws (so the order the submission builds its pieces in shows). Each call's [k, args, kwargs] is recorded for the grader, k counting the calls of every stand-in
+    of the step in turn (returns the undo functions)."""
+    undo, order = [], []
+    for dotted, spec in step.get("inject", {}).items():
+        module_name, _, name = dotted.rpartition(".")
+        calls = records.setdefault("$injected", {}).setdefault(dotted, [])
+        try:
+            own, defining = _lookup(module_name, name), [sys.modules[module_name]]
+        except ProbeError:  # it does not import, or lacks the name: where imported, the name is a placeholder
+            own, defining = None, []
+        modules = list(dict.fromkeys(defining + _submission_modules()))
+        undo += rebind(modules, module_name, name, own, stand_in_factory(spec, calls, order))
+    return undo[::-1]
+
+
+def rebind(modules, module_name, name, own, stand_in):
+    """``stand_in`` bound, in each of ``modules``, where it holds ``own`` (under any name) or a
+    placeholder of ``name``, and as ``name`` in the module ``module_name``; returns the undo
+    functions. The grader does the same with the reference's modules (grading.probes.stood_in)."""
+    undo = []
+    for module in modules:
+        for key, value in list(vars(module).items()):
+            if value is own or (key == name and (module.__name__ == module_name or isinstance(value, _Unavailable))):
+                setattr(module, key, stand_in)
+                undo.append(lambda module=module, key=key, value=value: setattr(module, key, value))
+    return undo
+
+
+def _submission_modules():
+    finder = _finder()
+    return [sys.modules[name] for name in (finder.sources if finder is not None else ()) if name in sys.modules]
+
+
+def stand_in_factory(spec, calls, order):
+    """The grader's stand-in of a plan's ``inject`` spec (see ``_inject``), recording its calls in
+    ``calls`` and their turn in ``order``."""
+    def stand_in(*args, **kwargs):
+        if len(order) >= PLAN_CALLS:
+            raise ProbeError("stand-in", f"the grader's stand-ins were called more than {PLAN_CALLS} times")
+        calls.append([len(order), list(args), kwargs])
+        order.append(calls)
+        if "returns" in spec:
+            return _resolve(spec["returns"], {}, set())
+        if "torch" in spec:
+            return getattr(torch.nn, spec["torch"])(**spec.get("kwargs", {}))
+        return _linear(spec)  # copies the grader's values: draws nothing
+    return stand_in
 
 
 def _hooks(step, fn, env, failed, records, budget):
@@ -649,7 +711,7 @@ def op_plan(req):
 
     A step that fails gets its error; the steps that use it are not run."""
     env, failed, budget = {}, set(), _Budget()
-    values, records, errors, unchanged, changed, wheres, printed = {}, {}, {}, [], {}, {}, {}
+    values, records, errors, unchanged, changed, wheres, printed, injected = {}, {}, {}, [], {}, {}, {}, {}
     sent = {step["let"]: step["data"] for step in req["steps"] if "data" in step}  # as the grader sent it
     for step in req["steps"]:
         name = step["let"]
@@ -663,6 +725,8 @@ def op_plan(req):
                 changed[name] = recorded.pop("$changed")
             if "$printed" in recorded:
                 printed[name] = recorded.pop("$printed")
+            if "$injected" in recorded:
+                injected[name] = recorded.pop("$injected")
             if "record" in step:
                 records[name] = recorded
             env[name] = obj
@@ -688,6 +752,8 @@ def op_plan(req):
         reply["wheres"] = wheres
     if printed:
         reply["printed"] = printed
+    if injected:
+        reply["injected"] = injected
     return reply
 
 

@@ -45,7 +45,8 @@ PLAIN = "plain"   # a plan's value: tensors, None, bool, int, float, str, lists,
 # the calls it counted, the steps whose value is still what the grader sent (``changed_from``),
 # the arguments a call changed (``changed_args``), and where a shape error was raised
 _REPLY = {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str},
-          "unchanged?": [str], "changed_args?": {str: [PLAIN]}, "wheres?": {str: dict}}
+          "unchanged?": [str], "changed_args?": {str: [PLAIN]}, "wheres?": {str: dict},
+          "injected?": {str: {str: [PLAIN]}}}
 
 
 # What the comparisons can handle; anything else (float8, complex, quantized) is a failed check.
@@ -424,6 +425,11 @@ class StudentSession:
         ``replace`` ({module.name: module.name}: the first set to the second's object during the call,
         and put back after it: a stand-in the grader owns for a lower piece the function calls; a
         module missing from the submission, or broken, is left out),
+        ``inject`` ({"module.Name": spec}: while the call runs, that name, wherever the submission's
+        modules bind it, is a stand-in of the grader's that draws nothing: calling it gives an
+        nn.Linear of spec's ``weight``/``bias``, ``torch.nn.<spec["torch"]>(**spec["kwargs"])``, or a
+        copy of spec's ``returns``; ``Plan.injected[step][name]`` lists each call's [k, args, kwargs],
+        k counting the calls of all the step's stand-ins in turn),
         ``record`` (dotted submodule names whose every call's [inputs..., output] comes back: what
         the submission's own hooks saw, for feedback, never for credit), ``what`` (what the call, or
         a ``backward``, is called in its
@@ -470,6 +476,8 @@ class StudentSession:
         arity = {step["let"]: len(step.get("args", ())) for step in steps if step.get("changed_args")}
         printed = reply.get("printed", {})
         printing = {step["let"] for step in steps if step.get("printed")}
+        injected = reply.get("injected", {})
+        injecting = {step["let"]: set(step["inject"]) for step in steps if step.get("inject")}
         returned = {step["let"] for step in steps if step.get("return")}
         recording = {step["let"]: set(step.get("record", ())) for step in steps if "record" in step}
         if not (set(errors) <= set(names) and set(values) <= returned and not set(values) & set(errors)
@@ -480,6 +488,7 @@ class StudentSession:
                 and set(changed_args) == set(arity) - set(errors)
                 and all(len(changed_args[name]) == arity[name] for name in changed_args)
                 and set(printed) == printing - set(errors)
+                and all(name in injecting and set(calls) <= injecting[name] for name, calls in injected.items())
                 and all(type(text) is str and len(text) <= protocol.PLAN_STRING for text in printed.values())):
             self._kill()  # our child sends exactly one answer per step: the channel was tampered with
             raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
@@ -500,14 +509,14 @@ class StudentSession:
                 changed_args.pop(name, None)
         sent = {step["let"]: step["data"] for step in steps if "data" in step}
         values.update({name: sent[changed_from[name]] for name in unchanged})  # the grader's own, never the child's
-        return Plan(values, records, errors, unchanged, changed_args, printed)
+        return Plan(values, records, errors, unchanged, changed_args, printed, injected)
 
 
 _ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered",
             "read_file", "write_file", "buffer")
 _OPTIONS = {"let", "args", "kwargs", "seed", "params", "params_keep", "params_digest", "train", "grad", "record",
             "return", "limit", "weight", "stand_in", "transpose_buffers", "what", "result",
-            "attrs", "changed_from", "changed_args", "reload", "printed", "replace", "remove", "bytes"}
+            "attrs", "changed_from", "changed_args", "reload", "printed", "replace", "remove", "bytes", "inject"}
 _ACTION_SET, _KEYS = set(_ACTIONS), _OPTIONS | set(_ACTIONS)
 # the actions each option goes with (any step may have let, seed and return)
 _GOES_WITH = {**{key: ("call",) for key in _OPTIONS - {"let", "seed", "return", "changed_from"}},
@@ -552,6 +561,11 @@ _RULES = {
     "params": (lambda v: v is None or isinstance(v, dict) and all(
         isinstance(k, str) and isinstance(t, torch.Tensor) for k, t in v.items()), "must map names to tensors"),
     "stand_in": (_stand_ins, "must map submodule names to {'weight': 2-D tensor, 'bias': tensor or None}"),
+    "inject": (lambda v: isinstance(v, dict) and all(
+        _text(k) and "." in k and isinstance(spec, dict) and (
+            _stand_ins({k: spec}) or set(spec) == {"returns"}
+            or (set(spec) <= {"torch", "kwargs"} and _text(spec.get("torch")) and isinstance(spec.get("kwargs", {}), dict)))
+        for k, spec in v.items()), "must map module.Name to a linear map, {'torch': name, 'kwargs': {}} or {'returns': data}"),
     "reload": (lambda v: isinstance(v, dict) and all(_text(k) and isinstance(sets, list) and all(
         p is None or _RULES["params"][0](p) for p in sets) for k, sets in v.items()),
         "must map earlier steps to lists of params (or None)"),
@@ -647,16 +661,18 @@ class Plan:
     ({submodule: [[inputs..., output] per call]}: feedback only), ``errors`` ({step: one line}),
     ``unchanged`` (the ``changed_from`` steps whose value is the grader's own tensor),
     ``changed_args`` ({step: per argument, None or the tensor the call left}), ``printed``
-    ({step: what the call wrote to sys.stdout}); reading a failed step's value, record, changed
+    ({step: what the call wrote to sys.stdout}), ``injected`` ({step: {name: [[k, args, kwargs] per
+    call of the grader's stand-in]}}: what the submission passed it, in which turn); reading a failed step's value, record, changed
     arguments or printed text raises its StudentFailure."""
 
-    def __init__(self, values, records, errors, unchanged=(), changed_args=None, printed=None):
+    def __init__(self, values, records, errors, unchanged=(), changed_args=None, printed=None, injected=None):
         self.values = _StepValues(values, errors)
         self.records = _StepValues(records, errors)
         self.errors = errors
         self.unchanged = set(unchanged)
         self.changed_args = _StepValues(changed_args or {}, errors)
         self.printed = _StepValues(printed or {}, errors)
+        self.injected = _StepValues(injected or {}, errors)
 
     def failed(self, name):
         """The reason ``name`` failed (the first failure it depended on), or None."""

@@ -411,11 +411,11 @@ MUTANTS = [
            (CAUSAL,), named="dropout applied to the attention scores"),
     Mutant("CausalAttention hard-codes the book's dropout 0.5", CAUSAL,
            "self.dropout = nn.Dropout(dropout)", "self.dropout = nn.Dropout(0.5)", (CAUSAL,), named='not the rate the dropout argument gives'),
-    # Does not compile: CausalAttention is gone, so are the wrapper (multihead_attention) and
-    # exercise 3.2 built on it; MultiHeadAttention and exercises 3.1 and 3.3 use none of it.
+    # Does not compile: CausalAttention is gone, so is the wrapper (multihead_attention) built on
+    # it; MultiHeadAttention uses none of it, and the exercises build the grader's stand-ins.
     Mutant("syntax error in causal_attention.py (missing colon)", CAUSAL,
-           "def forward(self, x):", "def forward(self, x)", (CAUSAL, MHA, EX),
-           keeps=("exercises: 3.1", "exercises: 3.3") + MHA_CLASS_CHECKS, named='a syntax error'),
+           "def forward(self, x):", "def forward(self, x)", (CAUSAL, MHA),
+           keeps=MHA_CLASS_CHECKS, named='a syntax error'),
 
     # ---------------------------------------------------------------- 3.6 multi-head attention
     Mutant("MultiHeadAttentionWrapper concatenates the heads along the tokens (dim=1)", MHA,
@@ -593,16 +593,14 @@ MUTANTS = [
     Mutant("MultiHeadAttentionWrapper stacks the heads (torch.stack) instead of concatenating", MHA,
            "return torch.cat([head(x) for head in self.heads], dim=-1)",
            "return torch.stack([head(x) for head in self.heads], dim=-1)", (MHA,), named='the heads stacked'),
-    # exercise 3.2's heads then get d_out 1 // 2 = 0: nothing the grader can compute shows that 3.2 asked
-    # for the right sizes (only the student's own wrapper failing alike would, and no answer of the
-    # child's is evidence), so 3.2 loses its points too
+    # exercise 3.2 builds the grader's stand-in for the wrapper: what it asks for is judged, not the class
     Mutant("MultiHeadAttentionWrapper splits d_out over the heads (d_out // num_heads each)", MHA,
            "[CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)",
-           "[CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)", (MHA, EX),
+           "[CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)", (MHA,),
            named="sized with d_out // num_heads where the book uses d_out"),
     Mutant("MultiHeadAttentionWrapper splits d_out over the heads, beside a CausalAttention scaling by ** -0.5", MHA,
            "[CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)",
-           "[CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)", (MHA, EX),
+           "[CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)", (MHA,),
            named="sized with d_out // num_heads where the book uses d_out", also=((CAUSAL, "attn_weights = torch.softmax(attn_scores / keys.shape[-1]**0.5, dim=-1)",
                   "attn_weights = torch.softmax(attn_scores * keys.shape[-1]**-0.5, dim=-1)"),)),
     Mutant("MultiHeadAttentionWrapper adds an out_proj of its own (listing 3.5 mixed in)", MHA,
@@ -612,10 +610,10 @@ MUTANTS = [
            + I8 + "### END SOLUTION\n\n    def forward(self, x):" + I8
            + "### BEGIN SOLUTION" + I8 + "return self.out_proj(torch.cat([head(x) for head in self.heads], dim=-1))",
            (MHA,), named='an out_proj added to the wrapper'),
-    # Does not import: both classes are gone, so are exercises 3.2 and 3.3; 3.1 uses neither.
+    # Does not import: both classes are gone; exercises 3.2 and 3.3 build the grader's stand-ins.
     Mutant("multihead_attention.py imports CasualAttention (typo: ImportError on import)", MHA,
-           "from causal_attention import CausalAttention", "from causal_attention import CasualAttention", (MHA, EX),
-           keeps=("exercises: 3.1",), named='a name the other module does not define'),
+           "from causal_attention import CausalAttention", "from causal_attention import CasualAttention", (MHA,),
+           named='a name the other module does not define'),
 
     # ---------------------------------------------------------------- exercises 3.1 to 3.3
     Mutant("exercise 3.1: weights transferred untransposed", EX,
@@ -640,10 +638,11 @@ MUTANTS = [
     Mutant("exercise 3.2: one head of d_out=2 (num_heads=1)", EX,
            "MultiHeadAttentionWrapper(d_in, 1, context_length, dropout, num_heads=2)",
            "MultiHeadAttentionWrapper(d_in, 2, context_length, dropout, num_heads=1)", (EX,),
-           named="only one head registered (heads.0)"),
+           named="one head (num_heads=1) where the exercise asks for two"),
     Mutant("exercise 3.2: the dropout argument is ignored", EX,
            "MultiHeadAttentionWrapper(d_in, 1, context_length, dropout, num_heads=2)",
-           "MultiHeadAttentionWrapper(d_in, 1, context_length, 0.0, num_heads=2)", (EX,), named='not passed on to the heads'),
+           "MultiHeadAttentionWrapper(d_in, 1, context_length, 0.0, num_heads=2)", (EX,),
+           named='the dropout argument not passed on'),
     Mutant("exercise 3.3: 8 heads instead of 12", EX,
            "MultiHeadAttention(768, 768, 1024, dropout, num_heads=12)",
            "MultiHeadAttention(768, 768, 1024, dropout, num_heads=8)", (EX,), named='a num_heads other than'),

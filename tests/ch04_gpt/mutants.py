@@ -144,8 +144,9 @@ MUTANTS = [
     Mutant("the attention gets one head", TB, 'num_heads=cfg["n_heads"],', "num_heads=1,", (TB,),
            named="the block's attention built with another num_heads than cfg['n_heads']"),
     Mutant("qkv_bias not passed to the attention", TB, I8 + '    qkv_bias=cfg["qkv_bias"],', "", (TB,), named="built without cfg['qkv_bias']",
-           says=(("the block's attention has the parameters ['W_key.weight', 'W_query.weight', 'W_value.weight', "
-                  "'out_proj.bias', 'out_proj.weight'], your MultiHeadAttention(8, 8, 10, 0.2, 2, True) has ['W_key.bias'"),)),
+           says=(("builds its attention as MultiHeadAttention(d_in=8, d_out=8, context_length=10, dropout=0.2, "
+                  "num_heads=2, qkv_bias=False); the book's is MultiHeadAttention(d_in=8, d_out=8, context_length=10, "
+                  "dropout=0.2, num_heads=2, qkv_bias=True)"),)),
     Mutant("the attention without dropout", TB, '    dropout=cfg["drop_rate"],' + I8 + '    qkv_bias',
            '    dropout=0.0,' + I8 + '    qkv_bias', (TB,),
            named="the block's attention built with another dropout than cfg['drop_rate']"),

@@ -306,6 +306,10 @@ GEN_FEED = "logits = model(next_idx, use_cache=True)"
 WITHOUT, PIECES, BLOCK, MODEL = "chapter 3's MultiHeadAttention", "reset_cache() starts", "TransformerBlock(", "GPTModel("
 EQUAL, TWICE, ONE, SD = "token for token", "a second call", "one new token", "state_dict"
 MUTANTS_KV_CACHE = [
+    # told what happened, not "the cache not used": the same four tokens without the uncached call work
+    Mutant("an uncached call empties the cache", KV, "            keys, values = keys_new, values_new\n",
+           "            keys, values = keys_new, values_new\n            self.cache_k, self.cache_v = None, None\n",
+           (KV,), named="the cache emptied by the uncached call"),
     Mutant("the mask not offset by the cache length", KV, MASK,
            "mask_bool = self.mask.bool()[:num_tokens, :num_tokens_k]", (KV,), named="the mask not offset"),
     Mutant("the mask's position advanced by one per call", KV, PTR, "self.ptr_current_pos += 1", (KV,),

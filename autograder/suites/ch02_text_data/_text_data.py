@@ -12,7 +12,6 @@ import re
 import torch
 
 from autograder.grading.compare import yours_vs_expected
-from autograder.grading.diagnose import INT_IDS
 from autograder.grading.kit import known_mistake, once
 from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import GraderError
@@ -345,36 +344,4 @@ def as_batches(answer):
                                                                  expected="[inputs, targets], two tensors"))
         out.append(tuple(batch))
     return out
-
-
-# ------------------------------------------------------------------ lower parts
-# A data loader's mistakes by the names data_sampling's checks charge them with, as switches of
-# the first batch computed here: exercise 2.2 with the student's own loader is expected to give
-# what a loader with that charged mistake gives (one mistake, one part). The child's own loader
-# is never asked: its answer would make the child the judge of its own exercise.
-BATCH_SIZE_NOT_PASSED = "batch_size not passed on to the DataLoader (its default is 1)"
-DROP_LAST_NOT_PASSED = "drop_last not passed on to the DataLoader (its default is drop_last=False)"
-ROW_MISTAKES = tuple(window_mistakes([], 1, 1))  # the names only: the models run on real ids below
-LOADER_MISTAKES = (*ROW_MISTAKES, BATCH_SIZE_NOT_PASSED, DROP_LAST_NOT_PASSED, INT_IDS)
-OTHER_INTS = (torch.int32, torch.int16, torch.int8, torch.uint8)  # what INT_IDS covers
-
-
-def loader_first_batches(ids, batch_size, max_length, stride, names):
-    """{description: the first unshuffled batch [inputs, targets]} that a loader with the
-    mistakes ``names`` (of ``LOADER_MISTAKES``) gives on ``ids``, computed here: each mistake
-    alone, and all of them together (one way of taking the rows at a time)."""
-    found = {}
-    rows_ways = [n for n in names if n in ROW_MISTAKES] or [None]
-    others = [n for n in names if n not in ROW_MISTAKES]
-    for chosen in {(n,) for n in names} | {tuple(filter(None, (way, *others))) for way in rows_ways}:
-        way = next((n for n in chosen if n in ROW_MISTAKES), None)
-        rows = window_mistakes(ids, max_length, stride)[way]() if way else windows(ids, max_length, stride)
-        size = 1 if BATCH_SIZE_NOT_PASSED in chosen else batch_size
-        first = batches(rows, size, DROP_LAST_NOT_PASSED not in chosen)[:1]
-        if not first or not chosen:
-            continue
-        for dtype in OTHER_INTS if INT_IDS in chosen else (torch.int64,):
-            found[f"{' and '.join(chosen)}" + (f", as {dtype}" if INT_IDS in chosen else "")] = \
-                [t.to(dtype) for t in first[0]]
-    return found
 

@@ -2,9 +2,8 @@
 import pytest
 
 from autograder.grading.compare import value
-from _text_data import (LOADER_MISTAKES, STORY, encode, expect, gpt2, loader_first_batches, per_reference, same,
-                        verdict)
-from autograder.grading.kit import charged
+from _text_data import (STORY, expect, gpt2, per_reference, verdict)
+from autograder.grading.probes import calls_made
 
 points = pytest.mark.points
 SECOND = "the second batch: the loader's iterator advanced twice (next(iter(dataloader)) gives the first)"
@@ -27,15 +26,11 @@ def test_bpe_pieces(student):
 
 
 @per_reference
-def _first_batch(ref, text, settings):
-    return list(next(iter(ref.data_sampling.create_dataloader_v1(text, **dict(settings), shuffle=False))))
-
-
-@per_reference
-def _second_batch(ref, text, settings):
+def _batches(ref, text, settings):
+    """The reference loader's first two unshuffled batches: what the stand-in for the student's
+    create_dataloader_v1 gives exercise 2.2 (the second tells a loader advanced twice)."""
     batches = iter(ref.data_sampling.create_dataloader_v1(text, **dict(settings), shuffle=False))
-    next(batches)
-    return list(next(batches))
+    return [list(next(batches)), list(next(batches))]
 
 
 @points(5)
@@ -46,20 +41,21 @@ def test_first_batch(student, ref):
     cases = [(opening, dict(batch_size=4, max_length=2, stride=2)),
              (opening, dict(batch_size=4, max_length=8, stride=2)),
              (STORY, dict(batch_size=3, max_length=5, stride=3))]
+    # create_dataloader_v1 is the grader's stand-in, giving the reference loader's batches whatever
+    # the student's own loader does (data_sampling's checks judge it): judged here are the call
+    # (its settings, unshuffled) and the batch taken from what it gives
+    loader = "data_sampling.create_dataloader_v1"
     reply = student.plan([{"let": f"b{i}", "call": "exercises.first_batch", "args": [text], "kwargs": settings,
+                           "inject": {loader: {"returns": _batches(ref, text, tuple(settings.items()))}},
                            "return": True} for i, (text, settings) in enumerate(cases)])
     for i, (text, settings) in enumerate(cases):
         what = f"first_batch({'the opening of The Verdict' if text == opening else 'a story'}, {settings})"
         answer = value(reply, f"b{i}", what)
-        expected = _first_batch(ref, text, tuple(settings.items()))
-        if same(answer, expected):
-            continue
-        # right with a mistake data_sampling was charged with: that loader's first batch, computed here
-        lower = loader_first_batches(encode(text), settings["batch_size"], settings["max_length"], settings["stride"],
-                                     charged(student, ["data_sampling"], LOADER_MISTAKES))
-        name = next((name for name, batch in lower.items() if same(answer, batch)), None)
-        if name is not None:
-            student.notes.append(f"first_batch itself is right: it gives the first batch of a data loader with the "
-                                 f"mistake charged in data_sampling ({name}).")
-            continue
-        expect(answer, expected, what, {SECOND: _second_batch(ref, text, tuple(settings.items()))})
+        first, second = _batches(ref, text, tuple(settings.items()))
+        calls = [given for _, given in calls_made(reply, f"b{i}", ref)]
+        wanted = {"txt": text, **settings, "shuffle": False}
+        if len(calls) != 1 or calls[0] is None or any(calls[0].get(k) != v for k, v in wanted.items()):
+            given = [{k: v for k, v in (call or {}).items() if k != "txt"} for call in calls]
+            raise AssertionError(f"{what} calls create_dataloader_v1 {len(calls)} times, with {given}; expected once, "
+                                 f"on txt with {settings} and shuffle=False.")
+        expect(answer, first, what, {SECOND: second})

@@ -8,8 +8,10 @@ from _attention import (attention_forward, check_forward, linear_weights, own_pi
                         same_close, transfer)
 from autograder.grading.compare import expect_close, seeded, set_seed
 from autograder.grading import diagnose
+from autograder.grading import probes
+from autograder.grading.kit import call_text, differing
 from autograder.grading.diagnose import Projection
-from autograder.grading.result import KnownMistake
+from autograder.grading.result import KnownMistake, failure
 from autograder.sandbox.session import StudentFailure
 
 points = pytest.mark.points
@@ -119,14 +121,93 @@ def _judge_by_shapes(student, held, params, d_in, d_out):
                          "self_attention.")
 
 
-def _own_wrapper():
-    """What 3.2 may be judged with where the wrapper or its heads are wrong (two heads)."""
-    return own_pieces(("multihead_attention", "causal_attention"), "build_2d_output_wrapper", heads=2, configured=True)
+# Exercises 3.2 and 3.3 choose the arguments of the chapter's multi-head classes. Both classes are
+# stand-ins of the grader's while an exercise runs (torch's nn.Identity, whatever the student's own
+# classes do: multihead_attention judges those), and what the exercise passes them is judged here,
+# bound to the book's signatures in the grader.
+WRAPPER, MHA = "multihead_attention.MultiHeadAttentionWrapper", "multihead_attention.MultiHeadAttention"
+STAND_INS = {WRAPPER: {"torch": "Identity"}, MHA: {"torch": "Identity"}}
+QKV_BIAS = ("qkv_bias=True passed where the exercise asks for no bias in W_query, W_key and W_value (the book's "
+            "default, qkv_bias=False: the class is right, the argument is not)")
+NO_DROPOUT = "the dropout argument not passed on (no dropout in training mode)"
+
+
+def built_by(student, ref, function, calls):
+    """Per call ((args, kwargs) of ``exercises.function``): what it built, [(class, {parameter: value})]."""
+    plan = student.plan([{"let": f"b{i}", "call": f"exercises.{function}", "args": list(args), "kwargs": kwargs,
+                          "inject": STAND_INS} for i, (args, kwargs) in enumerate(calls)], needs=f"exercises.{function}")
+    return [[(name.rpartition(".")[2], given) for name, given in probes.calls_made(plan, f"b{i}", ref)]
+            for i in range(len(calls))]
+
+
+def judge_built(what, built, cls, wanted, mistakes):
+    """``built`` must be one ``cls`` with the arguments ``wanted``; ``mistakes(differ, given)``: the
+    mistake's name where the arguments that differ fit one."""
+    other = WRAPPER if cls == MHA else MHA
+    classes = [name for name, _ in built]
+    if classes != [cls.rpartition(".")[2]]:
+        swapped = classes == [other.rpartition(".")[2]]
+        raise failure(f"{what} builds {classes or 'neither multi-head class'}; the exercise asks for one "
+                      f"{cls.rpartition('.')[2]}.",
+                      (diagnose.MHA_FOR_WRAPPER if cls == WRAPPER else diagnose.WRAPPER_FOR_MHA) if swapped else None)
+    (_, given), = built
+    differ = differing(given, wanted)
+    if differ:
+        name = cls.rpartition(".")[2]
+        raise failure(f"{what} builds {call_text(name, given, wanted)}; the exercise's is "
+                      f"{call_text(name, wanted, wanted)}.", None if given is None else mistakes(differ, given))
 
 
 @points(4)
 def test_3_2_two_dimensional_wrapper(student, ref, seeds):
     """3.2: two heads whose concatenated context vectors are two-dimensional"""
+    calls = [((3, 6), {}), ((5, 8), {}), ((3, 6), {"dropout": 0.5})]
+    made = built_by(student, ref, "build_2d_output_wrapper", calls)
+    if not any(made):
+        return _3_2_on_own_classes(student, ref, seeds)
+    for ((d_in, ctx), kwargs), built in zip(calls, made):
+        dropout = kwargs.get("dropout", 0.0)
+        wanted = {"d_in": d_in, "d_out": 1, "context_length": ctx, "dropout": dropout, "num_heads": 2, "qkv_bias": False}
+
+        def mistake(differ, given):
+            if differ == ["dropout"] and given["dropout"] == 0.0:
+                return NO_DROPOUT
+            if set(differ) == {"d_out", "num_heads"} and given["num_heads"] == 1:
+                return "one head (num_heads=1) where the exercise asks for two heads of d_out=1"
+            return None
+        judge_built(f"build_2d_output_wrapper({d_in}, {ctx}{', dropout=0.5' if kwargs else ''})", built, WRAPPER,
+                    wanted, mistake)
+
+
+@points(5)
+def test_3_3_gpt2_small(student, ref, seeds):
+    """3.3: 12 heads, 768 in and out, context 1,024, dropout passed on, no qkv bias"""
+    calls = [((), {}), ((), {"dropout": 0.25})]  # not GPT-2's 0.1, so that a hard-coded 0.1 shows
+    made = built_by(student, ref, "build_gpt2_small_mha", calls)
+    if not any(made):
+        return _3_3_on_own_classes(student, ref, seeds)
+    for (_, kwargs), built in zip(calls, made):
+        dropout = kwargs.get("dropout", 0.0)
+        wanted = {"d_in": 768, "d_out": 768, "context_length": 1024, "dropout": dropout, "num_heads": 12,
+                  "qkv_bias": False}
+
+        def mistake(differ, given):
+            named = {"num_heads": OTHER_HEADS, "context_length": OTHER_CONTEXT, "qkv_bias": QKV_BIAS}
+            if differ == ["dropout"]:
+                return NO_DROPOUT if given["dropout"] == 0.0 else (
+                    f"dropout at rate {given['dropout']}, not the rate the dropout argument gives")
+            return named.get(differ[0]) if len(differ) == 1 else None
+        judge_built(f"build_gpt2_small_mha({'dropout=0.25' if kwargs else ''})", built, MHA, wanted, mistake)
+
+
+def _own_wrapper():
+    """What 3.2 may be judged with where the wrapper or its heads are wrong (two heads)."""
+    return own_pieces(("multihead_attention", "causal_attention"), "build_2d_output_wrapper", heads=2, configured=True)
+
+
+def _3_2_on_own_classes(student, ref, seeds):
+    """3.2 judged through the student's own wrapper: an exercise that calls neither stand-in (it binds
+    the class before it runs: a subclass, functools.partial)."""
     for i, (d_in, ctx, n) in enumerate(((3, 6, 6), (5, 8, 4))):
         module = reference(ref.exercises.build_2d_output_wrapper, d_in, ctx, seed=seeds(f"module{i}"))
         x = seeded(2, n, d_in, seed=seeds(f"x{i}"))
@@ -153,9 +234,9 @@ def _own_mha():
     return own_pieces(("multihead_attention",), "build_gpt2_small_mha", num_heads=12, configured=True)
 
 
-@points(5)
-def test_3_3_gpt2_small(student, ref, seeds):
-    """3.3: 12 heads, 768 in and out, context 1,024, forward as the reference, dropout passed on"""
+def _3_3_on_own_classes(student, ref, seeds):
+    """3.3 judged through the student's own MultiHeadAttention: an exercise that calls neither
+    stand-in (it binds the class before it runs: a subclass, functools.partial)."""
     module = reference(ref.exercises.build_gpt2_small_mha, seed=seeds("module"))
     x = seeded(2, 4, 768, seed=seeds("x"))
     other_heads = {OTHER_HEADS: _other_heads(module, x)}

@@ -21,6 +21,8 @@ import torch.nn.functional as F
 
 from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
 from autograder.grading.kit import once
+from autograder.grading import probes
+from autograder.grading.probes import calls_made, stood_in
 from autograder.sandbox.session import StudentFailure
 
 # Small configurations: several vocabularies, heads, depths; qkv_bias both ways.
@@ -51,6 +53,48 @@ def linear_map(d, seed):
 
 def stand_ins(names, d, seed):
     return {name: linear_map(d, seed + 10 * i) for i, name in enumerate(names)}
+
+
+# The class each stand-in's piece is built from, by the name the student's module calls: a plan's
+# ``inject`` puts the piece's linear map in its place while the module is built, so the module
+# builds whatever that class does (right, wrong, blank or not importable); ``stand_in`` then gives
+# each piece its own map.
+BUILT_FROM = {"att": "multihead_attention.MultiHeadAttention", "ff": "feed_forward.FeedForward",
+              "norm1": "layer_norm.LayerNorm", "norm2": "layer_norm.LayerNorm", "final_norm": "layer_norm.LayerNorm",
+              "trf_blocks": "transformer_block.TransformerBlock"}
+
+
+def on_stand_ins(spec, block=BUILT_FROM["trf_blocks"]):
+    """The options of a plan's step that builds a block or a model on ``spec``'s stand-ins, its
+    lower classes never run (``block``: the class its blocks are made of)."""
+    return probes.on_stand_ins(spec, {**BUILT_FROM, "trf_blocks": block})
+
+
+def drawn_pieces(d, block=BUILT_FROM["trf_blocks"]):
+    """A plan's ``inject`` that builds a block or a model on stand-ins torch draws as it draws its
+    own: each lower class the student's module calls (attention, feed forward, block) an
+    ``nn.Linear(d, d)``, each LayerNorm torch's ``LayerNorm(d)`` (which draws nothing, as the book's).
+    The reference built the same way (``built_on``) draws what the book's order of pieces draws, and
+    each call the student's module makes is recorded (``Plan.injected``)."""
+    linear = {"torch": "Linear", "kwargs": {"in_features": d, "out_features": d}}
+    return {**{name: linear for name in (BUILT_FROM["att"], BUILT_FROM["ff"], block)},
+            BUILT_FROM["norm1"]: {"torch": "LayerNorm", "kwargs": {"normalized_shape": d}}}
+
+
+def built_on(ref, factory, cfg, seed, inject):
+    """The reference ``factory(cfg)`` built after ``set_seed(seed)`` on ``inject``'s stand-ins (as
+    the child builds the student's), once per process; callers copy it."""
+    def build():
+        with stood_in(ref, inject):
+            set_seed(seed)
+            return factory(cfg)
+    return once(("built on stand-ins", factory, repr(cfg), seed, repr(sorted(inject.items()))), build)
+
+
+def calls_to(plan, step, name, ref):
+    """What the student's module passed the stand-in for ``name`` in ``step``, per call
+    (probes.calls_made)."""
+    return [given for called, given in calls_made(plan, step, ref) if called == name]
 
 
 def block_names(cfg):
@@ -96,6 +140,10 @@ def run(module, x, train=False, seed=None, grad_weight=None):
 
 
 # -- GELU and its mistakes (charged in feed_forward; the example network may repeat them) ------
+# torch's tanh GELU: what a part built on the student's GELU gets in its place (a plan's inject)
+TORCH_GELU = {"torch": "GELU", "kwargs": {"approximate": "tanh"}}
+
+
 def gelu(x, c=0.044715, k=math.sqrt(2.0 / math.pi), half=0.5, power=3):
     return half * x * (1 + torch.tanh(k * (x + c * x**power)))
 

@@ -9,13 +9,13 @@ transformer_block was charged with is modelled here, by name. A mistake in a low
 charged there only, and nothing the child says about its own modules becomes the truth."""
 import pytest
 import torch
-import torch.nn.functional as F
 
-from _gpt import (KEEP, BLOCK_PIECES, CFGS, as_dict, block_forward, block_mistakes, block_names, built, gpt_forward, gpt_mistakes,
+from _gpt import (BUILT_FROM, calls_to, drawn_pieces, on_stand_ins, KEEP, BLOCK_PIECES, CFGS, as_dict, block_forward, block_mistakes, block_names, built, gpt_forward, gpt_mistakes,
                   named_parameters_steps, params, pieces_of, run, stand_ins, swapped, token_ids)
-from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
+from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.diagnose import Projection
-from autograder.grading.kit import charged, lower_part_wrong
+from autograder.grading.probes import calls_made, stood_in
+from autograder.grading.kit import call_text, charged, differing, lower_part_wrong
 from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
@@ -26,6 +26,7 @@ CONFIG_CHANGED = ("GPT_CONFIG_124M changed in place (cfg = GPT_CONFIG_124M does 
                   "use {**GPT_CONFIG_124M, ...} or dict(GPT_CONFIG_124M, ...))")
 ONE_DICT = "one dict returned by every call (each call must build a new one)"
 MEGABYTE = "megabytes of 1,000 * 1,000 bytes (the book divides by 1024 * 1024)"
+NO_ATTENTION_DROPOUT = "no dropout in the attention in training mode (drop_rate_attn not passed on)"
 RATES_MIXED = "the dropout rates mixed up (drop_rate_emb, drop_rate_shortcut and drop_rate_attn each have one place)"
 SIZES = {"small": (768, 12, 12), "medium": (1024, 24, 16), "large": (1280, 36, 20), "xl": (1600, 48, 25)}
 
@@ -35,125 +36,19 @@ def numel(pairs, what):
 
 
 # -- exercise 4.1 -----------------------------------------------------------------------------------
-# The counts 4.1 credits are computed here: the book's, or those of a lower piece with one of the
-# count-changing mistakes below. A mistake's count is credited only where the student's own piece,
-# loaded with the grader's weights in that mistake's shapes, answers the grader's input as the
-# grader's model of that mistake does (a witness of the mistake, never the child's word about its
-# module), and, for FeedForward, only where feed_forward lost points in this grading. Chapter 3's
-# attention is graded in chapter 3: its witness is all the evidence there is here.
-FF_COUNT_MISTAKES = {  # name: (hidden units per emb_dim, first layer's bias, second layer's bias)
-    "the first linear layer without bias": (4, False, True),
-    "the second linear layer without bias": (4, True, False),
-    "both linear layers without bias": (4, False, False),
-    "an expansion to 2 * emb_dim": (2, True, True),
-}
-ATT_OUT_BIAS = "out_proj built with bias=qkv_bias (without a bias where qkv_bias is False)"
-ATT_VALUE_BIAS = "W_value built with a bias whatever qkv_bias says"
-ATT_QKV_BIAS = "W_query, W_key and W_value built with nn.Linear's default bias=True whatever qkv_bias says"
-ATT_MASK = "the causal mask an nn.Parameter (counted), not a buffer"
-ATT_COUNT_MISTAKES = (ATT_OUT_BIAS, ATT_VALUE_BIAS, ATT_QKV_BIAS, ATT_MASK)
-LINEARS = ("W_query", "W_key", "W_value", "out_proj")
+# 4.1 counts the parameters of the pieces it builds. They are the grader's stand-ins (torch's
+# nn.Linear, of other sizes for the attention and the feed forward network, so that the two counts
+# differ), whatever the student's own classes hold (their parts judge them): the count is computed
+# here on the stand-ins it called (the book's count of a piece it counts by formula), and what 4.1
+# passes the classes is judged against the book's arguments.
+def count_stand_ins(d):
+    linear = {"torch": "Linear", "kwargs": {"in_features": d, "out_features": d}}
+    return {BUILT_FROM["att"]: linear, BUILT_FROM["norm1"]: {"torch": "LayerNorm", "kwargs": {"normalized_shape": d}},
+            BUILT_FROM["ff"]: {"torch": "Linear", "kwargs": {"in_features": d, "out_features": 3 * d, "bias": False}}}
 
 
 def att_args(cfg):
     return [cfg["emb_dim"], cfg["emb_dim"], cfg["context_length"], cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"]]
-
-
-def ff_shapes(cfg, mistake=None):
-    """{parameter: shape} of FeedForward(cfg), the book's or with ``mistake``."""
-    hidden, first, second = FF_COUNT_MISTAKES.get(mistake, (4, True, True))
-    e, h = cfg["emb_dim"], hidden * cfg["emb_dim"]
-    shapes = {"layers.0.weight": (h, e), "layers.0.bias": (h,), "layers.2.weight": (e, h), "layers.2.bias": (e,)}
-    return {k: v for k, v in shapes.items() if (first or k != "layers.0.bias") and (second or k != "layers.2.bias")}
-
-
-def att_shapes(cfg, mistake=None):
-    """{parameter: shape} of the block's MultiHeadAttention for cfg, the book's or with ``mistake``."""
-    e, ctx, qkv = cfg["emb_dim"], cfg["context_length"], cfg["qkv_bias"]
-    shapes = {f"{n}.weight": (e, e) for n in LINEARS}
-    always = mistake == ATT_QKV_BIAS
-    biased = {"W_query": qkv or always, "W_key": qkv or always, "W_value": qkv or always or mistake == ATT_VALUE_BIAS,
-              "out_proj": qkv or mistake != ATT_OUT_BIAS}
-    shapes.update({f"{n}.bias": (e,) for n, has in biased.items() if has})
-    if mistake == ATT_MASK:
-        shapes["mask"] = (ctx, ctx)
-    return shapes
-
-
-def n_params(shapes):
-    return sum(torch.Size(s).numel() for s in shapes.values())
-
-
-def weights(shapes, seed):
-    """The grader's values for ``shapes``: order-one outputs; a ``mask`` that lets each token see
-    the next one too (the causal mask's diagonal moved up by one), so only a mask used shows it."""
-    out = {}
-    for i, (name, shape) in enumerate(sorted(shapes.items())):
-        if name == "mask":
-            out[name] = torch.triu(torch.ones(shape), diagonal=2)
-        else:
-            out[name] = seeded(*shape, seed=seed + i) * (shape[-1] ** -0.5 if len(shape) == 2 else 0.5)
-    return out
-
-
-def ff_answer(x, state):
-    """A FeedForward with ``state``'s layers (an absent bias is none) on x: GELU's tanh form."""
-    h = F.gelu(F.linear(x, state["layers.0.weight"], state.get("layers.0.bias")), approximate="tanh")
-    return F.linear(h, state["layers.2.weight"], state.get("layers.2.bias"))
-
-
-def att_answer(ref, cfg, state, x):
-    """The reference MultiHeadAttention for cfg with ``state`` (an absent bias is zero, a ``mask``
-    replaces the causal one) on x, in eval mode."""
-    e = cfg["emb_dim"]
-    module = ref.multihead_attention.MultiHeadAttention(e, e, cfg["context_length"], 0.0, cfg["n_heads"], True)
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            p.copy_(state.get(name, torch.zeros_like(p)))
-        if "mask" in state:
-            module.mask = state["mask"].to(module.mask.dtype)
-    return run(module, x)
-
-
-def witnessed(student, ref, seeds, cfg, ff_models, att_models):
-    """The mistakes among ``ff_models`` and ``att_models`` the student's FeedForward(cfg) and
-    MultiHeadAttention(... cfg ...) really make: each, loaded with the grader's weights in the
-    mistake's shapes, gives the grader's answer on the grader's input. One plan for all."""
-    steps, expected = [], {}
-    x = seeded(2, cfg["context_length"], cfg["emb_dim"], seed=seeds("witness x"))
-    for k, mistake in enumerate(ff_models):
-        state = weights(ff_shapes(cfg, mistake), seeds(f"ff witness {k}"))
-        steps += [{"let": f"ff{k}", "call": "feed_forward.FeedForward", "args": [cfg], "params": state},
-                  {"let": f"ff_out{k}", "call": f"ff{k}", "args": [x], "return": True}]
-        expected[f"ff_out{k}"] = (mistake, ff_answer(x, state))
-    for k, mistake in enumerate(att_models):
-        state = weights(att_shapes(cfg, mistake), seeds(f"att witness {k}"))
-        steps += [{"let": f"att{k}", "call": "multihead_attention.MultiHeadAttention", "args": att_args(cfg),
-                   "params": state, "params_keep": [] if mistake == ATT_MASK else KEEP, "train": False},
-                  {"let": f"att_out{k}", "call": f"att{k}", "args": [x], "return": True}]
-        expected[f"att_out{k}"] = (mistake, att_answer(ref, cfg, state, x))
-    if not steps:
-        return set()
-    plan = student.plan(steps, needs=f"{EX}.feed_forward_and_attention_params")
-    found = set()
-    for step, (mistake, answer) in expected.items():
-        out = None if plan.failed(step) else plan.values[step]
-        if isinstance(out, torch.Tensor) and out.shape == answer.shape and torch.allclose(out, answer, atol=1e-5):
-            found.add(mistake)
-    return found
-
-
-def own_counts(student, cfg):
-    """What the student's own FeedForward(cfg) and MultiHeadAttention say they hold (feedback only:
-    never what is expected), or None where they cannot say."""
-    try:
-        plan = student.plan([{"let": "ff", "call": "feed_forward.FeedForward", "args": [cfg]},
-                             *named_parameters_steps("ff_state", "ff"),
-                             {"let": "att", "call": "multihead_attention.MultiHeadAttention", "args": att_args(cfg)},
-                             *named_parameters_steps("att_state", "att")], needs="feed_forward.FeedForward")
-        return [numel(plan.values["ff_state"], "FeedForward"), numel(plan.values["att_state"], "MultiHeadAttention")]
-    except StudentFailure:
-        return None
 
 
 def is_counts(answer):
@@ -161,55 +56,32 @@ def is_counts(answer):
 
 
 @points(3)
-def test_4_1_feed_forward_and_attention_params(student, ref, seeds):
+def test_4_1_feed_forward_and_attention_params(student, ref):
     """4.1: (parameters of FeedForward(cfg), of the block's MultiHeadAttention), for several configurations"""
     cfgs = [CFGS[0], CFGS[1], {**CFGS[2], "qkv_bias": True}]
     plan = student.plan([{"let": f"answer{i}", "call": f"{EX}.feed_forward_and_attention_params", "args": [cfg],
-                          "return": True} for i, cfg in enumerate(cfgs)],
+                          "inject": count_stand_ins(cfg["emb_dim"]), "return": True} for i, cfg in enumerate(cfgs)],
                         needs=f"{EX}.feed_forward_and_attention_params")
-    answers = [plan.values[f"answer{i}"] for i in range(len(cfgs))]
-    books = [[n_params(ff_shapes(cfg)), n_params(att_shapes(cfg))] for cfg in cfgs]
-    if all(is_counts(a) and a == b for a, b in zip(answers, books)):
-        return
-    # Another count of one piece, the same on every configuration, may be that of a lower piece
-    # with a mistake: tried only where the answers are that mistake's counts, credited on its witness.
-    def fitting(models, shapes, k):
-        return [m for m in models if all(is_counts(a) and a[k] == n_params(shapes(cfg, m)) for a, cfg in zip(answers, cfgs))]
-    ff_tried = fitting(FF_COUNT_MISTAKES, ff_shapes, 0) if lower_part_wrong(student, "feed_forward") else []
-    att_tried = fitting(ATT_COUNT_MISTAKES, att_shapes, 1)
-    seen = witnessed(student, ref, seeds, cfgs[0], ff_tried, att_tried)
-    ff_fits = [None, *(m for m in ff_tried if m in seen)]
-    att_fits = [None, *(m for m in att_tried if m in seen)]
-    for answer, cfg, book in zip(answers, cfgs, books):
-        right = [[n_params(ff_shapes(cfg, f)), n_params(att_shapes(cfg, a))] for f in ff_fits for a in att_fits]
-        if not (is_counts(answer) and answer in right):
-            break
-    else:
-        ff_mistake = next((m for m in ff_fits if m and all(a[0] == n_params(ff_shapes(c, m))
-                                                             for a, c in zip(answers, cfgs))), None)
-        att_mistake = next((m for m in att_fits if m and all(a[1] == n_params(att_shapes(c, m))
-                                                               for a, c in zip(answers, cfgs))), None)
-        if ff_mistake:
-            student.notes.append(f"4.1's feed forward counts are those of a FeedForward with {ff_mistake}, as yours "
-                                 "is: that mistake is charged in feed_forward.")
-        if att_mistake:
-            student.notes.append(f"4.1's attention counts are those of a MultiHeadAttention with {att_mistake}, as "
-                                 "yours is: that mistake is chapter 3's (multihead_attention), charged there.")
-        return
-    args = ", ".join(map(str, att_args(cfg)))
-    models = {"the two counts in the other order (the feed forward's first)": book[::-1]}
-    if cfg["qkv_bias"]:
-        models["the attention built without cfg['qkv_bias'] (its three biases not counted)"] = \
-            [book[0], book[1] - 3 * cfg["emb_dim"]]
-    own = own_counts(student, cfg)
-    said = ""
-    if own is not None and own != book and own == answer:
-        said = (f" Your own FeedForward and MultiHeadAttention hold {own[0]} and {own[1]}: where one of them differs "
-                "from the book's by a mistake, that mistake is charged in its own part, and 4.1 credits the count it "
-                "gives only where the grader has seen your module make it.")
-    raise failure(f"feed_forward_and_attention_params({cfg}) returned {answer!r}; the book's FeedForward(cfg) and "
-                  f"MultiHeadAttention({args}) have {book[0]} and {book[1]} parameters: return both counts as ints, "
-                  f"feed forward first.{said}", next((n for n, m in models.items() if m == answer), None))
+    for i, cfg in enumerate(cfgs):
+        what = f"feed_forward_and_attention_params({cfg})"
+        answer = plan.values[f"answer{i}"]
+        book_att = dict(zip(("d_in", "d_out", "context_length", "dropout", "num_heads", "qkv_bias"), att_args(cfg)))
+        for given in calls_to(plan, f"answer{i}", BUILT_FROM["att"], ref):
+            differ = differing(given, book_att)
+            if differ:
+                raise failure(f"{what} builds {call_text('MultiHeadAttention', given, book_att)}; the block's is "
+                              f"{call_text('MultiHeadAttention', book_att, book_att)}.",
+                              "the attention built without cfg['qkv_bias'] (its three biases not counted)"
+                              if differ == ["qkv_bias"] else None)
+        called = {name for name, _ in calls_made(plan, f"answer{i}", ref)}
+        with stood_in(ref, {k: v for k, v in count_stand_ins(cfg["emb_dim"]).items() if k in called}):
+            book = list(ref.exercises.feed_forward_and_attention_params(cfg))
+        if is_counts(answer) and answer == book:
+            continue
+        raise failure(f"{what} returned {answer!r}; expected {book} (the pieces it builds are the grader's stand-ins, "
+                      "nn.Linear layers of other sizes than the book's, while it runs): both counts as ints, feed "
+                      "forward first.",
+                      "the two counts in the other order (the feed forward's first)" if answer == book[::-1] else None)
 
 
 @points(2)
@@ -385,12 +257,6 @@ def close(actual, expected):
             and torch.allclose(actual, expected, atol=1e-5))
 
 
-def dropped(t, rate, seed):
-    """What nn.Dropout(rate) gives on t in training mode right after ``seed``."""
-    set_seed(seed)
-    return F.dropout(t, rate)
-
-
 @points(4)
 def test_4_3_separate_dropout_rates(student, ref, seeds):
     """4.3: drop_rate_shortcut on the block's shortcuts, drop_rate_emb after the embeddings, drop_rate_attn in att"""
@@ -401,7 +267,7 @@ def test_4_3_separate_dropout_rates(student, ref, seeds):
         spec = stand_ins(BLOCK_PIECES, cfg["emb_dim"], seeds("block stand-ins"))
         module = swapped(built(ex_block, cfg, seeds("block")), spec)
         x = seeded(2, 5, cfg["emb_dim"], seed=seeds("block x"))
-        step = {"let": "blk", "call": f"{EX}.TransformerBlockSeparateDropout", "args": [cfg], "stand_in": spec,
+        step = {"let": "blk", "call": f"{EX}.TransformerBlockSeparateDropout", "args": [cfg], **on_stand_ins(spec),
                 "params_keep": KEEP, "params": params(module), "train": True}
         plan = student.plan([step, {"let": "out", "call": "blk", "args": [x], "seed": 123, "return": True}],
                             needs=f"{EX}.TransformerBlockSeparateDropout")
@@ -423,7 +289,8 @@ def test_4_3_separate_dropout_rates(student, ref, seeds):
         spec = stand_ins(block_names(cfg), cfg["emb_dim"], seeds("model stand-ins"))
         module = swapped(built(ref.exercises.GPTModelSeparateDropout, cfg, seeds("model")), spec)
         idx = token_ids(2, 6, cfg["vocab_size"], seeds("idx"))
-        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "stand_in": spec,
+        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg],
+                              **on_stand_ins(spec, block=f"{EX}.TransformerBlockSeparateDropout"),
                               "params_keep": KEEP, "params": params(module), "train": True},
                              {"let": "out", "call": "m", "args": [idx], "seed": 123, "return": True}],
                             needs=f"{EX}.GPTModelSeparateDropout")
@@ -435,23 +302,17 @@ def test_4_3_separate_dropout_rates(student, ref, seeds):
                      "GPTModelSeparateDropout(drop_rate_emb=0.3) in training mode (stand-ins for the blocks)", mistakes)
 
     def attention():
-        # Each block's attention holds the dropout it was built with as self.dropout (chapter 3's
-        # graded structure): called on the grader's weights, it must draw what nn.Dropout(drop_rate_attn)
-        # draws. What the attention computes around it is chapter 3's, judged there.
-        ctx = cfg["context_length"]
-        t = seeded(2, cfg["n_heads"], ctx, ctx, seed=seeds("attention weights")).softmax(dim=-1)
-        steps = [{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg], "seed": seeds("attention model"),
-                  "train": True}]
-        steps += [{"let": f"drop{i}", "call": f"m.trf_blocks.{i}.att.dropout", "args": [t], "seed": 9, "return": True}
-                  for i in range(cfg["n_layers"])]
-        plan = student.plan(steps, needs=f"{EX}.GPTModelSeparateDropout")
-        mistakes = {RATES_MIXED: Projection(lambda actual: next(
-            (m for m in (dropped(t, r, 9) for r in (0.3, 0.5)) if close(actual, m)), None)),
-            "no dropout in the attention in training mode (drop_rate_attn not passed on)": t}
-        for i in range(cfg["n_layers"]):
-            expect_close(plan.values[f"drop{i}"], dropped(t, 0.2, 9),
-                         f"GPTModelSeparateDropout's trf_blocks[{i}].att.dropout (your MultiHeadAttention's "
-                         "nn.Dropout) on attention weights in training mode after torch.manual_seed(9)", mistakes)
+        # Each block builds its attention with dropout=drop_rate_attn: read from what the blocks pass
+        # the grader's stand-in for MultiHeadAttention (what the attention does with it is chapter 3's)
+        plan = student.plan([{"let": "m", "call": f"{EX}.GPTModelSeparateDropout", "args": [cfg],
+                              "inject": drawn_pieces(cfg["emb_dim"])}], needs=f"{EX}.GPTModelSeparateDropout")
+        rates = [given and given.get("dropout") for given in calls_to(plan, "m", BUILT_FROM["att"], ref)]
+        if rates == [0.2] * cfg["n_layers"]:
+            return
+        mixed = rates and all(rate in (0.3, 0.5) for rate in rates)
+        raise failure(f"GPTModelSeparateDropout's blocks build their MultiHeadAttention with dropout {rates}; the "
+                      f"book's {cfg['n_layers']} blocks each pass dropout=drop_rate_attn (0.2).",
+                      RATES_MIXED if mixed else NO_ATTENTION_DROPOUT if rates and not any(rates) else None)
 
     for check in (block, model, attention):
         check()

@@ -15,7 +15,7 @@ import ast
 import pytest
 import torch
 
-from _gpt import (GPT_MISTAKES, KEEP, TIED, block_names, built, gpt_forward, live_ids, params, run, stand_ins,
+from _gpt import (on_stand_ins, GPT_MISTAKES, KEEP, TIED, block_names, built, gpt_forward, live_ids, params, run, stand_ins,
                   swapped, token_ids)
 from autograder.grading.compare import seeded, set_seed, yours_vs_expected
 from autograder.grading.diagnose import LOOP_SHORT
@@ -49,7 +49,7 @@ def model_case(ref, cfg, seed):
 
 def generation(cfg, idx, max_new_tokens, context_size, module, spec):
     """The student's GPTModel with the grader's weights and stand-ins, and their generation."""
-    return [{"let": "m", "call": GPT, "args": [cfg], "stand_in": spec, "params_keep": KEEP, "params": params(module),
+    return [{"let": "m", "call": GPT, "args": [cfg], **on_stand_ins(spec), "params_keep": KEEP, "params": params(module),
              "train": False},
             *live_ids("idx", "m.tok_emb.weight", idx),
             {"let": "out", "call": GEN, "args": [{"$ref": "m"}, {"$ref": "idx"}, max_new_tokens, context_size],

@@ -6,15 +6,16 @@ pre-LayerNorm, two shortcuts, dropout on both branches. The attention's argument
 what the block's attention answers with the grader's weights, against the book's answer or that of
 the chapter-3 mistake the student's own MultiHeadAttention makes, both computed here; the creation
 order against the student's own classes' draws."""
-import re
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from _gpt import (KEEP, BLOCK_MISTAKES, BLOCK_PIECES, CFGS, as_dict, attention_answers, attention_weights, block_forward,
-                  block_mistakes, built, close, gradient_steps, judge_gradients, live_tensor, named_parameters_steps, params,
+from _gpt import (BUILT_FROM, built_on, calls_to, drawn_pieces, on_stand_ins, KEEP, BLOCK_MISTAKES, BLOCK_PIECES, CFGS, as_dict, block_forward,
+                  block_mistakes, built, gradient_steps, judge_gradients, live_tensor, named_parameters_steps, params,
                   pieces_of, run, stand_ins, swapped, with_grads)
+from autograder.grading.kit import call_text, differing
+from autograder.grading.probes import calls_made
 from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.grading.result import failure
 
@@ -33,7 +34,8 @@ def block_case(ref, cfg, seed):
 
 
 def block_step(let, cfg, module, spec, train=False):
-    return {"let": let, "call": TB, "args": [cfg], "stand_in": spec, "params_keep": KEEP, "params": params(module), "train": train}
+    return {"let": let, "call": TB, "args": [cfg], **on_stand_ins(spec), "params_keep": KEEP, "params": params(module),
+            "train": train}
 
 
 @points(6)
@@ -80,125 +82,67 @@ def test_block_structure_and_attention_arguments(student, ref, seeds):
     """att is your MultiHeadAttention(emb_dim, emb_dim, context_length, drop_rate, n_heads, qkv_bias); ff, norm1, norm2"""
     for i, cfg in enumerate([{**CFGS[1], "drop_rate": 0.2}, {**CFGS[0], "drop_rate": 0.1}]):
         what = f"TransformerBlock({cfg})"
-        emb, ctx = cfg["emb_dim"], cfg["context_length"]
-        args = [emb, emb, ctx, cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"]]
-        plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": seeds(f"block{i}")},
-                             {"let": "names", "grads": "blk", "return": True},
-                             *[{"let": f"kind_{piece}", "attr": f"blk.{piece}.__class__.__name__", "return": True}
-                               for piece in PIECES],
-                             *named_parameters_steps("att", "blk.att"),
-                             {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args},
-                             *named_parameters_steps("own_state", "own")], needs=TB)
-        kinds = {piece: plan.values[f"kind_{piece}"] for piece in PIECES}
-        if kinds != PIECES:
-            raise AssertionError(f"{what}'s pieces: " + yours_vs_expected(
-                yours=kinds, yours_are="are", expected=f"{PIECES} (your own classes)"))
-        # the block's own parameters: none besides its pieces' (what they hold is judged in their parts)
-        own = sorted(n for n in plan.values["names"] if not n.startswith(tuple(f"{p}." for p in PIECES)))
-        if own:
-            raise AssertionError(f"{what} has the parameters {own} besides those of att, ff, norm1 and norm2; the "
-                                 "book's block has no others")
-        att = as_dict(plan.values["att"], "blk.att")
-        # The block's attention holds what your class, built with the book's arguments, holds
-        book = None if plan.failed("own_state") else sorted(as_dict(plan.values["own_state"], "MultiHeadAttention"))
-        if book is not None and sorted(att) != book:
-            differ = set(att) ^ set(book)
-            bias = all(re.search(r"^W_(query|key|value)\.bias$", n) for n in differ)
-            raise failure(f"{what}.att is not built with the book's arguments: " + yours_vs_expected(
-                yours=sorted(att), expected=book, yours_are="the block's attention has the parameters",
-                expected_are=f"your MultiHeadAttention({', '.join(map(str, args))}) has") + ".",
-                QKV_NOT_PASSED if bias else None)
-        # The block's attention with the grader's weights (for the parameters it holds) on the whole
-        # context, in training mode after a seed: its answer must be the one computed here, the book's
-        # attention with the book's arguments, or that made with the chapter-3 mistake your own
-        # MultiHeadAttention(book's arguments) makes with the same weights (chapter 3's business).
-        # What the child answers is never the truth: a block and its own class that agree earn nothing.
-        # the names of the parameters it holds (the book's, or a chapter-3 mistake's: a bias more or less)
-        # choose which of the grader's weights are copied in; every expected answer is computed here
-        weights = attention_weights(att, emb, seeds(f"weights{i}"))
-        if weights is None:
-            raise AssertionError(f"{what}.att has the parameters {sorted(att)}: the grader can judge an attention "
-                                 "of W_query, W_key, W_value and out_proj (nn.Linear each) only")
-        x = seeded(2, ctx, emb, seed=seeds(f"x{i}"))
-        load = {"params_keep": KEEP, "params": weights, "train": True}
-        plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": seeds(f"block{i}")},
-                             {"let": "mine", "call": "blk.att", "args": [x], "seed": 9, "return": True, **load},
-                             {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args, **load},
-                             {"let": "theirs", "call": "own", "args": [x], "seed": 9, "return": True}], needs=TB)
-        expected = attention_answers(x, weights, cfg["n_heads"], cfg["drop_rate"], 9)  # the grader's, every one
-        # which of them your own class gives: the book's, or a chapter-3 mistake (it selects the answer
-        # the block's attention is held to; it is never itself the answer)
-        own = None if plan.failed("theirs") else plan.values["theirs"]
-        own_fits = [name for name, answer in expected.items() if own is not None and close(own, answer)]
-        mine = plan.values["mine"]
-        fits = [name for name in dict.fromkeys([None, *own_fits]) if close(mine, expected[name])]
-        if fits:
-            if None not in fits:
-                student.notes.append(f"{what}.att was judged with the mistake your MultiHeadAttention makes on its own "
-                                     f"({' or '.join(fits)}): that is chapter 3's, not charged here.")
-            continue
-        yours = f"your own MultiHeadAttention({', '.join(map(str, args))})"
-        if own is None:
-            why = f"; {yours} fails on its own ({plan.failed('theirs')}), so the block cannot be judged through it"
-        elif not own_fits:
-            why = (f"; {yours} gives neither the book's answer nor one of a chapter-3 mistake the grader can compute, "
-                   "so the block cannot be judged through it")
-        else:
-            why = ""
-        raise failure(f"{what}.att in training mode (the grader's weights, the whole context, a seed) differs from "
-                      "MultiHeadAttention built with d_in=d_out=emb_dim, context_length, dropout=drop_rate, "
-                      f"num_heads=n_heads, qkv_bias from cfg{why}.", argument_not_passed(student, cfg, 770 + i, args))
+        emb = cfg["emb_dim"]
+        # built on the grader's stand-ins for the classes it calls, which record what they are given:
+        # the block's own choices are judged here, whatever those classes do (their parts judge them)
+        inject = drawn_pieces(emb)
+        plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": seeds(f"block{i}"), "inject": inject},
+                             *named_parameters_steps("state", "blk")], needs=TB)
+        mine = as_dict(plan.values["state"], "TransformerBlock")
+        made = {piece: calls_to(plan, "blk", BUILT_FROM[piece], ref) for piece in ("att", "ff", "norm1")}
+        counts = {PIECES[piece]: len(calls) for piece, calls in made.items()}
+        if counts != BOOK_COUNTS:
+            raise AssertionError(f"{what} builds " + yours_vs_expected(
+                yours=counts, yours_are="these pieces", expected=BOOK_COUNTS, expected_are="the book's block builds")
+                + ": att = MultiHeadAttention(...), ff = FeedForward(cfg), norm1 and norm2 = LayerNorm(emb_dim).")
+        wanted = {"d_in": emb, "d_out": emb, "context_length": cfg["context_length"], "dropout": cfg["drop_rate"],
+                  "num_heads": cfg["n_heads"], "qkv_bias": cfg["qkv_bias"]}
+        (given,) = made["att"]
+        differ = differing(given, wanted)
+        if differ:
+            raise failure(f"{what} builds its attention as {call_text('MultiHeadAttention', given, wanted)}; the "
+                          f"book's is {call_text('MultiHeadAttention', wanted, wanted)}.", argument_not_passed(differ))
+        for piece, arg, value, book in (("ff", "cfg", cfg, "FeedForward(cfg)"), ("norm1", "emb_dim", emb, "LayerNorm(emb_dim)")):
+            if any(given is None or given.get(arg) != value for given in made[piece]):
+                raise AssertionError(f"{what} builds {PIECES[piece]} with other arguments than the book's {book}.")
+        book = built_on(ref, ref.transformer_block.TransformerBlock, cfg, seeds(f"block{i}"), inject)
+        if sorted(mine) != sorted(params(book)):
+            raise AssertionError(f"{what}, built on the grader's stand-ins for its pieces: " + yours_vs_expected(
+                yours=sorted(mine), yours_are="has the parameters", expected=sorted(params(book)),
+                expected_are="the book's block has") + " (att, ff, norm1, norm2 and no parameters of its own).")
 
 
-def argument_not_passed(student, cfg, seed, args):
-    """The mistake of building the block's attention with one argument other than cfg's, read from
-    the attributes it keeps beside your own MultiHeadAttention built with the book's arguments;
-    None where they cannot be read or more than one differs."""
-    steps = [{"let": "blk", "call": TB, "args": [cfg], "seed": seed},
-             {"let": "own", "call": "multihead_attention.MultiHeadAttention", "args": args}]
-    for k, attr in enumerate(BOOK_ATTRS):
-        steps += [{"let": f"mine{k}", "attr": f"blk.att.{attr}", "return": True},
-                  {"let": f"book{k}", "attr": f"own.{attr}", "return": True}]
-    plan = student.plan(steps, needs=TB)
-    differ = []
-    for k, (attr, key) in enumerate(BOOK_ATTRS.items()):
-        if plan.failed(f"mine{k}") or plan.failed(f"book{k}"):
-            return None
-        mine, book = plan.values[f"mine{k}"], plan.values[f"book{k}"]
-        if type(mine) not in (int, float) or type(book) not in (int, float):
-            return None
-        if mine != book:
-            differ.append((attr.split(".")[0], key))
+# how many of each piece the book's block builds, and the key of cfg each argument of its attention comes from
+BOOK_COUNTS = {"MultiHeadAttention": 1, "FeedForward": 1, "LayerNorm": 2}
+CFG_KEYS = {"d_in": "emb_dim", "d_out": "emb_dim", "context_length": "context_length", "dropout": "drop_rate",
+            "num_heads": "n_heads"}
+
+
+def argument_not_passed(differ):
+    """The mistake of building the block's attention with one argument other than cfg's, or None."""
     if len(differ) != 1:
         return None
-    (attr, key), = differ
-    return f"the block's attention built with another {attr} than cfg['{key}']"
+    (key,) = differ
+    return QKV_NOT_PASSED if key == "qkv_bias" else f"the block's attention built with another {key} than cfg['{CFG_KEYS[key]}']"
 
 
 @points(3)
-def test_block_seeded_init(student):
-    """att created first, then ff (FeedForward(cfg)) and the two LayerNorms: your classes' draws after the seed"""
+def test_block_seeded_init(student, ref):
+    """att created first, then ff (FeedForward(cfg)) and the two LayerNorms: the draws after the seed"""
     cfg = CFGS[0]
-    emb = cfg["emb_dim"]
-    args = [emb, emb, cfg["context_length"], cfg["drop_rate"], cfg["n_heads"], cfg["qkv_bias"]]
-    plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 123},
-                         *named_parameters_steps("state", "blk"),
-                         {"let": "att", "call": "multihead_attention.MultiHeadAttention", "args": args, "seed": 123},
-                         {"let": "ff", "call": "feed_forward.FeedForward", "args": [cfg]},
-                         *named_parameters_steps("ff_state", "ff"),
-                         {"let": "ff_first", "call": "feed_forward.FeedForward", "args": [cfg], "seed": 123},
-                         *named_parameters_steps("ff_first_state", "ff_first")], needs=TB)
-    mine = {k: v for k, v in as_dict(plan.values["state"], "TransformerBlock").items() if k.startswith("ff.")}
-    expected = {f"ff.{k}": v for k, v in as_dict(plan.values["ff_state"], "FeedForward").items()}
-    if sorted(mine) != sorted(expected):
-        raise AssertionError(f"TransformerBlock's ff has parameters {sorted(mine)}; FeedForward(cfg) has {sorted(expected)}")
-    if all(torch.equal(mine[k], v) for k, v in expected.items()):
+    inject = drawn_pieces(cfg["emb_dim"])
+    plan = student.plan([{"let": "blk", "call": TB, "args": [cfg], "seed": 123, "inject": inject},
+                         *named_parameters_steps("state", "blk")], needs=TB)
+    mine = as_dict(plan.values["state"], "TransformerBlock")
+    book = params(built_on(ref, ref.transformer_block.TransformerBlock, cfg, 123, inject))
+    if sorted(mine) == sorted(book) and all(torch.equal(mine[k], v) for k, v in book.items()):
         return
-    first = {f"ff.{k}": v for k, v in as_dict(plan.values["ff_first_state"], "FeedForward").items()}
-    raise failure("TransformerBlock's ff after torch.manual_seed(123) is not what your FeedForward(cfg) draws "
-                  "right after your MultiHeadAttention: create att first, then ff.",
-                  "ff created before att (the book creates att, ff, norm1, norm2)"
-                  if all(torch.equal(mine[k], v) for k, v in first.items()) else None)
+    order = [name for name, _ in calls_made(plan, "blk", ref)]
+    ff_first = order[:2] == [BUILT_FROM["ff"], BUILT_FROM["att"]]
+    raise failure("TransformerBlock after torch.manual_seed(123), built on stand-ins for its pieces that draw as "
+                  "torch's nn.Linear draws, differs from the book's block built the same way: create att first, then "
+                  "ff, then norm1 and norm2, and nothing else random.",
+                  "ff created before att (the book creates att, ff, norm1, norm2)" if ff_first else None)
 
 
 @points(3)

@@ -192,7 +192,13 @@ def test_attention_without_cache(student, ref, seeds):
                   {"let": f"n{i}", "call": f"m{i}", "args": [x[:, 3:4]], "kwargs": {"use_cache": True},
                    "params": new_keys, "return": True},
                   {"let": f"own_a{i}", "call": f"c{i}", "args": [x], "return": True},
-                  {"let": f"own_b{i}", "call": f"c{i}", "args": [x2], "return": True}]
+                  {"let": f"own_b{i}", "call": f"c{i}", "args": [x2], "return": True},
+                  # the same four tokens with no uncached call between: it tells, for the feedback
+                  # only, an uncached call that empties the cache from a cache never used
+                  {"let": f"z{i}", "call": f"m{i}.reset_cache"},
+                  {"let": f"y{i}", "call": f"m{i}", "args": [x[:, :3]], "kwargs": {"use_cache": True}},
+                  {"let": f"w{i}", "call": f"m{i}", "args": [x[:, 3:4]], "kwargs": {"use_cache": True},
+                   "return": True}]
         cases.append((args, att, x, x2, new_keys))
     plan = student.plan(steps, needs=ATT)
     for i, (args, att, x, x2, new_keys) in enumerate(cases):
@@ -221,10 +227,24 @@ def test_attention_without_cache(student, ref, seeds):
             return attention(private, x[:, 3:4], state, variant, base=switches)
         right = once(("kv fourth token", id(att), id(new_keys), x.numpy().tobytes(), repr(switches)),
                      lambda: fourth(None))
+        mistakes = {name: (lambda v=v: fourth(v)) for name, v in CACHE_MISTAKES.items()}
+        if plan.failed(f"w{i}") is None and close(plan.values[f"w{i}"], with_weights(att, new_keys, x[:, :4])[:, 3:4]):
+            mistakes[EMPTIED] = mistakes.pop(NO_CACHE)  # the cache works where no uncached call comes between
         expect_close(plan.values[f"n{i}"], right, f"MultiHeadAttention{args}: the 4th token fed with the "
                      f"cache, after an uncached call between (an uncached call must leave the cache as it was), with "
-                     f"{WITNESS.replace('each piece after the first', 'it')}",
-                     {name: (lambda v=v: fourth(v)) for name, v in CACHE_MISTAKES.items()})
+                     f"{WITNESS.replace('each piece after the first', 'it')}", mistakes)
+
+
+EMPTIED = ("the cache emptied by the uncached call between (the 4th token then attends only to itself; with "
+           "use_cache=False the attention neither reads nor changes the cache)")
+
+
+@no_grad
+def with_weights(att, weights, x):
+    """A private copy of the reference attention ``att`` with ``weights`` loaded, on ``x`` without a cache."""
+    private = copy.deepcopy(att)
+    load(private, weights)
+    return private(x)
 
 
 NO_DROPOUT = "no dropout on the attention weights in training mode (chapter 3's self.dropout(attn_weights))"
