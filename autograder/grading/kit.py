@@ -3,6 +3,8 @@ check, one rule for naming a mistake, one rule for charging a lower part.
 
 Torch-free: the rules take the comparison (``fit``) from the suite that knows its values.
 """
+import contextlib
+import contextvars
 import functools
 import hashlib
 from typing import Any, NamedTuple, Optional
@@ -50,6 +52,24 @@ def seed_of(name, salt=0):
     ``salt`` tells a check's several inputs apart."""
     digest = hashlib.sha256(f"{name}#{salt}".encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+_NAMING = contextvars.ContextVar("naming", default=True)
+
+
+@contextlib.contextmanager
+def unnamed():
+    """Checks run without naming their mistakes (the repair search: it needs pass or fail only)."""
+    token = _NAMING.set(False)
+    try:
+        yield
+    finally:
+        _NAMING.reset(token)
+
+
+def naming():
+    """Whether a failed check looks for the mistake that explains it (not inside ``unnamed``)."""
+    return _NAMING.get()
 
 
 def known_mistake(actual, mistakes, fit):

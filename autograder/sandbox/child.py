@@ -34,6 +34,29 @@ class SubmissionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.sources = dict(sources)
         self.failed = {}      # module name -> why it could not be imported
         self.wanted = None    # the module a probe is importing directly
+        self.base = self.sources
+        self.variants = []    # [module, first line, last line, text]: one edit of the sources each
+        self.current = None   # the variant whose modules sys.modules holds now (None: the sources as sent)
+        self.kept = {}        # variant -> ({name: module}, failed) while another one is current
+
+    def use(self, variant):
+        """Give sys.modules the modules of ``variant`` (an index of ``variants``, or None: the
+        sources as sent), each variant's imported on demand and kept apart from the others'."""
+        if variant == self.current:
+            return
+        if variant is not None and not (type(variant) is int and 0 <= variant < len(self.variants)):
+            raise ProbeError("plan", f"no variant {variant!r}")
+        held = {name: sys.modules.pop(name) for name in self.base if name in sys.modules}
+        self.kept[self.current] = (held, self.failed)
+        modules, self.failed = self.kept.pop(variant, ({}, {}))
+        sys.modules.update(modules)
+        self.sources = dict(self.base)
+        if variant is not None:
+            module, first, last, text = self.variants[variant]
+            lines = self.base[module].splitlines(keepends=True)
+            lines[first - 1:last] = [text]
+            self.sources[module] = "".join(lines)
+        self.current = variant
 
     def find_spec(self, name, path=None, target=None):
         if path is None and name in self.sources:
@@ -597,9 +620,13 @@ def _reloads(step, env, failed):
 
 
 def op_plan(req):
-    """Run the grader's steps in order; each names its result (see session.StudentSession.plan).
+    """Run the grader's steps in order; each names its result (see session.StudentSession.plan),
+    with the modules of ``req["variant"]`` (see SubmissionFinder.use) where it names one.
 
     A step that fails gets its error; the steps that use it are not run."""
+    finder = _finder()
+    if finder is not None:
+        finder.use(req.get("variant"))
     env, failed, budget = {}, set(), _Budget()
     values, records, errors, unchanged, changed, wheres, printed = {}, {}, {}, [], {}, {}, {}
     sent = {step["let"]: step["data"] for step in req["steps"] if "data" in step}  # as the grader sent it
@@ -667,7 +694,19 @@ def _action(step):
     return f"{key} {step[key] if isinstance(step.get(key), str) else ''}".strip()
 
 
-OPS = {"plan": op_plan}
+def op_plans(req):
+    """Several plans in one round trip (``req["plans"]``: {"steps", "variant"} each); one reply
+    each, a plan that fails as a whole its own {"ok": False, "error"}."""
+    replies = []
+    for plan in req["plans"]:
+        try:
+            replies.append({"ok": True, **op_plan(plan)})
+        except BaseException as exc:
+            replies.append({"ok": False, "error": str(exc) if isinstance(exc, ProbeError) else _describe(exc)})
+    return {"replies": replies}
+
+
+OPS = {"plan": op_plan, "plans": op_plans}
 
 
 def serve(sock, hello):
@@ -680,6 +719,7 @@ def serve(sock, hello):
             return
         if request.get("op") == "load":
             sys.meta_path.insert(0, SubmissionFinder(request["sources"]))
+            sys.meta_path[0].variants = list(request.get("variants", ()))
             reply = {"ok": True}
         else:
             try:

@@ -46,6 +46,7 @@ PLAIN = "plain"   # a plan's value: tensors, None, bool, int, float, str, lists,
 # the arguments a call changed (``changed_args``), and where a shape error was raised
 _REPLY = {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str},
           "unchanged?": [str], "changed_args?": {str: [PLAIN]}, "wheres?": {str: dict}}
+_REPLIES = {"replies": [dict]}  # several plans' (``plans``): each checked as a plan's reply
 
 
 # What the comparisons can handle; anything else (float8, complex, quantized) is a failed check.
@@ -195,9 +196,13 @@ def _death_reason(code):
 class StudentSession:
     """The ``student`` fixture: runs probes on one submission in sandboxed children."""
 
-    def __init__(self, zygote, sources, *, timeout=5.0, budget=60.0, max_restarts=40, unsafe_same_uid=False):
-        """``unsafe_same_uid``: serve a child that runs with the grader's own uid (trusted code only)."""
+    def __init__(self, zygote, sources, *, timeout=5.0, budget=60.0, max_restarts=40, unsafe_same_uid=False,
+                 variants=()):
+        """``unsafe_same_uid``: serve a child that runs with the grader's own uid (trusted code only).
+        ``variants``: (module, first line, last line, text) edits of ``sources``, each a variant of the
+        submission that a plan may run instead (``plans``); the child keeps each one's modules apart."""
         self.zygote = zygote
+        self.variants = [list(v) for v in variants]
         self.unsafe_same_uid = unsafe_same_uid
         self.refused = None
         self.sources = sources
@@ -236,7 +241,8 @@ class StudentSession:
             if memory is not None and "limits" not in self.protections["held"]:
                 raise GraderError(f"the child's memory limit could not be set "
                                   f"({self.protections['unavailable'].get('limits', 'not said why')})")
-            protocol.send(self.sock, {"op": "load", "sources": self.sources, "_modules": []}, time.monotonic() + 30)
+            protocol.send(self.sock, {"op": "load", "sources": self.sources, "variants": self.variants, "_modules": []},
+                          time.monotonic() + 30)
             protocol.recv(self.sock, time.monotonic() + 30)
         except Refused:
             raise
@@ -245,6 +251,19 @@ class StudentSession:
             if isinstance(exc, protocol.ChannelError) and "closed" in str(exc):
                 exc = f"it exited with status {code} before saying which step failed"
             raise GraderError(f"the sandboxed child did not start: {exc}") from None
+
+    def vary(self, variants):
+        """From now on the child also holds ``variants`` (see ``__init__``), for ``plans`` to run."""
+        self.variants = [list(v) for v in variants]
+        if self.pid is None:
+            return  # the next request's child loads them
+        try:
+            deadline = time.monotonic() + self.timeout
+            protocol.send(self.sock, {"op": "load", "sources": self.sources, "variants": self.variants,
+                                      "_modules": []}, deadline)
+            protocol.recv(self.sock, deadline)
+        except (protocol.ChannelError, OSError):
+            self._kill()  # the next request starts a fresh child, which loads them
 
     def _kill(self, grace=0.0, wait=True):
         """Stop the child (and everything it started) and collect its exit code.
@@ -273,7 +292,7 @@ class StudentSession:
             self._kill(wait=False)
 
     # -- requests --------------------------------------------------------------------
-    def _request(self, steps, *, needs, timeout=None, batch=False, memory=None):
+    def _request(self, steps, *, needs, timeout=None, batch=False, memory=None, payload=None):
         """Send one plan; ``needs`` names what it probes ("module" or "module.name");
         ``timeout``: seconds for this probe (default: the session's); ``batch``, ``memory``: see ``plan``."""
         timeout = timeout or self.timeout
@@ -286,7 +305,7 @@ class StudentSession:
         if memory is None:
             if self.pid is None:
                 self._start()
-            return self._exchange(steps, needs, module, timeout, batch)
+            return self._exchange(steps, needs, module, timeout, batch, payload=payload)
         # A child of its own, started with the limit and stopped after; the session's own waits.
         kept, restarts, self.pid, self.sock = (self.pid, self.sock), self.restarts_left, None, None
         try:
@@ -300,11 +319,13 @@ class StudentSession:
             self.restarts_left = restarts  # started by the grader's choice, not after a death
             self.pid, self.sock = kept
 
-    def _exchange(self, steps, needs, module, timeout, batch, limited=False):
+    def _exchange(self, steps, needs, module, timeout, batch, limited=False, payload=None):
         """The plan's round trip with the current child; a child that dies, hangs or sends
         garbage becomes the StudentFailure that says so (``limited``: in a child of the plan's
-        own, which marks nothing broken: the session's next child is another)."""
-        payload = {"op": "plan", "steps": steps, "_modules": sorted(self.sources)}
+        own, which marks nothing broken: the session's next child is another). ``payload``: the
+        request, where it is not this plan (``plans``)."""
+        shape = _REPLY if payload is None else _REPLIES
+        payload = payload or {"op": "plan", "steps": steps, "_modules": sorted(self.sources)}
         try:  # the child runs from the start of the send: one deadline for the round trip
             deadline = time.monotonic() + timeout
             protocol.send(self.sock, payload, deadline)
@@ -341,7 +362,7 @@ class StudentSession:
             self.imported.update(n for n in imported if isinstance(n, str))
         if not reply["ok"]:
             raise StudentFailure(clean_text(reply.get("error", "failed"), limit=MESSAGE_LIMIT))
-        if not _conforms(reply, _REPLY):
+        if not _conforms(reply, shape):
             # Our own child never sends this: the submission tampered with the channel. The
             # channel may be out of step now, so the next check starts a fresh child.
             self._kill()
@@ -405,15 +426,45 @@ class StudentSession:
         marks nothing broken, and the session's own child serves the next plan.
         A step that raised a shape error in the submission's code also leaves a ``Fault`` in
         ``faults`` where the child's report of it is well formed (``read_where``)."""
-        steps = [dict(step) for step in steps]
-        _check_steps(steps)
+        steps, needs = _checked(steps, needs)
         if memory is not None and not (type(memory) is int and memory > 0):
             raise ValueError(f"plan: memory must be a positive number of bytes, not {memory!r}")
+        return self._read(self._request(steps, needs=needs, timeout=timeout, batch=batch, memory=memory),
+                          steps, needs)
+
+    def plans(self, requests, *, timeout=None):
+        """Several plans in one round trip, each ``(steps, needs, variant)``: ``variant`` an index
+        of the session's ``variants`` (None: the sources as sent). Returns, per plan, its ``Plan``
+        or the ``StudentFailure`` that says why it has none; a child that dies, hangs or sends
+        garbage fails them all. Every answer is checked as ``plan``'s is."""
+        requests = [(*_checked(steps, needs), variant) for steps, needs, variant in requests]
+        payload = {"op": "plans", "_modules": sorted(self.sources),
+                   "plans": [{"steps": steps, "variant": variant} for steps, _, variant in requests]}
+        try:
+            reply = self._request([], needs=requests[0][1], timeout=timeout, batch=True, payload=payload)
+            replies = reply.get("replies")
+            if not (isinstance(replies, list) and len(replies) == len(requests)):
+                self._kill()
+                raise StudentFailure("the submission's process sent a malformed answer")
+        except StudentFailure as exc:
+            return [exc] * len(requests)
+        out = []
+        for (steps, needs, _), one in zip(requests, replies):
+            try:
+                if not (isinstance(one, dict) and isinstance(one.get("ok"), bool)):
+                    raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
+                if not one["ok"]:
+                    raise StudentFailure(clean_text(one.get("error", "failed"), limit=MESSAGE_LIMIT))
+                if not _conforms(one, _REPLY):
+                    raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
+                out.append(self._read(one, steps, needs))
+            except StudentFailure as exc:
+                out.append(exc)
+        return out
+
+    def _read(self, reply, steps, needs):
+        """The ``Plan`` of ``reply``, the child's answer to ``steps``, once checked."""
         names = [step["let"] for step in steps]
-        if needs is None:
-            needs = next((step["call"] for step in steps if "call" in step
-                          and step["call"].split(".")[0] not in names and "." in step["call"]), "plan")
-        reply = self._request(steps, needs=needs, timeout=timeout, batch=batch, memory=memory)
         values, records, errors = reply["values"], reply["records"], reply["errors"]
         unchanged = set(reply.get("unchanged", ()))
         changed_from = {step["let"]: step["changed_from"] for step in steps if "changed_from" in step}
@@ -452,6 +503,18 @@ class StudentSession:
         sent = {step["let"]: step["data"] for step in steps if "data" in step}
         values.update({name: sent[changed_from[name]] for name in unchanged})  # the grader's own, never the child's
         return Plan(values, records, errors, unchanged, changed_args, printed)
+
+
+def _checked(steps, needs):
+    """``steps`` copied and checked (``_check_steps``), and what they probe (``needs``, or their
+    first ``module.name`` call)."""
+    steps = [dict(step) for step in steps]
+    _check_steps(steps)
+    names = [step["let"] for step in steps]
+    if needs is None:
+        needs = next((step["call"] for step in steps if "call" in step
+                      and step["call"].split(".")[0] not in names and "." in step["call"]), "plan")
+    return steps, needs
 
 
 _ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered")
