@@ -6,6 +6,8 @@ can start the zygote, or ask for consent, before this process imports torch.
 from dataclasses import dataclass
 from typing import Optional
 
+from .repair import HINTS
+
 
 @dataclass(frozen=True)
 class Options:
@@ -26,8 +28,8 @@ class Options:
         # anything but "full" would silently grade with less isolation: say so here instead
         if self.isolation not in ("full", "off"):
             raise ValueError(f"isolation must be 'full' or 'off', not {self.isolation!r}")
-        if self.hints not in ("none", "line", "change", "fix"):
-            raise ValueError(f"hints must be none, line, change or fix, not {self.hints!r}")
+        if self.hints not in HINTS:
+            raise ValueError(f"hints must be one of {', '.join(HINTS)}, not {self.hints!r}")
         if not (isinstance(self.jobs, int) and self.jobs >= 1) or not self.timeout > 0:
             raise ValueError(f"jobs must be a whole number from 1 and timeout positive (jobs={self.jobs!r}, "
                              f"timeout={self.timeout!r})")

@@ -18,7 +18,7 @@ HINTS = ("none", "line", "change", "fix")  # how much of a repair the student's 
 MAX_CANDIDATES = 600  # per submission
 SHARE = 0.5           # of the grading's own time, the search may add (at least MIN_SECONDS)
 MIN_SECONDS = 0.25
-BATCHES = (8, 24, 64)  # candidates per round trip: small first (the likeliest edits come first)
+BATCHES = (8, 16)  # candidates per round trip: small first (the likeliest edits come first), then 16 at a time
 
 # kind -> what the `change` hint says changes; in the order candidates are tried
 KINDS = {"dimension": "the dimension argument", "transpose": "a transpose", "operator": "the operator",
@@ -179,7 +179,7 @@ def _int(node):
 
 def _text(node):
     text = ast.unparse(node)
-    return text if isinstance(node, _ATOMIC) else f"({text})"
+    return f"({text})" if isinstance(node, ast.expr) and not isinstance(node, _ATOMIC) else text
 
 
 def _call_name(call):
@@ -203,6 +203,9 @@ def edits(module, function, tier=0):
                 edit(kind, node, ast.Constant(other), f"{prefix}{value}", f"{prefix}{other}", where)
 
     names = _locals(function)
+    params = [a.arg for a in function.args.args + function.args.kwonlyargs if a.arg not in ("self", "cls")]
+    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    unused = [p for p in params if p not in used]  # a parameter never read: the constant beside it may be it
     attributes = {n.attr for n in ast.walk(function) if isinstance(n, ast.Attribute)
                   and isinstance(n.value, ast.Name) and n.value.id == "self"}
     called = {id(n.func) for n in ast.walk(function) if isinstance(n, ast.Call)}
@@ -219,13 +222,24 @@ def edits(module, function, tier=0):
                 elif kw.arg and isinstance(kw.value, ast.Constant) and type(kw.value.value) is bool:
                     edit("constant", kw.value, ast.Constant(not kw.value.value), f"{kw.arg}={kw.value.value}",
                          f"{kw.arg}={not kw.value.value}", where)
+                if kw.arg in params and isinstance(kw.value, ast.Constant):
+                    edit("variable", kw.value, ast.Name(kw.arg), f"{kw.arg}={kw.value.value!r}",
+                         f"{kw.arg}={kw.arg}", where)
             for arg in node.args:
                 if _int(arg) is not None and abs(_int(arg)) <= 3:
                     ints(arg, (-1, -2, 0, 1, 2, 3), "transpose" if method in _TRANSPOSES else "dimension", where)
+                if isinstance(arg, ast.Constant) and type(arg.value) in (int, float, bool):
+                    for name in unused:
+                        edit("variable", arg, ast.Name(name), where=where)
             given = {kw.arg for kw in node.keywords}
             if method in _REDUCTIONS and "keepdim" not in given:
                 edit("constant", node, ast.Call(node.func, node.args, [*node.keywords, ast.keyword(
                     "keepdim", ast.Constant(True))]))
+            if (method or getattr(node.func, "id", None)) in ("triu", "tril") and "diagonal" not in given \
+                    and len(node.args) == 1:
+                for k in (1, -1):
+                    edit("constant", node, ast.Call(node.func, node.args, [*node.keywords, ast.keyword(
+                        "diagonal", ast.Constant(k))]))
             if method in ("var", "std") and not given & {"unbiased", "correction"}:
                 edit("constant", node, ast.Call(node.func, node.args, [*node.keywords, ast.keyword(
                     "unbiased", ast.Constant(False))]))
@@ -244,6 +258,17 @@ def edits(module, function, tier=0):
                     edit("arguments", node, ast.Call(node.func, args, node.keywords), where=where)
         elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT") and isinstance(node.ctx, ast.Load):
             edit("transpose", node, node.value)
+        elif isinstance(node, ast.Attribute) and node.attr == "weight" and isinstance(node.ctx, ast.Load):
+            edit("transpose", node, ast.Attribute(node, "T", ast.Load()))
+        elif isinstance(node, ast.AugAssign):
+            for op in _SWAPS.get(type(node.op), ()):
+                edit("operator", node, ast.AugAssign(node.target, op(), node.value))
+            edit("operator", node, ast.Assign([node.target], node.value, lineno=node.lineno))
+        elif isinstance(node, (ast.For, ast.While)):
+            for stmt in ast.walk(node):
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (
+                        ast.Name, ast.Subscript)) and stmt is not node:
+                    edit("operator", stmt, ast.AugAssign(stmt.targets[0], ast.Add(), stmt.value))
         elif isinstance(node, ast.BinOp):
             for op in _SWAPS.get(type(node.op), ()):
                 edit("operator", node, ast.BinOp(node.left, op(), node.right))
@@ -298,6 +323,10 @@ def _locals(function):
 
 def _slices(part, edit):
     """A slice's bounds off by one, and ``[:n]`` from the other end (``[-n:]``), and back."""
+    if part.lower is not None and part.upper is not None:  # the whole window one step over, either way
+        for op in (ast.Add(), ast.Sub()):
+            edit("slice", part, ast.Slice(ast.BinOp(part.lower, op, ast.Constant(1)),
+                                          ast.BinOp(part.upper, op, ast.Constant(1))))
     for bound in ("lower", "upper"):
         value = getattr(part, bound)
         if value is None:
@@ -441,9 +470,10 @@ def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDID
     started = time.monotonic()
     deadline = started + seconds
     found, tried, bound, cache = {}, 0, None, {}
-    # a repair found for one check is tried first on the others (one mistake fails several checks)
+    fixes = {}  # check index -> [(checks the repair makes pass, its Edit, others exist)]
+    # a repair found for one check is run on every other failed one (one mistake fails several checks)
     for check in sorted(failed, key=lambda c: c.named):
-        if check.index in found:
+        if check.index in fixes:
             continue
         if time.monotonic() > deadline:
             bound = "time"
@@ -460,10 +490,14 @@ def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDID
         if hit is None:
             continue
         edit, others = hit
-        confirmed = _confirm(edit, sources, [check] + [c for c in failed if c.index not in found
-                                                         and c is not check], new_session)
+        confirmed = _confirm(edit, sources, [check] + [c for c in failed if c is not check], new_session)
         for c in confirmed:
-            found[c.index] = (edit.data(sources), others and c is check)
+            fixes.setdefault(c.index, []).append((len(confirmed), edit, others and c is check))
+    # where several repairs make a check pass: the one that makes the most of them pass (it explains
+    # the most), and of those the first found (the nearest the check that found it)
+    for index, options in fixes.items():
+        _, edit, others = max(options, key=lambda o: o[0])
+        found[index] = (edit.data(sources), others or len(options) > 1)
     return found, {"checks": len(failed), "candidates": tried, "seconds": round(time.monotonic() - started, 3),
                    "found": len(found), "bound": bound}
 

@@ -110,7 +110,7 @@ def grade_student(path, found, isolation, args):
     # tiktoken's encoding only where an assignment uses it. No child is started before the consent.
     tiktoken = any(course.get(a).uses_tiktoken for _, a in found.submissions)
     options = Options(isolation=isolation, timeout=args.timeout, fork=True, tiktoken=tiktoken,
-                      ahead=len(found.submissions) > 1, earlier_reference=args.earlier_reference)
+                      ahead=len(found.submissions) > 1, earlier_reference=args.earlier_reference, hints=args.hints)
     zygote = start_zygote(options)
     same_uid = same_uid_consent(path, isolation, args.unsafe_same_uid, checking=checking)
     if same_uid is None:
@@ -227,7 +227,7 @@ def _start_engine(isolation, args, hidden, count, same_uid, fork):
     otherwise each worker is a fresh interpreter with a zygote of its own."""
     options = Options(isolation=isolation, timeout=args.timeout, hidden=hidden, same_uid=same_uid, fork=fork,
                       jobs=args.jobs or min(os.cpu_count() or 1, max(1, count // 8)),
-                      earlier_reference=args.earlier_reference)
+                      earlier_reference=args.earlier_reference, hints=args.hints)
     if options.jobs <= 1:
         _start_grader(options)
         return 1, None
