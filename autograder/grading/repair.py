@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 HINTS = ("none", "line", "change", "fix")  # how much of a repair the student's text shows
 MAX_CANDIDATES = 600  # per submission
+MAX_PER_CHECK = 200   # per failed check: a later one (often the same mistake seen from above) gets its turn
 SHARE = 0.5           # of the grading's own time, the search may add (at least MIN_SECONDS)
 MIN_SECONDS = 0.25
 BATCHES = (8, 16)  # candidates per round trip: small first (the likeliest edits come first), then 16 at a time
@@ -31,7 +32,7 @@ _TRANSPOSES = {"transpose", "permute", "t", "swapaxes", "mT", "T"}
 _SWAPS = {ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Div, ast.MatMult), ast.Div: (ast.Mult,),
           ast.MatMult: (ast.Mult,), ast.FloorDiv: (ast.Div,)}
 _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
-_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
 
 
 @dataclass(frozen=True)
@@ -302,8 +303,9 @@ def edits(module, function, tier=0):
                 elif isinstance(part, ast.Slice) and part.step is None:
                     _slices(part, edit)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names and tier == 0:
-            for other in sorted(names - {node.id}):
-                if (id(node) in called) == (other in called_names):  # the same kind: both called, or neither
+            for other in sorted(set(names) - {node.id}):
+                # the same kind: both called, or neither; and the other one already has a value there
+                if (id(node) in called) == (other in called_names) and names[other] < node.lineno:
                     edit("variable", node, ast.Name(other))
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and tier == 0 and \
                 isinstance(node.value, ast.Name) and node.value.id == "self":
@@ -311,14 +313,26 @@ def edits(module, function, tier=0):
                 edit("variable", node, ast.Attribute(node.value, other, ast.Load()))
     _statements(module, function, out)
     order = list(KINDS)
-    return sorted(out, key=lambda e: order.index(e.kind))
+    return sorted(out, key=lambda e: (order.index(e.kind), -_alike(e.old, e.new) if e.kind == "variable" else 0))
+
+
+def _alike(a, b):
+    """How alike two names are (the characters they share at the start and at the end): `keys` is
+    more often written for `values`, `W_key` for `W_query`, than `x` for `context_vec`."""
+    start = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    end = next((i for i, (x, y) in enumerate(zip(reversed(a), reversed(b))) if x != y), min(len(a), len(b)))
+    return start + end
 
 
 def _locals(function):
-    """The parameters and assigned names of ``function`` (self and cls left out)."""
-    names = {a.arg for a in function.args.args + function.args.kwonlyargs}
-    names |= {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return names - {"self", "cls"}
+    """{name: the line it first has a value on} for the parameters (0) and assigned names of
+    ``function`` (self and cls left out)."""
+    names = {}
+    for n in ast.walk(function):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names[n.id] = min(names.get(n.id, n.lineno), n.lineno)
+    names.update({a.arg: 0 for a in function.args.args + function.args.kwonlyargs})
+    return {k: v for k, v in names.items() if k not in ("self", "cls")}
 
 
 def _slices(part, edit):
@@ -453,12 +467,11 @@ class _Variant:
 class Failed:
     """A failed check as the search needs it: ``passes(session)`` runs it again on that session
     (True where it passes, by the check's own comparisons here); what it asked the child
-    for (``asked``), where it raised (``fault``: (module, function)), whether a mistake was named."""
+    for (``asked``) and where it raised (``fault``: (module, function))."""
     index: int
     passes: object
     asked: tuple
     fault: object
-    named: bool
 
 
 def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDIDATES):
@@ -471,18 +484,22 @@ def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDID
     deadline = started + seconds
     found, tried, bound, cache = {}, 0, None, {}
     fixes = {}  # check index -> [(checks the repair makes pass, its Edit, others exist)]
-    # a repair found for one check is run on every other failed one (one mistake fails several checks)
-    for check in sorted(failed, key=lambda c: c.named):
+    # in the order they ran (the suites check the lower functions first); a repair found for one check
+    # is run on every other failed one (one mistake fails several checks)
+    for check in failed:
         if check.index in fixes:
             continue
         if time.monotonic() > deadline:
             bound = "time"
             break
         key = (check.asked, check.fault)
-        if key not in cache:
-            cache[key] = candidates(sources, own, check.asked, check.fault)
-        pool = cache[key][:max(0, max_candidates - tried)]
-        if len(pool) < len(cache[key]):
+        if key not in cache:  # [candidates, how many of them checks before this one tried]
+            cache[key] = [candidates(sources, own, check.asked, check.fault), 0]
+        every, start = cache[key]
+        # a check that called the same functions as an earlier one goes on from where that one stopped
+        pool = every[start:start + max(0, min(MAX_PER_CHECK, max_candidates - tried))]
+        cache[key][1] = start + len(pool)
+        if start + len(pool) < len(every):
             bound = "candidates"
         hit, count, timed_out = _first_passing(check, pool, session, deadline)
         tried += count

@@ -110,7 +110,7 @@ class _Collector:
         """One check's outcome: ``passed``, ``failed`` (neither: skipped) with ``exc``, what it raised."""
         points, doc, part = check.points, check.doc, check.part
         if failed and isinstance(exc, (AssertionError, StudentFailure)) and self.arguments is not None:
-            self.failures.append(self._failed(check, isinstance(exc, KnownMistake)))
+            self.failures.append(self._failed(check))
         output = " ".join(dict.fromkeys(self.context.notes)) if passed else ""
         mistake = None
         if passed and points:
@@ -144,7 +144,7 @@ class _Collector:
         if self.context.session is not None:
             self.context.session.faults.clear()  # the next check's begin afresh
 
-    def _failed(self, check, named):
+    def _failed(self, check):
         """The check that just failed, as the repair search runs it again (``repair.Failed``)."""
         arguments, state = dict(self.arguments), self.context.state()
         faults = self.context.session.faults
@@ -161,7 +161,7 @@ class _Collector:
             except (Exception, pytest.skip.Exception, pytest.fail.Exception, pytest.xfail.Exception):
                 return False
             return True
-        return repair.Failed(len(self.checks), passes, tuple(sorted(self.context.asked)), fault, named)
+        return repair.Failed(len(self.checks), passes, tuple(sorted(self.context.asked)), fault)
 
     def _shapes(self, text):
         """Where the failure is a step that raised in the student's code: their tensors' shapes

@@ -38,25 +38,42 @@ class SubmissionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.variants = []    # [module, first line, last line, text]: one edit of the sources each
         self.current = None   # the variant whose modules sys.modules holds now (None: the sources as sent)
         self.kept = {}        # variant -> ({name: module}, failed) while another one is current
+        self.held, self.held_failed = {}, {}  # the sources' own modules a variant's copies stand in for
 
     def use(self, variant):
         """Give sys.modules the modules of ``variant`` (an index of ``variants``, or None: the
-        sources as sent), each variant's imported on demand and kept apart from the others'."""
+        sources as sent): a variant's own copies of the modules its edit reaches (``_own``),
+        imported on demand and kept apart from the others', and the sources' modules for the rest."""
         if variant == self.current:
             return
         if variant is not None and not (type(variant) is int and 0 <= variant < len(self.variants)):
             raise ProbeError("plan", f"no variant {variant!r}")
-        held = {name: sys.modules.pop(name) for name in self.base if name in sys.modules}
-        self.kept[self.current] = (held, self.failed)
-        modules, self.failed = self.kept.pop(variant, ({}, {}))
-        sys.modules.update(modules)
+        if self.current is not None:  # the current variant's copies put away, the sources' modules back
+            own = self._own(self.current)
+            self.kept[self.current] = ({n: sys.modules.pop(n) for n in own if n in sys.modules}, self.failed)
+            sys.modules.update(self.held)
+            self.failed = self.held_failed
         self.sources = dict(self.base)
-        if variant is not None:
+        if variant is not None:  # its own copies of the modules it edits (and those importing them)
+            own = self._own(variant)
+            self.held = {n: sys.modules.pop(n) for n in own if n in sys.modules}
+            self.held_failed = self.failed
+            modules, self.failed = self.kept.pop(variant, ({}, {n: w for n, w in self.failed.items() if n not in own}))
+            sys.modules.update(modules)
             module, first, last, text = self.variants[variant]
             lines = self.base[module].splitlines(keepends=True)
             lines[first - 1:last] = [text]
             self.sources[module] = "".join(lines)
         self.current = variant
+
+    def _own(self, variant):
+        """The modules ``variant`` holds copies of its own: the module it edits and those that name
+        it (which import it), and so on."""
+        own, grew = {self.variants[variant][0]}, True
+        while grew:
+            more = {name for name, text in self.base.items() if name not in own and any(m in text for m in own)}
+            own, grew = own | more, bool(more)
+        return sorted(own)
 
     def find_spec(self, name, path=None, target=None):
         if path is None and name in self.sources:
