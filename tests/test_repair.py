@@ -122,3 +122,28 @@ def test_a_correct_submission_pays_nothing(grader, tmp_path, monkeypatch):
     monkeypatch.setattr(repair, "search", never)
     result = grade_sources(grader, ASSIGNMENT, tmp_path / "ok", reference_sources(ASSIGNMENT))
     assert result["score"] == result["max_score"] and "repair_search" not in result["extra_data"]
+
+
+def test_the_class_report_counts_repairs_by_kind():
+    from types import SimpleNamespace
+
+    from autograder.grading.result import Check, SubmissionResult
+    from autograder.platforms import classreport
+
+    data = {"file": "simple_attention.py", "line": 91, "was": "a", "now": "b", "kind": "dimension", "fix": "with"}
+
+    def student(name, repaired):
+        checks = [Check("simple_attention: softmax", "simple_attention", 0, 2, "failed", "wrong",
+                        repair=data if repaired else None),
+                  Check("simple_attention: sums", "simple_attention", 2, 2, "passed", "")]
+        result = SubmissionResult.build(checks, [], "namespaces", 0.1, assignment=ASSIGNMENT)
+        return SimpleNamespace(name=name, folder=name, result=result, status="graded", feedback=None,
+                               assignment=ASSIGNMENT, result_file=None)
+
+    summary = classreport.summarize([student("ada", True), student("bo", True), student("cy", False)], "class")
+    repairs, = summary["assignments"][0]["repairs"]
+    assert repairs["kind"] == "dimension" and repairs["students"] == ["ada", "bo"]
+    assert any("repairs, by kind: dimension (2)" in line for line in classreport.terminal_lines(summary))
+    # and the repair survives the result file
+    check = student("ada", True).result.checks[0]
+    assert Check.from_json(check.to_json()).repair == data
