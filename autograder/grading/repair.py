@@ -482,6 +482,7 @@ def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDID
     sources = session.sources
     started = time.monotonic()
     deadline = started + seconds
+    session.deadline = max(session.deadline, deadline)  # the search's own bound, not what grading left
     found, tried, bound, cache = {}, 0, None, {}
     fixes = {}  # check index -> [(checks the repair makes pass, its Edit, others exist)]
     # in the order they ran (the suites check the lower functions first); a repair found for one check
