@@ -299,7 +299,7 @@ def edits(module, function, tier=0):
             parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             for part in parts:
                 if _int(part) is not None and abs(_int(part)) <= 2:
-                    ints(part, (-2, -1, 0, 1), "slice")
+                    ints(part, (-2, -1, 0, 1), "slice", module.segment(node))
                 elif isinstance(part, ast.Slice) and part.step is None:
                     _slices(part, edit)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names and tier == 0:
