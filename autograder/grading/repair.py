@@ -474,11 +474,12 @@ class Failed:
     fault: object
 
 
-def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDIDATES):
+def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDIDATES, kept=()):
     """{check index: (repair data, others exist)} for the ``failed`` checks (``Failed``) of the
     submission that ``session`` graded (``own``: the modules its student wrote), and what the
     search did. The candidates run in that session's child, as variants (``StudentSession.vary``);
-    a repair is confirmed in a fresh one, ``new_session(sources)``. ``seconds``: the time bound."""
+    a repair is confirmed in a fresh one, ``new_session(sources)``, where the ``kept`` checks (those
+    that passed) that call the edited file must pass too. ``seconds``: the time bound."""
     sources = session.sources
     started = time.monotonic()
     deadline = started + seconds
@@ -508,7 +509,7 @@ def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDID
         if hit is None:
             continue
         edit, others = hit
-        confirmed = _confirm(edit, sources, [check] + [c for c in failed if c is not check], new_session)
+        confirmed = _confirm(edit, sources, [check] + [c for c in failed if c is not check], new_session, kept)
         for c in confirmed:
             fixes.setdefault(c.index, []).append((len(confirmed), edit, others and c is check))
     # where several repairs make a check pass: the one that makes the most of them pass (it explains
@@ -547,11 +548,15 @@ def _first_passing(check, pool, session, deadline):
     return None, tried, time.monotonic() > deadline
 
 
-def _confirm(edit, sources, checks, new_session):
+def _confirm(edit, sources, checks, new_session, kept=()):
     """The checks among ``checks`` that pass with ``edit`` made, each run as the student's code is:
-    a fresh child whose submission is the edited sources, nothing else."""
+    a fresh child whose submission is the edited sources, nothing else; none where the edit breaks
+    one of the ``kept`` checks that calls the edited file (it passed before: the edit is no repair,
+    only a coincidence the failed check cannot tell from one)."""
     session = new_session(edit.applied(sources))
     try:
-        return [c for c in checks if c.passes(session)]
+        fixed = [c for c in checks if c.passes(session)]
+        near = [c for c in kept if any(name.split(".")[0] == edit.module for name in c.asked)]
+        return fixed if fixed and all(c.passes(session) for c in near) else []
     finally:
         session.close()

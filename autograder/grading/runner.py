@@ -72,6 +72,7 @@ class _Collector:
         self.grader_errors = []
         self.arguments = None  # the current check's arguments, where the suites run directly (``_Suites.run``)
         self.failures = []     # repair.Failed: the failed checks a search may run again
+        self.passes = []       # and the passed ones, which a repair must keep passing
 
     @pytest.fixture
     def student(self):
@@ -109,8 +110,8 @@ class _Collector:
     def record(self, check, passed, failed, exc):
         """One check's outcome: ``passed``, ``failed`` (neither: skipped) with ``exc``, what it raised."""
         points, doc, part = check.points, check.doc, check.part
-        if failed and isinstance(exc, (AssertionError, StudentFailure)) and self.arguments is not None:
-            self.failures.append(self._failed(check))
+        if self.arguments is not None and (passed or isinstance(exc, (AssertionError, StudentFailure))):
+            (self.passes if passed else self.failures).append(self._failed(check))
         output = " ".join(dict.fromkeys(self.context.notes)) if passed else ""
         mistake = None
         if passed and points:
@@ -145,7 +146,7 @@ class _Collector:
             self.context.session.faults.clear()  # the next check's begin afresh
 
     def _failed(self, check):
-        """The check that just failed, as the repair search runs it again (``repair.Failed``)."""
+        """The check that just ran, as the repair search runs it again (``repair.Failed``)."""
         arguments, state = dict(self.arguments), self.context.state()
         faults = self.context.session.faults
         fault = (faults[-1].where.module, faults[-1].where.function) if faults else None
@@ -477,7 +478,7 @@ class Grader:
         bound = self.repair_seconds if self.repair_seconds is not None else max(repair.MIN_SECONDS,
                                                                                  repair.SHARE * seconds)
         self.zygote.prepare()  # the child a repair is confirmed in starts while the search runs
-        found, done = repair.search(collector.failures, session, own, new_session, bound)
+        found, done = repair.search(collector.failures, session, own, new_session, bound, kept=collector.passes)
         for index, (data, others) in found.items():
             check = collector.checks[index]
             first = clean_text(repair.sentence(data, self.hints, others), limit=MESSAGE_LIMIT)
