@@ -503,15 +503,17 @@ def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDID
         cache[key][1] = start + len(pool)
         if start + len(pool) < len(every):
             bound = "candidates"
-        hit, count, timed_out = _first_passing(check, pool, session, deadline)
-        tried += count
-        bound = bound or ("time" if timed_out else None)
-        if hit is None:
-            continue
-        edit, others = hit
-        confirmed = _confirm(edit, sources, [check] + [c for c in failed if c is not check], new_session, kept)
-        for c in confirmed:
-            fixes.setdefault(c.index, []).append((len(confirmed), edit, others and c is check))
+        while pool:  # until a candidate is confirmed, or none is left
+            hit, count, timed_out = _first_passing(check, pool, session, deadline)
+            tried += count
+            bound = bound or ("time" if timed_out else None)
+            if hit is None:
+                break
+            edit, others = hit
+            confirmed = _confirm(edit, sources, [check] + [c for c in failed if c is not check], new_session, kept)
+            for c in confirmed:
+                fixes.setdefault(c.index, []).append((len(confirmed), edit, others and c is check))
+            pool = [] if confirmed else pool[pool.index(edit) + 1:]
     # where several repairs make a check pass: the one that makes the most of them pass (it explains
     # the most), and of those the first found (the nearest the check that found it)
     for index, options in fixes.items():
