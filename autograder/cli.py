@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 from .grading import course
+from .grading.repair import HINTS
 from .platforms import ci, shards
 
 
@@ -86,7 +87,7 @@ def cmd_gradescope(args):
     from .platforms import gradescope
     out = Path(args.out)
     names = gradescope.build(args.assignment, out, checks=args.checks, stdout=args.stdout,
-                             earlier_reference=args.earlier_reference)
+                             earlier_reference=args.earlier_reference, hints=args.hints)
     print(f"wrote {out} ({len(names)} files): upload it as the assignment's autograder on Gradescope "
           f"(checks: {args.checks}, stdout: {args.stdout}"
           f"{', earlier assignments reference where missing' if args.earlier_reference else ''})")
@@ -97,7 +98,8 @@ def cmd_gradescope(args):
 def cmd_github(args):
     from .platforms import github
     return github.main(args.assignment, Path(args.out), args.classroom, args.org, args.due,
-                       old_name=args.command == "classroom", submission_mode=args.submission_mode)
+                       old_name=args.command == "classroom", submission_mode=args.submission_mode,
+                       hints=args.hints)
 
 
 def cmd_export(args):
@@ -109,6 +111,13 @@ def cmd_export(args):
 def cmd_similarity(args):
     from .platforms import similarity
     return similarity.main(args)
+
+
+HINTS_ARGS = ("--hints",)
+HINTS_OPTIONS = {"choices": HINTS, "default": "change",
+                 "help": "where a failed check has a verified one-edit repair of the student's own code, how much "
+                         "of it the feedback shows: none (no search), line (the file and line), change (default: "
+                         "and the kind of change, not the edited text) or fix (and the edit itself)"}
 
 
 def classroom_name(text):
@@ -162,6 +171,7 @@ def build_parser():
                        help="grade every submission as this assignment (default: each submission's own, found "
                             "from its folder's name or the modules it holds)")
     grade.add_argument("--earlier-reference", action="store_true", help=earlier_help)
+    grade.add_argument(*HINTS_ARGS, **HINTS_OPTIONS)
     grade.add_argument("--timeout", type=_at_least(float, 0, above=True), default=5.0,
                        help="seconds one check may run (default 5)")
     grade.add_argument("--no-isolation", action="store_true",
@@ -212,6 +222,7 @@ def build_parser():
                             help="when students see the grader's log (which protections held, every "
                                  "check's feedback); default hidden: only instructors")
     gradescope.add_argument("--earlier-reference", action="store_true", help=earlier_help)
+    gradescope.add_argument(*HINTS_ARGS, **HINTS_OPTIONS)
     gradescope.set_defaults(run=cmd_gradescope)
     for name in ("github", "classroom"):  # `classroom`: the old name, which says what changed
         github = commands.add_parser(name, help="write the Classroom 50 and plain-GitHub templates, Classroom 50's "
@@ -229,6 +240,7 @@ def build_parser():
         github.add_argument("--submission-mode", choices=("every-push", "tag"),
                             help="Classroom 50's submission_mode (default: its own, every-push: each push is "
                                  "graded and tagged submit/*; tag: only `gh student submit` tags are)")
+        github.add_argument(*HINTS_ARGS, **HINTS_OPTIONS)
         github.set_defaults(run=cmd_github)
     export = commands.add_parser("export", help="write a class's grades for an LMS: Canvas's or Moodle's gradebook "
                                                 "import CSV, or Classroom 50's scores.csv columns")

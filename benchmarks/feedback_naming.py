@@ -7,6 +7,9 @@ warm ``Grader``, and a table says how many
 - lose points in their stated parts and nowhere else (caught in their parts only),
 - are named: a failed check of the result carries a mistake's name (``extra_data["mistake"]``,
   ``Check.mistake``: what tests/test_mutants.py reads),
+- are repaired: a failed check carries a verified one-edit repair (``extra_data["repair"]``,
+  grading/repair.py) at a line the mutant edited; named or repaired (either); neither; and
+  misleading: a repair at a line the mutant did not edit,
 then lists the named ones with the names given, and the unnamed ones with the first line of
 their first failed check's feedback (what the student reads first), so that a hint that blames
 the wrong cause can be spotted by eye.
@@ -15,11 +18,13 @@ the wrong cause can be spotted by eye.
     python benchmarks/feedback_naming.py --all        # every tests/*/mutants.py
     python benchmarks/feedback_naming.py --all BANK   # both
     python benchmarks/feedback_naming.py -v BANK      # and every failed check's whole feedback
+    python benchmarks/feedback_naming.py --repair-seconds 30 BANK  # the search's reach, unbounded in time
 
 A bank that is not named ``mutants.py`` is evidence, not a gate: tests/test_mutants.py collects
 ``mutants.py`` only.
 """
 import argparse
+import difflib
 import sys
 import tempfile
 import time
@@ -30,7 +35,7 @@ TESTS = ROOT / "tests"
 sys.path[:0] = [str(ROOT), str(TESTS)]
 
 from banks import load_path as load_bank  # noqa: E402
-from banks import mutated_sources  # noqa: E402
+from banks import mutated_sources, reference_sources  # noqa: E402
 
 
 def first_line(text, width=220):
@@ -47,9 +52,31 @@ def names_of(result):
     return sorted({n for t in result["tests"] if (n := t.get("extra_data", {}).get("mistake"))})
 
 
-def judge(mutant, result):
-    """One row of evidence about one graded mutant."""
+def edited_lines(assignment, mutant):
+    """{file name: the lines of the mutated file that the mutant's edits changed (or sit beside a deletion)}."""
+    reference, mutated = reference_sources(assignment), mutated_sources(assignment, mutant)
+    lines = {}
+    for filename, text in mutated.items():
+        if text == reference[filename]:
+            continue
+        matcher = difflib.SequenceMatcher(None, reference[filename].splitlines(), text.splitlines(), autojunk=False)
+        changed = set()
+        for op, _, _, j1, j2 in matcher.get_opcodes():
+            if op != "equal":
+                changed |= set(range(j1 + 1, j2 + 1)) if j2 > j1 else {j1, j1 + 1}
+        lines[filename] = changed
+    return lines
+
+
+def repairs_of(result):
+    return [r for t in result["tests"] if (r := t.get("extra_data", {}).get("repair"))]
+
+
+def judge(mutant, result, edited=None):
+    """One row of evidence about one graded mutant (``edited``: its ``edited_lines``)."""
     parts = result["extra_data"]["parts"]
+    repairs = repairs_of(result)
+    at_line = [r for r in repairs if r["line"] in (edited or {}).get(r["file"], ())]
     losing = sorted(p for p, (got, most) in parts.items() if got < most)
     fails = failed(result)
     return {
@@ -59,6 +86,10 @@ def judge(mutant, result):
         "in_parts": bool(losing) and set(losing) == set(mutant.parts),
         "losing": losing,
         "names": names_of(result),
+        "repaired": bool(at_line),
+        "misleading": [r for r in repairs if r not in at_line],
+        "repair": (at_line or repairs or [None])[0],
+        "search": result["extra_data"].get("repair_search"),
         # where the bank declares a name: the feedback gives it, and no other (test_mutants' rule)
         "as_declared": bool(names_of(result)) and all(mutant.named in n for n in names_of(result))
         if getattr(mutant, "named", None) else None,
@@ -77,7 +108,7 @@ def grade_bank(grader, path, assignment=None):
             for filename, text in mutated_sources(assignment, mutant).items():
                 (Path(folder) / filename).write_text(text, encoding="utf-8")
             result = grader.grade(folder, assignment)
-        rows.append(judge(mutant, result))
+        rows.append(judge(mutant, result, edited_lines(assignment, mutant)))
         print(f"  graded {i}/{len(bank.MUTANTS)} ({time.perf_counter() - started:.0f} s)", file=sys.stderr)
     return assignment, rows
 
@@ -88,6 +119,10 @@ def report(path, assignment, rows, verbose=False):
     in_parts = [r for r in rows if r["in_parts"]]
     named = [r for r in rows if r["names"]]
     unnamed = [r for r in rows if not r["names"]]
+    repaired = [r for r in rows if r["repaired"]]
+    either = [r for r in rows if r["repaired"] or r["names"]]
+    misleading = [r for r in rows if r["misleading"]]
+    bounded = [r for r in rows if (r["search"] or {}).get("bound")]
     declared = [r for r in rows if r["as_declared"] is not None]
     right_names = f"{sum(r['as_declared'] for r in declared)}/{len(declared)}" if declared else "n/a"
     pct = (lambda k: f"{k:>3} ({100 * k / n:.0f}%)") if n else (lambda k: f"{k:>3}")
@@ -105,6 +140,11 @@ def report(path, assignment, rows, verbose=False):
         f"| named (a check gives a mistake name) | {pct(len(named)):<10} |",
         f"| named, of those caught               | {f'{len(named)}/{len(caught)}':<10} |",
         f"| named as the bank declares           | {right_names:<10} |",
+        f"| repaired (a verified edit at its line)| {pct(len(repaired)):<10} |",
+        f"| named or repaired (either)           | {pct(len(either)):<10} |",
+        f"| neither (of those caught)            | {pct(len(caught) - len(either)):<10} |",
+        f"| misleading (a repair at another line)| {pct(len(misleading)):<10} |",
+        f"| searches that reached their bound   | {pct(len(bounded)):<10} |",
         "",
         "not caught:" if len(caught) < n else "not caught: none",
         *(f"  - {r['mutant'].name}" for r in rows if not r["caught"]),
@@ -115,6 +155,13 @@ def report(path, assignment, rows, verbose=False):
         *(f"  - {r['mutant'].name} -> {r['names']}" for r in named),
         f"unnamed (first failed check's feedback): {len(unnamed) or 'none'}",
         *(f"  - {r['mutant'].name} [{r['score']}]\n      {r['first'] or '(no failed check)'}" for r in unnamed),
+        f"repaired: {len(repaired)}",
+        *(f"  - {r['mutant'].name} -> {r['repair']['file']} line {r['repair']['line']}: {r['repair']['fix']}"
+          for r in repaired),
+        f"caught, not repaired: {len([r for r in caught if not r['repaired']]) or 'none'}",
+        *(f"  - {r['mutant'].name} (search: {r['search']})" for r in caught if not r["repaired"]),
+        f"misleading: {len(misleading) or 'none'}",
+        *(f"  - {r['mutant'].name} -> {r['misleading']}" for r in misleading),
     ]
     if verbose:
         lines.append("every failed check's whole feedback:")
@@ -130,6 +177,8 @@ def main(argv=None):
     parser.add_argument("--all", action="store_true", help="also every tests/*/mutants.py")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every failed check's whole feedback")
     parser.add_argument("--assignment", help="grade as this assignment (default: the bank's folder name)")
+    parser.add_argument("--repair-seconds", type=float, help="the repair search's time bound per submission "
+                        "(default: the grader's, half the grading's own time)")
     args = parser.parse_args(argv)
     paths = [Path(p) for p in args.banks]
     if args.all:
@@ -137,7 +186,7 @@ def main(argv=None):
     if not paths:
         parser.error("name a bank, or --all")
     from autograder.grading.runner import Grader
-    with Grader() as grader:  # one warm grader, every mutant in turn
+    with Grader(repair_seconds=args.repair_seconds) as grader:  # one warm grader, every mutant in turn
         for path in paths:
             assignment, rows = grade_bank(grader, path, args.assignment)
             report(path, assignment, rows, args.verbose)

@@ -6,6 +6,8 @@ can start the zygote, or ask for consent, before this process imports torch.
 from dataclasses import dataclass
 from typing import Optional
 
+from .repair import HINTS
+
 
 @dataclass(frozen=True)
 class Options:
@@ -20,11 +22,14 @@ class Options:
     ahead: bool = True                # start the next submission's child as a grading ends
     jobs: int = 1                     # grading processes of a class run (each starts its own grader)
     earlier_reference: bool = False   # a missing module of an earlier assignment: the course's reference (after its deadline)
+    hints: str = "change"             # how much of a verified repair the feedback shows: none, line, change, fix
 
     def __post_init__(self):
         # anything but "full" would silently grade with less isolation: say so here instead
         if self.isolation not in ("full", "off"):
             raise ValueError(f"isolation must be 'full' or 'off', not {self.isolation!r}")
+        if self.hints not in HINTS:
+            raise ValueError(f"hints must be one of {', '.join(HINTS)}, not {self.hints!r}")
         if not (isinstance(self.jobs, int) and self.jobs >= 1) or not self.timeout > 0:
             raise ValueError(f"jobs must be a whole number from 1 and timeout positive (jobs={self.jobs!r}, "
                              f"timeout={self.timeout!r})")
@@ -46,4 +51,4 @@ def start_grader(options, zygote=None):
     from .runner import Grader
     return Grader(options.assignment, timeout=options.timeout, ahead=options.ahead,
                   zygote=zygote or start_zygote(options), unsafe_same_uid=options.same_uid,
-                  earlier_reference=options.earlier_reference)
+                  earlier_reference=options.earlier_reference, hints=options.hints)

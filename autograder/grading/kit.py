@@ -3,6 +3,8 @@ check, one rule for naming a mistake, one rule for charging a lower part.
 
 Torch-free: the rules take the comparison (``fit``) from the suite that knows its values.
 """
+import contextlib
+import contextvars
 import functools
 import hashlib
 from typing import Any, NamedTuple, Optional
@@ -52,6 +54,24 @@ def seed_of(name, salt=0):
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
+_NAMING = contextvars.ContextVar("naming", default=True)
+
+
+@contextlib.contextmanager
+def unnamed():
+    """Checks run without naming their mistakes (the repair search: it needs pass or fail only)."""
+    token = _NAMING.set(False)
+    try:
+        yield
+    finally:
+        _NAMING.reset(token)
+
+
+def naming():
+    """Whether a failed check looks for the mistake that explains it (not inside ``unnamed``)."""
+    return _NAMING.get()
+
+
 def known_mistake(actual, mistakes, fit):
     """The name of the mistake whose answer ``actual`` is, or None.
 
@@ -61,6 +81,8 @@ def known_mistake(actual, mistakes, fit):
     of those that match, the closest wins, so a model that merely comes close never hides the
     exact one; models that fit equally well are all named (on these inputs they coincide, and
     the evidence cannot choose)."""
+    if not naming():  # the repair search: pass or fail is all it needs
+        return None
     fits = []
     for name, model in ((mistakes() if callable(mistakes) else mistakes) or {}).items():
         try:

@@ -49,6 +49,8 @@ class Check:
     mistake: Optional[str] = None  # the known mistake the check recognised (its name), if any
     picture: Optional[dict] = None  # attention weights, yours beside the expected (diagnose.picture)
     answer_digest: Optional[str] = None  # a failed comparison's: its wrong answer's (compare.answer_digest)
+    # a verified one-edit repair (grading.repair): {"file", "line", "was", "now", "kind", "fix"}; feedback only
+    repair: Optional[dict] = None
 
     @property
     def passed(self):
@@ -60,11 +62,11 @@ class Check:
         return self.name.removeprefix(f"{self.part}: ")
 
     def to_json(self):
-        """A test of Gradescope's results.json; a recognised mistake, a picture and the digest of a wrong
-        answer go in its ``extra_data``."""
+        """A test of Gradescope's results.json; a recognised mistake, a picture, the digest of a wrong
+        answer and a repair go in its ``extra_data``."""
         data = {"name": self.name, "part": self.part, "score": self.score, "max_score": self.max_score,
                 "status": self.status, "output": self.output, "visibility": self.visibility}
-        extra = {key: getattr(self, key) for key in ("mistake", "picture", "answer_digest")
+        extra = {key: getattr(self, key) for key in ("mistake", "picture", "answer_digest", "repair")
                  if getattr(self, key) is not None}
         if extra:
             data["extra_data"] = extra
@@ -75,7 +77,7 @@ class Check:
         extra = data.get("extra_data", {})
         return cls(data["name"], data["part"], data["score"], data["max_score"], data["status"], data["output"],
                    data.get("visibility", "visible"), extra.get("mistake"), extra.get("picture"),
-                   extra.get("answer_digest"))
+                   extra.get("answer_digest"), extra.get("repair"))
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,9 @@ class SubmissionResult:
     # {part: the line naming the functions its module still has as stubs}, as the grader read the
     # submission (support.public_tests.not_written: the public tests' progress table says the same)
     unwritten: Optional[dict] = None
+    # what the repair search did where a check failed: checks, candidates, seconds, found, bound (None:
+    # every candidate was tried; "time" or "candidates": the bound that stopped it)
+    repair_search: Optional[dict] = None
     more: tuple = ()                    # (key, value) of extra_data this version does not know, kept as read
 
     @classmethod
@@ -145,7 +150,7 @@ class SubmissionResult:
         """The result file's dict (Gradescope's results.json shape plus our extra_data)."""
         extra = {"parts": {p.name: [p.score, p.max_score] for p in self.parts}, "isolation": self.isolation,
                  "fully_isolated": self.fully_isolated}
-        for key in ("protections", "assignment", "suites", "fingerprint", "unwritten"):
+        for key in ("protections", "assignment", "suites", "fingerprint", "unwritten", "repair_search"):
             if getattr(self, key) is not None:
                 extra[key] = getattr(self, key)
         extra.update(self.more)
@@ -156,7 +161,7 @@ class SubmissionResult:
     def from_json(cls, data):
         extra = dict(data["extra_data"])
         parts = extra.pop("parts")
-        known = {key: extra.pop(key) for key in ("protections", "assignment", "suites", "fingerprint", "unwritten")
+        known = {key: extra.pop(key) for key in ("protections", "assignment", "suites", "fingerprint", "unwritten", "repair_search")
                  if key in extra}
         isolation, fully_isolated = extra.pop("isolation", None), extra.pop("fully_isolated", False)
         return cls(score=data["score"], max_score=data["max_score"], execution_time=data["execution_time"],

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from . import course, diagnose, shapes
+from . import course, diagnose, repair, shapes
 from .grade import digest, syntax_notes
-from .kit import seed_of
+from .kit import seed_of, unnamed
 from .result import NAMES_MISTAKE, Check, KnownMistake, SubmissionResult
 from ..paths import PYTEST_INI
 from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
@@ -45,6 +45,16 @@ class Student:
         self.notes = []
         self.failed_parts, self.passed_parts = set(), set()
         self.charged = {}
+        self.asked = set()  # the submission's "module.name" the current check called (the repair search's targets)
+
+    def plan(self, steps, **options):
+        self.asked.update(step["call"] for step in steps if isinstance(step.get("call"), str)
+                          and step["call"].split(".")[0] in self.session.sources)
+        return self.session.plan(steps, **options)
+
+    def state(self):
+        """A copy of what a later check reads of this grading (the parts failed, passed, charged)."""
+        return set(self.failed_parts), set(self.passed_parts), {k: set(v) for k, v in self.charged.items()}
 
     def __getattr__(self, name):  # only for names not set here
         if name == "session":  # not set yet (a copy being made): no recursion
@@ -60,6 +70,9 @@ class _Collector:
         self.assignment = assignment  # its name: where a step raised, the reference runs the same steps
         self.checks = []
         self.grader_errors = []
+        self.arguments = None  # the current check's arguments, where the suites run directly (``_Suites.run``)
+        self.failures = []     # repair.Failed: the failed checks a search may run again
+        self.passes = []       # and the passed ones, which a repair must keep passing
 
     @pytest.fixture
     def student(self):
@@ -75,6 +88,7 @@ class _Collector:
 
     def student_session(self):
         self.context.notes = []
+        self.context.asked = set()
         return self.context
 
     def pytest_collectreport(self, report):
@@ -96,6 +110,8 @@ class _Collector:
     def record(self, check, passed, failed, exc):
         """One check's outcome: ``passed``, ``failed`` (neither: skipped) with ``exc``, what it raised."""
         points, doc, part = check.points, check.doc, check.part
+        if self.arguments is not None and (passed or isinstance(exc, (AssertionError, StudentFailure))):
+            (self.passes if passed else self.failures).append(self._failed(check))
         output = " ".join(dict.fromkeys(self.context.notes)) if passed else ""
         mistake = None
         if passed and points:
@@ -128,6 +144,25 @@ class _Collector:
                                   answer_digest=getattr(exc, "answer_digest", None) if failed else None))
         if self.context.session is not None:
             self.context.session.faults.clear()  # the next check's begin afresh
+
+    def _failed(self, check):
+        """The check that just ran, as the repair search runs it again (``repair.Failed``)."""
+        arguments, state = dict(self.arguments), self.context.state()
+        faults = self.context.session.faults
+        fault = (faults[-1].where.module, faults[-1].where.function) if faults else None
+
+        def passes(session):
+            student = Student(session)
+            student.failed_parts, student.passed_parts = set(state[0]), set(state[1])
+            student.charged = {k: set(v) for k, v in state[2].items()}
+            try:
+                with unnamed(), warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+                    warnings.simplefilter("ignore")
+                    check.function(**{n: student if n == "student" else arguments[n] for n in check.arguments})
+            except (Exception, pytest.skip.Exception, pytest.fail.Exception, pytest.xfail.Exception):
+                return False
+            return True
+        return repair.Failed(len(self.checks), passes, tuple(sorted(self.context.asked)), fault)
 
     def _shapes(self, text):
         """Where the failure is a step that raised in the student's code: their tensors' shapes
@@ -250,6 +285,7 @@ class _Suites:
                 except BaseException as exc:  # a fixture's error: the check fails at setup
                     collector.record(check, False, True, exc)
                     continue
+                collector.arguments = values_now
                 try:
                     check.function(**{name: values_now[name] for name in check.arguments})
                 except skipped:
@@ -332,7 +368,8 @@ class Grader:
     """Grades submissions; holds one warm zygote for all of them."""
 
     def __init__(self, assignment=None, isolation="full", hidden=(), timeout=5.0, budget=60.0,
-                 zygote=None, unsafe_same_uid=False, ahead=True, earlier_reference=False):
+                 zygote=None, unsafe_same_uid=False, ahead=True, earlier_reference=False, hints="change",
+                 repair_seconds=None):
         """``assignment``: the one every submission is graded as (default: each submission's
         own, found from its folder, see course.detect). ``zygote``: one started earlier
         (before this process imported torch, say); the grader owns it from here on.
@@ -340,7 +377,13 @@ class Grader:
         (trusted code only; otherwise grade() raises Refused there). ``ahead``: start the next
         submission's child as a grading ends (False where only one is graded).
         ``earlier_reference``: a module of an earlier assignment this one builds on that the
-        submission lacks is the course's reference (see course.submission_sources)."""
+        submission lacks is the course's reference (see course.submission_sources).
+        ``hints``: how much of a verified repair a failed check's feedback shows (``repair.HINTS``;
+        "none": no repair search at all); ``repair_seconds``: the search's time bound per submission
+        (default: half the time the grading took, at least ``repair.MIN_SECONDS``)."""
+        if hints not in repair.HINTS:
+            raise ValueError(f"hints must be one of {', '.join(repair.HINTS)}, not {hints!r}")
+        self.hints, self.repair_seconds = hints, repair_seconds
         self.assignment = course.get(assignment) if assignment else None
         self.unsafe_same_uid = unsafe_same_uid
         # Probes use tiny tensors: a second intra-op thread only adds contention with the child.
@@ -380,6 +423,7 @@ class Grader:
         except course.CourseError as exc:
             raise SubmissionError(str(exc)) from None
         syntax = syntax_notes(sources)  # the folder's own files; read once, here
+        own = tuple(sources)  # the files the student wrote: the only ones a repair edits
         if assignment.builds_on:
             sources, notes = course.submission_sources(folder, assignment.name, self.earlier_reference,
                                                        own=(sources, notes))
@@ -403,6 +447,7 @@ class Grader:
             else:
                 with _no_plugin_autoload(), contextlib.redirect_stdout(printed):
                     pytest.main(_pytest_args(assignment), plugins=[collector])
+            searched = self._repairs(collector, session, own, time.perf_counter() - started)
         finally:
             session.close()
             if self.ahead:
@@ -417,7 +462,27 @@ class Grader:
                                         protections=session.protections, assignment=assignment.name,
                                         # shards graded apart must agree on it
                                         suites=course.suites_digest(assignment.name))
+        result = replace(result, repair_search=searched)
         # what each part's module still has to write: the public tests' one list, read here from the submission
         unwritten = {part: not_written(left) for part in assignment.parts if (left := stubs_left(sources.get(part)))}
         return replace(result.with_notes(syntax), fingerprint=digest(sources), unwritten=unwritten or None)
+
+    def _repairs(self, collector, session, own, seconds):
+        """Search a verified one-edit repair for each failed check (``repair.search``) and put it in
+        that check's feedback, first; returns what the search did (None where nothing failed, or
+        ``hints`` is "none"). The checks keep their scores and statuses: a repair is feedback."""
+        if self.hints == "none" or not collector.failures or session.refused:
+            return None
+        def new_session(sources):
+            return StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget,
+                                  unsafe_same_uid=self.unsafe_same_uid)
+        bound = self.repair_seconds if self.repair_seconds is not None else max(repair.MIN_SECONDS,
+                                                                                 repair.SHARE * seconds)
+        self.zygote.prepare()  # the child a repair is confirmed in starts while the search runs
+        found, done = repair.search(collector.failures, session, own, new_session, bound, kept=collector.passes)
+        for index, (data, others) in found.items():
+            check = collector.checks[index]
+            first = clean_text(repair.sentence(data, self.hints, others), limit=MESSAGE_LIMIT)
+            collector.checks[index] = replace(check, output=f"{first} {check.output}", repair=data)
+        return done
 

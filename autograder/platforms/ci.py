@@ -112,7 +112,7 @@ def grade_student(path, found, isolation, args):
     # before the consent.
     options = Options(isolation=isolation, timeout=args.timeout, fork=True,
                       warm=course.warm_ups([a for _, a in found.submissions]),
-                      ahead=len(found.submissions) > 1, earlier_reference=args.earlier_reference)
+                      ahead=len(found.submissions) > 1, earlier_reference=args.earlier_reference, hints=args.hints)
     zygote = start_zygote(options)
     same_uid = same_uid_consent(path, isolation, args.unsafe_same_uid, checking=checking)
     if same_uid is None:
@@ -234,7 +234,7 @@ def _start_engine(isolation, args, hidden, count, same_uid, fork, warm):
     warm-ups (course.warm_ups of the class's assignments)."""
     options = Options(isolation=isolation, timeout=args.timeout, hidden=hidden, same_uid=same_uid, fork=fork, warm=warm,
                       jobs=args.jobs or min(os.cpu_count() or 1, max(1, count // 8)),
-                      earlier_reference=args.earlier_reference)
+                      earlier_reference=args.earlier_reference, hints=args.hints)
     if options.jobs <= 1:
         _start_grader(options)
         return 1, None

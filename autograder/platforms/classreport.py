@@ -78,7 +78,7 @@ def _assignment(key, entries):
         part_stats.append({"part": part, "max_score": _number(most), "students": len(got),
                            "full_marks": sum(g == m for g, m in got), "zero": sum(g == 0 for g, _ in got),
                            "mean": round(statistics.fmean(g for g, _ in got), 2)})
-    checks, mistakes, unnamed, blank = {}, {}, {}, {}
+    checks, mistakes, unnamed, blank, repairs = {}, {}, {}, {}, {}
     for student in entries:
         not_started = report.unwritten(student.result)
         for part in not_started:  # a part not started counts once per student, not once per check
@@ -93,6 +93,13 @@ def _assignment(key, entries):
             check["failed"] += 1
             if test.part in not_started:
                 continue
+            if test.repair:  # a verified one-edit repair (grading.repair): counted by its kind of change
+                kind = repairs.setdefault(test.repair.get("kind", "?"), {"kind": test.repair.get("kind", "?"),
+                                                                          "students": [], "checks": []})
+                if student.name not in kind["students"]:
+                    kind["students"].append(student.name)
+                if test.name not in kind["checks"]:
+                    kind["checks"].append(test.name)
             name = test.mistake  # recorded by the check that recognised it; feedback text is never parsed
             if name:
                 mistake = mistakes.setdefault(name, {"mistake": name, "students": [], "checks": []})
@@ -129,6 +136,7 @@ def _assignment(key, entries):
         "part_stats": sorted(part_stats, key=lambda p: (p["full_marks"] / p["students"], order[p["part"]])),
         "checks": ranked_checks,
         "mistakes": sorted(mistakes.values(), key=lambda m: (-len(m["students"]), m["mistake"])),
+        "repairs": sorted(repairs.values(), key=lambda r: (-len(r["students"]), r["kind"])),
         "failed_without_a_name": without_name,
     }
 
@@ -202,6 +210,9 @@ def terminal_lines(summary, limit=3):
         if a["mistakes"]:
             lines.append("  commonest named mistakes: " + "; ".join(
                 f"{m['mistake']} ({len(m['students'])})" for m in a["mistakes"][:limit]))
+        if a.get("repairs"):
+            lines.append("  verified one-edit repairs, by kind: " + "; ".join(
+                f"{r['kind']} ({len(r['students'])})" for r in a["repairs"][:limit]))
     iso = summary["isolation"]
     if iso["graded"]:
         lines.append(f"isolation: {iso['fully_isolated']} of {iso['graded']} ran fully isolated"
@@ -487,6 +498,11 @@ def _assignment_html(a, index, rows, links, drawn):
             "mistakes"))
     else:
         out.append("<p>No failed check named a known mistake.</p>")
+    if a.get("repairs"):
+        out.append(f'<h3 id="{key}-repairs">Verified one-edit repairs, by kind of change</h3>')
+        out.append(_table(["kind of change", "students", "who", "found for"], [
+            [_td(e(r["kind"])), _td(str(len(r["students"])), cls="num"), _td(_people(r["students"], links)),
+             _td("<br>".join(e(c) for c in r["checks"]), cls="small")] for r in a["repairs"]], "repairs"))
     out.append(f'<h3 id="{key}-parts">Parts, by how many students lost points</h3>')
     out.append(_table(["part", "full marks", "", "some points", "no points", "mean points"], [
         [_td(e(p["part"]), cls="name"), _td(f"{p['full_marks']} of {p['students']}", cls="num"),

@@ -103,12 +103,13 @@ def workflow_name(assignment):
     return f"grade-{slug(assignment)}.yml"
 
 
-def instructor_workflow(assignment, prefix):
+def instructor_workflow(assignment, prefix, hints="change"):
     """grade-SLUG.yml for ``assignment``, with ``prefix`` (the repositories' names before
-    '-username') as its default; the earlier assignments' inputs and steps where it builds on some."""
+    '-username') as its default; the earlier assignments' inputs and steps where it builds on some;
+    ``hints``: how much of a verified repair the feedback shows (grading.repair.HINTS)."""
     earlier = list(course.get(assignment).builds_on)
     text = _blocks((PLATFORMS / "grade-class.yml").read_text(encoding="utf-8"), bool(earlier))
-    return (text.replace("@ASSIGNMENT@", assignment).replace("@PREFIX@", prefix)
+    return (text.replace("@ASSIGNMENT@", assignment).replace("@PREFIX@", prefix).replace("@HINTS@", hints)
             .replace("@EARLIER_NAMES@", " and ".join(earlier)))
 
 
@@ -188,7 +189,8 @@ def write(path, text):
     path.write_text(text, encoding="utf-8")
 
 
-def build(assignment, out, notebook=True, points=None, classroom="course", org=None, due=None, submission_mode=None):
+def build(assignment, out, notebook=True, points=None, classroom="course", org=None, due=None, submission_mode=None,
+          hints="change"):
     """Write both platforms' files for ``assignment`` under ``out``, beside the other assignments'
     already there; returns {name: folder} (see the module's docstring) and, under "warnings", what
     the instructor should know. ``notebook=False`` skips nbgrader's release and hands out the
@@ -221,7 +223,7 @@ def build(assignment, out, notebook=True, points=None, classroom="course", org=N
           (PLATFORMS / "progress.yml").read_text(encoding="utf-8"))
     for root, prefix in ((c50, f"{classroom}-{slug(assignment)}".lower()), (plain, assignment)):
         write(root / "instructor" / ".github" / "workflows" / workflow_name(assignment),
-              instructor_workflow(assignment, prefix))
+              instructor_workflow(assignment, prefix, hints))
     warnings = []
     if not org:
         warnings.append(f"no --org: the entry of {slug(assignment)} in assignments.json names no template "
@@ -233,7 +235,8 @@ def build(assignment, out, notebook=True, points=None, classroom="course", org=N
             "github instructor": plain / "instructor", "assignments": others, "warnings": warnings}
 
 
-def main(assignment, out, classroom="course", org=None, due=None, old_name=False, submission_mode=None):
+def main(assignment, out, classroom="course", org=None, due=None, old_name=False, submission_mode=None,
+         hints="change"):
     if old_name:
         print("note: `classroom` is now `github`. GitHub Classroom was shut down on 28 August 2026, and its "
               "grading reporter with it: this writes a Classroom 50 layout and a plain-GitHub one instead "
@@ -246,7 +249,8 @@ def main(assignment, out, classroom="course", org=None, due=None, old_name=False
             print(f"error: {exc}", file=sys.stderr)
             return 2
     try:
-        folders = build(assignment, out, classroom=classroom, org=org, due=due, submission_mode=submission_mode)
+        folders = build(assignment, out, classroom=classroom, org=org, due=due, submission_mode=submission_mode,
+                        hints=hints)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

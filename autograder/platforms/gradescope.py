@@ -66,13 +66,15 @@ def bundle_files(assignment):
     return files
 
 
-def build(assignment, out, checks="visible", stdout="hidden", earlier_reference=False):
+def build(assignment, out, checks="visible", stdout="hidden", earlier_reference=False, hints="change"):
     """Write the Gradescope autograder zip for ``assignment`` to ``out``; returns its names.
     ``earlier_reference``: grade a module of an earlier assignment that a submission lacks on the
-    course's reference (see course.submission_sources; only after that assignment's deadline)."""
+    course's reference (see course.submission_sources; only after that assignment's deadline).
+    ``hints``: how much of a verified repair the feedback shows (grading.repair.HINTS)."""
     if checks not in VISIBILITY or stdout not in VISIBILITY:
         raise ValueError(f"visibility must be one of {', '.join(VISIBILITY)}")
-    config = {"assignment": assignment, "checks": checks, "stdout": stdout, "earlier_reference": earlier_reference}
+    config = {"assignment": assignment, "checks": checks, "stdout": stdout, "earlier_reference": earlier_reference,
+              "hints": hints}
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as bundle:
@@ -182,7 +184,8 @@ def main():
         options = Options(config["assignment"], isolation=isolation, hidden=(str(results.parent),), fork=True,
                           ahead=False,
                           same_uid=os.environ.get("AUTOGRADER_UNSAFE_SAME_UID") == "1",
-                          earlier_reference=config.get("earlier_reference", False))
+                          earlier_reference=config.get("earlier_reference", False),
+                          hints=config.get("hints", "change"))
         zygote = start_zygote(options)
         try:
             with start_grader(options, zygote) as grader:

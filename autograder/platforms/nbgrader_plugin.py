@@ -43,9 +43,10 @@ import nbformat
 from nbconvert.preprocessors import Preprocessor
 from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader.plugins import CsvExportPlugin
-from traitlets import Bool, List, Unicode
+from traitlets import Bool, Enum, List, Unicode
 
 from ..grading import course
+from ..grading.repair import HINTS
 from . import nbgrade
 from ..paths import ROOT
 from ..sandbox.submission import SubmissionError, read_sources
@@ -55,14 +56,14 @@ RESULT_KEY = "autograder_result"
 _graders = {}
 
 
-def _grader(assignment, hidden, unsafe_same_uid=False, earlier_reference=False):
+def _grader(assignment, hidden, unsafe_same_uid=False, earlier_reference=False, hints="change"):
     """One warm Grader per (assignment, hidden paths, settings) for the whole nbgrader run."""
     from ..grading.engine import Options, start_grader
 
-    key = (assignment, tuple(hidden), unsafe_same_uid, earlier_reference)
+    key = (assignment, tuple(hidden), unsafe_same_uid, earlier_reference, hints)
     if key not in _graders:
         _graders[key] = start_grader(Options(assignment, hidden=tuple(hidden), same_uid=unsafe_same_uid,
-                                             earlier_reference=earlier_reference))
+                                             earlier_reference=earlier_reference, hints=hints))
         if len(_graders) == 1:
             atexit.register(close_graders)
     return _graders[key]
@@ -89,12 +90,16 @@ class GradeSubmission(Preprocessor):
                                          "on, grade it on the course's reference of that module (the child then "
                                          "reads it: only after that assignment's deadline); the result says so."
                              ).tag(config=True)
+    hints = Enum(HINTS, default_value="change",
+                 help="How much of a verified one-edit repair a failed check's feedback shows: none (no search), "
+                      "line (the file and line), change (and the kind of change), fix (and the edit)."
+                 ).tag(config=True)
 
     def preprocess(self, nb, resources):
         folder = submitted_folder(self.config, resources)
         assignment = self.assignment or resources["nbgrader"]["assignment"]
         self.log.info("Grading the modules in %s with the hidden suites of %s", folder, assignment)
-        grader = _grader(assignment, self.hidden, self.unsafe_same_uid, self.earlier_reference)
+        grader = _grader(assignment, self.hidden, self.unsafe_same_uid, self.earlier_reference, self.hints)
         resources[RESULT_KEY] = grader.grade_result(folder)
         autograded = resources.get("metadata", {}).get("path") or "."
         drop_followed_links(folder, autograded, self.log)

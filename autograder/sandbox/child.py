@@ -36,6 +36,46 @@ class SubmissionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.sources = dict(sources)
         self.failed = {}      # module name -> why it could not be imported
         self.wanted = None    # the module a probe is importing directly
+        self.base = self.sources
+        self.variants = []    # [module, first line, last line, text]: one edit of the sources each
+        self.current = None   # the variant whose modules sys.modules holds now (None: the sources as sent)
+        self.kept = {}        # variant -> ({name: module}, failed) while another one is current
+        self.held, self.held_failed = {}, {}  # the sources' own modules a variant's copies stand in for
+
+    def use(self, variant):
+        """Give sys.modules the modules of ``variant`` (an index of ``variants``, or None: the
+        sources as sent): a variant's own copies of the modules its edit reaches (``_own``),
+        imported on demand and kept apart from the others', and the sources' modules for the rest."""
+        if variant == self.current:
+            return
+        if variant is not None and not (type(variant) is int and 0 <= variant < len(self.variants)):
+            raise ProbeError("plan", f"no variant {variant!r}")
+        if self.current is not None:  # the current variant's copies put away, the sources' modules back
+            own = self._own(self.current)
+            self.kept[self.current] = ({n: sys.modules.pop(n) for n in own if n in sys.modules}, self.failed)
+            sys.modules.update(self.held)
+            self.failed = self.held_failed
+        self.sources = dict(self.base)
+        if variant is not None:  # its own copies of the modules it edits (and those importing them)
+            own = self._own(variant)
+            self.held = {n: sys.modules.pop(n) for n in own if n in sys.modules}
+            self.held_failed = self.failed
+            modules, self.failed = self.kept.pop(variant, ({}, {n: w for n, w in self.failed.items() if n not in own}))
+            sys.modules.update(modules)
+            module, first, last, text = self.variants[variant]
+            lines = self.base[module].splitlines(keepends=True)
+            lines[first - 1:last] = [text]
+            self.sources[module] = "".join(lines)
+        self.current = variant
+
+    def _own(self, variant):
+        """The modules ``variant`` holds copies of its own: the module it edits and those that name
+        it (which import it), and so on."""
+        own, grew = {self.variants[variant][0]}, True
+        while grew:
+            more = {name for name, text in self.base.items() if name not in own and any(m in text for m in own)}
+            own, grew = own | more, bool(more)
+        return sorted(own)
 
     def find_spec(self, name, path=None, target=None):
         if path is None and name in self.sources:
@@ -707,9 +747,13 @@ def _write_file(path, data):
 
 
 def op_plan(req):
-    """Run the grader's steps in order; each names its result (see session.StudentSession.plan).
+    """Run the grader's steps in order; each names its result (see session.StudentSession.plan),
+    with the modules of ``req["variant"]`` (see SubmissionFinder.use) where it names one.
 
     A step that fails gets its error; the steps that use it are not run."""
+    finder = _finder()
+    if finder is not None:
+        finder.use(req.get("variant"))
     env, failed, budget = {}, set(), _Budget()
     values, records, errors, unchanged, changed, wheres, printed, injected = {}, {}, {}, [], {}, {}, {}, {}
     sent = {step["let"]: step["data"] for step in req["steps"] if "data" in step}  # as the grader sent it
@@ -782,7 +826,19 @@ def _action(step):
     return f"{key} {step[key] if isinstance(step.get(key), str) else ''}".strip()
 
 
-OPS = {"plan": op_plan}
+def op_plans(req):
+    """Several plans in one round trip (``req["plans"]``: {"steps", "variant"} each); one reply
+    each, a plan that fails as a whole its own {"ok": False, "error"}."""
+    replies = []
+    for plan in req["plans"]:
+        try:
+            replies.append({"ok": True, **op_plan(plan)})
+        except BaseException as exc:
+            replies.append({"ok": False, "error": str(exc) if isinstance(exc, ProbeError) else _describe(exc)})
+    return {"replies": replies}
+
+
+OPS = {"plan": op_plan, "plans": op_plans}
 
 
 def serve(sock, hello):
@@ -795,6 +851,7 @@ def serve(sock, hello):
             return
         if request.get("op") == "load":
             sys.meta_path.insert(0, SubmissionFinder(request["sources"]))
+            sys.meta_path[0].variants = list(request.get("variants", ()))
             reply = {"ok": True}
         else:
             try:

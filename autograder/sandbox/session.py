@@ -47,6 +47,7 @@ PLAIN = "plain"   # a plan's value: tensors, None, bool, int, float, str, lists,
 _REPLY = {"values": {str: PLAIN}, "records": {str: {str: [[PLAIN]]}}, "errors": {str: str},
           "unchanged?": [str], "changed_args?": {str: [PLAIN]}, "wheres?": {str: dict},
           "injected?": {str: {str: [PLAIN]}}}
+_REPLIES = {"replies": [dict]}  # several plans' (``plans``): each checked as a plan's reply
 
 
 # What the comparisons can handle; anything else (float8, complex, quantized) is a failed check.
@@ -196,9 +197,13 @@ def _death_reason(code):
 class StudentSession:
     """The ``student`` fixture: runs probes on one submission in sandboxed children."""
 
-    def __init__(self, zygote, sources, *, timeout=5.0, budget=60.0, max_restarts=40, unsafe_same_uid=False):
-        """``unsafe_same_uid``: serve a child that runs with the grader's own uid (trusted code only)."""
+    def __init__(self, zygote, sources, *, timeout=5.0, budget=60.0, max_restarts=40, unsafe_same_uid=False,
+                 variants=()):
+        """``unsafe_same_uid``: serve a child that runs with the grader's own uid (trusted code only).
+        ``variants``: (module, first line, last line, text) edits of ``sources``, each a variant of the
+        submission that a plan may run instead (``plans``); the child keeps each one's modules apart."""
         self.zygote = zygote
+        self.variants = [list(v) for v in variants]
         self.unsafe_same_uid = unsafe_same_uid
         self.refused = None
         self.sources = sources
@@ -249,7 +254,8 @@ class StudentSession:
                 raise GraderError(f"the child's memory limit could not be set "
                                   f"({self.protections['unavailable'].get('limits', 'not said why')})")
             if not clean:
-                protocol.send(self.sock, {"op": "load", "sources": self.sources, "_modules": []}, time.monotonic() + 30)
+                protocol.send(self.sock, {"op": "load", "sources": self.sources, "variants": self.variants,
+                                          "_modules": []}, time.monotonic() + 30)
                 protocol.recv(self.sock, time.monotonic() + 30)
         except Refused:
             raise
@@ -258,6 +264,19 @@ class StudentSession:
             if isinstance(exc, protocol.ChannelError) and "closed" in str(exc):
                 exc = f"it exited with status {code} before saying which step failed"
             raise GraderError(f"the sandboxed child did not start: {exc}") from None
+
+    def vary(self, variants):
+        """From now on the child also holds ``variants`` (see ``__init__``), for ``plans`` to run."""
+        self.variants = [list(v) for v in variants]
+        if self.pid is None:
+            return  # the next request's child loads them
+        try:
+            deadline = time.monotonic() + self.timeout
+            protocol.send(self.sock, {"op": "load", "sources": self.sources, "variants": self.variants,
+                                      "_modules": []}, deadline)
+            protocol.recv(self.sock, deadline)
+        except (protocol.ChannelError, OSError):
+            self._kill()  # the next request starts a fresh child, which loads them
 
     def _kill(self, grace=0.0, wait=True):
         """Stop the child (and everything it started) and collect its exit code: once the zygote
@@ -300,7 +319,7 @@ class StudentSession:
             self._kill(wait=False)
 
     # -- requests --------------------------------------------------------------------
-    def _request(self, steps, *, needs, timeout=None, batch=False, memory=None, clean=False):
+    def _request(self, steps, *, needs, timeout=None, batch=False, memory=None, clean=False, payload=None):
         """Send one plan; ``needs`` names what it probes ("module" or "module.name");
         ``timeout``: seconds for this probe (default: the session's); ``batch``, ``memory``, ``clean``:
         see ``plan``."""
@@ -315,7 +334,7 @@ class StudentSession:
         if memory is None and not clean:
             if self.pid is None:
                 self._start()
-            return self._exchange(steps, needs, module, timeout, batch)
+            return self._exchange(steps, needs, module, timeout, batch, payload=payload)
         # A child of its own, started with the limit (or clean) and stopped after; the session's own waits.
         kept, restarts, self.pid, self.sock = (self.pid, self.sock, self.worker, self.worker_start), \
             self.restarts_left, None, None
@@ -332,11 +351,13 @@ class StudentSession:
             self.spent = spent if clean else self.spent  # a clean child's work is the grader's
             self.pid, self.sock, self.worker, self.worker_start = kept
 
-    def _exchange(self, steps, needs, module, timeout, batch, limited=False):
+    def _exchange(self, steps, needs, module, timeout, batch, limited=False, payload=None):
         """The plan's round trip with the current child; a child that dies, hangs or sends
         garbage becomes the StudentFailure that says so (``limited``: in a child of the plan's
-        own, which marks nothing broken: the session's next child is another)."""
-        payload = {"op": "plan", "steps": steps, "_modules": sorted(self.sources)}
+        own, which marks nothing broken: the session's next child is another). ``payload``: the
+        request, where it is not this plan (``plans``)."""
+        shape = _REPLY if payload is None else _REPLIES
+        payload = payload or {"op": "plan", "steps": steps, "_modules": sorted(self.sources)}
         # The child runs from the start of the send: ``timeout`` is CPU seconds of the submission's
         # process for the round trip, the wall clock only a backstop (cputime), so a busy machine
         # gives the same verdict as an idle one.
@@ -381,7 +402,7 @@ class StudentSession:
             self.imported.update(n for n in imported if isinstance(n, str))
         if not reply["ok"]:
             raise StudentFailure(clean_text(reply.get("error", "failed"), limit=MESSAGE_LIMIT))
-        if not _conforms(reply, _REPLY):
+        if not _conforms(reply, shape):
             # Our own child never sends this: the submission tampered with the channel. The
             # channel may be out of step now, so the next check starts a fresh child.
             self._kill()
@@ -460,15 +481,45 @@ class StudentSession:
         real objects, away from everything the submission's code could have changed.
         A step that raised a shape error in the submission's code also leaves a ``Fault`` in
         ``faults`` where the child's report of it is well formed (``read_where``)."""
-        steps = [dict(step) for step in steps]
-        _check_steps(steps)
+        steps, needs = _checked(steps, needs)
         if memory is not None and not (type(memory) is int and memory > 0):
             raise ValueError(f"plan: memory must be a positive number of bytes, not {memory!r}")
+        return self._read(self._request(steps, needs=needs, timeout=timeout, batch=batch, memory=memory,
+                                        clean=clean), steps, needs)
+
+    def plans(self, requests, *, timeout=None):
+        """Several plans in one round trip, each ``(steps, needs, variant)``: ``variant`` an index
+        of the session's ``variants`` (None: the sources as sent). Returns, per plan, its ``Plan``
+        or the ``StudentFailure`` that says why it has none; a child that dies, hangs or sends
+        garbage fails them all. Every answer is checked as ``plan``'s is."""
+        requests = [(*_checked(steps, needs), variant) for steps, needs, variant in requests]
+        payload = {"op": "plans", "_modules": sorted(self.sources),
+                   "plans": [{"steps": steps, "variant": variant} for steps, _, variant in requests]}
+        try:
+            reply = self._request([], needs=requests[0][1], timeout=timeout, batch=True, payload=payload)
+            replies = reply.get("replies")
+            if not (isinstance(replies, list) and len(replies) == len(requests)):
+                self._kill()
+                raise StudentFailure("the submission's process sent a malformed answer")
+        except StudentFailure as exc:
+            return [exc] * len(requests)
+        out = []
+        for (steps, needs, _), one in zip(requests, replies):
+            try:
+                if not (isinstance(one, dict) and isinstance(one.get("ok"), bool)):
+                    raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
+                if not one["ok"]:
+                    raise StudentFailure(clean_text(one.get("error", "failed"), limit=MESSAGE_LIMIT))
+                if not _conforms(one, _REPLY):
+                    raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
+                out.append(self._read(one, steps, needs))
+            except StudentFailure as exc:
+                out.append(exc)
+        return out
+
+    def _read(self, reply, steps, needs):
+        """The ``Plan`` of ``reply``, the child's answer to ``steps``, once checked."""
         names = [step["let"] for step in steps]
-        if needs is None:
-            needs = next((step["call"] for step in steps if "call" in step
-                          and step["call"].split(".")[0] not in names and "." in step["call"]), "plan")
-        reply = self._request(steps, needs=needs, timeout=timeout, batch=batch, memory=memory, clean=clean)
         values, records, errors = reply["values"], reply["records"], reply["errors"]
         unchanged = set(reply.get("unchanged", ()))
         changed_from = {step["let"]: step["changed_from"] for step in steps if "changed_from" in step}
@@ -510,6 +561,18 @@ class StudentSession:
         sent = {step["let"]: step["data"] for step in steps if "data" in step}
         values.update({name: sent[changed_from[name]] for name in unchanged})  # the grader's own, never the child's
         return Plan(values, records, errors, unchanged, changed_args, printed, injected)
+
+
+def _checked(steps, needs):
+    """``steps`` copied and checked (``_check_steps``), and what they probe (``needs``, or their
+    first ``module.name`` call)."""
+    steps = [dict(step) for step in steps]
+    _check_steps(steps)
+    names = [step["let"] for step in steps]
+    if needs is None:
+        needs = next((step["call"] for step in steps if "call" in step
+                      and step["call"].split(".")[0] not in names and "." in step["call"]), "plan")
+    return steps, needs
 
 
 _ACTIONS = ("call", "iterate", "len", "attr", "data", "backward", "grads", "parameters", "describe", "unregistered",

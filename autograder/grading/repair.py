@@ -1,0 +1,564 @@
+"""Feedback by search: one edit of the student's own source that makes a failed check pass.
+
+For a failed check, the functions it called in the student's files (and the functions those call)
+are edited one change at a time (``edits``: an axis, a transpose, an operator, a constant, a slice,
+the arguments of a call, a variable, a removed call, two statements' order). Every candidate runs in
+the sandbox as the student's code does (``session.plans``: a child loads each as a variant of the
+submission, and runs many candidates' plans in one round trip), and the check itself, here in the
+trusted process, compares each candidate's answers with its own expected ones. A candidate that
+passes is run once more, alone, in a fresh child with the edited file as the submission: only then
+is it a verified repair. Nothing the child says is a verdict, and no score ever changes: the
+repair is feedback (``Check.repair``), bounded in candidates and in time.
+"""
+import ast
+import time
+from dataclasses import dataclass
+
+HINTS = ("none", "line", "change", "fix")  # how much of a repair the student's text shows
+MAX_CANDIDATES = 600  # per submission
+MAX_PER_CHECK = 200   # per failed check: a later one (often the same mistake seen from above) gets its turn
+SHARE = 0.5           # of the grading's own time, the search may add (at least MIN_SECONDS)
+MIN_SECONDS = 0.25
+BATCHES = (8, 16)  # candidates per round trip: small first (the likeliest edits come first), then 16 at a time
+
+# kind -> what the `change` hint says changes; in the order candidates are tried
+KINDS = {"dimension": "the dimension argument", "transpose": "a transpose", "operator": "the operator",
+         "constant": "a constant", "slice": "a slice or index", "placement": "where a term sits",
+         "removed": "a call or term removed", "arguments": "the order of the arguments",
+         "order": "the order of two statements", "variable": "which variable is used"}
+_DIM_KEYWORDS = {"dim", "axis", "dim0", "dim1", "start_dim", "end_dim"}
+_REDUCTIONS = {"sum", "mean", "var", "std", "amax", "amin", "max", "min", "norm", "logsumexp", "prod"}
+_TRANSPOSES = {"transpose", "permute", "t", "swapaxes", "mT", "T"}
+_SWAPS = {ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Div, ast.MatMult), ast.Div: (ast.Mult,),
+          ast.MatMult: (ast.Mult,), ast.FloorDiv: (ast.Div,)}
+_ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One candidate: lines ``first``..``last`` of ``module`` become ``text``; ``line`` is the one the
+    student is shown, ``old``/``new`` the fragment before and after, ``where`` the call it sits in."""
+    module: str
+    first: int
+    last: int
+    text: str
+    line: int
+    kind: str
+    old: str
+    new: str
+    where: str = ""
+
+    def variant(self):
+        return (self.module, self.first, self.last, self.text)
+
+    def applied(self, sources):
+        """``sources`` with this edit made."""
+        lines = sources[self.module].splitlines(keepends=True)
+        lines[self.first - 1:self.last] = [self.text]
+        return {**sources, self.module: "".join(lines)}
+
+    def phrase(self):
+        """The edit in the student's terms: "with `dim=-1` in place of `dim=0` in `torch.softmax(...)`"."""
+        old, new = _short(self.old), _short(self.new)
+        if self.kind == "order":
+            return f"with `{new}` moved above `{old}`"
+        if not self.new:
+            return f"without `{old}`"
+        return f"with `{new}` in place of `{old}`" + (f" in `{self.where}`" if self.where else "")
+
+    def data(self, sources):
+        """``Check.repair``: the file, the line, the line as written and as edited, the kind of change,
+        and the edit in words (``phrase``)."""
+        was = sources[self.module].splitlines()[self.line - 1]
+        now = self.applied(sources)[self.module].splitlines()[self.line - 1]
+        return {"file": f"{self.module}.py", "line": self.line, "was": was.strip(), "now": now.strip(),
+                "kind": self.kind, "fix": self.phrase()}
+
+
+def _short(text, width=80):
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def sentence(repair, hints, others=False):
+    """The feedback's first sentence for a check that ``repair`` (``Check.repair``) makes pass."""
+    where = f"{repair['file']} line {repair['line']}: "
+    if hints == "line":
+        text = "one change on this line makes this check pass."
+    elif hints == "fix":
+        text = f"{repair['fix']} this check passes."
+    else:
+        text = f"a change of {KINDS[repair['kind']]} on this line makes this check pass."
+    return where + text + (" Other single edits make it pass too." if others else "")
+
+
+# -- the candidates ------------------------------------------------------------------------------
+
+def _stub(function):
+    return any(isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n.exc or ast.Pass())
+               for n in ast.walk(function))
+
+
+class _Module:
+    """One of the student's files, parsed once: its functions and classes by name."""
+
+    def __init__(self, name, source):
+        self.name, self.source = name, source
+        self.tree = ast.parse(source)
+        self.lines = source.splitlines(keepends=True)
+        self.defs, self.methods, self.imports = {}, {}, {}
+        for node in self.tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.defs[node.name] = [node]
+            elif isinstance(node, ast.ClassDef):
+                methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                self.methods.update({f"{node.name}.{m.name}": m for m in methods})
+                # forward first: what a check calls most
+                self.defs[node.name] = sorted(methods, key=lambda m: m.name != "forward")
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                self.imports.update({a.asname or a.name: (node.module, a.name) for a in node.names})
+
+    def segment(self, node):
+        """``node``'s text as the student wrote it."""
+        text = "".join(self.lines[node.lineno - 1:node.end_lineno]).encode()
+        end = len(text) - len(self.lines[node.end_lineno - 1].encode()) + node.end_col_offset
+        return text[node.col_offset:end].decode(errors="replace")
+
+    def span(self, node, text):
+        """``node``'s text replaced by ``text``: (first, last, the new text of those lines)."""
+        first, last = node.lineno, node.end_lineno
+        head = self.lines[first - 1].encode()[:node.col_offset].decode(errors="replace")
+        tail = self.lines[last - 1].encode()[node.end_col_offset:].decode(errors="replace")
+        return first, last, head + text + tail
+
+
+def targets(modules, asked, fault=None):
+    """[(module, function node, tier)]: what the check called (``asked``: "module.name"; ``fault``:
+    (module, qualified name) of the function that raised), tier 0, then what those call, tier 1."""
+    found, seen = [], set()
+
+    def add(module, nodes, tier):
+        for node in nodes:
+            if id(node) not in seen and not _stub(node):
+                seen.add(id(node))
+                found.append((module, node, tier))
+
+    if fault and fault[0] in modules:
+        add(modules[fault[0]], [modules[fault[0]].methods.get(fault[1])] * (fault[1] in modules[fault[0]].methods)
+            or modules[fault[0]].defs.get(fault[1], []), 0)
+    for name in asked:
+        module, _, attr = name.partition(".")
+        if module in modules:
+            add(modules[module], modules[module].defs.get(attr.split(".")[0], []), 0)
+    for module, node, _ in list(found):
+        for call in ast.walk(node):
+            if not isinstance(call, ast.Call):
+                continue
+            func = call.func
+            if isinstance(func, ast.Name):
+                where, name = (module, func.id)
+                if func.id in module.imports and module.imports[func.id][0] in modules:
+                    where, name = modules[module.imports[func.id][0]], module.imports[func.id][1]
+                add(where, where.defs.get(name, []), 1)
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+                owner = next((k.split(".")[0] for k, m in module.methods.items() if m is node), None)
+                if owner:
+                    add(module, [m for k, m in module.methods.items() if k == f"{owner}.{func.attr}"], 1)
+    return found
+
+
+def _int(node):
+    """The value of an int literal (``-1`` included), or None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) is int:
+        return -node.operand.value
+    return None
+
+
+def _text(node):
+    text = ast.unparse(node)
+    return f"({text})" if isinstance(node, ast.expr) and not isinstance(node, _ATOMIC) else text
+
+
+def _call_name(call):
+    return f"{ast.unparse(call.func)}(...)"
+
+
+def edits(module, function, tier=0):
+    """Every one-edit candidate of ``function`` (a node of ``module``), as (kind, Edit) pairs."""
+    out = []
+
+    def edit(kind, node, new, old_text=None, new_text=None, where=""):
+        first, last, text = module.span(node, _text(new))
+        out.append(Edit(module.name, first, last, text, node.lineno, kind,
+                        module.segment(node) if old_text is None else old_text,
+                        ast.unparse(new) if new_text is None else new_text, where))
+
+    def ints(node, values, kind, where="", prefix=""):
+        value = _int(node)
+        for other in values:
+            if other != value:
+                edit(kind, node, ast.Constant(other), f"{prefix}{value}", f"{prefix}{other}", where)
+
+    names = _locals(function)
+    params = [a.arg for a in function.args.args + function.args.kwonlyargs if a.arg not in ("self", "cls")]
+    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    unused = [p for p in params if p not in used]  # a parameter never read: the constant beside it may be it
+    attributes = {n.attr for n in ast.walk(function) if isinstance(n, ast.Attribute)
+                  and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    called = {id(n.func) for n in ast.walk(function) if isinstance(n, ast.Call)}
+    called_names = {n.func.id for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            where = _call_name(node)
+            method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+            for kw in node.keywords:
+                if kw.arg in _DIM_KEYWORDS and _int(kw.value) is not None:
+                    ints(kw.value, (-1, -2, 0, 1, 2, 3), "dimension", where, f"{kw.arg}=")
+                elif kw.arg == "diagonal" and _int(kw.value) is not None:
+                    ints(kw.value, (-1, 0, 1, 2), "constant", where, "diagonal=")
+                elif kw.arg and isinstance(kw.value, ast.Constant) and type(kw.value.value) is bool:
+                    edit("constant", kw.value, ast.Constant(not kw.value.value), f"{kw.arg}={kw.value.value}",
+                         f"{kw.arg}={not kw.value.value}", where)
+                if kw.arg in params and isinstance(kw.value, ast.Constant):
+                    edit("variable", kw.value, ast.Name(kw.arg), f"{kw.arg}={kw.value.value!r}",
+                         f"{kw.arg}={kw.arg}", where)
+            for arg in node.args:
+                if _int(arg) is not None and abs(_int(arg)) <= 3:
+                    ints(arg, (-1, -2, 0, 1, 2, 3), "transpose" if method in _TRANSPOSES else "dimension", where)
+                if isinstance(arg, ast.Constant) and type(arg.value) in (int, float, bool):
+                    for name in unused:
+                        edit("variable", arg, ast.Name(name), where=where)
+            given = {kw.arg for kw in node.keywords}
+            if method in _REDUCTIONS and "keepdim" not in given:
+                edit("constant", node, ast.Call(node.func, node.args, [*node.keywords, ast.keyword(
+                    "keepdim", ast.Constant(True))]))
+            if (method or getattr(node.func, "id", None)) in ("triu", "tril") and "diagonal" not in given \
+                    and len(node.args) == 1:
+                for k in (1, -1):
+                    edit("constant", node, ast.Call(node.func, node.args, [*node.keywords, ast.keyword(
+                        "diagonal", ast.Constant(k))]))
+            if method in ("var", "std") and not given & {"unbiased", "correction"}:
+                edit("constant", node, ast.Call(node.func, node.args, [*node.keywords, ast.keyword(
+                    "unbiased", ast.Constant(False))]))
+            if method and not (isinstance(node.func.value, ast.Name) and node.func.value.id in ("self", "torch", "nn", "F")):
+                edit("transpose" if method in _TRANSPOSES else "removed", node, node.func.value)
+            if len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
+                inner = node.args[0]
+                edit("removed", node, inner)
+                if isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Add, ast.Sub)):
+                    edit("placement", node, ast.BinOp(ast.Call(node.func, [inner.left], []), inner.op, inner.right))
+            for i in range(len(node.args) - 1):
+                a, b = node.args[i], node.args[i + 1]
+                if ast.dump(a) != ast.dump(b) and not any(isinstance(x, ast.Starred) for x in (a, b)):
+                    args = list(node.args)
+                    args[i], args[i + 1] = b, a
+                    edit("arguments", node, ast.Call(node.func, args, node.keywords), where=where)
+        elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT") and isinstance(node.ctx, ast.Load):
+            edit("transpose", node, node.value)
+        elif isinstance(node, ast.Attribute) and node.attr == "weight" and isinstance(node.ctx, ast.Load):
+            edit("transpose", node, ast.Attribute(node, "T", ast.Load()))
+        elif isinstance(node, ast.AugAssign):
+            for op in _SWAPS.get(type(node.op), ()):
+                edit("operator", node, ast.AugAssign(node.target, op(), node.value))
+            edit("operator", node, ast.Assign([node.target], node.value, lineno=node.lineno))
+        elif isinstance(node, (ast.For, ast.While)):
+            for stmt in ast.walk(node):
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], (
+                        ast.Name, ast.Subscript)) and stmt is not node:
+                    edit("operator", stmt, ast.AugAssign(stmt.targets[0], ast.Add(), stmt.value))
+        elif isinstance(node, ast.BinOp):
+            for op in _SWAPS.get(type(node.op), ()):
+                edit("operator", node, ast.BinOp(node.left, op(), node.right))
+            if isinstance(node.op, (ast.Sub, ast.Div, ast.MatMult)):
+                edit("arguments", node, ast.BinOp(node.right, node.op, node.left))
+            if isinstance(node.op, (ast.Add, ast.Sub)):
+                edit("removed", node, node.left)
+            if isinstance(node.op, ast.Add):
+                edit("removed", node, node.right)
+                call = node.left
+                if isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords:
+                    edit("placement", node, ast.Call(call.func, [ast.BinOp(call.args[0], node.op, node.right)], []))
+            if isinstance(node.op, ast.MatMult):
+                for side in ("left", "right"):
+                    turned = ast.Call(ast.Attribute(getattr(node, side), "transpose", ast.Load()),
+                                      [ast.Constant(-2), ast.Constant(-1)], [])
+                    edit("transpose", node, ast.BinOp(turned if side == "left" else node.left, node.op,
+                                                      turned if side == "right" else node.right))
+            if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and \
+                    type(node.right.value) in (int, float) and node.right.value:
+                c = node.right.value
+                for other in dict.fromkeys((-c, 1 / c, 2 * c, c / 2)):
+                    edit("constant", node.right, ast.Constant(other))
+            elif _int(node.right) is not None:
+                ints(node.right, (_int(node.right) - 1, _int(node.right) + 1), "constant", module.segment(node))
+        elif isinstance(node, ast.Subscript):
+            parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            for part in parts:
+                if _int(part) is not None and abs(_int(part)) <= 2:
+                    ints(part, (-2, -1, 0, 1), "slice", module.segment(node))
+                elif isinstance(part, ast.Slice) and part.step is None:
+                    _slices(part, edit)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names and tier == 0:
+            for other in sorted(set(names) - {node.id}):
+                # the same kind: both called, or neither; and the other one already has a value there
+                if (id(node) in called) == (other in called_names) and names[other] < node.lineno:
+                    edit("variable", node, ast.Name(other))
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and tier == 0 and \
+                isinstance(node.value, ast.Name) and node.value.id == "self":
+            for other in sorted(attributes - {node.attr}):
+                edit("variable", node, ast.Attribute(node.value, other, ast.Load()))
+    _statements(module, function, out)
+    order = list(KINDS)
+    return sorted(out, key=lambda e: (order.index(e.kind), -_alike(e.old, e.new) if e.kind == "variable" else 0))
+
+
+def _alike(a, b):
+    """How alike two names are (the characters they share at the start and at the end): `keys` is
+    more often written for `values`, `W_key` for `W_query`, than `x` for `context_vec`."""
+    start = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    end = next((i for i, (x, y) in enumerate(zip(reversed(a), reversed(b))) if x != y), min(len(a), len(b)))
+    return start + end
+
+
+def _locals(function):
+    """{name: the line it first has a value on} for the parameters (0) and assigned names of
+    ``function`` (self and cls left out)."""
+    names = {}
+    for n in ast.walk(function):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names[n.id] = min(names.get(n.id, n.lineno), n.lineno)
+    names.update({a.arg: 0 for a in function.args.args + function.args.kwonlyargs})
+    return {k: v for k, v in names.items() if k not in ("self", "cls")}
+
+
+def _slices(part, edit):
+    """A slice's bounds off by one, and ``[:n]`` from the other end (``[-n:]``), and back."""
+    if part.lower is not None and part.upper is not None:  # the whole window one step over, either way
+        for op in (ast.Add(), ast.Sub()):
+            edit("slice", part, ast.Slice(ast.BinOp(part.lower, op, ast.Constant(1)),
+                                          ast.BinOp(part.upper, op, ast.Constant(1))))
+    for bound in ("lower", "upper"):
+        value = getattr(part, bound)
+        if value is None:
+            continue
+        for delta in (1, -1):
+            moved = ast.BinOp(value, ast.Add() if delta > 0 else ast.Sub(), ast.Constant(1))
+            if _int(value) is not None:
+                moved = ast.Constant(_int(value) + delta)
+            edit("slice", part, ast.Slice(**{**_bounds(part), bound: moved}))
+    if (part.lower is None) != (part.upper is None):
+        value = part.lower if part.upper is None else part.upper
+        flipped = ast.Constant(-_int(value)) if _int(value) is not None else ast.UnaryOp(ast.USub(), value)
+        edit("slice", part, ast.Slice(flipped, None) if part.lower is None else ast.Slice(None, flipped))
+
+
+def _bounds(part):
+    return {"lower": part.lower, "upper": part.upper, "step": part.step}
+
+
+def _statements(module, function, out):
+    """Two adjacent statements swapped, and a call's statement removed."""
+    for node in ast.walk(function):
+        for body in (getattr(node, f, None) for f in ("body", "orelse")):
+            if not isinstance(body, list):
+                continue
+            for a, b in zip(body, body[1:]):
+                if isinstance(a, _SIMPLE) and isinstance(b, _SIMPLE) and a.end_lineno < b.lineno \
+                        and _whole_lines(module, a) and _whole_lines(module, b):
+                    lines = module.lines
+                    text = "".join(lines[b.lineno - 1:b.end_lineno] + lines[a.end_lineno:b.lineno - 1]
+                                   + lines[a.lineno - 1:a.end_lineno])
+                    out.append(Edit(module.name, a.lineno, b.end_lineno, text, a.lineno, "order",
+                                    ast.unparse(a), ast.unparse(b)))
+            for stmt in body:
+                if isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)) and isinstance(
+                        getattr(stmt, "value", None), (ast.Call, ast.BinOp)) and stmt is not function.body[-1]:
+                    first, last, text = module.span(stmt, "pass")
+                    out.append(Edit(module.name, first, last, text, stmt.lineno, "removed", ast.unparse(stmt), ""))
+
+
+def _whole_lines(module, stmt):
+    head = module.lines[stmt.lineno - 1].encode()[:stmt.col_offset]
+    tail = module.lines[stmt.end_lineno - 1].encode()[stmt.end_col_offset:]
+    return not head.strip() and tail.strip() in (b"", b"\\") and not tail.strip().startswith(b";")
+
+
+def candidates(sources, own, asked, fault=None):
+    """The one-edit candidates for a check that called ``asked`` (and raised in ``fault``), nearest
+    first: the functions it called, in the order of ``KINDS``, then what those call; each once."""
+    modules = {}
+    for name in own:
+        try:
+            modules[name] = _Module(name, sources[name])
+        except (SyntaxError, ValueError, RecursionError):  # a file that does not parse has no edit to try
+            continue
+    seen, out = set(), []
+    for tier in (0, 1):
+        for module, function, level in targets(modules, asked, fault):
+            if level != tier:
+                continue
+            for e in edits(module, function, tier):
+                key = e.variant()
+                if key not in seen and e.text != "".join(module.lines[e.first - 1:e.last]):
+                    seen.add(key)
+                    out.append(e)
+    return out
+
+
+# -- running them ---------------------------------------------------------------------------------
+
+def _same(a, b):
+    """Whether two plans' steps are the same (tensors by value)."""
+    import torch
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
+                and a.dtype == b.dtype and torch.equal(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+class _Batch:
+    """Candidates run together: the n-th plan one candidate's check sends is sent, in the same round
+    trip, for every later candidate of the batch (the checks send the same inputs), and each
+    candidate's check then reads its own answer."""
+
+    def __init__(self, session, members, deadline):
+        self.session, self.members, self.deadline = session, members, deadline  # members: variant indices
+        self.sent = {}  # n -> (steps, {variant: Plan or StudentFailure})
+
+    def answer(self, variant, n, steps, needs, memory):
+        from ..sandbox.session import StudentFailure
+        if memory is not None:  # a child of its own per plan: not worth a search
+            return StudentFailure("not run in the repair search")
+        timeout = max(0.05, min(self.session.timeout, self.deadline - time.monotonic()))
+        known = self.sent.get(n)
+        if known is not None and variant in known[1] and _same(known[0], steps):
+            return known[1][variant]
+        later = self.members[self.members.index(variant):] if known is None else [variant]
+        answers = dict(zip(later, self.session.plans([(steps, needs, v) for v in later], timeout=timeout)))
+        if known is None:
+            self.sent[n] = (steps, answers)
+        return answers[variant]
+
+
+class _Variant:
+    """What a check sees as the submission's session while one candidate runs."""
+
+    def __init__(self, batch, variant, sources):
+        self.batch, self.variant, self.sources = batch, variant, sources
+        self.faults, self.calls = [], 0
+
+    def plan(self, steps, *, needs=None, timeout=None, batch=False, memory=None):
+        n, self.calls = self.calls, self.calls + 1
+        answer = self.batch.answer(self.variant, n, steps, needs, memory)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+@dataclass
+class Failed:
+    """A failed check as the search needs it: ``passes(session)`` runs it again on that session
+    (True where it passes, by the check's own comparisons here); what it asked the child
+    for (``asked``) and where it raised (``fault``: (module, function))."""
+    index: int
+    passes: object
+    asked: tuple
+    fault: object
+
+
+def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDIDATES, kept=()):
+    """{check index: (repair data, others exist)} for the ``failed`` checks (``Failed``) of the
+    submission that ``session`` graded (``own``: the modules its student wrote), and what the
+    search did. The candidates run in that session's child, as variants (``StudentSession.vary``);
+    a repair is confirmed in a fresh one, ``new_session(sources)``, where the ``kept`` checks (those
+    that passed) that call the edited file must pass too. ``seconds``: the time bound."""
+    sources = session.sources
+    started = time.monotonic()
+    deadline = started + seconds
+    session.deadline = max(session.deadline, deadline)  # the search's own bound, not what grading left
+    found, tried, bound, cache = {}, 0, None, {}
+    fixes = {}  # check index -> [(checks the repair makes pass, its Edit, others exist)]
+    # in the order they ran (the suites check the lower functions first); a repair found for one check
+    # is run on every other failed one (one mistake fails several checks)
+    for check in failed:
+        if check.index in fixes:
+            continue
+        if time.monotonic() > deadline:
+            bound = "time"
+            break
+        key = (check.asked, check.fault)
+        if key not in cache:  # [candidates, how many of them checks before this one tried]
+            cache[key] = [candidates(sources, own, check.asked, check.fault), 0]
+        every, start = cache[key]
+        # a check that called the same functions as an earlier one goes on from where that one stopped
+        pool = every[start:start + max(0, min(MAX_PER_CHECK, max_candidates - tried))]
+        cache[key][1] = start + len(pool)
+        if start + len(pool) < len(every):
+            bound = "candidates"
+        while pool:  # until a candidate is confirmed, or none is left
+            hit, count, timed_out = _first_passing(check, pool, session, deadline)
+            tried += count
+            bound = bound or ("time" if timed_out else None)
+            if hit is None:
+                break
+            edit, others = hit
+            confirmed = _confirm(edit, sources, [check] + [c for c in failed if c is not check], new_session, kept)
+            for c in confirmed:
+                fixes.setdefault(c.index, []).append((len(confirmed), edit, others and c is check))
+            pool = [] if confirmed else pool[pool.index(edit) + 1:]
+    # where several repairs make a check pass: the one that makes the most of them pass (it explains
+    # the most), and of those the first found (the nearest the check that found it)
+    for index, options in fixes.items():
+        _, edit, others = max(options, key=lambda o: o[0])
+        found[index] = (edit.data(sources), others or len(options) > 1)
+    return found, {"checks": len(failed), "candidates": tried, "seconds": round(time.monotonic() - started, 3),
+                   "found": len(found), "bound": bound}
+
+
+def _first_passing(check, pool, session, deadline):
+    """The nearest candidate of ``pool`` that ``check`` passes, with whether others in its batch do;
+    (None, ...) where none does before ``deadline``. Returns (hit, candidates tried, timed out)."""
+    if not pool:
+        return None, 0, False
+    session.vary([e.variant() for e in pool])
+    sources, tried, start = session.sources, 0, 0
+    for size in (*BATCHES, *[BATCHES[-1]] * len(pool)):
+        members = list(range(start, min(start + size, len(pool))))
+        if not members:
+            break
+        if time.monotonic() > deadline:
+            return None, tried, True
+        batch = _Batch(session, members, deadline)
+        passing = []
+        for i in members:
+            if time.monotonic() > deadline:
+                break
+            tried += 1
+            if check.passes(_Variant(batch, i, pool[i].applied(sources))):
+                passing.append(i)
+        if passing:
+            return (pool[passing[0]], len(passing) > 1), tried, False
+        start += size
+    return None, tried, time.monotonic() > deadline
+
+
+def _confirm(edit, sources, checks, new_session, kept=()):
+    """The checks among ``checks`` that pass with ``edit`` made, each run as the student's code is:
+    a fresh child whose submission is the edited sources, nothing else; none where the edit breaks
+    one of the ``kept`` checks that calls the edited file (it passed before: the edit is no repair,
+    only a coincidence the failed check cannot tell from one)."""
+    session = new_session(edit.applied(sources))
+    try:
+        fixed = [c for c in checks if c.passes(session)]
+        near = [c for c in kept if any(name.split(".")[0] == edit.module for name in c.asked)]
+        return fixed if fixed and all(c.passes(session) for c in near) else []
+    finally:
+        session.close()

@@ -1,0 +1,149 @@
+"""The repair search (autograder/grading/repair.py): a verified one-edit repair of the student's own
+code becomes the failed check's first sentence and its ``extra_data.repair``; it never changes a
+score, a child's word is never a repair, and a correct submission pays nothing for it."""
+import textwrap
+
+import pytest
+
+from autograder.grading import repair
+from autograder.grading.runner import Grader
+from banks import grade_sources, load, mutated_sources, reference_sources
+
+ASSIGNMENT = "ch03_attention"
+SOFTMAX_DIM = "attn_weights_from_scores: softmax over dim=0 instead of the last dim"
+
+
+def test_candidates_name_the_edit_in_the_students_terms():
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def weights(scores):
+            scaled = scores / scores.shape[-1] ** 0.5
+            scaled = scaled - scaled.amax()
+            return torch.softmax(scaled, dim=0)
+        """)
+    found = repair.candidates({"m": source}, ["m"], ["m.weights"])
+    dims = [e for e in found if e.kind == "dimension"]
+    assert dims and dims[0].line == 7 and found[0].kind == "dimension"  # the likeliest kind first
+    fix = next(e for e in dims if e.new == "dim=-1")
+    data = fix.data({"m": source})
+    assert data == {"file": "m.py", "line": 7, "was": "return torch.softmax(scaled, dim=0)",
+                    "now": "return torch.softmax(scaled, dim=-1)", "kind": "dimension",
+                    "fix": "with `dim=-1` in place of `dim=0` in `torch.softmax(...)`"}
+    assert repair.sentence(data, "fix") == ("m.py line 7: with `dim=-1` in place of `dim=0` in "
+                                            "`torch.softmax(...)` this check passes.")
+    assert repair.sentence(data, "change") == "m.py line 7: a change of the dimension argument on this line " \
+                                              "makes this check pass."
+    assert "dim" not in repair.sentence(data, "line")
+    kinds = {e.kind for e in found}
+    assert {"operator", "constant", "removed", "order", "variable"} <= kinds, kinds
+    # every candidate is one edit of this file that still parses, with a line inside it
+    for e in found:
+        compile(e.applied({"m": source})["m"], "m.py", "exec")
+        assert 1 <= e.line <= source.count("\n")
+
+
+def test_a_stub_has_no_candidates():
+    source = "def f(x):\n    raise NotImplementedError('write f')\n"
+    assert repair.candidates({"m": source}, ["m"], ["m.f"]) == []
+
+
+@pytest.fixture(scope="module")
+def grader():
+    with Grader(ASSIGNMENT, repair_seconds=60, budget=600) as g:  # unbounded in time here: the tests judge what it finds
+        yield g
+
+
+@pytest.fixture(scope="module")
+def softmax_mutant():
+    mutant = next(m for m in load(ASSIGNMENT, "mutants").MUTANTS if m.name == SOFTMAX_DIM)
+    return mutated_sources(ASSIGNMENT, mutant)
+
+
+def _line_of(sources, text):
+    return next(i for i, line in enumerate(sources["simple_attention.py"].splitlines(), 1) if text in line)
+
+
+def test_a_failed_check_gets_a_verified_repair_at_the_edited_line(grader, softmax_mutant, tmp_path):
+    result = grade_sources(grader, ASSIGNMENT, tmp_path / "s", softmax_mutant)
+    repaired = [t for t in result["tests"] if t.get("extra_data", {}).get("repair")]
+    assert repaired, [t["output"] for t in result["tests"] if t["status"] != "passed"]
+    data = repaired[0]["extra_data"]["repair"]
+    assert data["file"] == "simple_attention.py" and data["kind"] == "dimension"
+    assert data["line"] == _line_of(softmax_mutant, data["was"]) and "dim=0" in data["was"]
+    assert "dim=-1" in data["now"] or "dim=1" in data["now"]
+    # the default shows the line and the kind of change, not the edited text
+    assert repaired[0]["output"].startswith(f"simple_attention.py line {data['line']}: a change of the dimension")
+    assert data["now"] not in repaired[0]["output"]
+    assert result["extra_data"]["repair_search"]["found"] >= 1
+
+
+def test_the_search_never_changes_a_score(softmax_mutant, tmp_path):
+    with Grader(ASSIGNMENT, hints="none", budget=600) as plain:
+        without = grade_sources(plain, ASSIGNMENT, tmp_path / "none", softmax_mutant)
+    with Grader(ASSIGNMENT, hints="fix", repair_seconds=60, budget=600) as searching:
+        with_search = grade_sources(searching, ASSIGNMENT, tmp_path / "fix", softmax_mutant)
+    assert "repair_search" not in without["extra_data"]
+    assert not any("repair" in t.get("extra_data", {}) for t in without["tests"])
+    assert any("repair" in t.get("extra_data", {}) for t in with_search["tests"])
+    assert with_search["score"] == without["score"] and \
+        with_search["extra_data"]["parts"] == without["extra_data"]["parts"]
+    assert [(t["name"], t["score"], t["status"]) for t in with_search["tests"]] == \
+        [(t["name"], t["score"], t["status"]) for t in without["tests"]]
+    fixed = next(t for t in with_search["tests"] if "repair" in t.get("extra_data", {}))
+    assert "with `dim=" in fixed["output"]  # the fix level shows the edit
+
+
+FORGER = '''
+import sys as _sys
+_child = _sys.modules.get("autograder.sandbox.child")
+if _child is not None:
+    def _claim(request):  # every candidate "passed": the child's word, which is no verdict
+        return {"replies": [{"ok": True, "passed": True, "values": {}, "records": {}, "errors": {},
+                             "repair": {"file": "simple_attention.py", "line": 1}} for _ in request["plans"]]}
+    _child.OPS["plans"] = _claim
+'''
+
+
+def test_a_child_that_claims_success_gets_no_repair(grader, softmax_mutant, tmp_path):
+    sources = dict(softmax_mutant)
+    sources["simple_attention.py"] += FORGER
+    result = grade_sources(grader, ASSIGNMENT, tmp_path / "forger", sources)
+    assert result["score"] < result["max_score"]
+    assert not any("repair" in t.get("extra_data", {}) for t in result["tests"]), \
+        [t["output"] for t in result["tests"] if t["status"] != "passed"]
+    assert result["extra_data"]["repair_search"]["found"] == 0
+
+
+def test_a_correct_submission_pays_nothing(grader, tmp_path, monkeypatch):
+    def never(*args, **kwargs):
+        raise AssertionError("the repair search ran on a correct submission")
+    monkeypatch.setattr(repair, "search", never)
+    result = grade_sources(grader, ASSIGNMENT, tmp_path / "ok", reference_sources(ASSIGNMENT))
+    assert result["score"] == result["max_score"] and "repair_search" not in result["extra_data"]
+
+
+def test_the_class_report_counts_repairs_by_kind():
+    from types import SimpleNamespace
+
+    from autograder.grading.result import Check, SubmissionResult
+    from autograder.platforms import classreport
+
+    data = {"file": "simple_attention.py", "line": 91, "was": "a", "now": "b", "kind": "dimension", "fix": "with"}
+
+    def student(name, repaired):
+        checks = [Check("simple_attention: softmax", "simple_attention", 0, 2, "failed", "wrong",
+                        repair=data if repaired else None),
+                  Check("simple_attention: sums", "simple_attention", 2, 2, "passed", "")]
+        result = SubmissionResult.build(checks, [], "namespaces", 0.1, assignment=ASSIGNMENT)
+        return SimpleNamespace(name=name, folder=name, result=result, status="graded", feedback=None,
+                               assignment=ASSIGNMENT, result_file=None)
+
+    summary = classreport.summarize([student("ada", True), student("bo", True), student("cy", False)], "class")
+    repairs, = summary["assignments"][0]["repairs"]
+    assert repairs["kind"] == "dimension" and repairs["students"] == ["ada", "bo"]
+    assert any("repairs, by kind: dimension (2)" in line for line in classreport.terminal_lines(summary))
+    # and the repair survives the result file
+    check = student("ada", True).result.checks[0]
+    assert Check.from_json(check.to_json()).repair == data
