@@ -12,6 +12,7 @@ from autograder.grading import course
 from autograder.grading.result import SubmissionResult
 from autograder.paths import ROOT
 from autograder.platforms import report
+from banks import expectations
 
 
 def run_pytest(folder):
@@ -100,25 +101,11 @@ def reference_copy(assignment, tmp_path):
     return folder
 
 
-# One wrong line in each assignment's reference: (module, the line, the wrong one, what the student
-# must read). Each is a mistake a public test catches with a value.
-WRONG = {
-    "ch02_text_data": ("embeddings.py", "torch.manual_seed(seed)", "torch.manual_seed(seed + 1)",
-                       "yours differ from the book's"),
-    "ch03_attention": ("self_attention.py", "torch.softmax(attn_scores / d_k**0.5, dim=-1)",
-                       "torch.softmax(attn_scores, dim=-1)", "yours look like weights without the scaling"),
-    "ch04_gpt": ("layer_norm.py", "unbiased=False", "unbiased=True", "yours look like rows normalised with the "
-                 "unbiased variance"),
-    "efficient_attention": ("rope.py", "1.0 / theta_base **", "2.0 / theta_base **", "yours differ from the book's"),
-    "ch05_pretraining": ("losses.py", "return torch.exp(loss)", "return torch.exp(loss) * 2", "yours differ from the book's"),
-}
-
-
 @pytest.mark.parametrize("assignment", course.names())
 def test_a_wrong_value_reads_yours_beside_the_books(assignment, tmp_path):
     """The reference with one wrong line: the failures show the student's numbers beside the
     book's, in the tests' words, never pytest's view of an assert (``<built-in method ...``)."""
-    module, line, wrong, says = WRONG[assignment]
+    module, line, wrong, says = expectations(assignment, "WRONG")  # tests/<assignment>/expectations.py
     folder = reference_copy(assignment, tmp_path)
     source = (folder / module).read_text()
     assert line in source, f"{module} no longer has {line!r}: pick another wrong line"
@@ -204,8 +191,7 @@ def public_part(nodeid):
     return nodeid.split("::")[0].removeprefix("test_").removesuffix(".py")
 
 
-@pytest.mark.parametrize("assignment", ["ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention",
-                                        "ch05_pretraining"])
+@pytest.mark.parametrize("assignment", course.names())
 def test_public_tests_fail_only_where_the_grade_charges(assignment, grader, tmp_path):
     """The progress table and the grade tell the same story: for every mutant of the bank, a public
     test fails only in a part the grade charges, and every correct style of the alternatives bank
