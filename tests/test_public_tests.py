@@ -12,6 +12,7 @@ from autograder.grading import course
 from autograder.grading.result import SubmissionResult
 from autograder.paths import ROOT
 from autograder.platforms import report
+from autograder.support.public_tests import part_stubs
 from banks import expectations
 
 
@@ -51,7 +52,7 @@ def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solu
     """A blank submission: every test fails, each in one line saying which function is not
     written yet, no traceback, and each part says so once with the functions still to write, last
     (after pytest's short summary, on a 24-line screen), in the very words the grader's feedback
-    uses for the same stubs (one list: public_tests.stubs_left of the part's module)."""
+    uses for the same stubs (one list: public_tests.part_stubs of the part: its module, or the manifest's functions)."""
     run = run_pytest(course.get(assignment).stubs)
     parts = course.get(assignment).parts
     total = sum(on_solutions.get(assignment) or counts(run_pytest(course.get(assignment).solutions).stdout))
@@ -67,9 +68,10 @@ def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solu
     assert progress(run.stdout) == [(part, "not written yet") for part in parts], run.stdout[-2000:]
     stubs = {part: re.search(rf"^  {part} +not written yet: (\d+) functions?: (.*)$", run.stdout, flags=re.M)
              for part in parts}
-    for part, found in stubs.items():  # the part's functions, every one still to write
-        source = (course.get(assignment).stubs / f"{part}.py").read_text()
-        assert int(found[1]) == len(found[2].split(", ")) == source.count("replace this line with your code")
+    a = course.get(assignment)
+    for part, found in stubs.items():  # the part's functions (its module's, or the manifest's), every one to write
+        left = part_stubs(part, a.functions_of(part), lambda module: (a.stubs / f"{module}.py").read_text())
+        assert int(found[1]) == len(found[2].split(", ")) == len(left) > 0, (part, found[0], left)
     # the table is what the student reads last: it and pytest's count fill the screen's last lines
     screen = run.stdout.splitlines()[-24:]
     heading = next(i for i, line in enumerate(screen) if "your progress, part by part" in line)

@@ -245,6 +245,21 @@ def stubs_left(source):
     return STUB_LINE.findall(source or "")
 
 
+def part_stubs(part, functions, read):
+    """The stubs left in part ``part``, as ``stubs_left`` names them: every stub of its own module
+    (``functions`` empty), or those of ``functions`` ("module.name": a function, or a class and its
+    methods), the manifest's ``[functions]`` of the part. ``read(module)``: that module's source
+    (no .py), or None where it is not there."""
+    if not functions:
+        return stubs_left(read(part))
+    wanted = {}
+    for function in functions:
+        module, _, name = function.partition(".")
+        wanted.setdefault(module, set()).add(name)
+    return [stub for module, names in wanted.items() for stub in stubs_left(read(module))
+            if stub in names or stub.partition(".")[0] in names]
+
+
 def not_written(functions):
     """The one line for a part whose ``functions`` (``stubs_left``) are still to write."""
     count = len(functions)
@@ -359,9 +374,10 @@ def _table(terminalreporter, parts):
             lines.append(f"  {part:<22} its tests cannot run: {entry['unimported']}")
         if not total:
             continue
-        module = entry["folder"] / f"{part}.py"
-        # the stubs still in the part's own module, whichever function a test met first
-        stubs = stubs_left(module.read_text(encoding="utf-8")) if module.is_file() else []
+        # the stubs still in the part's functions (its own module, or those ``parts`` maps it to),
+        # whichever function a test met first
+        stubs = part_stubs(part, parts.get(part, ()) if isinstance(parts, dict) else (),
+                           lambda module, folder=entry["folder"]: _read(folder / f"{module}.py"))
         to_write = not_written(stubs)
         if not entry["failed"]:
             line = f"all {total} tests pass"
@@ -371,6 +387,10 @@ def _table(terminalreporter, parts):
             line = f"{entry['passed']} of {total} tests pass" + (f"; {to_write}" if stubs else "")
         lines.append(f"  {part:<22} {line}")
     return lines
+
+
+def _read(path):
+    return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 def keep_going(config):

@@ -5,7 +5,9 @@ its graded parts in order (part P is graded by ``test_hidden_P.py`` beside it), 
 students write (masters in ``solutions/<name>/``), the data files beside those masters that
 ship byte for byte with the stubs, the release and the grader (``data``, e.g. a text the
 chapter reads), the engine's support modules students run too (``support``, e.g.
-tiktoken_offline.py) and the modules of earlier assignments it imports (``[builds_on]``). Points live on the hidden checks themselves. Nothing else in the
+tiktoken_offline.py), the modules of earlier assignments it imports (``[builds_on]``) and, for a
+part that is not a module of its own, the functions it grades (``[functions]``: part =
+["module.name", ...]; a part not listed there is its own module, ``<part>.py``). Points live on the hidden checks themselves. Nothing else in the
 engine names a chapter.
 
 The course lives under ``ROOT`` (the repository, or ``$AUTOGRADER_COURSE``: the tests build a
@@ -19,7 +21,7 @@ import os
 import sys
 import tomllib
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
@@ -56,6 +58,18 @@ class Assignment:
     root: Path
     data: tuple = ()    # file names in solutions/<name>/ shipped byte for byte (stubs, release, grader)
     support: tuple = () # engine modules (autograder/support/<file>) copied beside the stubs: set-up students run too
+    functions: dict = field(default_factory=dict)  # {part: ("module.name", ...)} for a part that is not its own module
+
+    def functions_of(self, part: str) -> tuple:
+        """What part ``part`` grades: ("module.name", ...) from the manifest's ``[functions]``, or ()
+        for a part that is its own module (every function of ``<part>.py``). The public tests'
+        progress table, the grader's list of what is left to write and the notebook read this."""
+        return self.functions.get(part, ())
+
+    @property
+    def parts_table(self) -> dict:
+        """{part: functions_of(part)}, in the manifest's order: what the stubs' conftest is given."""
+        return {part: self.functions_of(part) for part in self.parts}
 
     @property
     def uses_tiktoken(self):
@@ -146,7 +160,8 @@ def load(folder, root=None):
         raise CourseError(f"{where}: cannot be read ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise CourseError(f"{where}: not valid TOML ({exc})") from None
-    unknown = sorted(set(data) - {"title", "parts", "modules", "builds_on", "data", "support"})
+    unknown = sorted(set(data) - {"title", "parts", "modules", "builds_on", "data", "support",
+                                     "functions"})
     if unknown:
         raise CourseError(f"{where}: unknown key(s) {', '.join(unknown)}")
     if not isinstance(data.get("title"), str) or not data["title"].strip():
@@ -161,7 +176,7 @@ def load(folder, root=None):
     assignment = Assignment(name=folder.name, title=data["title"].strip(), parts=parts, modules=modules,
                             builds_on={k: _strings(v, f"builds_on.{k}", where) for k, v in builds_on.items()},
                             root=Path(root) if root else folder.parent.parent.parent, data=files,
-                            support=support)
+                            support=support, functions=_functions(data.get("functions", {}), parts, modules, where))
     for module in modules:
         if not module.endswith(".py") or module.startswith("test_"):
             raise CourseError(f"{where}: module {module!r} must be a .py file that is not a test")
@@ -183,6 +198,21 @@ def load(folder, root=None):
     if strays:
         raise CourseError(f"{where}: {', '.join(strays)} grade(s) no part listed in `parts`")
     return assignment
+
+
+def _functions(table, parts, modules, where):
+    """The manifest's ``[functions]``: part = ["module.name", ...], each part one of ``parts`` and
+    each module one of ``modules``."""
+    if not isinstance(table, dict):
+        raise CourseError(f"{where}: `functions` must be a table of part = [\"module.name\", ...]")
+    stems = {m.removesuffix(".py") for m in modules}
+    for part, names in table.items():
+        if part not in parts:
+            raise CourseError(f"{where}: functions.{part}: no part {part} in `parts`")
+        for name in _strings(names, f"functions.{part}", where):
+            if name.partition(".")[0] not in stems or not name.partition(".")[2]:
+                raise CourseError(f"{where}: functions.{part}: {name!r} is not module.name of a module in `modules`")
+    return {part: tuple(names) for part, names in table.items()}
 
 
 def _check_builds_on(assignments, root):

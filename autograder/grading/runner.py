@@ -27,7 +27,7 @@ from ..paths import PYTEST_INI
 from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
 from ..sandbox.submission import SubmissionError, clean_text, read_sources
 from ..sandbox.zygote import Zygote
-from ..support.public_tests import not_written, stubs_left
+from ..support.public_tests import not_written, part_stubs
 
 class Student:
     """The ``student`` fixture: the submission's sandboxed session (its probes, its sources: every
@@ -416,7 +416,8 @@ class Grader:
                                         protections=session.protections, assignment=assignment.name,
                                         # shards graded apart must agree on it
                                         suites=course.suites_digest(assignment.name))
-        # what each part's module still has to write: the public tests' one list, read here from the submission
-        unwritten = {part: not_written(left) for part in assignment.parts if (left := stubs_left(sources.get(part)))}
+        # what each part still has to write: the public tests' one list, read here from the submission
+        unwritten = {part: not_written(left) for part in assignment.parts
+                     if (left := part_stubs(part, assignment.functions_of(part), sources.get))}
         return replace(result.with_notes(syntax), fingerprint=digest(sources), unwritten=unwritten or None)
 
