@@ -118,3 +118,30 @@ def compile_problem(source):
     except Exception as exc:  # e.g. RecursionError from absurd nesting: the student's problem, not ours
         return f"cannot be compiled: {type(exc).__name__}"
     return None
+
+
+def suite_conftest(conftest: str) -> tuple:
+    """The hooks every assignment's hidden suites share, for its ``conftest.py`` (whose path is
+    ``conftest``): ``ref, pytest_collection_modifyitems = kit.suite_conftest(__file__)``.
+
+    ``ref``: the reference's modules (this assignment's and those it builds on), imported in the
+    trusted grader process only. The checks run in the manifest's order of parts: a check built on
+    a lower part may credit or charge by what that part earned (``lower_part_wrong``, ``charged``),
+    so the lower part is graded first."""
+    from pathlib import Path
+
+    import pytest
+
+    from . import course
+
+    assignment = course.get(Path(conftest).resolve().parent.name)
+
+    @pytest.fixture(scope="session")
+    def ref():
+        return course.reference_modules(assignment)
+
+    def pytest_collection_modifyitems(items):
+        order = {part: i for i, part in enumerate(assignment.parts)}
+        items.sort(key=lambda item: order.get(item.module.__name__.removeprefix("test_hidden_"), len(order)))
+
+    return ref, pytest_collection_modifyitems
