@@ -417,3 +417,32 @@ def missing_lines(missing):
         return []
     return ["missing: " + ", ".join(f"{file} (your own from {assignment})" for file, assignment in missing)
             + ": copy them into this folder; the tests that import them fail until you do"]
+
+
+def conftest_hooks(parts):
+    """The pytest hooks a public tests' conftest needs, for ``parts`` (its PARTS): the book's order,
+    a failure in the tests' own words, the progress table last. A conftest with nothing else to
+    set up is ``globals().update(public_tests.conftest_hooks(PARTS))``."""
+    def pytest_configure(config):
+        keep_going(config)
+
+    def pytest_collection_modifyitems(items):
+        book_order(items, parts)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(item, call):
+        """A failure in the tests' own words: one line for a function not written yet."""
+        explain(item, call, (yield).get_result())
+
+    def pytest_exception_interact(node, call, report):
+        """A module that cannot be imported, in the same short words."""
+        explain_collection(node, call, report)
+
+    def pytest_sessionfinish(session, exitstatus):
+        hide_stubs(session, exitstatus)
+
+    def pytest_terminal_summary(terminalreporter):
+        summary(terminalreporter, parts)
+
+    return {hook.__name__: hook for hook in (pytest_configure, pytest_collection_modifyitems, pytest_runtest_makereport,
+                                             pytest_exception_interact, pytest_sessionfinish, pytest_terminal_summary)}
