@@ -65,7 +65,7 @@ def new(name: str, title: str | None = None) -> list:
     for relative, text in files.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text(text, encoding="utf-8")
-    course._cache.clear()  # the course now holds it
+    course.forget()  # the course now holds it
     written = sorted(files)
     written += [f"assignments/{name}/{file}" for file in stubs.write_stubs(name)]
     return written

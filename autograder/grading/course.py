@@ -230,6 +230,12 @@ def _check_builds_on(assignments, root):
 _cache = {}
 
 
+def forget() -> None:
+    """Forget the manifests read so far: the next question reads the course again (``new`` wrote an
+    assignment)."""
+    _cache.clear()
+
+
 def _course(root=None):
     root = Path(root or ROOT).resolve()
     if root not in _cache:
