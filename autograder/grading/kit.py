@@ -5,7 +5,9 @@ Torch-free: the rules take the comparison (``fit``) from the suite that knows it
 """
 import functools
 import hashlib
+import re
 from typing import Any, NamedTuple, Optional
+
 
 # key -> a reference-only result; lives as long as the grading process (never in a child: the
 # zygote imports no suite, and a child sees only what its parent had in memory)
@@ -74,6 +76,24 @@ def known_mistake(actual, mistakes, fit):
         return None
     best = min(error for error, _ in fits)
     return " or ".join(name for error, name in fits if error == best)
+
+
+# what a step's error holds where the submission's code ran into a stub (authoring.stubs writes the line)
+STUB_RAISED = re.compile(r"NotImplementedError: ([\w.]+): replace this line with your code")
+
+
+def blank_stub(errors: list) -> Optional[str]:
+    """The one rule for a failed check beside a blank stub: where a step of the check raised a stub's
+    NotImplementedError (``errors``: the texts of the steps that raised since the check began), no
+    mistake is named, whatever the other answers look like (the weights after a training loop that
+    raised are the weights before it, which equal a model of "no optimizer step" or "zero_grad in the
+    wrong place"; the answers of a stub are not the student's yet). Returns the feedback to give
+    instead (what is not written yet), or None where no stub raised. The runner applies it to every
+    check: a suite need not guard against it."""
+    from ..support.public_tests import not_written  # the one wording (kept lazy: the kit is torch-free)
+
+    names = list(dict.fromkeys(m.group(1) for error in errors for m in STUB_RAISED.finditer(error)))
+    return f"{not_written(names)} (a stub raised NotImplementedError during this check)" if names else None
 
 
 def lower_part_wrong(student, part):

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from . import course, diagnose, shapes
+from . import course, diagnose, kit, shapes
 from .grade import digest, syntax_notes
 from .kit import seed_of
 from .result import NAMES_MISTAKE, Check, KnownMistake, SubmissionResult
@@ -115,6 +115,9 @@ class _Collector:
                     output += self._shapes(str(exc))
                     if mistake:
                         output += NAMES_MISTAKE.format(mistake)
+                instead = kit.blank_stub(getattr(self.context.session, "raised", ())) if mistake else None
+                if instead:  # a stub's answers are no mistake of the student's (kit.blank_stub)
+                    output, mistake = clean_text(instead, limit=MESSAGE_LIMIT), None
                 self.context.failed_parts.add(part)
                 if mistake:
                     self.context.charged.setdefault(part, set()).add(mistake)
@@ -128,6 +131,7 @@ class _Collector:
                                   answer_digest=getattr(exc, "answer_digest", None) if failed else None))
         if self.context.session is not None:
             self.context.session.faults.clear()  # the next check's begin afresh
+            self.context.session.raised.clear()
 
     def _shapes(self, text):
         """Where the failure is a step that raised in the student's code: their tensors' shapes

@@ -211,6 +211,7 @@ class StudentSession:
         self.imported = set()
         self.broken = {}   # module or module.name -> why later requests fail fast
         self.faults = []   # Faults of the steps that raised in the student's code, since the check began
+        self.raised = []   # the errors (text) of every step that raised, since the check began
 
     # -- child lifecycle -------------------------------------------------------------
     def _start(self, memory=None):
@@ -435,6 +436,7 @@ class StudentSession:
             self._kill()  # our child sends exactly one answer per step: the channel was tampered with
             raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
         errors = {name: clean_text(why, limit=MESSAGE_LIMIT) for name, why in errors.items()}
+        self.raised.extend(errors.values())
         for name, data in reply.get("wheres", {}).items():
             where = read_where(data, self.sources) if name in errors else None
             if where is not None and len(self.faults) < 64:
