@@ -403,12 +403,15 @@ def _resolve(value, env, failed):
 
 def _target(dotted, env, failed):
     """An earlier step's object, or ``module.name``, then attributes: ``tok.encode``,
-    ``module.Class``, ``m.blocks.0.layer`` (digits index a sequence)."""
+    ``module.Class``, ``m.blocks.0.layer`` (digits index a sequence). ``torch.…`` is torch's own
+    (``torch.optim.AdamW``), whatever the submission's modules import (``from torch import nn``)."""
     head, *rest = dotted.split(".")
     if head in failed:
         raise _Failed(head)
     if head in env:
         obj, path = env[head], head
+    elif head == "torch" and rest:
+        obj, path = torch, head
     else:
         if not rest:
             raise ProbeError("lookup", f"no earlier step or module.name called {dotted!r}")

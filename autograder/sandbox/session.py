@@ -361,7 +361,8 @@ class StudentSession:
         """Run ``steps`` in order in the child, in one round trip; returns a ``Plan``.
 
         Each step is a dict naming its result ``let`` and doing one thing:
-        ``call`` (``module.name``, an earlier step's name, or a dotted attribute of either) with
+        ``call`` (``module.name``, an earlier step's name, or a dotted attribute of either; ``torch.…``:
+        torch's own in the child, e.g. ``torch.optim.AdamW``, whatever the student's modules import) with
         ``args``/``kwargs``, ``data`` (the grader's plain data, to pass by ``$ref`` and read back
         after a call that may change it), ``iterate`` (the first ``limit`` items), ``len``, ``attr``
         (a dotted attribute), ``backward`` (of sum(that tensor * ``weight``)), ``grads`` (a module's

@@ -38,8 +38,8 @@ def steps(model_let, opt_let, x, weight, n, seed, tag):
 
 def optimizer_step(let, model_let):
     return [{"let": f"{let}p", "call": f"{model_let}.parameters"},
-            {"let": let, "call": "checkpoints.torch.optim.AdamW", "args": [{"$ref": f"{let}p"}], "kwargs": SETTINGS,
-             "what": "torch.optim.AdamW (through checkpoints.py's `import torch`)"}]
+            {"let": let, "call": "torch.optim.AdamW", "args": [{"$ref": f"{let}p"}], "kwargs": SETTINGS,
+             "what": "torch.optim.AdamW (torch's own in the child, whatever checkpoints.py imports)"}]
 
 
 def resumed(seeds, *, load_optimizer=True, train_after=True):

@@ -43,8 +43,8 @@ def run(student, seeds, name, num_epochs, eval_freq, eval_iter, batches=(3, 2)):
             eval_freq, eval_iter, "A", {"$ref": "tk"}]
     plan = student.plan([tokenizer_step("text_tokens"), tiny_step("m", CFG, weights, train=True),
                          {"let": "p", "call": "m.parameters"},
-                         {"let": "opt", "call": "training.torch.optim.AdamW", "args": [{"$ref": "p"}],
-                          "kwargs": SETTINGS, "what": "torch.optim.AdamW (through training.py's `import torch`)"},
+                         {"let": "opt", "call": "torch.optim.AdamW", "args": [{"$ref": "p"}],
+                          "kwargs": SETTINGS, "what": "torch.optim.AdamW (torch's own in the child, whatever training.py imports)"},
                          {"let": "out", "call": "training.train_model_simple", "args": args, "grad": True,
                           "seed": seed, "return": True},
                          {"let": "after", "parameters": "m", "return": True}], needs="training.train_model_simple")
