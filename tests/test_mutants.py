@@ -89,7 +89,7 @@ def test_blank_stubs_get_zero(grade, points, assignment):
     assert result["max_score"] == sum(points[assignment].values()), describe(result)
     assert result["score"] == 0, describe(result)
     assert all(t["output"].strip() for t in result["tests"]), "every failed check explains itself"
-    # a stub's answers are no mistake of the student's (kit.blank_stub, DESIGN.md "Writing a check")
+    # a stub's answers are no mistake of the student's (kit.blank_stub, DESIGN.md, "How a check avoids naming a blank stub's mistake")
     assert named_mistakes(result) == [], f"mistakes named for blank stubs: {named_mistakes(result)}"
 
 
