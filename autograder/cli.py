@@ -78,7 +78,7 @@ def cmd_stubs(args):
     return 1 if problems else 0
 
 
-def cmd_new(args):
+def cmd_new(args) -> int:
     from .authoring import scaffold
 
     try:
@@ -98,7 +98,7 @@ def cmd_release(args):
                         Path(args.course) if args.course else None)
 
 
-def cmd_gradescope(args):
+def cmd_gradescope(args) -> int:
     from .platforms import gradescope
     out = Path(args.out)
     names = gradescope.build(args.assignment, out, checks=args.checks, stdout=args.stdout,
@@ -135,7 +135,7 @@ def classroom_name(text):
     return text
 
 
-def earlier_reference_help():
+def earlier_reference_help() -> str:
     """--earlier-reference's help, naming every module it may hand out, read from the manifests
     (a manifest's builds_on is exactly what a submission may be given)."""
     given = "; ".join(f"{a.name}: {a.builds_on_text()}" for a in course.assignments() if a.builds_on)

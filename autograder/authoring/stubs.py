@@ -19,7 +19,7 @@ class StubError(ValueError):
     """A master file whose markers do not pair up."""
 
 
-def _enclosing_name(lines, index, indent):
+def _enclosing_name(lines, index, indent) -> str:
     """Dotted name of the def/class that contains line ``index`` (e.g. ``CausalAttention.forward``)."""
     names, limit = [], len(indent)
     for line in reversed(lines[:index]):

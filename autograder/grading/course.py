@@ -44,7 +44,7 @@ class HandIn:
     assignment: str
 
     @property
-    def module(self):
+    def module(self) -> str:
         return self.file.removesuffix(".py")
 
 
@@ -72,7 +72,7 @@ class Assignment:
         return {part: self.functions_of(part) for part in self.parts}
 
     @property
-    def uses_tiktoken(self):
+    def uses_tiktoken(self) -> bool:
         """Its students' code uses tiktoken's GPT-2 encoding (the grader's zygote loads it for them)."""
         return "tiktoken_offline.py" in self.support
 
@@ -96,19 +96,19 @@ class Assignment:
         return self.suites / f"test_hidden_{part}.py"
 
     @property
-    def module_names(self):
+    def module_names(self) -> tuple:
         """The modules as Python imports them (no .py)."""
         return tuple(m.removesuffix(".py") for m in self.modules)
 
     @property
-    def hand_in(self):
+    def hand_in(self) -> tuple:
         """Every file a student hands in for this assignment, as HandIn (file, the assignment it
         comes from): its own modules, then its own copy of each module of an earlier assignment
         this one imports. What every platform tells a student to hand in, and checks, reads this."""
         return (tuple(HandIn(m, self.name) for m in self.modules)
                 + tuple(HandIn(m, earlier) for earlier, modules in self.builds_on.items() for m in modules))
 
-    def hand_in_text(self):
+    def hand_in_text(self) -> str:
         """The hand-in in one sentence, for instructions."""
         own = ", ".join(f.file for f in self.hand_in if f.assignment == self.name)
         earlier = {}
@@ -118,31 +118,31 @@ class Assignment:
         return own + "".join(f", and your own {', '.join(files)} from {name} (this assignment imports them)"
                              for name, files in earlier.items())
 
-    def missing_note(self, missing):
+    def missing_note(self, missing) -> str:
         """The one line that says which hand-in files (HandIn) are missing and where they come from."""
         where = {}
         for f in missing:
             where.setdefault(f.assignment, []).append(f.file)
-        def whence(name, files):
+        def whence(name, files) -> str:
             if name == self.name:
                 return "this assignment's"
             return f"your own from {name}: {self.name} imports {'it' if len(files) == 1 else 'them'}"
         return ("missing: " + "; ".join(f"{', '.join(files)} ({whence(name, files)})" for name, files in where.items())
                 + f": hand {'it' if len(missing) == 1 else 'them'} in beside {self.name}'s modules")
 
-    def builds_on_text(self):
+    def builds_on_text(self) -> str:
         """The modules of earlier assignments it imports, in words ("ch03_attention's
         causal_attention.py and multihead_attention.py"), or "" where it builds on none: what
         ``--earlier-reference`` may hand its submissions, as the help and the README say."""
         return ", and ".join(f"{earlier}'s {' and '.join(modules)}" for earlier, modules in self.builds_on.items())
 
-    def in_order(self, parts):
+    def in_order(self, parts) -> list:
         """``parts`` sorted as the manifest lists them (unknown ones last, by name)."""
         order = {p: i for i, p in enumerate(self.parts)}
         return sorted(parts, key=lambda p: (order.get(p, len(order)), p))
 
 
-def _strings(value, what, where):
+def _strings(value, what, where) -> tuple:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
         raise CourseError(f"{where}: `{what}` must be a non-empty list of strings")
     if len(set(value)) != len(value):
@@ -150,7 +150,7 @@ def _strings(value, what, where):
     return tuple(value)
 
 
-def load(folder, root=None):
+def load(folder, root=None) -> Assignment:
     """The assignment described by ``folder/manifest.toml``, checked against the files it names."""
     folder = Path(folder)
     where = folder / MANIFEST
@@ -200,7 +200,7 @@ def load(folder, root=None):
     return assignment
 
 
-def _functions(table, parts, modules, where):
+def _functions(table, parts, modules, where) -> dict:
     """The manifest's ``[functions]``: part = ["module.name", ...], each part one of ``parts`` and
     each module one of ``modules``."""
     if not isinstance(table, dict):
@@ -215,7 +215,7 @@ def _functions(table, parts, modules, where):
     return {part: tuple(names) for part, names in table.items()}
 
 
-def _check_builds_on(assignments, root):
+def _check_builds_on(assignments, root) -> None:
     for a in assignments.values():
         for earlier, modules in a.builds_on.items():
             if earlier not in assignments:
@@ -246,12 +246,12 @@ def _course(root=None):
     return _cache[root]
 
 
-def assignments(root=None):
+def assignments(root=None) -> list:
     """Every assignment of the course, sorted by name."""
     return list(_course(root).values())
 
 
-def names(root=None):
+def names(root=None) -> tuple:
     return tuple(_course(root))
 
 
@@ -276,20 +276,20 @@ class Found:
     problem: str = ""
 
     @property
-    def listed(self):
+    def listed(self) -> str:
         """The ignored names, the first eight of them, in one line."""
         more = len(self.ignored) - 8
         return ", ".join(self.ignored[:8]) + (f" and {more} more" if more > 0 else "")
 
     @property
-    def note(self):
+    def note(self) -> str:
         """The one line a result carries about what was ignored ("" when nothing was)."""
         if not self.ignored:
             return ""
         return f"{self.listed}: belong{'s' if len(self.ignored) == 1 else ''} to no assignment, ignored"
 
 
-def _entries(folder):
+def _entries(folder) -> dict | None:
     """{name: is a folder (or a link, which the reader refuses and says so)} of what ``folder``
     holds, without hidden names and Python's caches; None when it cannot be read."""
     try:
@@ -300,7 +300,7 @@ def _entries(folder):
         return None
 
 
-def _best(present, course, forced=None):
+def _best(present, course, forced=None) -> tuple | tuple[None, str]:
     """(the assignment whose modules ``present`` holds the most of, "") (see detect), or (None,
     why): "" when it holds none. ``forced``: that one, unless another assignment's modules are
     more of what is there."""
@@ -324,7 +324,7 @@ def _best(present, course, forced=None):
     return fits[0], ""
 
 
-def find(folder, assignment=None, root=None):
+def find(folder, assignment=None, root=None) -> Found:
     """The submissions in a student's ``folder`` (a Found), from everything it holds: a folder
     named after an assignment is that assignment's; each subfolder named after one is a
     submission of it; the folder's own .py files are one of the assignment whose modules they
@@ -385,7 +385,7 @@ def detect(folder, root=None):
     return course[name]
 
 
-def support_sources(assignment):
+def support_sources(assignment) -> dict:
     """{module: source} of the engine's support modules of ``assignment`` (autograder/support/)."""
     return {name.removesuffix(".py"): _support_text(name) for name in assignment.support}
 
@@ -395,7 +395,7 @@ def _support_text(name):
     return (ENGINE / name).read_text(encoding="utf-8")
 
 
-def submission_sources(folder, assignment, earlier_reference=False, own=None):
+def submission_sources(folder, assignment, earlier_reference=False, own=None) -> tuple[dict, list]:
     """A submission's modules as {name: source}, and notes: the folder's own, plus each module of
     an earlier assignment this one builds on that the folder lacks, from the student's folder of
     that assignment beside it (``alice/<earlier>/`` for ``alice/<assignment>/``; only a folder
@@ -447,7 +447,7 @@ def submission_sources(folder, assignment, earlier_reference=False, own=None):
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
 
-def released_reference(path):
+def released_reference(path) -> str:
     """The reference module at ``path`` as the course releases it after its deadline: the master
     without nbgrader's marker lines (the code between them is the reference, and stays). What
     ``--earlier-reference`` hands a submission, whose code can read it."""
@@ -469,7 +469,7 @@ def reference_modules(assignment):
 
 
 @functools.lru_cache(maxsize=None)
-def suites_digest(assignment):
+def suites_digest(assignment) -> str:
     """What a score depends on besides the submission: the hidden suites (and their helpers and
     settings) and the reference solution. Results with different digests are not comparable."""
     a = get(assignment)
@@ -484,7 +484,7 @@ def suites_digest(assignment):
 
 
 @functools.lru_cache(maxsize=None)
-def engine_digest():
+def engine_digest() -> str:
     """The grading engine's version: every file of ``autograder/`` but the suites (which
     ``suites_digest`` covers). Shards graded by two versions of the grader are not one run."""
     engine = Path(__file__).resolve().parent.parent

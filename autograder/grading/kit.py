@@ -54,7 +54,7 @@ def seed_of(name, salt=0):
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def known_mistake(actual, mistakes, fit):
+def known_mistake(actual, mistakes, fit) -> str | None:
     """The name of the mistake whose answer ``actual`` is, or None.
 
     ``mistakes`` maps a mistake's name to its answer or a function computing it (or is a function
@@ -106,7 +106,7 @@ def lower_part_wrong(student, part):
     return lost and written
 
 
-def charged(student, parts, names):
+def charged(student, parts, names) -> list:
     """The mistakes among ``names`` that one of ``parts`` was charged with in this grading (a failed
     check of it named them: the grader's words, ``Student.charged``) while that part is really
     written (``lower_part_wrong``). A later part may then expect, computed in the grader, the
@@ -120,14 +120,14 @@ def charged(student, parts, names):
     return found
 
 
-def compiles(source):
+def compiles(source) -> bool:
     """Whether ``source`` (the student's text, or None) compiles: checked here, in the grader,
     never in the child, whose word about its own syntax errors cannot be trusted."""
     return source is not None and compile_problem(source) is None
 
 
 @functools.lru_cache(maxsize=256)
-def compile_problem(source):
+def compile_problem(source) -> str | None:
     """Why ``source`` does not compile, in words that follow its file's name ("is not valid
     Python: line 3: ..."), or None. Compiled once per text: every check that asks about a lower
     part, and the result's syntax notes, ask about the same few files."""
@@ -160,7 +160,7 @@ def suite_conftest(conftest: str) -> tuple:
     def ref():
         return course.reference_modules(assignment)
 
-    def pytest_collection_modifyitems(items):
+    def pytest_collection_modifyitems(items) -> None:
         order = {part: i for i, part in enumerate(assignment.parts)}
         items.sort(key=lambda item: order.get(item.module.__name__.removeprefix("test_hidden_"), len(order)))
 

@@ -267,7 +267,7 @@ class StudentSession:
         self.pid = self.sock = None
         return code
 
-    def close(self):
+    def close(self) -> None:
         if self.pid is not None:
             self.sock.close()  # a child at rest exits on hang-up; kill it anyway
             self.sock = socket.socket()
@@ -511,7 +511,7 @@ def _check_steps(steps):
     """The suite's plan is well formed (a mistake here is the grader's, so a ValueError)."""
     earlier, sent = set(), set()  # sent: the data steps that hold one tensor
 
-    def data(value, where, depth=0):
+    def data(value, where, depth=0) -> None:
         """``where``: the words that place it, for the message."""
         if type(value) in _SCALARS or isinstance(value, torch.Tensor):
             return
