@@ -34,6 +34,8 @@ EXAMPLES = {
     "merge": "example:\n  python -m autograder merge graded/shard-1 graded/shard-2 --out graded/all",
     "stubs": "examples:\n  python -m autograder stubs            rewrite what changed in assignments/\n"
              "  python -m autograder stubs --check    say what is stale (exit 1), change nothing",
+    "new": "example (then: python -m autograder grade solutions/appendix_a_pytorch, 100/100):\n"
+           "  python -m autograder new appendix_a_pytorch --title \"Appendix A: Introduction to PyTorch\"",
     "release": "example (writes release/ch03_attention):\n  python -m autograder release ch03_attention --course course",
     "gradescope": "example:\n  python -m autograder gradescope ch03_attention --checks after_due_date",
     "github": "example (Classroom 50's classroom ml-2026 in the organisation my-org; one call per assignment,\n"
@@ -77,13 +79,27 @@ def cmd_stubs(args):
     return 1 if problems else 0
 
 
+def cmd_new(args) -> int:
+    from .authoring import scaffold
+
+    try:
+        written = scaffold.new(args.name, args.title)
+    except scaffold.ScaffoldError as exc:
+        print(f"new: {exc}", file=sys.stderr)
+        return 2
+    print(f"{args.name}: wrote {len(written)} files\n  " + "\n  ".join(written))
+    print(f"next: python -m autograder grade solutions/{args.name} (100) and assignments/{args.name} (0); "
+          "CONTRIBUTING.md, \"Adding an assignment\", says how it grows")
+    return 0
+
+
 def cmd_release(args):
     from .authoring.release import main_release
     return main_release(args.assignment, Path(args.out) if args.out else None,
                         Path(args.course) if args.course else None)
 
 
-def cmd_gradescope(args):
+def cmd_gradescope(args) -> int:
     from .platforms import gradescope
     out = Path(args.out)
     names = gradescope.build(args.assignment, out, checks=args.checks, stdout=args.stdout,
@@ -128,7 +144,7 @@ def classroom_name(text):
     return text
 
 
-def earlier_reference_help():
+def earlier_reference_help() -> str:
     """--earlier-reference's help, naming every module it may hand out, read from the manifests
     (a manifest's builds_on is exactly what a submission may be given)."""
     given = "; ".join(f"{a.name}: {a.builds_on_text()}" for a in course.assignments() if a.builds_on)
@@ -206,6 +222,12 @@ def build_parser():
     stubs = commands.add_parser("stubs", help="regenerate assignments/ from solutions/")
     stubs.add_argument("--check", action="store_true", help="only report stale files (exit 1 if any)")
     stubs.set_defaults(run=cmd_stubs)
+    new = commands.add_parser("new", help="write a complete, gradeable assignment in its own folders (manifest, "
+                                          "module, hidden check, public test, notebook, banks) and its stubs")
+    new.add_argument("name", help="the assignment's name: a folder under solutions/, source/, tests/ and "
+                                  "autograder/suites/ (lower-case letters, digits, underscores)")
+    new.add_argument("--title", help="its title, as the manifest, the notebook and the feedback show it")
+    new.set_defaults(run=cmd_new)
     release = commands.add_parser("release", help="build the student release with nbgrader")
     release.add_argument("assignment", choices=course.names(), help=ASSIGNMENT)
     release.add_argument("--out", help="folder for the release (default release/ASSIGNMENT)")

@@ -1,5 +1,8 @@
-"""The banks of every assignment: ``tests/<assignment>/mutants.py`` (MUTANTS: buggy variants)
-and ``tests/<assignment>/alternatives.py`` (ALTERNATIVES: correct ones in other styles).
+"""What the project's tests keep of every assignment, in the assignment's own folder ``tests/<assignment>/``:
+its banks, ``mutants.py`` (MUTANTS: buggy variants) and ``alternatives.py`` (ALTERNATIVES: correct
+ones in other styles), and ``expectations.py`` (what the per-assignment tests expect of it:
+``EXPECTED`` below). Nothing per assignment is kept in a test file (DESIGN.md, "Several
+assignments, one engine, one seam"): a test reads these files for every ``course.names()``.
 
 Each bank is loaded by its path under a name of its own (``<assignment>_mutants``): two folders
 both hold a ``mutants.py``. A submission built from a bank holds the assignment's modules and
@@ -11,6 +14,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.authoring.stubs import make_stub
 from autograder.grading import course
 
 TESTS = Path(__file__).resolve().parent
@@ -81,6 +85,43 @@ def load_path(path):
         sys.modules[name] = module  # before running it: dataclasses look their module up
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+# What ``tests/<assignment>/expectations.py`` defines, and which test reads it.
+EXPECTED = {
+    "STATED": "a list of stated.S(item, phrase, hidden, public): each requirement sentence of the student "
+              "docstrings, with the hidden check and the public test of it (tests/test_stated_requirements.py)",
+    "BOOK_VALUES": "a list of strings the master notebook prints from the reference: the book's values "
+                   "(tests/test_nbgrader_release.py)",
+    "WRONG": "a tuple (module file, a line of the reference, a wrong line, what the public tests then print): "
+             "one mistake a public test catches with a value (tests/test_public_tests.py)",
+}
+
+
+def expectations(assignment, name):
+    """``name`` (one of ``EXPECTED``) of ``tests/<assignment>/expectations.py``; a failure that says
+    which file to write, and what to put in it, where it is missing."""
+    path = TESTS / assignment / "expectations.py"
+    rel = path.relative_to(TESTS.parent)
+    if not path.is_file():
+        raise AssertionError(f"{assignment} has no {rel}: write one defining " +
+                             "; ".join(f"{k}: {v}" for k, v in EXPECTED.items()) +
+                             " (`python -m autograder new` writes a starting one)")
+    module = load_path(path)
+    if not hasattr(module, name):
+        raise AssertionError(f"{rel} does not define {name}: {EXPECTED[name]}")
+    return getattr(module, name)
+
+
+def student_functions(assignment):
+    """{"module.name" or "module.Class.method"} for every solution region of the assignment (the
+    names the stub generator puts in each region's ``raise NotImplementedError("name: ...")``)."""
+    names = set()
+    a = course.get(assignment)
+    for path in (a.solutions / m for m in a.modules):
+        for name in re.findall(r'raise NotImplementedError\("([\w.]+):', make_stub(path.read_text())):
+            names.add(f"{path.stem}.{name}")
+    return names
 
 
 def banks(kind):

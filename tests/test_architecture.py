@@ -244,32 +244,77 @@ CHAPTER_ATTRIBUTES = {"W_query", "W_key", "W_value", "heads", "num_heads", "head
 
 
 def chapter_names():
-    """Every assignment's module names, and the classes and functions its solutions define (top level)."""
-    names = set(CHAPTER_ATTRIBUTES)
+    """{name: what it is} for every assignment's modules, the classes and functions its solutions
+    define (top level), and the book's attribute names (CHAPTER_ATTRIBUTES)."""
+    names = dict.fromkeys(CHAPTER_ATTRIBUTES, "an attribute the book gives a chapter's object")
     for assignment in course.assignments():
         for path in Path(assignment.solutions).glob("*.py"):
             if path.stem.startswith("test_") or path.stem == "conftest":
                 continue
-            names.add(path.stem)
-            names.update(node.name for node in ast.parse(path.read_text()).body
-                         if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and not node.name.startswith("_"))
+            names.setdefault(path.stem, f"a module of {assignment.name}")
+            names.update({node.name: f"defined in {assignment.name}'s {path.name}"
+                          for node in ast.parse(path.read_text()).body
+                          if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and not node.name.startswith("_")
+                          and node.name not in names})
     return names
 
 
-def chapter_words(text, names):
-    return sorted({word for word in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text) if word in names})
+# calls whose string argument is a name in code: an attribute, or a module imported
+_BY_NAME = {"getattr", "setattr", "hasattr", "delattr", "import_module", "__import__"}
+
+
+def chapter_identifiers(source, names):
+    """[(line, name)] where ``source`` uses one of ``names`` (chapter_names) as an identifier: an
+    import of an assignment's module, an attribute (``x.mask``), a name it reads (``GPTModel``), or
+    a string a getattr or import_module reads as one. Words in docstrings, comments and other
+    strings are prose and data: a suite's plan hands the sandbox a chapter's names that way."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            used = [part for alias in node.names for part in alias.name.split(".")]
+        elif isinstance(node, ast.ImportFrom):
+            used = (node.module or "").split(".") + [alias.name for alias in node.names]
+        elif isinstance(node, ast.Attribute):
+            used = [node.attr]
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            used = [node.id]
+        elif isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) in _BY_NAME:
+            used = [arg.value for arg in node.args if isinstance(arg, ast.Constant) and isinstance(arg.value, str)]
+        else:
+            continue
+        found += [(node.lineno, name) for name in used if name in names]
+    return sorted(set(found))
 
 
 def test_the_sandbox_names_no_chapter():
-    """The sandbox knows modules, calls, tensors and plans: a chapter's names (its modules, classes,
-    functions and the attributes of its modules) reach it only as data, in a suite's plan."""
+    """The sandbox (the trust boundary) imports no assignment and names no assignment's identifiers
+    as identifiers: it knows modules, calls, tensors and plans, and a chapter's names (its modules,
+    classes, functions, the book's attribute names) reach it only as data, in a suite's plan. Checked
+    on the code's names (imports, attributes, names read, getattr's strings), not on prose."""
     names = chapter_names()
-    assert {"self_attention", "SelfAttention_v2", "transfer_weights_v2_to_v1", "GPTModel", "mask"} <= names
-    found = {path.name: words for path in sorted((ENGINE / "sandbox").glob("*.py"))
-             if (words := chapter_words(path.read_text(), names))}
-    assert not found, f"chapter names in autograder/sandbox/: {found}"
+    assert {"self_attention", "SelfAttention_v2", "transfer_weights_v2_to_v1", "GPTModel", "mask"} <= set(names)
+    found = [f"autograder/sandbox/{path.name}:{line}: {name} ({names[name]})"
+             for path in sorted((ENGINE / "sandbox").glob("*.py"))
+             for line, name in chapter_identifiers(path.read_text(), names)]
+    assert not found, ("the sandbox names an assignment's identifiers in its code:\n  " + "\n  ".join(found) +
+                       "\nhand a chapter's names to the sandbox as data (a step of a plan: grading.probes writes "
+                       "them), or, where the sandbox's own identifier only shares a chapter's name, rename it")
 
 
-def test_the_chapter_name_check_sees_a_planted_name():
-    assert chapter_words('getattr(module, "num_heads")  # MultiHeadAttention', chapter_names()) == [
-        "MultiHeadAttention", "num_heads"]
+def test_the_chapter_name_check_sees_names_in_code_not_words_in_prose():
+    names = chapter_names()
+    planted = '''"""Turns tensors into bytes; a MultiHeadAttention is data here."""
+import self_attention
+from gpt_model import GPTModel
+
+
+def f(module, x):  # mask, dropout: words of a comment
+    text = "the mask of a CausalAttention"
+    return getattr(module, "num_heads"), x.mask, GPTModel, text
+'''
+    found = chapter_identifiers(planted, names)
+    assert sorted(name for _, name in found) == ["GPTModel", "GPTModel", "gpt_model", "mask", "num_heads",
+                                                 "self_attention"], found
+    assert "MultiHeadAttention" not in {name for _, name in chapter_identifiers(planted, names)}
+    assert chapter_identifiers('"""tensors, model, data and loss, in words."""\nx = 1\n',
+                               {**names, "tensors": "a module", "model": "a module"}) == []

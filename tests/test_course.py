@@ -234,11 +234,37 @@ GOOD = 'title = "T"\nparts = ["p"]\nmodules = ["m.py"]\n'
     (GOOD.replace('["p"]', "[]"), {}, "`parts` must be a non-empty list"),
     (GOOD + "[builds_on]\nelsewhere = [\"x.py\"]\n", {}, "builds on elsewhere, which is no assignment"),
     ("title = \n", {}, "not valid TOML"),
+    (GOOD + '[functions]\nq = ["m.f"]\n', {}, "functions.q: no part q"),
+    (GOOD + '[functions]\np = ["n.f"]\n', {}, "'n.f' is not module.name of a module"),
+    (GOOD + '[functions]\np = ["m"]\n', {}, "'m' is not module.name"),
 ])
 def test_a_manifest_that_does_not_match_its_files_is_refused_clearly(tmp_path, text, kwargs, why):
     write_manifest(tmp_path, "a1", text, **kwargs)
     with pytest.raises(course.CourseError, match=why):
         course.assignments(tmp_path)
+
+
+def test_a_part_may_be_some_of_a_modules_functions(tmp_path):
+    """The manifest's [functions] maps parts to functions of one module: each part's stubs left are
+    its own functions' (the progress table and the grader read the same), a part not listed is its
+    module; the stubs' conftest is given the table."""
+    from autograder.authoring import stubs
+    from autograder.support.public_tests import part_stubs
+
+    write_manifest(tmp_path, "a1", 'title = "T"\nparts = ["p", "q", "m"]\nmodules = ["m.py"]\n'
+                   '[functions]\np = ["m.f", "m.Net"]\nq = ["m.g"]\n', suites=("p", "q", "m"))
+    a = course.get("a1", tmp_path)
+    assert a.parts_table == {"p": ("m.f", "m.Net"), "q": ("m.g",), "m": ()}
+    source = stubs.make_stub("def f():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n\n\n"
+                             "def g():\n    ### BEGIN SOLUTION\n    return 2\n    ### END SOLUTION\n\n\n"
+                             "class Net:\n    def __init__(self):\n        ### BEGIN SOLUTION\n        pass\n"
+                             "        ### END SOLUTION\n\n    def forward(self):\n        ### BEGIN SOLUTION\n"
+                             "        pass\n        ### END SOLUTION\n")
+    read = {"m": source}.get
+    assert part_stubs("p", a.functions_of("p"), read) == ["f", "Net.__init__", "Net.forward"]
+    assert part_stubs("q", a.functions_of("q"), read) == ["g"]
+    assert part_stubs("m", a.functions_of("m"), read) == ["f", "g", "Net.__init__", "Net.forward"]
+    assert part_stubs("q", a.functions_of("q"), {}.get) == []
 
 
 def test_assignments_are_found_by_folder_name_then_by_their_modules(tmp_path):

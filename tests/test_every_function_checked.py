@@ -8,25 +8,13 @@ every plan the suites send recorded (every step's target: ``module.name``, and
 a method of an earlier step's object as ``module.Class.method``). A method counts as checked
 when its class is built (``__init__``) or run (``forward``).
 """
-import re
 
 import pytest
 
 from autograder.grading import course
-from autograder.authoring import stubs
 from autograder.sandbox.session import StudentSession
 
-from banks import reference_sources
-
-
-def solution_functions(assignment):
-    """{"module.name" or "module.Class.method"} for every solution region."""
-    names = set()
-    a = course.get(assignment)
-    for path in (a.solutions / m for m in a.modules):
-        for name in re.findall(r'raise NotImplementedError\("([\w.]+):', stubs.make_stub(path.read_text())):
-            names.add(f"{path.stem}.{name}")
-    return names
+from banks import reference_sources, student_functions as solution_functions
 
 
 def plan_targets(steps):

@@ -4,7 +4,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from autograder.grading.kit import Case, compiles, known_mistake, lower_part_wrong, once, seed_of
+from autograder.grading import course
+from autograder.grading.kit import Case, blank_stub, compiles, known_mistake, lower_part_wrong, once, seed_of
 
 
 def test_a_case_reads_as_the_tuple_it_replaces():
@@ -60,8 +61,7 @@ def _checks_of(assignment):
     return names
 
 
-@pytest.mark.parametrize("assignment", ["ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention",
-                                        "ch05_pretraining"])
+@pytest.mark.parametrize("assignment", course.names())
 def test_a_checks_seeds_do_not_move_when_checks_are_added_or_moved(assignment):
     checks = _checks_of(assignment)
     seeds = {name: [seed_of(name, salt) for salt in range(6)] for name in checks}
@@ -81,8 +81,7 @@ def test_the_seeds_fixture_gives_the_checks_own_seeds():
     assert seeds_of("test_hidden_x", "test_y")(3) == seed_of("test_hidden_x::test_y", 3)
 
 
-@pytest.mark.parametrize("assignment", ["ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention",
-                                        "ch05_pretraining"])
+@pytest.mark.parametrize("assignment", course.names())
 def test_checks_with_seeds_still_run_without_pytest_per_grading(assignment):
     # a fixture the direct run cannot give sends every grading through pytest.main (twice as slow)
     from autograder.grading import course
@@ -130,3 +129,13 @@ def test_the_cli_refuses_a_timeout_or_jobs_the_options_would_refuse():
                         (_at_least(int, 0), "-1"), (_at_least(int, 0), "two")):
         with pytest.raises(argparse.ArgumentTypeError):
             parse(text)
+
+
+def test_a_check_beside_a_blank_stub_names_what_is_not_written_instead_of_a_mistake():
+    """kit.blank_stub, which the runner applies to every failed check that would name a mistake."""
+    raised = ["train_model_simple() raised NotImplementedError: train_model_simple: replace this line with "
+              "your code (training.py line 40)", "NotImplementedError: Net.forward: replace this line with your code"]
+    assert blank_stub(raised) == ("not written yet: 2 functions: train_model_simple, Net.forward (a stub raised "
+                                  "NotImplementedError during this check)")
+    assert blank_stub(["RuntimeError: mat1 and mat2 shapes cannot be multiplied"]) is None
+    assert blank_stub(["NotImplementedError: my own message"]) is None and blank_stub([]) is None

@@ -21,7 +21,7 @@ from autograder.platforms import classreport
 from autograder.grading import course
 from autograder.grading.result import SubmissionResult
 from autograder.grading.runner import Grader
-from banks import banks, describe, mutated_sources, part_points, reference_sources, stub_sources
+from banks import banks, describe, mutated_sources, part_points, reference_sources, student_functions, stub_sources
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -63,7 +63,10 @@ def test_every_bank_is_well_formed():
     for assignment, bank in BANKS:
         parts = course.get(assignment).parts
         names = [m.name for m in bank.MUTANTS]
-        assert len(bank.MUTANTS) >= 30, assignment
+        functions = len(student_functions(assignment))
+        assert len(bank.MUTANTS) >= functions, (
+            f"{assignment}: {len(bank.MUTANTS)} mutants for {functions} functions to write: a bank shows at least "
+            "one plausible mistake per function a student writes, in every part, each losing points in its part only")
         assert len(set(names)) == len(names), f"{assignment}: mutant names must be unique"
         for m in bank.MUTANTS:
             assert m.parts and set(m.parts) <= set(parts), f"{assignment}: {m.name}: unknown part in {m.parts}"
@@ -86,6 +89,8 @@ def test_blank_stubs_get_zero(grade, points, assignment):
     assert result["max_score"] == sum(points[assignment].values()), describe(result)
     assert result["score"] == 0, describe(result)
     assert all(t["output"].strip() for t in result["tests"]), "every failed check explains itself"
+    # a stub's answers are no mistake of the student's (kit.blank_stub, DESIGN.md, "How a check avoids naming a blank stub's mistake")
+    assert named_mistakes(result) == [], f"mistakes named for blank stubs: {named_mistakes(result)}"
 
 
 @pytest.mark.parametrize("assignment, mutant", CASES, ids=IDS)

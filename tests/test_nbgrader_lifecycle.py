@@ -242,18 +242,18 @@ def test_validate_passes_the_reference(verdicts):
 def test_validate_fails_a_buggy_part_and_only_that_part(verdicts):
     text = verdicts["bob"]
     assert "VALIDATION FAILED" in text and "Success!" not in text
-    assert "public tests of causal_attention.py that do not pass" in text
+    assert "public tests of causal_attention that do not pass" in text
     assert "FAILED test_causal_attention_seed_123" in text
     # Multi-head attention is built from CausalAttention: its public tests may fail too.
     for part in ("simple_attention", "self_attention"):
-        assert f"public tests of {part}.py that do not pass" not in text, part
+        assert f"public tests of {part} that do not pass" not in text, part
 
 
 def test_validate_fails_the_blank_stubs_in_every_part(verdicts):
     text = verdicts["carol"]
     assert "Success!" not in text
     for part in PARTS:
-        assert f"public tests of {part}.py that do not pass" in text, part
+        assert f"public tests of {part} that do not pass" in text, part
     assert "not written yet: " in text  # each test's one line (public_tests.py)
 
 

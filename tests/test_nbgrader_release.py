@@ -13,6 +13,7 @@ from autograder.authoring import stubs
 from autograder.authoring.release import kernel_path, leaks, main_release, secret_lines
 from autograder.grading import course
 from autograder.platforms import nbgrade
+from banks import expectations
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,115 +110,6 @@ def outputs_text(cell):
     return "".join(o.get("text", "") or o.get("data", {}).get("text/plain", "") for o in cell.get("outputs", []))
 
 
-# What each chapter's notebook prints from the reference: the book's values.
-BOOK_VALUES = {
-    "ch02_text_data": [
-        "Total number of characters: 20479",
-        "Vocabulary size: 1130",
-        "[1, 56, 2, 850, 988, 602, 533, 746, 5, 1126, 596, 5, 1, 67, 7, 38, 851, 1108, 754, 793, 7]",
-        "KeyError: 'Hello'",
-        "1132",
-        "[1131, 5, 355, 1126, 628, 975, 10, 1130, 55, 988, 956, 984, 722, 988, 1131, 7]",   # <|unk|>
-        "[15496, 11, 466, 345, 588, 8887, 30, 220, 50256, 554, 262, 4252, 18250, 8812, 2114, 286, 617, "
-        "34680, 27271, 13]",                                                                    # BPE
-        "5145",
-        "x: [290, 4920, 2241, 287]",
-        "y: [4920, 2241, 287, 257]",
-        " and established himself ---->  in",
-        "[tensor([[  40,  367, 2885, 1464]]), tensor([[ 367, 2885, 1464, 1807]])]",            # stride 1
-        "[ 0.3374, -0.1778, -0.1690]",                                                          # embeddings
-        "torch.Size([8, 4, 256])",
-        "[33901, 86, 343, 86, 220, 959]",                                                      # exercise 2.1
-    ],
-    "ch03_attention": [
-            "tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])",        # scores of "journey"
-            "Attention weights: tensor([0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656])",
-            "Attention weights: tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])",
-            "tensor([0.4419, 0.6515, 0.5683])",                                  # z^(2)
-            "[0.4421, 0.5931, 0.5790]",                                          # all context vectors
-            "tensor([0.4306, 1.4551])",                                          # query_2
-            "tensor(1.8524)",
-            "tensor([0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820])",
-            "tensor([0.3061, 0.8210])",
-            "[0.2996, 0.8053]",                                                  # SelfAttention_v1
-            "[-0.0739,  0.0713]",                                                # SelfAttention_v2
-            "[0.5517, 0.4483, 0.0000, 0.0000, 0.0000, 0.0000]",                  # causal weights
-            "[0.2899,   -inf,   -inf,   -inf,   -inf,   -inf]",
-            "[2., 2., 0., 2., 2., 0.]",                                          # dropout on ones
-            "[0.7599, 0.6194, 0.6206, 0.0000, 0.0000, 0.0000]",                  # dropout on weights
-            "context_vecs.shape: torch.Size([2, 6, 2])",
-            "[-0.4519,  0.2216,  0.4772,  0.1063]",                              # the wrapper
-            "context_vecs.shape: torch.Size([2, 6, 4])",
-            "[1.3208, 1.1631, 1.2879]",
-            "[0.3190, 0.4858]",                                                  # MultiHeadAttention
-            "Same as v2: True",
-            "Parameters: 2360064",
-    ],
-    "ch04_gpt": [
-        "tensor([[6109, 3626, 6100,  345],",
-        "Variance:\n tensor([[1.0000],",                                                      # LayerNorm
-        # the book's 0.00020173587836325169 and 1.3258544206619263 to 7 digits: the last ones follow the
-        # CPU's kernels (this VM's AVX-512 ones print ...584925942123 and ...541822433472)
-        "layers.0.0.weight has gradient mean of 0.0002017358",                               # no shortcuts
-        "layers.4.0.weight has gradient mean of 1.325854",                                   # shortcuts
-        "Your MultiHeadAttention comes from ../ch03_attention/multihead_attention.py",
-        "Output shape: torch.Size([2, 4, 50257])",
-        "[ 0.3613,  0.4222, -0.0711,  ...,  0.3483,  0.4661, -0.2838]",
-        "Total number of parameters: 163,009,536",
-        "Number of trainable parameters considering weight tying: 124,412,160",
-        "Total size of the model: 621.83 MB",
-        "encoded: [15496, 11, 314, 716]",
-        "Output: tensor([[15496,    11,   314,   716, 27018, 24086, 47843, 30961, 42348,  7267]])",
-        "Hello, I am Featureiman Byeswickattribute argue",
-        "Feed forward module: 4,722,432 parameters",
-        "GPT-2 xl    : 1,637,792,000 parameters (1,557,380,800 with weight tying),  6247.68 MB",
-        "Same count as your GPTModel: True",
-        "Same logits as GPTModel: True",
-    ],
-    "ch05_pretraining": [
-        "tensor([[6109, 3626, 6100,  345]])",
-        "Every effort moves you rentingetic wasnم refres RexMeCHicular stren",             # untrained, seed 123
-        "Outputs batch 1:  Armed heNetflix",
-        "tensor([ -9.5042, -10.3796, -11.3677, -11.4798,  -9.7764, -12.2561])",
-        "Loss: tensor(10.7940)",
-        "Perplexity: tensor(48725.8203)",
-        "Characters: 20479",
-        "Tokens: 5145",
-        "Training tokens: 4608",
-        "Validation tokens: 512",
-        # the book's 10.98758347829183: the last digits follow the order the shuffled batches come in
-        "Training loss: 10.98758",
-        "Validation loss: 10.9811",
-        "Ep 1 (Step 000015): Train loss",                                  # train_model_simple (QUICK_RUN)
-        "582 x forward",                                                   # print_sampled_tokens
-        "343 x toward",
-        "is drawn 32 times in 1,000",                                      # exercise 5.1: pizza at temperature 5
-        "tensor([0.0615, 0.0000, 0.0000, 0.5775, 0.0000, 0.0000, 0.0000, 0.3610, 0.0000])",  # top-k
-        "Temperature 0 is greedy: True",
-        "Top-1 sampling is greedy: True",
-        "Resumed from the checkpoint, same weights as without a break: True",   # exercise 5.4
-        "Weights only, with a fresh optimizer, same weights: False",
-        "Left as they were: []",                                           # load_weights_into_gpt
-        "W_key of block 1 is the middle third of c_attn, transposed: True",
-        "Output head is wte: True",
-        "Queries, keys and values as GPT-2 computes them: True",
-    ],
-    "efficient_attention": [
-        "MultiHeadAttentionCombinedQKV  largest difference",
-        "MHAPyTorchClass                largest difference",
-        "Same as chapter 3: True",
-        "Cached equals uncached: True",                                   # GPT-2 small, 30 new tokens
-        "MHA total KV cache: 17.18 GB",                                   # the bonus material's figures
-        "GQA total KV cache: 4.29 GB",
-        "One group per head is multi-head attention: True",
-        "A window as long as the context is causal attention: True",
-        "query at 40, key at 37 (distance 3): score 2.5151",              # RoPE: only m - n counts
-        "query at  5, key at  2 (distance 3): score 2.5151",
-        "Length before: 3.1241, after a rotation to position 37: 3.1241",
-    ],
-}
-
-
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_master_notebook_runs_against_the_solutions_and_prints_the_books_values(assignment, tmp_path, monkeypatch):
     """Top to bottom, in a student's folder (the release's files, the reference modules, the
@@ -225,7 +117,7 @@ def test_master_notebook_runs_against_the_solutions_and_prints_the_books_values(
     numbers, and every grade cell's hidden region awards the part's full points."""
     from nbclient import NotebookClient
 
-    assert assignment in BOOK_VALUES, f"say what the notebook of {assignment} must print"
+    book_values = expectations(assignment, "BOOK_VALUES")  # tests/<assignment>/expectations.py
     a = course.get(assignment)
     folder = tmp_path / a.name
     shutil.copytree(a.stubs, folder)
@@ -247,7 +139,7 @@ def test_master_notebook_runs_against_the_solutions_and_prints_the_books_values(
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert not [o for c in code for o in c.outputs if o.output_type == "error" or o.get("name") == "stderr"]
     text = "\n".join(outputs_text(c) for c in code)
-    for value in BOOK_VALUES[assignment]:
+    for value in book_values:
         assert value in text, value
     grades = {nbgrade.part_of(c.metadata.nbgrader["grade_id"]): c for c in code
               if c.metadata.get("nbgrader", {}).get("grade")}

@@ -12,6 +12,8 @@ from autograder.grading import course
 from autograder.grading.result import SubmissionResult
 from autograder.paths import ROOT
 from autograder.platforms import report
+from autograder.support.public_tests import part_stubs
+from banks import expectations
 
 
 def run_pytest(folder):
@@ -50,7 +52,7 @@ def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solu
     """A blank submission: every test fails, each in one line saying which function is not
     written yet, no traceback, and each part says so once with the functions still to write, last
     (after pytest's short summary, on a 24-line screen), in the very words the grader's feedback
-    uses for the same stubs (one list: public_tests.stubs_left of the part's module)."""
+    uses for the same stubs (one list: public_tests.part_stubs of the part: its module, or the manifest's functions)."""
     run = run_pytest(course.get(assignment).stubs)
     parts = course.get(assignment).parts
     total = sum(on_solutions.get(assignment) or counts(run_pytest(course.get(assignment).solutions).stdout))
@@ -66,9 +68,10 @@ def test_public_tests_fail_on_the_stubs_with_not_implemented(assignment, on_solu
     assert progress(run.stdout) == [(part, "not written yet") for part in parts], run.stdout[-2000:]
     stubs = {part: re.search(rf"^  {part} +not written yet: (\d+) functions?: (.*)$", run.stdout, flags=re.M)
              for part in parts}
-    for part, found in stubs.items():  # the part's functions, every one still to write
-        source = (course.get(assignment).stubs / f"{part}.py").read_text()
-        assert int(found[1]) == len(found[2].split(", ")) == source.count("replace this line with your code")
+    a = course.get(assignment)
+    for part, found in stubs.items():  # the part's functions (its module's, or the manifest's), every one to write
+        left = part_stubs(part, a.functions_of(part), lambda module: (a.stubs / f"{module}.py").read_text())
+        assert int(found[1]) == len(found[2].split(", ")) == len(left) > 0, (part, found[0], left)
     # the table is what the student reads last: it and pytest's count fill the screen's last lines
     screen = run.stdout.splitlines()[-24:]
     heading = next(i for i, line in enumerate(screen) if "your progress, part by part" in line)
@@ -100,25 +103,11 @@ def reference_copy(assignment, tmp_path):
     return folder
 
 
-# One wrong line in each assignment's reference: (module, the line, the wrong one, what the student
-# must read). Each is a mistake a public test catches with a value.
-WRONG = {
-    "ch02_text_data": ("embeddings.py", "torch.manual_seed(seed)", "torch.manual_seed(seed + 1)",
-                       "yours differ from the book's"),
-    "ch03_attention": ("self_attention.py", "torch.softmax(attn_scores / d_k**0.5, dim=-1)",
-                       "torch.softmax(attn_scores, dim=-1)", "yours look like weights without the scaling"),
-    "ch04_gpt": ("layer_norm.py", "unbiased=False", "unbiased=True", "yours look like rows normalised with the "
-                 "unbiased variance"),
-    "efficient_attention": ("rope.py", "1.0 / theta_base **", "2.0 / theta_base **", "yours differ from the book's"),
-    "ch05_pretraining": ("losses.py", "return torch.exp(loss)", "return torch.exp(loss) * 2", "yours differ from the book's"),
-}
-
-
 @pytest.mark.parametrize("assignment", course.names())
 def test_a_wrong_value_reads_yours_beside_the_books(assignment, tmp_path):
     """The reference with one wrong line: the failures show the student's numbers beside the
     book's, in the tests' words, never pytest's view of an assert (``<built-in method ...``)."""
-    module, line, wrong, says = WRONG[assignment]
+    module, line, wrong, says = expectations(assignment, "WRONG")  # tests/<assignment>/expectations.py
     folder = reference_copy(assignment, tmp_path)
     source = (folder / module).read_text()
     assert line in source, f"{module} no longer has {line!r}: pick another wrong line"
@@ -204,8 +193,7 @@ def public_part(nodeid):
     return nodeid.split("::")[0].removeprefix("test_").removesuffix(".py")
 
 
-@pytest.mark.parametrize("assignment", ["ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention",
-                                        "ch05_pretraining"])
+@pytest.mark.parametrize("assignment", course.names())
 def test_public_tests_fail_only_where_the_grade_charges(assignment, grader, tmp_path):
     """The progress table and the grade tell the same story: for every mutant of the bank, a public
     test fails only in a part the grade charges, and every correct style of the alternatives bank

@@ -54,7 +54,7 @@ except Exception as exc:
 OLD_CONFIG = "# nbgrader configuration of this course, written by `python -m autograder release`."
 
 
-def write_config(course, assignment):
+def write_config(course, assignment) -> None:
     """Write our block of ``course/nbgrader_config.py``, keeping whatever else the file holds."""
     path = course / "nbgrader_config.py"
     block = CONFIG.format(begin=CONFIG_BEGIN, end=CONFIG_END, root=str(ROOT), assignment=assignment)
@@ -110,7 +110,7 @@ def build_course(assignment, course_dir):
     return course
 
 
-def _regions(source, inside, outside):
+def _regions(source, inside, outside) -> None:
     """Sort the stripped code lines of ``source`` into solution/hidden regions and the rest."""
     region = None
     for line in source.splitlines():
@@ -123,7 +123,7 @@ def _regions(source, inside, outside):
             (inside if region else outside).add(text)
 
 
-def secret_lines(assignment):
+def secret_lines(assignment) -> set:
     """Stripped lines that must not appear in a release: solution code and hidden tests.
 
     A line counts when it occurs inside a solution or hidden-test region of a master
@@ -154,7 +154,7 @@ def _file_lines(path):
     return lines + text.splitlines()
 
 
-def leaks(folder, assignment):
+def leaks(folder, assignment) -> list:
     """'file:line: text' for every solution or hidden-test line (or marker) found under ``folder``."""
     secrets = secret_lines(assignment)
     found = []
@@ -198,7 +198,7 @@ def main_release(assignment: str, out: Path = None, course: Path = None) -> int:
     return 0
 
 
-def kernel_path(base):
+def kernel_path(base) -> str:
     """A folder for JUPYTER_PATH whose ``python3`` kernel is this interpreter (the stock
     kernelspec starts whichever ``python`` is first on PATH)."""
     spec = Path(base) / "jupyter" / "kernels" / "python3"

@@ -19,7 +19,7 @@ class StubError(ValueError):
     """A master file whose markers do not pair up."""
 
 
-def _enclosing_name(lines, index, indent):
+def _enclosing_name(lines, index, indent) -> str:
     """Dotted name of the def/class that contains line ``index`` (e.g. ``CausalAttention.forward``)."""
     names, limit = [], len(indent)
     for line in reversed(lines[:index]):
@@ -68,7 +68,7 @@ def solution_lines(source: str) -> set:
 
 
 HAND_IN = "HAND_IN = ()\n"  # a master's line where the stub gets the assignment's hand-in (course.Assignment.hand_in)
-PARTS = "PARTS = ()\n"  # a master's line where the stub gets the assignment's parts, in the book's order
+PARTS = "PARTS = ()\n"  # a master's line where the stub gets {part: its functions} (course.Assignment.parts_table)
 
 
 def expected_files(assignment: str) -> dict:
@@ -76,7 +76,7 @@ def expected_files(assignment: str) -> dict:
     a = course.get(assignment)
     files = {}
     hand_in = "HAND_IN = (\n" + "".join(f'    ("{f.file}", "{f.assignment}"),\n' for f in a.hand_in) + ")\n"
-    parts = "PARTS = (\n" + "".join(f'    "{part}",\n' for part in a.parts) + ")\n"
+    parts = "PARTS = {\n" + "".join(f'    "{part}": {functions!r},\n' for part, functions in a.parts_table.items()) + "}\n"
     for path in sorted(a.solutions.glob("*.py")):
         text = path.read_text(encoding="utf-8")
         files[path.name] = text if path.name.startswith("test_") else \

@@ -33,7 +33,7 @@ def _close(a, b, atol, rtol):
             and (torch.equal(a, b) or torch.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True)))
 
 
-def _fit(actual, value, atol, rtol):
+def _fit(actual, value, atol, rtol) -> float | None:
     """How far a tensor answer is from a mistake's (the largest difference), or None beyond tolerance.
     A ``Projection`` model is the mistake's answer nearest ``actual`` (diagnose.Projection)."""
     if isinstance(value, Projection):
@@ -44,7 +44,7 @@ def _fit(actual, value, atol, rtol):
     return None
 
 
-def expect_tensor(actual, expected, what):
+def expect_tensor(actual, expected, what) -> None:
     """The answer is a tensor of the expected shape and dtype, with finite values where expected."""
     if not isinstance(actual, torch.Tensor):
         raise AssertionError(f"{what}: " + yours_vs_expected(
@@ -58,7 +58,7 @@ def expect_tensor(actual, expected, what):
         raise AssertionError(f"{what}: contains {kind} where the reference is finite")
 
 
-def yours_vs_expected(*, yours, expected, yours_are="got", expected_are="expected"):
+def yours_vs_expected(*, yours, expected, yours_are="got", expected_are="expected") -> str:
     """The words that set the student's value beside the expected one: the one way every check
     writes them (tests/test_feedback_words.py holds the suites to it). Keyword-only, so that a caller
     cannot put them the wrong way round; ``*_are`` say whose each is ("" for none: "3 items,
@@ -70,13 +70,13 @@ def yours_vs_expected(*, yours, expected, yours_are="got", expected_are="expecte
     return f"{shown(yours_are, yours)}, {shown(expected_are, expected)}"
 
 
-def set_seed(seed):
+def set_seed(seed) -> None:
     """``torch.manual_seed`` for the CPU generator only: the same draws, without torch's
     per-call bookkeeping for devices the grader does not use."""
     torch.default_generator.manual_seed(seed)
 
 
-def answer_digest(actual):
+def answer_digest(actual) -> str | None:
     """A short digest of an answer that failed its check, kept in the result (``Check.answer_digest``)
     for the class's similarity report: two students whose code gives the same wrong answer share
     it. Computed here, in the grader, from the answer the child sent. Floats keep 10 bits of their
@@ -107,7 +107,7 @@ def _with_digest(error, actual):
     return error
 
 
-def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
+def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL) -> None:
     """Fail unless ``actual`` matches ``expected``; name a known mistake if one fits."""
     if _close(actual, expected, atol, rtol):
         return
@@ -130,7 +130,7 @@ def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL):
                                    name), actual)
 
 
-def check_calls(student, module, name, cases):
+def check_calls(student, module, name, cases) -> None:
     """Call ``module.name(*args)`` for every case in one round trip, then compare the answers
     in order; the first wrong (or failed) case fails the check.
 
@@ -155,7 +155,7 @@ def check_calls(student, module, name, cases):
                               "caller's tensors as they were.", IN_PLACE)
 
 
-def _one_at_a_time(student, module, name, args, expected):
+def _one_at_a_time(student, module, name, args, expected) -> bool:
     """Whether ``module.name`` gives the expected answer for each item of a batch called on its
     own, where its one tensor argument is a batch (3-D or more): then the code is right for one
     matrix and wrong only for the batch (one more round trip, on a failure only)."""

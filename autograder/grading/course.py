@@ -5,9 +5,11 @@ its graded parts in order (part P is graded by ``test_hidden_P.py`` beside it), 
 students write (masters in ``solutions/<name>/``), the data files beside those masters that
 ship byte for byte with the stubs, the release and the grader (``data``, e.g. a text the
 chapter reads), the engine's support modules students run too (``support``, e.g.
-tiktoken_offline.py), the modules of earlier assignments it imports (``[builds_on]``) and what
+tiktoken_offline.py), the modules of earlier assignments it imports (``[builds_on]``), what
 the grader's zygote warms up for its children beyond torch's operators (``warm``, from
-``zygote.WARM_UPS``: an optimizer, say). Points live on the hidden checks themselves. Nothing else in the
+``zygote.WARM_UPS``: an optimizer, say) and, for a part that is not a module of its own, the
+functions it grades (``[functions]``: part = ["module.name", ...]; a part not listed there is its
+own module, ``<part>.py``). Points live on the hidden checks themselves. Nothing else in the
 engine names a chapter.
 
 The course lives under ``ROOT`` (the repository, or ``$AUTOGRADER_COURSE``: the tests build a
@@ -21,7 +23,7 @@ import os
 import sys
 import tomllib
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import paths
@@ -44,7 +46,7 @@ class HandIn:
     assignment: str
 
     @property
-    def module(self):
+    def module(self) -> str:
         return self.file.removesuffix(".py")
 
 
@@ -59,12 +61,24 @@ class Assignment:
     data: tuple = ()    # file names in solutions/<name>/ shipped byte for byte (stubs, release, grader)
     support: tuple = () # engine modules (autograder/support/<file>) copied beside the stubs: set-up students run too
     warm: tuple = ()    # the zygote's warm-ups its checks use (zygote.WARM_UPS), besides tiktoken's
+    functions: dict = field(default_factory=dict)  # {part: ("module.name", ...)} for a part that is not its own module
 
     @property
     def warm_ups(self) -> frozenset:
         """What the grader's zygote prepares for this assignment's children: the manifest's
         ``warm``, and tiktoken's GPT-2 encoding where its students' code uses tiktoken."""
         return frozenset(self.warm) | ({"tiktoken"} if "tiktoken_offline.py" in self.support else set())
+
+    def functions_of(self, part: str) -> tuple:
+        """What part ``part`` grades: ("module.name", ...) from the manifest's ``[functions]``, or ()
+        for a part that is its own module (every function of ``<part>.py``). The public tests'
+        progress table, the grader's list of what is left to write and the notebook read this."""
+        return self.functions.get(part, ())
+
+    @property
+    def parts_table(self) -> dict:
+        """{part: functions_of(part)}, in the manifest's order: what the stubs' conftest is given."""
+        return {part: self.functions_of(part) for part in self.parts}
 
     @property
     def solutions(self):
@@ -86,19 +100,19 @@ class Assignment:
         return self.suites / f"test_hidden_{part}.py"
 
     @property
-    def module_names(self):
+    def module_names(self) -> tuple:
         """The modules as Python imports them (no .py)."""
         return tuple(m.removesuffix(".py") for m in self.modules)
 
     @property
-    def hand_in(self):
+    def hand_in(self) -> tuple:
         """Every file a student hands in for this assignment, as HandIn (file, the assignment it
         comes from): its own modules, then its own copy of each module of an earlier assignment
         this one imports. What every platform tells a student to hand in, and checks, reads this."""
         return (tuple(HandIn(m, self.name) for m in self.modules)
                 + tuple(HandIn(m, earlier) for earlier, modules in self.builds_on.items() for m in modules))
 
-    def hand_in_text(self):
+    def hand_in_text(self) -> str:
         """The hand-in in one sentence, for instructions."""
         own = ", ".join(f.file for f in self.hand_in if f.assignment == self.name)
         earlier = {}
@@ -108,31 +122,31 @@ class Assignment:
         return own + "".join(f", and your own {', '.join(files)} from {name} (this assignment imports them)"
                              for name, files in earlier.items())
 
-    def missing_note(self, missing):
+    def missing_note(self, missing) -> str:
         """The one line that says which hand-in files (HandIn) are missing and where they come from."""
         where = {}
         for f in missing:
             where.setdefault(f.assignment, []).append(f.file)
-        def whence(name, files):
+        def whence(name, files) -> str:
             if name == self.name:
                 return "this assignment's"
             return f"your own from {name}: {self.name} imports {'it' if len(files) == 1 else 'them'}"
         return ("missing: " + "; ".join(f"{', '.join(files)} ({whence(name, files)})" for name, files in where.items())
                 + f": hand {'it' if len(missing) == 1 else 'them'} in beside {self.name}'s modules")
 
-    def builds_on_text(self):
+    def builds_on_text(self) -> str:
         """The modules of earlier assignments it imports, in words ("ch03_attention's
         causal_attention.py and multihead_attention.py"), or "" where it builds on none: what
         ``--earlier-reference`` may hand its submissions, as the help and the README say."""
         return ", and ".join(f"{earlier}'s {' and '.join(modules)}" for earlier, modules in self.builds_on.items())
 
-    def in_order(self, parts):
+    def in_order(self, parts) -> list:
         """``parts`` sorted as the manifest lists them (unknown ones last, by name)."""
         order = {p: i for i, p in enumerate(self.parts)}
         return sorted(parts, key=lambda p: (order.get(p, len(order)), p))
 
 
-def _strings(value, what, where):
+def _strings(value, what, where) -> tuple:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
         raise CourseError(f"{where}: `{what}` must be a non-empty list of strings")
     if len(set(value)) != len(value):
@@ -140,7 +154,7 @@ def _strings(value, what, where):
     return tuple(value)
 
 
-def load(folder, root=None):
+def load(folder, root=None) -> Assignment:
     """The assignment described by ``folder/manifest.toml``, checked against the files it names."""
     folder = Path(folder)
     where = folder / MANIFEST
@@ -150,7 +164,8 @@ def load(folder, root=None):
         raise CourseError(f"{where}: cannot be read ({exc.strerror})") from None
     except tomllib.TOMLDecodeError as exc:
         raise CourseError(f"{where}: not valid TOML ({exc})") from None
-    unknown = sorted(set(data) - {"title", "parts", "modules", "builds_on", "data", "support", "warm"})
+    unknown = sorted(set(data) - {"title", "parts", "modules", "builds_on", "data", "support", "warm",
+                                     "functions"})
     if unknown:
         raise CourseError(f"{where}: unknown key(s) {', '.join(unknown)}")
     if not isinstance(data.get("title"), str) or not data["title"].strip():
@@ -170,7 +185,8 @@ def load(folder, root=None):
     assignment = Assignment(name=folder.name, title=data["title"].strip(), parts=parts, modules=modules,
                             builds_on={k: _strings(v, f"builds_on.{k}", where) for k, v in builds_on.items()},
                             root=Path(root) if root else folder.parent.parent.parent, data=files,
-                            support=support, warm=warm)
+                            support=support, warm=warm,
+                            functions=_functions(data.get("functions", {}), parts, modules, where))
     for module in modules:
         if not module.endswith(".py") or module.startswith("test_"):
             raise CourseError(f"{where}: module {module!r} must be a .py file that is not a test")
@@ -194,7 +210,22 @@ def load(folder, root=None):
     return assignment
 
 
-def _check_builds_on(assignments, root):
+def _functions(table, parts, modules, where) -> dict:
+    """The manifest's ``[functions]``: part = ["module.name", ...], each part one of ``parts`` and
+    each module one of ``modules``."""
+    if not isinstance(table, dict):
+        raise CourseError(f"{where}: `functions` must be a table of part = [\"module.name\", ...]")
+    stems = {m.removesuffix(".py") for m in modules}
+    for part, names in table.items():
+        if part not in parts:
+            raise CourseError(f"{where}: functions.{part}: no part {part} in `parts`")
+        for name in _strings(names, f"functions.{part}", where):
+            if name.partition(".")[0] not in stems or not name.partition(".")[2]:
+                raise CourseError(f"{where}: functions.{part}: {name!r} is not module.name of a module in `modules`")
+    return {part: tuple(names) for part, names in table.items()}
+
+
+def _check_builds_on(assignments, root) -> None:
     for a in assignments.values():
         for earlier, modules in a.builds_on.items():
             if earlier not in assignments:
@@ -209,6 +240,12 @@ def _check_builds_on(assignments, root):
 _cache = {}
 
 
+def forget() -> None:
+    """Forget the manifests read so far: the next question reads the course again (``new`` wrote an
+    assignment)."""
+    _cache.clear()
+
+
 def _course(root=None):
     root = Path(root or ROOT).resolve()
     if root not in _cache:
@@ -219,12 +256,12 @@ def _course(root=None):
     return _cache[root]
 
 
-def assignments(root=None):
+def assignments(root=None) -> list:
     """Every assignment of the course, sorted by name."""
     return list(_course(root).values())
 
 
-def names(root=None):
+def names(root=None) -> tuple:
     return tuple(_course(root))
 
 
@@ -255,20 +292,20 @@ class Found:
     problem: str = ""
 
     @property
-    def listed(self):
+    def listed(self) -> str:
         """The ignored names, the first eight of them, in one line."""
         more = len(self.ignored) - 8
         return ", ".join(self.ignored[:8]) + (f" and {more} more" if more > 0 else "")
 
     @property
-    def note(self):
+    def note(self) -> str:
         """The one line a result carries about what was ignored ("" when nothing was)."""
         if not self.ignored:
             return ""
         return f"{self.listed}: belong{'s' if len(self.ignored) == 1 else ''} to no assignment, ignored"
 
 
-def _entries(folder):
+def _entries(folder) -> dict | None:
     """{name: is a folder (or a link, which the reader refuses and says so)} of what ``folder``
     holds, without hidden names and Python's caches; None when it cannot be read."""
     try:
@@ -279,7 +316,7 @@ def _entries(folder):
         return None
 
 
-def _best(present, course, forced=None):
+def _best(present, course, forced=None) -> tuple | tuple[None, str]:
     """(the assignment whose modules ``present`` holds the most of, "") (see detect), or (None,
     why): "" when it holds none. ``forced``: that one, unless another assignment's modules are
     more of what is there."""
@@ -303,7 +340,7 @@ def _best(present, course, forced=None):
     return fits[0], ""
 
 
-def find(folder, assignment=None, root=None):
+def find(folder, assignment=None, root=None) -> Found:
     """The submissions in a student's ``folder`` (a Found), from everything it holds: a folder
     named after an assignment is that assignment's; each subfolder named after one is a
     submission of it; the folder's own .py files are one of the assignment whose modules they
@@ -366,7 +403,7 @@ def detect(folder, root=None):
     return course[name]
 
 
-def support_sources(assignment):
+def support_sources(assignment) -> dict:
     """{module: source} of the engine's support modules of ``assignment`` (autograder/support/)."""
     return {name.removesuffix(".py"): _support_text(name) for name in assignment.support}
 
@@ -376,7 +413,7 @@ def _support_text(name):
     return (ENGINE / name).read_text(encoding="utf-8")
 
 
-def submission_sources(folder, assignment, earlier_reference=False, own=None):
+def submission_sources(folder, assignment, earlier_reference=False, own=None) -> tuple[dict, list]:
     """A submission's modules as {name: source}, and notes: the folder's own, plus each module of
     an earlier assignment this one builds on that the folder lacks, from the student's folder of
     that assignment beside it (``alice/<earlier>/`` for ``alice/<assignment>/``; only a folder
@@ -428,7 +465,7 @@ def submission_sources(folder, assignment, earlier_reference=False, own=None):
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
 
-def released_reference(path):
+def released_reference(path) -> str:
     """The reference module at ``path`` as the course releases it after its deadline: the master
     without nbgrader's marker lines (the code between them is the reference, and stays). What
     ``--earlier-reference`` hands a submission, whose code can read it."""
@@ -450,7 +487,7 @@ def reference_modules(assignment):
 
 
 @functools.lru_cache(maxsize=None)
-def suites_digest(assignment):
+def suites_digest(assignment) -> str:
     """What a score depends on besides the submission: the hidden suites (and their helpers and
     settings) and the reference solution. Results with different digests are not comparable."""
     a = get(assignment)
@@ -465,7 +502,7 @@ def suites_digest(assignment):
 
 
 @functools.lru_cache(maxsize=None)
-def engine_digest():
+def engine_digest() -> str:
     """The grading engine's version: every file of ``autograder/`` but the suites (which
     ``suites_digest`` covers). Shards graded by two versions of the grader are not one run."""
     engine = Path(__file__).resolve().parent.parent

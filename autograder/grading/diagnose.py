@@ -83,11 +83,11 @@ _RAISED = [  # (pattern of the exception's text, mistake): each pattern is raise
 ]
 
 
-def _names(listed):
+def _names(listed) -> list:
     return [] if listed == "none" else re.findall(r"'([^']*)'", listed)
 
 
-def _from_parameters(own, book, missing, extra):
+def _from_parameters(own, book, missing, extra) -> str | None:
     """The mistake whose module registers ``own`` where the book's registers ``book``, or None.
     ``missing``: the book's names the module lacks; ``extra``: its names the book's lacks."""
     if missing and not extra and all(_QKV_BIAS.search(n) for n in missing):
@@ -142,7 +142,7 @@ def book_sizes(names, args, kwargs, derived=None):
     return sizes
 
 
-def wrong_size(param, builds):
+def wrong_size(param, builds) -> str | None:
     """The name of ``param`` sized with another argument than the book's, or None. ``builds``:
     [(its shape, the book's shape, {argument: int})] for the builds where the two differ. Named
     only where each differs in one dimension and, across them all, exactly one argument gives the
@@ -161,7 +161,7 @@ def wrong_size(param, builds):
     return None
 
 
-def _from_line(text, sources):
+def _from_line(text, sources) -> str | None:
     """The mistake the student's own failing line shows, with the error it raised: a batched
     matmul whose sizes do not fit, on a line that transposes with .T."""
     at = _AT_LINE.search(text)
@@ -174,7 +174,7 @@ def _from_line(text, sources):
     return None
 
 
-def from_failure(text, sizes=None, sources=None):
+def from_failure(text, sizes=None, sources=None) -> str | None:
     """The mistake a failed check's text shows exactly, or None (and None where it names one already).
     The runner calls it on a failure that is not a ``KnownMistake`` and records the name it returns:
     one of the fixed names above (or a parameter's and the arguments' names), never text of the
@@ -202,7 +202,7 @@ def from_failure(text, sizes=None, sources=None):
 BOOK_TOKENS = ("Your", "journey", "starts", "with", "one", "step")
 
 
-def picture(title, yours, expected, tokens=BOOK_TOKENS):
+def picture(title, yours, expected, tokens=BOOK_TOKENS) -> dict | None:
     """The student's attention weights beside the expected ones, as data (lists of floats) that
     the renderings draw (classreport.attention_svg): a mask on the wrong triangle or a softmax over
     the wrong dimension is seen at a glance. None where ``yours`` is not a matrix of the same shape."""
@@ -236,11 +236,11 @@ class Projection:
     """A mistake's model given as the set of answers it can give: ``fn(answer)`` is the answer
     where it is one of them, else None (``compare.known_mistake`` calls it with the answer)."""
 
-    def __init__(self, fn):
+    def __init__(self, fn) -> None:
         self.fn = fn
 
 
-def dropout_mask_models(x, p):
+def dropout_mask_models(x, p) -> dict[str, Projection]:
     """{mistake: model} for a dropout of ``x`` at rate ``p`` whose mask is not nn.Dropout's draw after
     the seed: any answer whose every entry is 0 or x / (1 - p), with some kept. What the evidence
     shows, not why: a wrong seed, a draw in between and a dropout of one's own all give it."""
@@ -253,7 +253,7 @@ def dropout_mask_models(x, p):
     return {DROPOUT_OTHER_MASK: Projection(model)}
 
 
-def python_number(actual, expected):
+def python_number(actual, expected) -> str | None:
     """The mistake of returning a plain number equal to a 0-d expected tensor, or None."""
     if type(actual) in (int, float) and isinstance(expected, torch.Tensor) and expected.dim() == 0 and \
             torch.isclose(torch.tensor(float(actual), dtype=torch.float64), expected.double(), rtol=1e-4, atol=1e-5):
@@ -266,7 +266,7 @@ HEADS_ALONG_TOKENS = "the heads concatenated along the tokens (torch.cat(..., di
 HEADS_STACKED = "the heads stacked (torch.stack) instead of concatenated (torch.cat(..., dim=-1))"
 
 
-def concat_models(expected, num_heads):
+def concat_models(expected, num_heads) -> dict:
     """{mistake: output} for heads whose outputs are joined on the wrong dimension, from the right
     join ``expected`` (batch, tokens, num_heads * head_size)."""
     if expected.dim() != 3 or num_heads < 2:

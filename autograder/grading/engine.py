@@ -4,7 +4,11 @@ Torch-free (the runner, and torch with it, is imported only when a grader starts
 can start the zygote, or ask for consent, before this process imports torch.
 """
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # annotations only: the runner (and torch) are imported when a grader starts
+    from ..sandbox.zygote import Zygote
+    from .runner import Grader
 
 from .repair import HINTS
 
@@ -24,7 +28,7 @@ class Options:
     earlier_reference: bool = False   # a missing module of an earlier assignment: the course's reference (after its deadline)
     hints: str = "change"             # how much of a verified repair the feedback shows: none, line, change, fix
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # anything but "full" would silently grade with less isolation: say so here instead
         if self.isolation not in ("full", "off"):
             raise ValueError(f"isolation must be 'full' or 'off', not {self.isolation!r}")
@@ -36,7 +40,7 @@ class Options:
         object.__setattr__(self, "hidden", tuple(self.hidden))  # a list given is kept as a tuple (hashable)
 
 
-def start_zygote(options):
+def start_zygote(options) -> "Zygote":
     """The zygote ``options`` ask for, started now (before this process loads anything secret,
     say); ``start_grader`` takes it over."""
     from ..sandbox.zygote import Zygote
@@ -45,7 +49,7 @@ def start_zygote(options):
     return Zygote(hidden=options.hidden, isolation=options.isolation, fork=options.fork, warm=warm)
 
 
-def start_grader(options, zygote=None):
+def start_grader(options, zygote=None) -> "Grader":
     """A runner.Grader started from ``options`` (with ``zygote``, one start_zygote started earlier,
     or a new one). The one way any platform starts grading."""
     from .runner import Grader

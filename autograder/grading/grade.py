@@ -10,7 +10,7 @@ from .kit import compile_problem
 from ..sandbox.submission import read_sources
 
 
-def digest(sources):
+def digest(sources) -> str:
     """Hash of a submission's sources ({name: text}): a finished result is reused only if they are unchanged."""
     hashed = hashlib.sha256()
     for name in sorted(sources):
@@ -18,7 +18,7 @@ def digest(sources):
     return hashed.hexdigest()
 
 
-def fingerprint(folder, assignment=None, earlier_reference=False):
+def fingerprint(folder, assignment=None, earlier_reference=False) -> str:
     """``digest`` of the sources in ``folder`` (with those it takes from an earlier assignment's
     folder, or its reference), as the grader reads them: what an earlier result is compared with."""
     if assignment and course.get(assignment).builds_on:
@@ -28,7 +28,7 @@ def fingerprint(folder, assignment=None, earlier_reference=False):
     return digest(sources)
 
 
-def syntax_notes(sources):
+def syntax_notes(sources) -> list:
     """Syntax errors found by compiling (never running) ``sources``, so the report says so up front."""
     problems = {name: compile_problem(source) for name, source in sources.items()}
     return [f"{name}.py {problem}" for name, problem in problems.items() if problem is not None]

@@ -7,7 +7,9 @@ import contextlib
 import contextvars
 import functools
 import hashlib
+import re
 from typing import Any, NamedTuple, Optional
+
 
 # key -> a reference-only result; lives as long as the grading process (never in a child: the
 # zygote imports no suite, and a child sees only what its parent had in memory)
@@ -67,12 +69,12 @@ def unnamed():
         _NAMING.reset(token)
 
 
-def naming():
+def naming() -> bool:
     """Whether a failed check looks for the mistake that explains it (not inside ``unnamed``)."""
     return _NAMING.get()
 
 
-def known_mistake(actual, mistakes, fit):
+def known_mistake(actual, mistakes, fit) -> str | None:
     """The name of the mistake whose answer ``actual`` is, or None.
 
     ``mistakes`` maps a mistake's name to its answer or a function computing it (or is a function
@@ -110,6 +112,22 @@ def call_text(name, given, keys):
     if given is None:
         return f"{name} with arguments it does not take"
     return f"{name}(" + ", ".join(f"{key}={given[key]!r}" for key in keys) + ")"
+# what a step's error holds where the submission's code ran into a stub (authoring.stubs writes the line)
+STUB_RAISED = re.compile(r"NotImplementedError: ([\w.]+): replace this line with your code")
+
+
+def blank_stub(errors: list) -> Optional[str]:
+    """The one rule for a failed check beside a blank stub: where a step of the check raised a stub's
+    NotImplementedError (``errors``: the texts of the steps that raised since the check began), no
+    mistake is named, whatever the other answers look like (the weights after a training loop that
+    raised are the weights before it, which equal a model of "no optimizer step" or "zero_grad in the
+    wrong place"; the answers of a stub are not the student's yet). Returns the feedback to give
+    instead (what is not written yet), or None where no stub raised. The runner applies it to every
+    check: a suite need not guard against it."""
+    from ..support.public_tests import not_written  # the one wording (kept lazy: the kit is torch-free)
+
+    names = list(dict.fromkeys(m.group(1) for error in errors for m in STUB_RAISED.finditer(error)))
+    return f"{not_written(names)} (a stub raised NotImplementedError during this check)" if names else None
 
 
 def lower_part_wrong(student, part):
@@ -122,7 +140,7 @@ def lower_part_wrong(student, part):
     return lost and written
 
 
-def charged(student, parts, names):
+def charged(student, parts, names) -> list:
     """The mistakes among ``names`` that one of ``parts`` was charged with in this grading (a failed
     check of it named them: the grader's words, ``Student.charged``) while that part is really
     written (``lower_part_wrong``). A later part may then expect, computed in the grader, the
@@ -136,14 +154,14 @@ def charged(student, parts, names):
     return found
 
 
-def compiles(source):
+def compiles(source) -> bool:
     """Whether ``source`` (the student's text, or None) compiles: checked here, in the grader,
     never in the child, whose word about its own syntax errors cannot be trusted."""
     return source is not None and compile_problem(source) is None
 
 
 @functools.lru_cache(maxsize=256)
-def compile_problem(source):
+def compile_problem(source) -> str | None:
     """Why ``source`` does not compile, in words that follow its file's name ("is not valid
     Python: line 3: ..."), or None. Compiled once per text: every check that asks about a lower
     part, and the result's syntax notes, ask about the same few files."""
@@ -154,3 +172,30 @@ def compile_problem(source):
     except Exception as exc:  # e.g. RecursionError from absurd nesting: the student's problem, not ours
         return f"cannot be compiled: {type(exc).__name__}"
     return None
+
+
+def suite_conftest(conftest: str) -> tuple:
+    """The hooks every assignment's hidden suites share, for its ``conftest.py`` (whose path is
+    ``conftest``): ``ref, pytest_collection_modifyitems = kit.suite_conftest(__file__)``.
+
+    ``ref``: the reference's modules (this assignment's and those it builds on), imported in the
+    trusted grader process only. The checks run in the manifest's order of parts: a check built on
+    a lower part may credit or charge by what that part earned (``lower_part_wrong``, ``charged``),
+    so the lower part is graded first."""
+    from pathlib import Path
+
+    import pytest
+
+    from . import course
+
+    assignment = course.get(Path(conftest).resolve().parent.name)
+
+    @pytest.fixture(scope="session")
+    def ref():
+        return course.reference_modules(assignment)
+
+    def pytest_collection_modifyitems(items) -> None:
+        order = {part: i for i, part in enumerate(assignment.parts)}
+        items.sort(key=lambda item: order.get(item.module.__name__.removeprefix("test_hidden_"), len(order)))
+
+    return ref, pytest_collection_modifyitems

@@ -73,7 +73,7 @@ class Answers(list):
     ``args_after``: per call, each tensor argument as it is after a call that changed it (None
     for others)."""
 
-    def __init__(self, values, errors, args_after):
+    def __init__(self, values, errors, args_after) -> None:
         super().__init__(values)
         self.errors = errors
         self.args_after = args_after
@@ -87,7 +87,7 @@ class Answers(list):
         return (self[i] for i in range(len(self)))
 
 
-def calls(student, module, name, calls):
+def calls(student, module, name, calls) -> Answers:
     """``module.name(*args)`` for each ``args`` in ``calls``, in one round trip (see ``Answers``).
 
     Each tensor argument comes back where the call changed it, so a function that changes its
@@ -113,7 +113,7 @@ DRAW_IN_CHILD = 1 << 20
 _DIGESTS = {}   # (id, version) -> (the tensor, kept alive so that its id stays its own; its digest)
 
 
-def _digests(params):
+def _digests(params) -> dict:
     found = {}
     for name, tensor in params.items():
         key = (id(tensor), tensor._version)
@@ -180,7 +180,7 @@ _OTHER_DRAW = object()  # a probe's reply where the module drew other parameters
 class _Probe:
     """One module probe of a batch: its steps (named with its own suffix) and, once run, its reply."""
 
-    def __init__(self, index, module, name, args, options):
+    def __init__(self, index, module, name, args, options) -> None:
         self.suffix = f"_{index}" if index else ""  # the first's steps keep their plain names
         self.module, self.name, self.args = module, name, tuple(args)
         self.options = {k: v for k, v in options.items() if k in _OPTIONS}
@@ -191,7 +191,7 @@ class _Probe:
     def let(self, name):
         return name + self.suffix
 
-    def steps(self):
+    def steps(self) -> list:
         o, let = self.options, self.let
         inputs, grad_weights, transpose_buffers = o.get("inputs", ()), o.get("grad_weights"), o.get("transpose_buffers")
         what = f"{self.name}({', '.join(map(repr, self.args))})"
@@ -234,7 +234,7 @@ class _Probe:
                           "return": True})
         return steps
 
-    def answer(self, plan, steps):
+    def answer(self, plan, steps) -> object:
         """This probe's reply from the plan, or the StudentFailure of its first failed step."""
         o, let = self.options, self.let
         for step in steps:  # the first failure, in the order the steps ran, is the answer
@@ -260,7 +260,7 @@ class _Probe:
         return reply
 
 
-def _run_probes(student, probes):
+def _run_probes(student, probes) -> bool:
     """Run ``probes`` in one plan and set each one's reply; False where several got no answer
     (see ``modules``). Each fault their steps raised keeps only its own probe's steps (those the
     reference runs again to show the book's shapes), as if that probe had run alone."""
@@ -282,18 +282,18 @@ def _run_probes(student, probes):
     return True
 
 
-def is_answer(value, depth=0):
+def is_answer(value, depth=0) -> bool:
     """A function's answer: a tensor, a number, or a (nested) list of them."""
     if isinstance(value, list):
         return depth < 4 and all(is_answer(v, depth + 1) for v in value)
     return isinstance(value, torch.Tensor) or type(value) in (int, float, bool)
 
 
-def _names_to(value, ok):
+def _names_to(value, ok) -> bool:
     return isinstance(value, dict) and all(type(k) is str and ok(v) for k, v in value.items())
 
 
-def _shape(value):
+def _shape(value) -> bool:
     return isinstance(value, list) and all(type(n) is int for n in value)
 
 

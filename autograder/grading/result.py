@@ -24,12 +24,12 @@ class KnownMistake(AssertionError):
     the student) and the mistake's name as data (``Check.mistake``). Only a check in the trusted
     process raises it; an error the child reported never becomes one, whatever its text says."""
 
-    def __init__(self, feedback, mistake):
+    def __init__(self, feedback, mistake) -> None:
         super().__init__(feedback + NAMES_MISTAKE.format(mistake))
         self.mistake = mistake
 
 
-def failure(feedback, mistake=None):
+def failure(feedback, mistake=None) -> KnownMistake | AssertionError:
     """The exception a failed check raises: a KnownMistake when ``mistake`` (its name) fits, else
     an AssertionError with ``feedback`` alone."""
     return KnownMistake(feedback, mistake) if mistake else AssertionError(feedback)
@@ -53,15 +53,15 @@ class Check:
     repair: Optional[dict] = None
 
     @property
-    def passed(self):
+    def passed(self) -> bool:
         return self.status == "passed"
 
     @property
-    def description(self):
+    def description(self) -> str:
         """The name without its part."""
         return self.name.removeprefix(f"{self.part}: ")
 
-    def to_json(self):
+    def to_json(self) -> dict:
         """A test of Gradescope's results.json; a recognised mistake, a picture, the digest of a wrong
         answer and a repair go in its ``extra_data``."""
         data = {"name": self.name, "part": self.part, "score": self.score, "max_score": self.max_score,
@@ -73,7 +73,7 @@ class Check:
         return data
 
     @classmethod
-    def from_json(cls, data):
+    def from_json(cls, data) -> "Check":
         extra = data.get("extra_data", {})
         return cls(data["name"], data["part"], data["score"], data["max_score"], data["status"], data["output"],
                    data.get("visibility", "visible"), extra.get("mistake"), extra.get("picture"),
@@ -88,7 +88,7 @@ class Part:
     max_score: float
 
     @property
-    def full_marks(self):
+    def full_marks(self) -> bool:
         return self.score == self.max_score
 
 
@@ -116,7 +116,7 @@ class SubmissionResult:
     more: tuple = ()                    # (key, value) of extra_data this version does not know, kept as read
 
     @classmethod
-    def build(cls, checks, notes, isolation, seconds, protections=None, assignment=None, suites=None):
+    def build(cls, checks, notes, isolation, seconds, protections=None, assignment=None, suites=None) -> "SubmissionResult":
         """The result of ``checks`` (Check, in the order they ran): parts and totals added up here, once."""
         totals = {}
         for check in checks:
@@ -131,7 +131,7 @@ class SubmissionResult:
                    isolation=isolation, fully_isolated=isolation == "namespaces", protections=protections,
                    assignment=assignment, suites=suites)
 
-    def with_notes(self, notes):
+    def with_notes(self, notes) -> "SubmissionResult":
         """The same result with ``notes`` before its own (what was found before grading, say)."""
         return replace(self, output="\n".join(filter(None, [*notes, self.output])))
 
@@ -139,14 +139,14 @@ class SubmissionResult:
         """The Part called ``name``, or None when no check scores it."""
         return next((p for p in self.parts if p.name == name), None)
 
-    def checks_of(self, part):
+    def checks_of(self, part) -> list:
         return [c for c in self.checks if c.part == part]
 
     @property
-    def failed(self):
+    def failed(self) -> list:
         return [c for c in self.checks if not c.passed]
 
-    def to_json(self):
+    def to_json(self) -> dict[str, float | str | list | dict]:
         """The result file's dict (Gradescope's results.json shape plus our extra_data)."""
         extra = {"parts": {p.name: [p.score, p.max_score] for p in self.parts}, "isolation": self.isolation,
                  "fully_isolated": self.fully_isolated}
@@ -158,7 +158,7 @@ class SubmissionResult:
                 "output": self.output, "tests": [c.to_json() for c in self.checks], "extra_data": extra}
 
     @classmethod
-    def from_json(cls, data):
+    def from_json(cls, data) -> "SubmissionResult":
         extra = dict(data["extra_data"])
         parts = extra.pop("parts")
         known = {key: extra.pop(key) for key in ("protections", "assignment", "suites", "fingerprint", "unwritten", "repair_search")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from . import course, diagnose, repair, shapes
+from . import course, diagnose, kit, repair, shapes
 from .grade import digest, syntax_notes
 from .kit import seed_of, unnamed
 from .result import NAMES_MISTAKE, Check, KnownMistake, SubmissionResult
@@ -27,7 +27,7 @@ from ..paths import PYTEST_INI
 from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
 from ..sandbox.submission import SubmissionError, clean_text, read_sources
 from ..sandbox.zygote import Zygote
-from ..support.public_tests import not_written, stubs_left
+from ..support.public_tests import not_written, part_stubs
 
 class Student:
     """The ``student`` fixture: the submission's sandboxed session (its probes, its sources: every
@@ -40,7 +40,7 @@ class Student:
     ``charged``: {part: the mistakes its failed checks named}, the grader's own names, so that a
     later part can build its expected answer, in the grader, with the lower part's mistake."""
 
-    def __init__(self, session):
+    def __init__(self, session) -> None:
         self.session = session
         self.notes = []
         self.failed_parts, self.passed_parts = set(), set()
@@ -65,7 +65,7 @@ class Student:
 class _Collector:
     """pytest plugin: the ``student`` and ``seeds`` fixtures and one record per check."""
 
-    def __init__(self, session, assignment=None):
+    def __init__(self, session, assignment=None) -> None:
         self.context = Student(session)
         self.assignment = assignment  # its name: where a step raised, the reference runs the same steps
         self.checks = []
@@ -75,7 +75,7 @@ class _Collector:
         self.passes = []       # and the passed ones, which a repair must keep passing
 
     @pytest.fixture
-    def student(self):
+    def student(self) -> Student:
         return self.student_session()
 
     @pytest.fixture
@@ -86,12 +86,12 @@ class _Collector:
         check's inputs apart. Seeds the book prints (123, ...) are written as the book's."""
         return seeds_of(request.path.stem, request.node.originalname)
 
-    def student_session(self):
+    def student_session(self) -> Student:
         self.context.notes = []
         self.context.asked = set()
         return self.context
 
-    def pytest_collectreport(self, report):
+    def pytest_collectreport(self, report) -> None:
         # A suite file that does not import would silently shrink max_score: a grader error.
         if report.failed:
             self.grader_errors.append(f"{report.nodeid} could not be collected: "
@@ -104,10 +104,10 @@ class _Collector:
         if report.when == "call" or (report.when == "setup" and report.failed):
             self._record(item, call, report)
 
-    def _record(self, item, call, report):
+    def _record(self, item, call, report) -> None:
         self.record(_Check.of(item), report.passed, report.failed, call.excinfo.value if call.excinfo else None)
 
-    def record(self, check, passed, failed, exc):
+    def record(self, check, passed, failed, exc) -> None:
         """One check's outcome: ``passed``, ``failed`` (neither: skipped) with ``exc``, what it raised."""
         points, doc, part = check.points, check.doc, check.part
         if self.arguments is not None and (passed or isinstance(exc, (AssertionError, StudentFailure))):
@@ -131,6 +131,9 @@ class _Collector:
                     output += self._shapes(str(exc))
                     if mistake:
                         output += NAMES_MISTAKE.format(mistake)
+                instead = kit.blank_stub(getattr(self.context.session, "raised", ())) if mistake else None
+                if instead:  # a stub's answers are no mistake of the student's (kit.blank_stub)
+                    output, mistake = clean_text(instead, limit=MESSAGE_LIMIT), None
                 self.context.failed_parts.add(part)
                 if mistake:
                     self.context.charged.setdefault(part, set()).add(mistake)
@@ -144,6 +147,7 @@ class _Collector:
                                   answer_digest=getattr(exc, "answer_digest", None) if failed else None))
         if self.context.session is not None:
             self.context.session.faults.clear()  # the next check's begin afresh
+            self.context.session.raised.clear()
 
     def _failed(self, check):
         """The check that just ran, as the repair search runs it again (``repair.Failed``)."""
@@ -164,7 +168,7 @@ class _Collector:
             return True
         return repair.Failed(len(self.checks), passes, tuple(sorted(self.context.asked)), fault)
 
-    def _shapes(self, text):
+    def _shapes(self, text) -> str:
         """Where the failure is a step that raised in the student's code: their tensors' shapes
         there, and the book's where they differ (grading.shapes), as a sentence to append."""
         session = self.context.session
@@ -182,7 +186,7 @@ def seeds_of(file_stem, function_name):
 class _Check:
     """What the grader needs of one collected check: the function, its fixtures, its points."""
 
-    def __init__(self, nodeid, function, fixtures, arguments, points, doc, part):
+    def __init__(self, nodeid, function, fixtures, arguments, points, doc, part) -> None:
         self.nodeid, self.function, self.points, self.doc, self.part = nodeid, function, points, doc, part
         self.fixtures, self.arguments = fixtures, arguments  # set up in this order; passed to the function
 
@@ -192,7 +196,7 @@ class _Check:
         return seeds_of(Path(self.nodeid.split("::")[0]).stem, self.function.__name__)
 
     @classmethod
-    def of(cls, item):
+    def of(cls, item) -> "_Check":
         marker = item.get_closest_marker("points")
         return cls(item.nodeid, item.obj, tuple(item.fixturenames), tuple(item._fixtureinfo.argnames),
                    marker.args[0] if marker else 0, (item.function.__doc__ or item.name).strip().splitlines()[0],
@@ -215,7 +219,7 @@ class _Suites:
     (other fixtures, marks that skip or parametrize, hooks around a check) are run by
     pytest.main per grading, as before (``direct`` is False)."""
 
-    def __init__(self, assignment):
+    def __init__(self, assignment) -> None:
         collector = _Collector(None)
         finish = _CollectionFinish(assignment.suites.parent)
         printed = io.StringIO()
@@ -227,7 +231,7 @@ class _Suites:
         if self.direct:
             self.checks = [_Check.of(item) for item in finish.items]
 
-    def _plain(self, finish):
+    def _plain(self, finish) -> bool:
         for plugin in finish.plugins:
             if any(name.startswith("pytest_") and name not in _COLLECTION_HOOKS for name in dir(plugin)):
                 return False
@@ -240,7 +244,7 @@ class _Suites:
                 return False
         return True
 
-    def _fixture(self, name, definitions):
+    def _fixture(self, name, definitions) -> bool:
         """Whether the fixture ``name`` can be had without pytest (and note how)."""
         if name in ("student", "seeds", "request"):  # given per check by ``run`` (request: only seeds's)
             return True
@@ -254,7 +258,7 @@ class _Suites:
         self.fixtures[name] = fixture
         return True
 
-    def run(self, collector):
+    def run(self, collector) -> None:
         """Every check once, in order, recorded by ``collector`` as its pytest hooks would."""
         values, failures = {}, {}
 
@@ -303,10 +307,10 @@ class _CollectionFinish:
 
     items = plugins = None
 
-    def __init__(self, folder):
+    def __init__(self, folder) -> None:
         self.folder = folder  # the suites' folder: conftests from there are the suites' own
 
-    def pytest_collection_finish(self, session):
+    def pytest_collection_finish(self, session) -> None:
         self.items = list(session.items)
         self.plugins = [p for p in session.config.pluginmanager.get_plugins()
                         if str(getattr(p, "__file__", "")).startswith(str(self.folder))]
@@ -325,7 +329,7 @@ def _no_plugin_autoload():
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = old
 
 
-def _pytest_args(assignment):
+def _pytest_args(assignment) -> list[str]:
     suites = assignment.suites.parent
     return [str(assignment.suites), "-c", str(PYTEST_INI), "--rootdir", str(suites),
             "--confcutdir", str(suites), "-q", "--no-header",
@@ -339,7 +343,7 @@ _current = None   # the assignment whose suites and reference modules sys.module
 _put_away = {}    # assignment's suites folder -> {name: module} of its suites and reference while another one runs
 
 
-def _switch_to(assignment):
+def _switch_to(assignment) -> None:
     """Give the suites of ``assignment`` the module names to themselves.
 
     The suites and the reference modules are imported by their plain names (two chapters
@@ -369,7 +373,7 @@ class Grader:
 
     def __init__(self, assignment=None, isolation="full", hidden=(), timeout=5.0, budget=60.0,
                  zygote=None, unsafe_same_uid=False, ahead=True, earlier_reference=False, hints="change",
-                 repair_seconds=None):
+                 repair_seconds=None) -> None:
         """``assignment``: the one every submission is graded as (default: each submission's
         own, found from its folder, see course.detect). ``zygote``: one started earlier
         (before this process imported torch, say); the grader owns it from here on.
@@ -395,13 +399,13 @@ class Grader:
         self.ahead = ahead
         self.earlier_reference = earlier_reference
 
-    def close(self):
+    def close(self) -> None:
         self.zygote.close()
 
-    def __enter__(self):
+    def __enter__(self) -> "Grader":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self.close()
 
     def grade(self, folder, assignment=None):
@@ -463,8 +467,9 @@ class Grader:
                                         # shards graded apart must agree on it
                                         suites=course.suites_digest(assignment.name))
         result = replace(result, repair_search=searched)
-        # what each part's module still has to write: the public tests' one list, read here from the submission
-        unwritten = {part: not_written(left) for part in assignment.parts if (left := stubs_left(sources.get(part)))}
+        # what each part still has to write: the public tests' one list, read here from the submission
+        unwritten = {part: not_written(left) for part in assignment.parts
+                     if (left := part_stubs(part, assignment.functions_of(part), sources.get))}
         return replace(result.with_notes(syntax), fingerprint=digest(sources), unwritten=unwritten or None)
 
     def _repairs(self, collector, session, own, seconds):

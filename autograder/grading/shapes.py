@@ -41,7 +41,7 @@ class Skipped(Exception):
     """Over a bound: the sentence that says which, for the feedback."""
 
 
-def explain(fault, sources, assignment):
+def explain(fault, sources, assignment) -> str | None:
     """One or two sentences about ``fault`` (a session.Fault) for the check's feedback, or None."""
     where = fault.where
     yours = dict(where.tensors)
@@ -83,7 +83,7 @@ RETURN = object()   # the failing statement is a return
 _VIEW = re.compile(r"shape '\[(?P<asked>\d+(?:, \d+)*)\]' is invalid for input of size (?P<size>\d+)")
 
 
-def _asked(error, made):
+def _asked(error, made) -> str:
     """Where a ``view``/``reshape`` on the failing line asked for a shape its tensor cannot take and
     the book's code makes ``made`` there: a sentence when that tensor holds exactly the values of the
     book's shape and the two shapes differ in one size (the line's target, not its input, is off); else ""."""
@@ -99,7 +99,7 @@ def _asked(error, made):
             f"asks for {_shape_text(asked)}: size {asked[i]} in dimension {i}, where the book's is {made[i]}.")
 
 
-def _product(shape):
+def _product(shape) -> int:
     total = 1
     for n in shape:
         total *= n
@@ -112,25 +112,25 @@ def _code(text):
     return f"{fence} {text} {fence}" if "`" in text else f"{fence}{text}{fence}"
 
 
-def _shape_text(shape):
+def _shape_text(shape) -> str:
     if shape and all(type(s) is tuple for s in shape):  # a list of tensors
         return "[" + ", ".join(map(_shape_text, shape)) + "]"
     return "(" + ", ".join(map(str, shape)) + (",)" if len(shape) == 1 else ")")
 
 
-def _has(shape):
+def _has(shape) -> str:
     if shape and all(type(s) is tuple for s in shape):
         return f"holds tensors of shapes {_shape_text(shape)}"
     return f"has shape {_shape_text(shape)}"
 
 
-def _of(shape):
+def _of(shape) -> str:
     if shape and all(type(s) is tuple for s in shape):
         return f"tensors of shapes {_shape_text(shape)}"
     return f"a tensor of shape {_shape_text(shape)}"
 
 
-def _statement(source, qualname, line, names):
+def _statement(source, qualname, line, names) -> tuple[list, object] | tuple[list, None]:
     """What the student's function ``qualname`` shows at ``line``, read from their source: of
     ``names``, the locals whose value there is the one the function returns with (no assignment
     to them in the failing statement or after it, nor in a loop around it), comparable with the
@@ -173,7 +173,7 @@ def _statement(source, qualname, line, names):
     return [name for name in names if name not in later], makes
 
 
-def _made_from(source, qualname, line, names):
+def _made_from(source, qualname, line, names) -> dict:
     """{name: the locals the student's function assigns from it}: for each of ``names``, the targets
     of the assignments that read it after its last assignment before ``line`` and before ``line``.
     A tensor of another shape than the book's whose successors all have the book's shapes was only
@@ -204,7 +204,7 @@ def _parse(source):
     return ast.parse(source)
 
 
-def _function(tree, path):
+def _function(tree, path) -> "ast.FunctionDef | ast.AsyncFunctionDef | None":
     """The def at the qualified name ``path`` (["Class", "method"]) in ``tree``, or None."""
     node = tree
     for part in path:
@@ -217,7 +217,7 @@ def _function(tree, path):
     return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
-def _book_locals(fault, assignment):
+def _book_locals(fault, assignment) -> tuple | tuple[dict, None]:
     """({local: shape}, the returned value's shape or None) of the reference's function of the
     same module and name, as it returns in the failing step when the fault's steps run on the
     reference here (an earlier step may have called it on other inputs); ({}, None) where it
@@ -238,7 +238,7 @@ def _book_locals(fault, assignment):
     over = []               # why the replay stopped being watched, if it did
     deadline = time.thread_time() + BOOK_SECONDS   # this thread's CPU: a loaded machine does not count
 
-    def watch(frame, event, arg):
+    def watch(frame, event, arg) -> None:
         if over:
             return
         code = frame.f_code
@@ -276,12 +276,12 @@ def _book_locals(fault, assignment):
     return same, returned if all(r == returned for _, r in others) else None
 
 
-def failing_step_begins():
+def failing_step_begins() -> None:
     """A step of the replay calls this right before the failing step: the book's function is
     watched from here on."""
 
 
-def _shape(value):
+def _shape(value) -> tuple | None:
     """A local's shape as the child reports it (child.shape_of), as tuples."""
     shape = child.shape_of(value)
     if shape is None:

@@ -39,13 +39,13 @@ def _relative(text, root):
     return text
 
 
-def trusted(path):
+def trusted(path) -> bool:
     """The repository's own solutions/ and assignments/: the README's quick start grades them anywhere."""
     real = path.resolve()
     return any(real == top or top in real.parents for top in (SOLUTIONS.resolve(), ASSIGNMENTS.resolve()))
 
 
-def same_uid_consent(path, isolation, unsafe_same_uid, hidden=(), checking=None):
+def same_uid_consent(path, isolation, unsafe_same_uid, hidden=(), checking=None) -> bool | None:
     """Asked of the sandbox before the first submission runs. False: a child here is kept apart
     from the grader (and the session refuses any child that is not). True: it would run with
     the grader's own uid, and may (the repository's own code, or --unsafe-same-uid, said
@@ -162,7 +162,7 @@ def _warn_uncounted_memory(results):
                         "as /dev/shm are not counted"))
 
 
-def ci_outputs(args, rows):
+def ci_outputs(args, rows) -> None:
     """For CI: JUnit XML (--junit) and the Markdown job summary when $GITHUB_STEP_SUMMARY is set.
     rows: (name, result or None, status) per submission."""
     if args.junit:
@@ -335,7 +335,7 @@ def _grade_class(root, students, out, isolation, args, painter, identity, layout
         if make_out():
             return 2
 
-    def finish(key, outcome, kept=False):
+    def finish(key, outcome, kept=False) -> None:
         outcome = deadlines.apply(*args.deadlines, key[0], outcome)  # the late policy, on the earned score
         if not kept:  # a kept result has its notes and status already
             result = outcome[0] and outcome[0].with_notes([found[key][0]])
@@ -430,7 +430,7 @@ def class_report(out, entries, title, shard=None, painter=None, identity=None):
         return None
 
 
-def merge(args):
+def merge(args) -> int:
     """``python -m autograder merge``: exit 0 merged, 2 refused."""
     try:
         summary, rows = shards.merge(args.folders, args.out)

@@ -164,7 +164,7 @@ def _assignment_of(student):
     return (student.result.assignment if student.result else None) or student.assignment or ""
 
 
-def summarize(students, title):
+def summarize(students, title) -> dict:
     """The class's numbers (summary.json) from its Students, in the order given."""
     graded = [s for s in students if s.result is not None]
     groups = {}
@@ -197,7 +197,7 @@ def summarize(students, title):
     }
 
 
-def terminal_lines(summary, limit=3):
+def terminal_lines(summary, limit=3) -> list:
     """A few lines of the summary for the end of a class run's output."""
     lines = []
     for a in summary["assignments"]:
@@ -278,7 +278,7 @@ class Painter:
         ok = isinstance(drawn, dict) and set(drawn) == names and all(isinstance(v, str) for v in drawn.values())
         return drawn if ok else None
 
-    def close(self):
+    def close(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait()
@@ -458,7 +458,7 @@ def _td(value, sort=None, cls=""):
     return f"<td{attrs}>{value}</td>"
 
 
-def similarity_folder(assignment):
+def similarity_folder(assignment) -> str:
     """Where ``python -m autograder similarity`` writes an assignment's pages by default: beside this
     report (the report links to it)."""
     return f"similarity-{assignment}"
@@ -712,7 +712,7 @@ def feedback_page(result, title):
     return "\n".join(out) + "\n"
 
 
-def write_feedback(base, result, title):
+def write_feedback(base, result, title) -> None:
     """A student's feedback files, ``base`` + ".md", ".html" and ".<n>.svg" for each picture (the
     Markdown links them by name, beside it); the page is the one the class report links."""
     base = Path(base)

@@ -94,7 +94,7 @@ def first_pushed(clone, recorded):
     return times
 
 
-def submissions(clone, recorded):
+def submissions(clone, recorded) -> list:
     """[(time handed in, what, commit)]: every submit/* tag, else every push to the default branch."""
     tags = run("git", "for-each-ref", "--format=%(refname:short) %(objectname) %(*objectname)", "refs/tags/submit/",
                cwd=clone).splitlines()
@@ -209,7 +209,7 @@ def take_earlier(name, assignment, folder, records, missing):
 
 
 def collect(org, prefix, roster, assignment, out, found_deadlines=None, shard=None, earlier=None,
-            missing="reference", record=None):
+            missing="reference", record=None) -> tuple:
     """Collect every student of the slice; returns ({username: time handed in}, [log lines]).
     ``earlier``: records of earlier assignments (load_records); ``record``: a dict filled with what
     was taken ({username: {repo, commit, what, handed_in}})."""
@@ -258,7 +258,7 @@ def collect(org, prefix, roster, assignment, out, found_deadlines=None, shard=No
     return times, log
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.platforms.collect", description=__doc__.splitlines()[0])
     parser.add_argument("--org", required=True)
     parser.add_argument("--prefix", required=True, help="the repositories' names before -username")

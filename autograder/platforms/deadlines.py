@@ -127,7 +127,7 @@ def load(due, policy="none", extensions=None):
                      read_times(extensions, "--extensions") if extensions else {})
 
 
-def for_class(args):
+def for_class(args) -> tuple:
     """(Deadlines or None, {folder: time handed in}) from a class run's --due, --late,
     --extensions and --times; raises DeadlineError on bad input."""
     found = load(args.due, args.late, args.extensions)

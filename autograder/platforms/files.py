@@ -15,7 +15,7 @@ import unicodedata
 from ..sandbox.submission import printable
 
 
-def write_atomic(path, text):
+def write_atomic(path, text) -> None:
     """Write beside the target, then rename: a crash never leaves a half-written result."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
@@ -41,7 +41,7 @@ def own_folder(path):
     return path
 
 
-def display_name(name):
+def display_name(name) -> str:
     """A folder name as text that can be written anywhere and tells every folder apart: what
     would not show, or would show like something else, is written as its escape. Bytes that are
     not UTF-8 become \\xNN; control, format (zero-width, bidi), private, unassigned and

@@ -46,13 +46,13 @@ PARTS_LINE = "PARTS = {}  # @PARTS@: {part: points}, in the order the parts are 
 EARLIER_LINE = "EARLIER = {}  # @EARLIER@: {earlier assignment: its modules this one imports}"
 
 
-def handed_in(assignment):
+def handed_in(assignment) -> list:
     """The files a student hands in for ``assignment`` (course's ``hand_in``: its modules, and its
     own copy of each earlier assignment's module it imports), relative to their repository's root."""
     return [f"{f.assignment}/{f.file}" for f in course.get(assignment).hand_in]
 
 
-def slug(assignment):
+def slug(assignment) -> str:
     """Classroom 50's name for an assignment: lower case, digits and '-' (ch03_attention: ch03-attention)."""
     return assignment.lower().replace("_", "-")
 
@@ -70,12 +70,12 @@ def part_points(assignment, grader=None):
     return {part.name: part.max_score for part in result.parts}
 
 
-def earlier_files(assignment):
+def earlier_files(assignment) -> dict:
     """{earlier assignment: [its module files this one imports]} (the manifest's builds_on)."""
     return {earlier: list(files) for earlier, files in course.get(assignment).builds_on.items()}
 
 
-def progress_script(assignment, points):
+def progress_script(assignment, points) -> str:
     """templates/progress.py for ``assignment``: its folder, each part's points in order, and the
     modules of earlier assignments it imports."""
     parts = {p: points[p] for p in course.get(assignment).in_order(points)}
@@ -98,12 +98,12 @@ def _blocks(text, keep):
     return block.sub(lambda m: m.group(1) if keep else "", text)
 
 
-def workflow_name(assignment):
+def workflow_name(assignment) -> str:
     """The instructor workflow's file name: one per assignment, side by side in one repository."""
     return f"grade-{slug(assignment)}.yml"
 
 
-def instructor_workflow(assignment, prefix, hints="change"):
+def instructor_workflow(assignment, prefix, hints="change") -> str:
     """grade-SLUG.yml for ``assignment``, with ``prefix`` (the repositories' names before
     '-username') as its default; the earlier assignments' inputs and steps where it builds on some;
     ``hints``: how much of a verified repair the feedback shows (grading.repair.HINTS)."""
@@ -149,7 +149,7 @@ def classroom50_assignments(assignment, classroom, org=None, due=None, submissio
     return found
 
 
-def template(assignment, folder, notebook):
+def template(assignment, folder, notebook) -> None:
     """The template repository every student starts from: the release, requirements.txt, and for
     each earlier assignment it imports modules of, that assignment's folder with a README."""
     from ..authoring.release import main_release
@@ -184,13 +184,13 @@ instructor's setting says: the course's reference after `{earlier}`'s deadline, 
 """
 
 
-def write(path, text):
+def write(path, text) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
 
 
 def build(assignment, out, notebook=True, points=None, classroom="course", org=None, due=None, submission_mode=None,
-          hints="change"):
+          hints="change") -> dict:
     """Write both platforms' files for ``assignment`` under ``out``, beside the other assignments'
     already there; returns {name: folder} (see the module's docstring) and, under "warnings", what
     the instructor should know. ``notebook=False`` skips nbgrader's release and hands out the
@@ -236,7 +236,7 @@ def build(assignment, out, notebook=True, points=None, classroom="course", org=N
 
 
 def main(assignment, out, classroom="course", org=None, due=None, old_name=False, submission_mode=None,
-         hints="change"):
+         hints="change") -> int:
     if old_name:
         print("note: `classroom` is now `github`. GitHub Classroom was shut down on 28 August 2026, and its "
               "grading reporter with it: this writes a Classroom 50 layout and a plain-GitHub one instead "

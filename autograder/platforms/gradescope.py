@@ -124,7 +124,7 @@ def locate(submission, modules, depth=3):
     return best
 
 
-def to_gradescope(result, checks="visible", stdout="hidden"):
+def to_gradescope(result, checks="visible", stdout="hidden") -> dict:
     """results.json for Gradescope from the grader's result. What the student reads is the
     per-check feedback (at the chosen visibility) and notes about their files; which
     protections held goes to extra_data and stdout, which only the instructor sees."""
@@ -154,7 +154,7 @@ def _output(check):
                       f'src="data:image/png;base64,{base64.b64encode(png).decode()}">', "output_format": "html"}
 
 
-def not_graded(why, execution_time=0.0):
+def not_graded(why, execution_time=0.0) -> dict:
     """results.json when nothing could be graded: a zero with the reason, never a missing file."""
     return {"score": 0, "execution_time": round(execution_time, 3), "output": why, "output_format": "text",
             "visibility": "visible", "stdout_visibility": "hidden", "tests": []}

@@ -51,7 +51,7 @@ class ExportError(ValueError):
     pass
 
 
-def read_csv(path, what):
+def read_csv(path, what) -> list:
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:  # an LMS export may start with a BOM
             return list(csv.DictReader(handle))
@@ -73,7 +73,7 @@ def _shown(value):
     return str(int(value)) if value == int(value) else f"{value:g}"
 
 
-def grades(graded, assignment=None):
+def grades(graded, assignment=None) -> tuple:
     """({student folder's exact name: (score or None, max score, status)}, whether the names are
     exact, the assignment exported or None where unknown): from summary.json where the class run
     wrote one, else from grades.csv (whose student cells are escaped names)."""
@@ -125,7 +125,7 @@ def extra(graded, student, assignment=None):
         return {}
 
 
-def collected(graded):
+def collected(graded) -> dict:
     """The collect step's record ({username: {repo, commit, what, org}}), or {}."""
     try:
         record = json.loads((Path(graded) / "collected.json").read_text(encoding="utf-8"))
@@ -174,7 +174,7 @@ def _roster(people, target, exact):
     return students, points_row
 
 
-def export(graded, target, roster=None, column=None, assignment=None, points=None, grade_item=None):
+def export(graded, target, roster=None, column=None, assignment=None, points=None, grade_item=None) -> tuple:
     """(CSV text, [lines about students not graded or not exported])."""
     if target not in TARGETS:
         raise ExportError(f"--to {target}: say one of {', '.join(TARGETS)}")

@@ -48,7 +48,7 @@ def part_points(result, part):
     return (found.score, found.max_score) if found else (0, 0)
 
 
-def part_feedback(result, part, points=None):
+def part_feedback(result, part, points=None) -> str:
     """Plain-text feedback for one part: a header, then one line per check."""
     score, most = part_points(result, part)
     if points is not None and most != points:

@@ -69,7 +69,7 @@ def _grader(assignment, hidden, unsafe_same_uid=False, earlier_reference=False, 
     return _graders[key]
 
 
-def close_graders():
+def close_graders() -> None:
     while _graders:
         _graders.popitem()[1].close()
 
@@ -95,7 +95,7 @@ class GradeSubmission(Preprocessor):
                       "line (the file and line), change (and the kind of change), fix (and the edit)."
                  ).tag(config=True)
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb, resources) -> tuple:
         folder = submitted_folder(self.config, resources)
         assignment = self.assignment or resources["nbgrader"]["assignment"]
         self.log.info("Grading the modules in %s with the hidden suites of %s", folder, assignment)
@@ -117,7 +117,7 @@ def submitted_folder(config, resources):
     return coursedir.format_path(coursedir.submitted_directory, info["student"], info["assignment"])
 
 
-def drop_followed_links(submitted, autograded, log):
+def drop_followed_links(submitted, autograded, log) -> None:
     """Delete from ``autograded`` what nbgrader copied through a link in ``submitted``, so the
     kernel (and the feedback) never see the file a link pointed to."""
     for top, dirs, names in os.walk(submitted):
@@ -132,7 +132,7 @@ def drop_followed_links(submitted, autograded, log):
                     os.remove(copy)
 
 
-def bring_earlier_modules(submitted, autograded, assignment, log):
+def bring_earlier_modules(submitted, autograded, assignment, log) -> None:
     """Copy into ``autograded`` the student's own modules of earlier assignments that the grader
     took from their folder beside this one (``course.submission_sources``): the notebook's kernel
     sees this folder alone, and imports what was graded instead of failing to find it."""
@@ -163,7 +163,7 @@ class OverwriteGradeOutputs(Preprocessor):
 
     enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb, resources) -> tuple:
         if RESULT_KEY not in resources:
             raise RuntimeError("OverwriteGradeOutputs needs GradeSubmission earlier in the preprocessors")
         result = resources[RESULT_KEY]
@@ -191,7 +191,7 @@ class OverwriteGradeOutputs(Preprocessor):
         return nb, resources
 
 
-def pictures(result, part):
+def pictures(result, part) -> list:
     """The part's pictures of attention weights (the student's beside the book's), as outputs
     the feedback page shows: drawn here, in the trusted process, from the result's numbers."""
     if part is None:
@@ -215,7 +215,7 @@ class DropUnknownGradeCells(Preprocessor):
 
     enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb, resources) -> tuple:
         from nbgrader.api import Gradebook
 
         info = resources["nbgrader"]
@@ -251,7 +251,7 @@ class ForStudents(Preprocessor):
 
     enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb, resources) -> tuple:
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
@@ -269,7 +269,7 @@ class ForStudents(Preprocessor):
         return nb, resources
 
 
-def supply_notebooks(coursedir, log):
+def supply_notebooks(coursedir, log) -> None:
     """Give each submission of ``coursedir.assignment_id`` every notebook the gradebook expects.
 
     nbgrader grades only notebooks with the released name: a renamed one
@@ -330,7 +330,7 @@ def _supply_before_autograde():
     Autograde.init_notebooks = init_notebooks
 
 
-def feedback_under_submitted_names(notebooks, **_):
+def feedback_under_submitted_names(notebooks, **_) -> None:
     """After ``generate_feedback``: the feedback of a notebook the student submitted under
     another name is also saved under that name, because ``fetch_feedback`` looks for it by the
     name of the notebook the student submitted. (``notebooks`` are the autograded notebooks
@@ -360,7 +360,7 @@ class PartsExport(CsvExportPlugin):
     the assignment's manifest: ``part`` columns for a gradebook of one assignment, a group of
     ``assignment:part`` columns per assignment for several."""
 
-    def export(self, gradebook):
+    def export(self, gradebook) -> None:
         from nbgrader.api import MissingEntry
 
         super().export(gradebook)

@@ -68,7 +68,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.ip = os.path.join(self._private, "kernel")  # the sockets' path as the kernel sees it
         return await super()._async_pre_start_kernel(**kw)
 
-    def format_kernel_cmd(self, extra_arguments=None):
+    def format_kernel_cmd(self, extra_arguments=None) -> list:
         """This interpreter's ipykernel (its files are what the sandbox binds), through the launcher."""
         connection = os.path.join(self._private, "kernel.json")
         shutil.copy(self.connection_file, connection)
@@ -99,7 +99,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         # From here on nbgrader reaches the sockets inside the worker's root.
         self.ip = f"/proc/{pid}/root{os.path.join(self._private, 'kernel')}"
 
-    def bury(self, wait=5.0):
+    def bury(self, wait=5.0) -> None:
         """Return once the kernel's PID 1, and so everything the notebook started, is dead."""
         if self._worker is not None:
             pid, pidfd = self._worker

@@ -47,7 +47,7 @@ def not_written(line):
     return line or NOT_STARTED
 
 
-def same_cause(checks):
+def same_cause(checks) -> list:
     """Failed checks grouped by part and feedback, in order: a cause several checks share (a
     module that does not import, say) is said once, with the checks it failed."""
     groups = {}

@@ -99,11 +99,11 @@ def as_markdown(html):
     return "<div>" + html.strip().replace("\r", "").replace("\n", "&#10;") + "</div>"
 
 
-def _trusted(cell):
+def _trusted(cell) -> tuple:
     return cell.cell_type, cell.source, json.dumps(cell.get("attachments", {}), sort_keys=True)
 
 
-def _metadata(output):
+def _metadata(output) -> dict:
     """Only numeric image sizes: the templates write them into attributes."""
     kept = {}
     for mime in IMAGES:
@@ -153,7 +153,7 @@ class InertNotebook(Preprocessor):
 
     enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb, resources) -> tuple:
         for key in SHOWN_RESOURCES:
             if isinstance(resources.get(key), str):
                 resources[key] = html.escape(resources[key], quote=True)
@@ -170,7 +170,7 @@ class InertNotebook(Preprocessor):
             self._cell(cell, trusted)
         return nb, resources
 
-    def _cell(self, cell, trusted):
+    def _cell(self, cell, trusted) -> None:
         meta = cell.get("metadata", {})
         nbgrader = meta.get("nbgrader")
         cell.metadata = {}
@@ -188,7 +188,7 @@ class InertNotebook(Preprocessor):
             cell.source = clean_html(cell.source)
             cell.pop("attachments", None)
 
-    def _released(self, resources):
+    def _released(self, resources) -> set:
         """Markdown and raw cells of the released notebook (the instructor's), where nbgrader names one."""
         import nbformat
         from nbgrader.coursedir import CourseDirectory
@@ -213,7 +213,7 @@ class InertFolder(Preprocessor):
 
     enabled = Bool(True, help="nbconvert skips preprocessors that are not enabled").tag(config=True)
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb, resources) -> tuple:
         folder = resources.get("metadata", {}).get("path") or "."
         for top, _dirs, names in os.walk(folder):
             for name in names:

@@ -41,7 +41,7 @@ def _whole(environ, name):
     return int(value)
 
 
-def from_array(text, environ=None):
+def from_array(text, environ=None) -> tuple:
     """(K, N) from a job array's own index: 'slurm' (SLURM_ARRAY_TASK_ID, counted from
     SLURM_ARRAY_TASK_MIN, of SLURM_ARRAY_TASK_COUNT tasks: an array like --array=1-8 or 0-7, every
     index once) or 'kubernetes/N' (an Indexed Job of N completions: JOB_COMPLETION_INDEX, from 0).
@@ -65,7 +65,7 @@ def from_array(text, environ=None):
     raise ValueError(f"{text!r} is not K/N (say 2/8: the second of eight slices), slurm or kubernetes/N")
 
 
-def parse(text):
+def parse(text) -> tuple:
     """'K/N' (1 <= K <= N) as (K, N), or a job array's own index (``from_array``: 'slurm',
     'kubernetes/N'); argparse's type for --shard."""
     import argparse
@@ -81,13 +81,13 @@ def parse(text):
     return k, n
 
 
-def in_shard(name, k, n):
+def in_shard(name, k, n) -> bool:
     """Whether the student folder ``name`` belongs to shard ``k`` of ``n``."""
     digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).digest()
     return int.from_bytes(digest[:8], "big") % n == k - 1
 
 
-def identity(names, assignments):
+def identity(names, assignments) -> dict:
     """What a class run records of the class it grades, for ``merge`` to check: the digest of
     every student folder's name (the whole class, before a shard is cut from it) with the
     assignments graded in it (those its submissions were found to be, or --assignment), and the
@@ -212,7 +212,7 @@ def _collected(folders):
     return joined
 
 
-def merge(folders, out):
+def merge(folders, out) -> tuple:
     """Join shard folders into ``out``; returns (summary, rows for CI outputs). Raises MergeError."""
     folders = [Path(f) for f in folders]
     unfinished = _unfinished(folders)

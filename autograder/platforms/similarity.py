@@ -134,7 +134,7 @@ def _results(graded, assignment):
     return found
 
 
-def read_class(class_folder, assignment, graded=()):
+def read_class(class_folder, assignment, graded=()) -> tuple:
     """([Submission], notes): every student of ``class_folder`` who hands in ``assignment``, their
     hand-in files (read as text, never run) and the wrong answers their result records."""
     class_folder = Path(class_folder)
@@ -383,7 +383,7 @@ def default_workers(files):
     return max(1, min(os.cpu_count() or 1, files // 100))
 
 
-def fingerprint_class(submissions, boilerplate, workers=None, base=()):
+def fingerprint_class(submissions, boilerplate, workers=None, base=()) -> tuple:
     """([{file name: fingerprints}] per submission, the course's material removed; [student/file that
     is not Python]). Each distinct text is parsed once (a file handed in as the course gave it,
     ``base``, has no fingerprint of its own: it is not parsed at all), on ``workers`` processes
@@ -414,7 +414,7 @@ def rarity(students):
     return 1.0 / (students - 1)
 
 
-def code_scores(own):
+def code_scores(own) -> tuple:
     """(weighted shared, shared, code score) matrices, n x n, from each student's own fingerprints
     (sets, the course's removed). A fingerprint that k students have weighs 1/(k - 1) (1 when only
     one student has it); a pair's share is what they have in common, weighed, over the smaller of
@@ -447,7 +447,7 @@ def code_scores(own):
     return weighted, shared, code
 
 
-def answer_scores(answers):
+def answer_scores(answers) -> tuple:
     """({(a, b): answers score}, {(a, b): [(check, students)]}) from each student's {(check, digest): part}."""
     postings = defaultdict(list)
     for i, given in enumerate(answers):
@@ -654,7 +654,7 @@ def render(assignment, title, submissions, pairs, prints, notes, threshold, seco
     return "\n".join(out) + "\n"
 
 
-def run(class_folder, assignment, graded, out, threshold=THRESHOLD, title=None, workers=None):
+def run(class_folder, assignment, graded, out, threshold=THRESHOLD, title=None, workers=None) -> tuple:
     """Compare the class and write ``out``/similarity.csv and similarity.html; returns (submissions,
     pairs, notes, seconds). Raises SimilarityError."""
     started = time.perf_counter()
@@ -680,7 +680,7 @@ def run(class_folder, assignment, graded, out, threshold=THRESHOLD, title=None, 
     return submissions, pairs, notes, time.perf_counter() - started
 
 
-def main(args):
+def main(args) -> int:
     """``python -m autograder similarity``: exit 0 written, 2 bad input."""
     class_folder = Path(args.class_folder)
     graded = [Path(g) for g in args.graded] if args.graded else []

@@ -82,10 +82,10 @@ class SubmissionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return importlib.util.spec_from_loader(name, self, origin=SUBMISSION_PREFIX + name + ".py")
         return None
 
-    def create_module(self, spec):
+    def create_module(self, spec) -> None:
         return None
 
-    def exec_module(self, module):
+    def exec_module(self, module) -> None:
         name = module.__name__
         module.__file__ = SUBMISSION_PREFIX + name + ".py"
         try:
@@ -417,10 +417,10 @@ class _Printed:
             self.size += len(self.parts[-1])
         return len(text) if isinstance(text, str) else 0
 
-    def flush(self):
+    def flush(self) -> None:
         pass
 
-    def text(self):
+    def text(self) -> str:
         return "".join(self.parts)
 
 
@@ -445,12 +445,15 @@ def _resolve(value, env, failed):
 
 def _target(dotted, env, failed):
     """An earlier step's object, or ``module.name``, then attributes: ``tok.encode``,
-    ``module.Class``, ``m.blocks.0.layer`` (digits index a sequence)."""
+    ``module.Class``, ``m.blocks.0.layer`` (digits index a sequence). ``torch.…`` is torch's own
+    (``torch.optim.AdamW``), whatever the submission's modules import (``from torch import nn``)."""
     head, *rest = dotted.split(".")
     if head in failed:
         raise _Failed(head)
     if head in env:
         obj, path = env[head], head
+    elif head == "torch" and rest:
+        obj, path = torch, head
     else:
         if not rest:
             raise ProbeError("lookup", f"no earlier step or module.name called {dotted!r}")
@@ -666,7 +669,7 @@ def _hooks(step, fn, env, failed, records, budget):
             raise ProbeError("lookup", f"{dotted} is a {type(sub).__name__}, not an nn.Module")
         calls = records[dotted] = []
 
-        def hook(module, inputs, output, calls=calls, dotted=dotted):
+        def hook(module, inputs, output, calls=calls, dotted=dotted) -> None:
             if len(calls) >= PLAN_CALLS:
                 raise ProbeError("record", f"{dotted} was called more than {PLAN_CALLS} times")
             calls.append(_plain([*inputs, output], f"what {dotted} was given and returned", budget))
@@ -697,7 +700,7 @@ def _reloads(step, env, failed):
 
         object.__setattr__(module, "forward", forward)
 
-        def restore(module=module, own=own):
+        def restore(module=module, own=own) -> None:
             if own is None:
                 module.__dict__.pop("forward", None)
             else:
@@ -841,7 +844,7 @@ def op_plans(req):
 OPS = {"plan": op_plan, "plans": op_plans}
 
 
-def serve(sock, hello):
+def serve(sock, hello) -> None:
     """Answer requests until the grader hangs up."""
     protocol.send(sock, {"hello": hello})
     while True:

@@ -33,7 +33,7 @@ print(json.dumps({"paths": [sys.executable, sys.prefix, sys.base_prefix, *sys.pa
                   "versions": {name: version(name) for name in sys.argv[1:]}}))"""
 
 
-def blocked(path):
+def blocked(path) -> str | None:
     """'FOLDER (mode NNN)': where a user with no rights of its own is stopped on the way to
     ``path`` (a folder it cannot pass, or ``path`` itself unreadable); None where it is not."""
     path = os.path.realpath(path)
@@ -54,7 +54,7 @@ def first_blocked(paths):
     return next(filter(None, map(blocked, paths)), None)
 
 
-def own_paths():
+def own_paths() -> list:
     """What this interpreter reads to start and to import: its executable, prefixes and import
     path (not the repository, which the launcher and the zygote put there for themselves)."""
     paths = [sys.executable, sys.prefix, sys.base_prefix, *sys.path]

@@ -163,7 +163,7 @@ class Protections:
         self.held, self.unavailable = [], {}
         self.separated = False
 
-    def attempt(self, name, step, *args):
+    def attempt(self, name, step, *args) -> bool:
         """Run ``step``; an OSError means the protection is unavailable, and nothing else changes."""
         try:
             step(*args)
@@ -191,7 +191,7 @@ class Protections:
 CGROUP_PREFIX = "autograder-"
 
 
-def cgroup_name(pid, parent):
+def cgroup_name(pid, parent) -> str:
     """A child's memory cgroup: named by its zygote and its own pid (a pid freed when one zygote
     reaps its child may be another zygote's next child before the first removes the cgroup)."""
     return f"{CGROUP_PREFIX}{parent}-{pid}"
@@ -252,7 +252,7 @@ def _join_memory_cgroup(base, group, limits):
         raise
 
 
-def release_cgroup(pid):
+def release_cgroup(pid) -> None:
     """Remove the memory cgroup of this process's child ``pid`` once it is gone."""
     try:
         bases = _cgroup_bases()
@@ -382,7 +382,7 @@ def probe_user_namespace():
     return why or None
 
 
-def probe_namespaces():
+def probe_namespaces() -> bool:
     """Whether new mount and PID namespaces can be made here (as root; in a throwaway child)."""
     pid = os.fork()
     if pid == 0:
@@ -502,7 +502,7 @@ def _seccomp(own_signals_only=True, sockets=()):
     install_seccomp(program)
 
 
-def install_seccomp(program):
+def install_seccomp(program) -> None:
     """Load a classic-BPF seccomp filter: (code, jt, jf, k) tuples. Needs no_new_privs."""
     filters = b"".join(struct.pack("HBBI", *op) for op in program)
     buffer = ctypes.create_string_buffer(filters)
@@ -676,7 +676,7 @@ def _mapped_bytes():
         return next(int(l.split()[1]) * 1024 for l in status if l.startswith("VmSize:"))
 
 
-def apply_limits(limits, headroom, mapped):
+def apply_limits(limits, headroom, mapped) -> None:
     """rlimits for the worker. RLIMIT_NPROC counts the real uid's processes system-wide (in
     every namespace), so ``headroom`` is what that uid already runs elsewhere; ``mapped`` is
     the address space the warm process already uses."""
@@ -797,7 +797,7 @@ def _hello(protections):
             "separated": protections.separated, "uid": os.getuid(), "pid": os.getpid()}
 
 
-def start_child(channel_fd, root, hidden, mode, userns_refused=None, limits=Limits, place=None):
+def start_child(channel_fd, root, hidden, mode, userns_refused=None, limits=Limits, place=None) -> None:
     """In a freshly forked zygote child: isolate, then serve on ``channel_fd``. Never returns.
     ``userns_refused``: what probe_user_namespace found, or None; ``place``: see _isolate.
 
@@ -935,7 +935,7 @@ def _sysctl(name):
         return None
 
 
-def rerun_command():
+def rerun_command() -> str:
     """This process's command line, to be run again by someone else (sudo resets PATH: the
     interpreter goes by its full path)."""
     import shlex
@@ -945,7 +945,7 @@ def rerun_command():
     return shlex.join([sys.executable, *argv])
 
 
-def how_to_isolate(command):
+def how_to_isolate(command) -> str:
     """What to do on this machine so that children get a user of their own or user namespaces:
     one line per way that applies here. ``command``: the grading command to rerun."""
     python = sys.executable
@@ -980,7 +980,7 @@ def how_to_isolate(command):
     return "\n".join(ways)
 
 
-def refusal(what, isolation, command=None):
+def refusal(what, isolation, command=None) -> str:
     """Why ``what`` (untrusted code) will not run here, and how to make it run isolated.
     ``command``: the grading command (default: this process's own)."""
     command = command or rerun_command()

@@ -146,7 +146,7 @@ def _kernel_env(private):
     return env
 
 
-def main():
+def main() -> None:
     """Isolate, then exec the kernel. argv: ROOT SPEC KERNEL_ARGV...
     (SPEC: private, hidden, isolation, python_for_nobody: [python or None, why])."""
     spec, kernel_argv = json.loads(sys.argv[2]), sys.argv[3:]

@@ -146,7 +146,7 @@ def _save(tensors):
 PARAMS_DIFFER = "params differ"
 
 
-def digest(tensor):
+def digest(tensor) -> list:
     """[shape, dtype, sha256 of the bytes]: which tensor it is, exactly, without sending it."""
     values = torch.Tensor.detach(tensor).cpu().contiguous().reshape(-1).view(torch.uint8).numpy()
     return [list(tensor.shape), str(tensor.dtype), hashlib.sha256(values).hexdigest()]

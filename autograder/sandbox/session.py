@@ -224,6 +224,7 @@ class StudentSession:
         self.imported = set()
         self.broken = {}   # module or module.name -> why later requests fail fast
         self.faults = []   # Faults of the steps that raised in the student's code, since the check began
+        self.raised = []   # the errors (text) of every step that raised, since the check began
 
     # -- child lifecycle -------------------------------------------------------------
     def _start(self, memory=None, clean=False):
@@ -303,16 +304,16 @@ class StudentSession:
         self.pid = self.sock = None
         return code
 
-    def _worker_seconds(self):
+    def _worker_seconds(self) -> float:
         """CPU seconds the current child's worker has used since it was set up (0.0 where none)."""
         return cputime.seconds(self.worker) - self.worker_start if self.pid is not None else 0.0
 
-    def _within_budget(self):
+    def _within_budget(self) -> bool:
         """Past the budget's wall-clock deadline: whether the children's CPU seconds are still
         inside the budget, and the wall clock inside its backstop."""
         return self.spent + self._worker_seconds() < self.budget and time.monotonic() < self.backstop
 
-    def close(self):
+    def close(self) -> None:
         if self.pid is not None:
             self.sock.close()  # a child at rest exits on hang-up; kill it anyway
             self.sock = socket.socket()
@@ -421,7 +422,8 @@ class StudentSession:
         """Run ``steps`` in order in the child, in one round trip; returns a ``Plan``.
 
         Each step is a dict naming its result ``let`` and doing one thing:
-        ``call`` (``module.name``, an earlier step's name, or a dotted attribute of either) with
+        ``call`` (``module.name``, an earlier step's name, or a dotted attribute of either; ``torch.…``:
+        torch's own in the child, e.g. ``torch.optim.AdamW``, whatever the student's modules import) with
         ``args``/``kwargs``, ``data`` (the grader's plain data, to pass by ``$ref`` and read back
         after a call that may change it), ``iterate`` (the first ``limit`` items), ``len``, ``attr``
         (a dotted attribute), ``backward`` (of sum(that tensor * ``weight``)), ``grads`` (a module's
@@ -544,6 +546,7 @@ class StudentSession:
             self._kill()  # our child sends exactly one answer per step: the channel was tampered with
             raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
         errors = {name: clean_text(why, limit=MESSAGE_LIMIT) for name, why in errors.items()}
+        self.raised.extend(errors.values())
         for name, data in reply.get("wheres", {}).items():
             where = read_where(data, self.sources) if name in errors else None
             if where is not None and len(self.faults) < 64:
@@ -641,7 +644,7 @@ def _check_steps(steps):
     """The suite's plan is well formed (a mistake here is the grader's, so a ValueError)."""
     earlier, sent = set(), set()  # sent: the data steps that hold one tensor
 
-    def data(value, where, depth=0):
+    def data(value, where, depth=0) -> None:
         """``where``: the words that place it, for the message."""
         if type(value) in _SCALARS or isinstance(value, torch.Tensor):
             return

@@ -25,7 +25,7 @@ JOB_ARRAY_ENV = ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TAS
 ENVIRON_FD = "AUTOGRADERENVIRON_FD"
 
 
-def exit_now(code):
+def exit_now(code) -> None:
     """``sys.exit(code)`` for a command that has written and closed all its files: the
     interpreter's last garbage collections would walk every object torch made (~0.25 s of a
     one-submission run's 1.7 s); frozen, they are skipped. Objects are still freed as the modules go;
@@ -34,7 +34,7 @@ def exit_now(code):
     sys.exit(code)
 
 
-def clean_start():
+def clean_start() -> None:
     """Start this program again, once, as the process a zygote may be forked from: with one hash
     seed (a set's order, and so a wrong answer's feedback, is then the same on every run, in the
     grader and in every child) and with only ZYGOTE_ENV, a job array's index (JOB_ARRAY_ENV) and
@@ -57,7 +57,7 @@ def clean_start():
     os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], kept)
 
 
-def restore_environment():
+def restore_environment() -> None:
     """The environment a clean start put aside, back in os.environ (once its zygote is forked)."""
     fd = os.environ.get(ENVIRON_FD)
     if fd is None:

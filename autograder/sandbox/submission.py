@@ -30,7 +30,7 @@ def clean_text(text, limit=400):
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def printable(text):
+def printable(text) -> str:
     """Text to print on the instructor's terminal: lines kept, no control characters."""
     return "\n".join(_CONTROL.sub("?", line) for line in str(text).split("\n"))
 
@@ -44,7 +44,7 @@ def decode_python_source(data):
     return importlib.util.decode_source(data)
 
 
-def read_sources(folder):
+def read_sources(folder) -> tuple:
     """The submission's top-level modules as {name: source}, read without following links.
 
     Returns (sources, notes); notes are one-line remarks about files that were skipped.

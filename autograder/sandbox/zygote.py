@@ -140,7 +140,7 @@ class Zygote:
             raise RuntimeError("the grader's zygote process died")
         return json.loads(line)
 
-    def prepare(self):
+    def prepare(self) -> None:
         """Start the next child now, so that it sets up its isolation while the grader works;
         spawn() hands it out. No student code runs in it before then. Returns at once: the
         zygote's answer is read when the child is needed (a zygote still starting keeps nobody waiting)."""
@@ -199,7 +199,7 @@ class Zygote:
         except (RuntimeError, OSError):
             return None  # the zygote died with its child; spawn() starts a new one
 
-    def close(self):
+    def close(self) -> None:
         self._settle()
         if self.spare is not None:  # prepared for nothing
             (pid, sock), self.spare = self.spare, None
@@ -239,7 +239,7 @@ class _Forked:
             time.sleep(0.005)
         return self.returncode
 
-    def kill(self):
+    def kill(self) -> None:
         try:
             os.kill(self.pid, 9)
         except ProcessLookupError:
@@ -384,7 +384,7 @@ def _in_memory(disguised):
     return False
 
 
-def inventory(find=""):
+def inventory(find="") -> dict:
     """What this process holds that could be the grader's: every module (name: file), the
     source files of every function and code object, how many dicts look like a result, the
     environment's names (os.environ and /proc/self/environ), whether it was forked from the
@@ -476,7 +476,7 @@ def _reap(pid, wait_seconds):
         time.sleep(0.005)
 
 
-def main(ctl_fd, hidden, mode, warm):
+def main(ctl_fd, hidden, mode, warm) -> None:
     _not_dumpable()
     os.environ["OMP_NUM_THREADS"] = "1"
     _warm_up(warm)

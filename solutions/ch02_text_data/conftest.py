@@ -22,7 +22,7 @@ PARTS = ()
 if not PARTS:
     sys.path.append(str(Path(__file__).resolve().parents[2]))
     from autograder.grading.course import get
-    PARTS = get("ch02_text_data").parts
+    PARTS = get("ch02_text_data").parts_table
 
 
 def _refuse(*args, **kwargs):

@@ -29,7 +29,7 @@ PARTS = ()
 if not PARTS:
     sys.path.append(str(Path(__file__).resolve().parents[2]))
     from autograder.grading.course import get
-    PARTS = get("ch05_pretraining").parts
+    PARTS = get("ch05_pretraining").parts_table
 
 # Every file you hand in, and the assignment it comes from (the stub generator writes it here
 # from the course's manifest; the master reads the manifest itself).

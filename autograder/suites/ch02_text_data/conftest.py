@@ -1,22 +1,9 @@
 """Fixtures of the chapter-2 hidden suites.
 
-``student`` (the sandboxed submission) comes from the grader's plugin; ``ref`` is the
-reference solution, imported here, in the trusted grader process only.
+``student`` (the sandboxed submission) comes from the grader's plugin; ``ref`` (the reference
+solution: chapter 2's modules, imported in the trusted grader process only) and the checks'
+order (the manifest's parts) come from the suite kit (kit.suite_conftest).
 """
-from pathlib import Path
+from autograder.grading.kit import suite_conftest
 
-import pytest
-
-from autograder.grading import course
-
-ASSIGNMENT = course.get(Path(__file__).parent.name)
-
-
-@pytest.fixture(scope="session")
-def ref():
-    return course.reference_modules(ASSIGNMENT)
-
-
-def pytest_collection_modifyitems(items):
-    """The exercises last, as the manifest's order of parts shows them."""
-    items.sort(key=lambda item: item.module.__name__.endswith("test_hidden_exercises"))
+ref, pytest_collection_modifyitems = suite_conftest(__file__)
