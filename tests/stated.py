@@ -14,6 +14,7 @@ accepted) with; a docstring that states one in other words is caught by review, 
 """
 import ast
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 BEGIN = "### BEGIN SOLUTION"
@@ -73,3 +74,20 @@ def collected_tests(path):
     tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     return {n.name for n in tree.body
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test_")}
+
+
+@dataclass(frozen=True)
+class Stated:
+    item: str              # "module", "module.Name" or "module.Class.method"
+    phrase: str            # words of that item's docstring (white space aside)
+    hidden: tuple = ()     # "test_hidden_<part>.py::test_name"
+    public: tuple = ()     # "test_<part>.py::test_name"
+    accepted: tuple = ()   # names (or their beginnings) of alternatives written the accepted way
+    free: str = ""         # why a sentence the rule picks states nothing to check
+    gap: str = ""          # a stated requirement one side does not check yet: which, and why
+
+
+def S(item, phrase, hidden=(), public=(), **kw):
+    as_tuple = (lambda v: (v,) if isinstance(v, str) else tuple(v))
+    return Stated(item, phrase, as_tuple(hidden), as_tuple(public),
+                  **{k: as_tuple(v) if k == "accepted" else v for k, v in kw.items()})

@@ -12,6 +12,7 @@ from autograder.grading import course
 from autograder.grading.result import SubmissionResult
 from autograder.paths import ROOT
 from autograder.platforms import report
+from banks import TESTS, load_path
 
 
 def run_pytest(folder):
@@ -111,6 +112,7 @@ WRONG = {
                  "unbiased variance"),
     "efficient_attention": ("rope.py", "1.0 / theta_base **", "2.0 / theta_base **", "yours differ from the book's"),
     "ch05_pretraining": ("losses.py", "return torch.exp(loss)", "return torch.exp(loss) * 2", "yours differ from the book's"),
+    "appendix_a_pytorch": load_path(TESTS / "appendix_a_pytorch" / "expectations.py").WRONG,
 }
 
 
@@ -204,7 +206,7 @@ def public_part(nodeid):
     return nodeid.split("::")[0].removeprefix("test_").removesuffix(".py")
 
 
-@pytest.mark.parametrize("assignment", ["ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention",
+@pytest.mark.parametrize("assignment", ["appendix_a_pytorch", "ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention",
                                         "ch05_pretraining"])
 def test_public_tests_fail_only_where_the_grade_charges(assignment, grader, tmp_path):
     """The progress table and the grade tell the same story: for every mutant of the bank, a public

@@ -23,31 +23,12 @@ The test fails where
 The list is what the project claims; which check really grades what is proved by the banks
 (a mutant of each graded requirement loses points in its part: tests/test_mutants.py).
 """
-from dataclasses import dataclass
-
 import pytest
 
 from autograder.grading import course
-from banks import load
-from stated import (REQUIREMENT, assignment_docstrings, requirement_sentences, sentences, squash,
+from banks import TESTS, load, load_path
+from stated import (REQUIREMENT, S, assignment_docstrings, requirement_sentences, sentences, squash,
                     student_docstrings, collected_tests)
-
-
-@dataclass(frozen=True)
-class Stated:
-    item: str              # "module", "module.Name" or "module.Class.method"
-    phrase: str            # words of that item's docstring (white space aside)
-    hidden: tuple = ()     # "test_hidden_<part>.py::test_name"
-    public: tuple = ()     # "test_<part>.py::test_name"
-    accepted: tuple = ()   # names (or their beginnings) of alternatives written the accepted way
-    free: str = ""         # why a sentence the rule picks states nothing to check
-    gap: str = ""          # a stated requirement one side does not check yet: which, and why
-
-
-def S(item, phrase, hidden=(), public=(), **kw):
-    as_tuple = (lambda v: (v,) if isinstance(v, str) else tuple(v))
-    return Stated(item, phrase, as_tuple(hidden), as_tuple(public),
-                  **{k: as_tuple(v) if k == "accepted" else v for k, v in kw.items()})
 
 
 # ------------------------------------------------------------------------------------ chapter 2
@@ -394,7 +375,9 @@ CH05 = [
     S("checkpoints.assign", "raises ValueError", "test_hidden_checkpoints.py::test_assign", "test_checkpoints.py::test_assign_checks_shapes"),
 ]
 
-STATED = {"ch02_text_data": CH02, "ch03_attention": CH03, "ch04_gpt": CH04, "efficient_attention": EFFICIENT,
+# the assignments whose expectations live in their own folder (tests/<assignment>/expectations.py)
+OWN = {name: load_path(TESTS / name / "expectations.py") for name in ("appendix_a_pytorch",)}
+STATED = {**{name: own.STATED for name, own in OWN.items()}, "ch02_text_data": CH02, "ch03_attention": CH03, "ch04_gpt": CH04, "efficient_attention": EFFICIENT,
           "ch05_pretraining": CH05}
 
 
