@@ -60,7 +60,7 @@ def _checks_of(assignment):
     return names
 
 
-@pytest.mark.parametrize("assignment", ["ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention",
+@pytest.mark.parametrize("assignment", ["appendix_a_pytorch", "ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention",
                                         "ch05_pretraining"])
 def test_a_checks_seeds_do_not_move_when_checks_are_added_or_moved(assignment):
     checks = _checks_of(assignment)
@@ -81,7 +81,7 @@ def test_the_seeds_fixture_gives_the_checks_own_seeds():
     assert seeds_of("test_hidden_x", "test_y")(3) == seed_of("test_hidden_x::test_y", 3)
 
 
-@pytest.mark.parametrize("assignment", ["ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention",
+@pytest.mark.parametrize("assignment", ["appendix_a_pytorch", "ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention",
                                         "ch05_pretraining"])
 def test_checks_with_seeds_still_run_without_pytest_per_grading(assignment):
     # a fixture the direct run cannot give sends every grading through pytest.main (twice as slow)

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from _basics import leaf_steps, logistic_grads
-from autograder.grading.compare import check_calls, expect_close, seeded, value
+from autograder.grading.compare import check_calls, expect_close, seeded, value, yours_vs_expected
 from autograder.grading.kit import Case
 
 points = pytest.mark.points
@@ -65,8 +65,8 @@ def judge(plan, cases, mistakes):
     for k, (args, what) in enumerate(cases):
         got = value(plan, f"g{k}", what, [(r"backward through the graph a second time", NO_RETAIN)])
         if not (isinstance(got, list) and len(got) == 2):
-            raise AssertionError(f"{what} returned {repr(got)[:100]}: expected two tensors (the gradients of "
-                                 "w1 and of b)")
+            raise AssertionError(f"{what}: " + yours_vs_expected(
+                yours=repr(got)[:100], yours_are="returned", expected="two tensors (the gradients of w1 and of b)"))
         want = logistic_grads(*args)
         for j, label in enumerate(("the gradient of w1", "the gradient of b")):
             named = {name: (lambda v=variant, j=j: logistic_grads(*args, v)[j]) for name, variant in mistakes.items()}

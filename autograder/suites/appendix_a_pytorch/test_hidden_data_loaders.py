@@ -40,7 +40,8 @@ def test_toy_dataset(student, seeds):
     for i in indices:
         got = value(plan, f"i{i}", f"{what}[{i}]")
         if not (isinstance(got, list) and len(got) == 2):
-            raise AssertionError(f"{what}[{i}] returned {repr(got)[:100]}: expected (features[{i}], labels[{i}])")
+            raise AssertionError(f"{what}[{i}]: " + yours_vs_expected(yours=repr(got)[:100], yours_are="returned",
+                                                                   expected=f"(features[{i}], labels[{i}])"))
         expect_close(got[0], X[i], f"the features of {what}[{i}]")
         expect_close(got[1], y[i], f"the label of {what}[{i}]")
 

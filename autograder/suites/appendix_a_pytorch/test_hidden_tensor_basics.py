@@ -4,7 +4,7 @@ Every expected tensor is built here with torch; the child's answers are compared
 import pytest
 import torch
 
-from autograder.grading.compare import check_calls, expect_close, value
+from autograder.grading.compare import check_calls, expect_close, value, yours_vs_expected
 from autograder.grading.kit import Case
 
 points = pytest.mark.points
@@ -24,8 +24,8 @@ def test_create_tensors(student):
     want = (torch.tensor(1), torch.tensor([1, 2, 3]), torch.tensor([[1, 2], [3, 4]]),
             torch.tensor([[[1, 2], [3, 4]], [[5, 6], [7, 8]]]))
     if not (isinstance(got, list) and len(got) == 4):
-        raise AssertionError(f"create_tensors() returned {repr(got)[:100]}: expected four tensors "
-                             "(tensor0d, tensor1d, tensor2d, tensor3d)")
+        raise AssertionError("create_tensors(): " + yours_vs_expected(
+            yours=repr(got)[:100], yours_are="returned", expected="four tensors (tensor0d, tensor1d, tensor2d, tensor3d)"))
     for k, (g, w) in enumerate(zip(got, want)):
         expect_close(g, w, f"tensor{k}d of create_tensors()", {
             "floats instead of integers (torch.tensor of Python ints gives int64)": w.float()}, atol=0, rtol=0)
