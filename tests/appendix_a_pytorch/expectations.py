@@ -65,4 +65,4 @@ BOOK_VALUES = [
 
 # tests/test_public_tests.py: one wrong line in the reference that a public test catches with a
 # value: (module, the line, the wrong one, what the student must read)
-WRONG = ("autograd_basics.py", "z = x1 * w1 + b", "z = x1 * w1 + b + 0.1", "yours differ from the book's")
+WRONG = ("autograd_basics.py", "return torch.sigmoid(z)", "return torch.sigmoid(z + 0.1)", "yours differ from the book's")

@@ -29,7 +29,7 @@ MUTANTS = [
            named="elementwise product"),
     # ------------------------------------------------------------- A.3-A.4 autograd
     Mutant("no sigmoid", AB, "return torch.sigmoid(z)", "return z", (AB,), named="no sigmoid"),
-    Mutant("the bias left out", AB, "z = x1 * w1 + b", "z = x1 * w1 + 0 * b", (AB,), named="bias left out"),
+    Mutant("the bias left out", AB, "    z = x1 * w1 + b\n", "    z = x1 * w1 + 0 * b\n", (AB,), named="bias left out"),
     Mutant("the loss summed", AB, "return F.binary_cross_entropy(a, y)",
            'return F.binary_cross_entropy(a, y, reduction="sum")', (AB,), named="sum over the examples"),
     Mutant("no retain_graph", AB, "grad_L_w1 = grad(loss, w1, retain_graph=True)", "grad_L_w1 = grad(loss, w1)", (AB,),
@@ -68,8 +68,8 @@ MUTANTS = [
     # ------------------------------------------------------------- A.7 training and accuracy
     Mutant("no zero_grad", TL, "            optimizer.zero_grad()\n", "", (TL,), named="zero_grad"),
     Mutant("no model.train()", TL, "        model.train()\n", "", (TL,), named="model.train() missing"),
-    Mutant("softmax before cross_entropy", TL, "loss = F.cross_entropy(logits, labels)",
-           "loss = F.cross_entropy(torch.softmax(logits, dim=1), labels)", (TL,), named="softmax before"),
+    Mutant("softmax before cross_entropy", TL, "            loss = F.cross_entropy(logits, labels)",
+           "            loss = F.cross_entropy(torch.softmax(logits, dim=1), labels)", (TL,), named="softmax before"),
     Mutant("one epoch too few", TL, "for epoch in range(num_epochs):", "for epoch in range(num_epochs - 1):", (TL,),
            named="one epoch too few"),
     Mutant("accuracy in training mode", TL, "    model = model.eval()\n", "", (TL,), named="eval mode"),
@@ -78,8 +78,8 @@ MUTANTS = [
            also=((TL, "total_examples += len(compare)", "total_examples += 1"),)),
     Mutant("argmax over the batch", TL, "torch.argmax(logits, dim=1)", "torch.argmax(logits, dim=0)", (TL,)),
     # ------------------------------------------------------------- A.8 saving and loading
-    Mutant("the whole model saved", SL, "torch.save(model.state_dict(), path)", "torch.save(model, path)", (SL,),
+    Mutant("the whole model saved", SL, "    torch.save(model.state_dict(), path)", "    torch.save(model, path)", (SL,),
            named="whole model saved"),
     Mutant("load_model returns nothing", SL, "    return model\n", "", (SL,), named="not returned"),
-    Mutant("the file read but not loaded", SL, "model.load_state_dict(torch.load(path))", "torch.load(path)", (SL,)),
+    Mutant("the file read but not loaded", SL, "    model.load_state_dict(torch.load(path))", "    torch.load(path)", (SL,)),
 ]
