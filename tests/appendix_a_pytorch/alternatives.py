@@ -9,25 +9,11 @@ their own; the loop by ``zip(range(...), loader)`` with ``zero_grad`` first, the
 ``sum``/``item``; saving with ``weights_only`` and ``map_location``. Each takes the book's steps,
 so each must score full marks (``tests/test_alternatives.py`` grades them).
 '''
-import ast
 from functools import partial
-from pathlib import Path
 
 import banks
 
-SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions" / "appendix_a_pytorch"
-
-
-def plain(module):
-    """The reference's code as a student who writes no docstrings has it."""
-    tree = ast.parse((SOLUTIONS / f"{module}.py").read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str) and len(body) > 1:
-            del body[0]
-    return ast.unparse(tree) + "\n"
-
+plain = partial(banks.plain, "appendix_a_pytorch")   # the reference without docstrings
 
 TENSORS = {"plain": plain("tensor_basics"), "as_tensor": '''import torch
 
