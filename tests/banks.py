@@ -8,6 +8,7 @@ Each bank is loaded by its path under a name of its own (``<assignment>_mutants`
 both hold a ``mutants.py``. A submission built from a bank holds the assignment's modules and
 the modules of earlier assignments it builds on (the reference's, unless the bank edits them).
 """
+import ast
 import importlib.util
 import re
 import sys
@@ -67,6 +68,18 @@ class Alternative:
         """{file name: bytes on disk}."""
         return {f"{module}.py": text.replace("\n", self.newline).encode(self.encoding)
                 for module, text in self.sources().items()}
+
+
+def plain(assignment, module):
+    """The reference's ``module`` of ``assignment`` as a student who writes no docstrings has it
+    (an alternatives bank's "plain" variant)."""
+    tree = ast.parse((course.get(assignment).solutions / f"{module}.py").read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str) and len(body) > 1:
+            del body[0]
+    return ast.unparse(tree) + "\n"
 
 
 def load(assignment, kind):
