@@ -73,7 +73,7 @@ def _short(value, limit=300):
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
-def expect_close(yours, book, what, atol=1e-4, rtol=1e-5, mistakes=()):
+def expect_close(yours, book, what, atol=1e-4, rtol=1e-5, mistakes=()) -> None:
     """Passes where ``torch.allclose(yours, book, atol=atol, rtol=rtol)`` holds; otherwise fails,
     saying ``what`` was compared, with your values beside the book's (and both shapes where they
     differ). ``mistakes``: (sentence, model) pairs; where your values are a known mistake's model
@@ -91,7 +91,7 @@ def expect_close(yours, book, what, atol=1e-4, rtol=1e-5, mistakes=()):
     _differs(yours, book, what, f"tolerance {atol:g}", mistakes)
 
 
-def expect_equal(yours, book, what, mistakes=()):
+def expect_equal(yours, book, what, mistakes=()) -> None:
     """Passes where ``yours`` equals ``book`` (tensors: ``torch.equal``; anything else: ``==``);
     otherwise fails, saying ``what`` was compared, yours beside the book's."""
     if isinstance(book, torch.Tensor):
@@ -159,7 +159,7 @@ class Failure:
         self.lines = lines
         self.reprcrash = _Crash(path, lineno, lines[0])
 
-    def toterminal(self, out):
+    def toterminal(self, out) -> None:
         for line in self.lines:
             out.line(line)
 
@@ -200,6 +200,8 @@ def explain(item, call, report):
     error = call.excinfo.value
     stub = STUB.search(str(error)) if isinstance(error, NotImplementedError) else None
     report.not_written = stub[1] if stub else None
+    # the file whose stub raised: another part's, or an earlier assignment's (chapter 4's generate.py)
+    report.not_written_in = Path(traceback.extract_tb(call.excinfo.tb)[-1].filename).name if stub else None
     if item.config.option.tbstyle in ("long", "native"):
         return report
     frames = _course_frames(call.excinfo.tb)
@@ -219,7 +221,7 @@ def explain(item, call, report):
     return report
 
 
-def explain_collection(node, call, report):
+def explain_collection(node, call, report) -> None:
     """A test module that could not be imported (an error in a module it imports): the error and
     its lines in the course's files, instead of pytest's and importlib's frames."""
     if not isinstance(report, pytest.CollectReport) or not report.failed or call.excinfo is None:
@@ -245,6 +247,21 @@ def stubs_left(source):
     return STUB_LINE.findall(source or "")
 
 
+def part_stubs(part, functions, read):
+    """The stubs left in part ``part``, as ``stubs_left`` names them: every stub of its own module
+    (``functions`` empty), or those of ``functions`` ("module.name": a function, or a class and its
+    methods), the manifest's ``[functions]`` of the part. ``read(module)``: that module's source
+    (no .py), or None where it is not there."""
+    if not functions:
+        return stubs_left(read(part))
+    wanted = {}
+    for function in functions:
+        module, _, name = function.partition(".")
+        wanted.setdefault(module, set()).add(name)
+    return [stub for module, names in wanted.items() for stub in stubs_left(read(module))
+            if stub in names or stub.partition(".")[0] in names]
+
+
 def not_written(functions):
     """The one line for a part whose ``functions`` (``stubs_left``) are still to write."""
     count = len(functions)
@@ -259,7 +276,7 @@ def _part(nodeid, parts):
     return name if name in parts else None
 
 
-def book_order(items, parts):
+def book_order(items, parts) -> None:
     """Sort the collected tests by their part's place in the book (a stable sort: within a file,
     the tests keep the file's order)."""
     place = {part: i for i, part in enumerate(parts)}
@@ -270,7 +287,7 @@ def _stub(report):
     return getattr(report, "not_written", None)
 
 
-def hide_stubs(session, exitstatus):
+def hide_stubs(session, exitstatus) -> None:
     """Keeps the tests of functions not written yet out of pytest's FAILURES section: their
     one-line reason shows in pytest's short summary, and the part's line names them. Called as the
     session finishes, where pytest's terminal summary follows (pytest's own condition), and undone
@@ -314,7 +331,7 @@ class _Last:
             self.pending.clear()
 
 
-def summary(terminalreporter, parts, then=()):
+def summary(terminalreporter, parts, then=()) -> None:
     """One line per part, in the book's order: all its tests pass, or how many do, or "not
     written yet" and the functions still to write; then the lines ``then``. Written last, after
     pytest's short summary (``_Last``), where the session set that up; else at once."""
@@ -337,7 +354,8 @@ def _write(terminalreporter, table, then):
 
 def _table(terminalreporter, parts):
     """The progress table's lines: none where no test of a part ran."""
-    counts = {part: {"passed": 0, "failed": 0, "stubs": 0, "folder": None, "unimported": None} for part in parts}
+    counts = {part: {"passed": 0, "failed": 0, "stubs": 0, "folder": None, "unimported": None, "elsewhere": set()}
+              for part in parts}
     for kind in ("passed", "failed", "error"):
         for report in terminalreporter.stats.get(kind, []):
             part = _part(getattr(report, "nodeid", ""), parts)
@@ -349,6 +367,8 @@ def _table(terminalreporter, parts):
             entry = counts[part]
             entry["passed" if kind == "passed" else "failed"] += 1
             entry["stubs"] += kind != "passed" and bool(_stub(report))
+            if kind != "passed" and _stub(report) and getattr(report, "not_written_in", None) not in (None, f"{part}.py"):
+                entry["elsewhere"].add(f"{report.not_written} in {report.not_written_in}")
             entry["folder"] = (terminalreporter.config.rootpath / report.nodeid.split("::")[0]).parent
     if not any(entry["passed"] + entry["failed"] or entry["unimported"] for entry in counts.values()):
         return []  # nothing ran
@@ -359,27 +379,35 @@ def _table(terminalreporter, parts):
             lines.append(f"  {part:<22} its tests cannot run: {entry['unimported']}")
         if not total:
             continue
-        module = entry["folder"] / f"{part}.py"
-        # the stubs still in the part's own module, whichever function a test met first
-        stubs = stubs_left(module.read_text(encoding="utf-8")) if module.is_file() else []
+        # the stubs still in the part's functions (its own module, or those ``parts`` maps it to),
+        # whichever function a test met first
+        stubs = part_stubs(part, parts.get(part, ()) if isinstance(parts, dict) else (),
+                           lambda module, folder=entry["folder"]: _read(folder / f"{module}.py"))
         to_write = not_written(stubs)
+        waits = f"waits for {', '.join(sorted(entry['elsewhere']))} ({NOT_WRITTEN})" if entry["elsewhere"] else \
+            f"waits for an earlier part ({NOT_WRITTEN})"
         if not entry["failed"]:
             line = f"all {total} tests pass"
         elif entry["stubs"] == entry["failed"] and not entry["passed"]:
-            line = to_write if stubs else "waits for an earlier part (not written yet)"
+            line = to_write if stubs else waits
         else:
-            line = f"{entry['passed']} of {total} tests pass" + (f"; {to_write}" if stubs else "")
+            line = f"{entry['passed']} of {total} tests pass" + "".join(
+                f"; {what}" for what, shown in ((to_write, stubs), (waits, entry["elsewhere"])) if shown)
         lines.append(f"  {part:<22} {line}")
     return lines
 
 
-def keep_going(config):
+def _read(path):
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def keep_going(config) -> None:
     """A test module that cannot be imported (a missing module of an earlier assignment, say) fails
     its own part's line in the table; the other parts' tests still run."""
     config.option.continue_on_collection_errors = True
 
 
-def use_earlier(conftest, hand_in):
+def use_earlier(conftest, hand_in) -> list:
     """For an assignment that imports the student's own modules of earlier ones: puts the folders
     of those assignments beside this one last on sys.path (modules in this folder come first), and
     gives the ``hand_in`` files ((file, assignment)) found in neither place."""
@@ -391,9 +419,38 @@ def use_earlier(conftest, hand_in):
             if not (here / file).is_file() and not (here.parent / assignment / file).is_file()]
 
 
-def missing_lines(missing):
+def missing_lines(missing) -> list:
     """One line naming the files ``use_earlier`` found missing, and whence; none when nothing is."""
     if not missing:
         return []
     return ["missing: " + ", ".join(f"{file} (your own from {assignment})" for file, assignment in missing)
             + ": copy them into this folder; the tests that import them fail until you do"]
+
+
+def conftest_hooks(parts) -> dict:
+    """The pytest hooks a public tests' conftest needs, for ``parts`` (its PARTS): the book's order,
+    a failure in the tests' own words, the progress table last. A conftest with nothing else to
+    set up is ``globals().update(public_tests.conftest_hooks(PARTS))``."""
+    def pytest_configure(config) -> None:
+        keep_going(config)
+
+    def pytest_collection_modifyitems(items) -> None:
+        book_order(items, parts)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(item, call):
+        """A failure in the tests' own words: one line for a function not written yet."""
+        explain(item, call, (yield).get_result())
+
+    def pytest_exception_interact(node, call, report) -> None:
+        """A module that cannot be imported, in the same short words."""
+        explain_collection(node, call, report)
+
+    def pytest_sessionfinish(session, exitstatus) -> None:
+        hide_stubs(session, exitstatus)
+
+    def pytest_terminal_summary(terminalreporter) -> None:
+        summary(terminalreporter, parts)
+
+    return {hook.__name__: hook for hook in (pytest_configure, pytest_collection_modifyitems, pytest_runtest_makereport,
+                                             pytest_exception_interact, pytest_sessionfinish, pytest_terminal_summary)}

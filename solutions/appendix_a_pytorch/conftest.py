@@ -17,7 +17,7 @@ PARTS = ()
 if not PARTS:
     sys.path.append(str(Path(__file__).resolve().parents[2]))
     from autograder.grading.course import get
-    PARTS = get("appendix_a_pytorch").parts
+    PARTS = get("appendix_a_pytorch").parts_table
 
 
 def pytest_configure(config):

@@ -1,12 +1,9 @@
-"""Fixtures of the appendix-A hidden suites: ``student`` (the sandboxed submission) comes from the
-grader's plugin; ``ref``, the reference solution, is imported here, in the trusted grader only."""
-from pathlib import Path
+"""Fixtures of the appendix-A hidden suites.
 
-import pytest
+``student`` (the sandboxed submission) comes from the grader's plugin; ``ref`` (the reference
+solution, imported in the trusted grader process only) and the checks' order (the manifest's
+parts) come from the suite kit (kit.suite_conftest).
+"""
+from autograder.grading.kit import suite_conftest
 
-from autograder.grading import course
-
-
-@pytest.fixture(scope="session")
-def ref():
-    return course.reference_modules(course.get(Path(__file__).parent.name))
+ref, pytest_collection_modifyitems = suite_conftest(__file__)
