@@ -46,5 +46,5 @@ def test_lower_part_credit_needs_the_graders_evidence(grader, tmp_path, name):
     result = grader.grade(tmp_path, "ch03_attention")
     judged, = [t for t in result["tests"] if t["name"].startswith(check)]
     assert (judged["score"] == judged["max_score"]) == kept, describe(result)
-    if kept:
+    if kept and check == WRAPPER:  # (3.3 is judged on the arguments it passes: nothing to say there)
         assert "charged there" in judged["output"], judged["output"]
