@@ -1009,8 +1009,10 @@ CASES = [
          link="@REPO@/solutions", note="symbolic link", graded=False),
     Case("44_forged_replies", "the child answers the transfer and structure probes without the student's code",
          "blank", 0, everywhere(FORGED_REPLIES)),
-    Case("45_stop_reading", "stops reading the channel when a large request comes, sleeping", "good", 95,
-         {"exercises.py": lambda text: append(OTHER_DRAW)(prepend(STOP_READING)(text))}, note="did not finish within"),
+    # Exercise 3.3 is judged on the arguments it passes the grader's stand-in now, so no large request
+    # comes and nothing is lost: a send-side stall needs a case of its own again.
+    Case("45_stop_reading", "stops reading the channel when a large request comes, sleeping", "good", 100,
+         {"exercises.py": lambda text: append(OTHER_DRAW)(prepend(STOP_READING)(text))}),
     Case("46_gated_sysv_shm", "4 GiB of SysV shared memory, outside the memory limit", "blank", 0,
          {"simple_attention.py": gated(SYSV_SHM)}),
     Case("47_gated_keyring", "read the session keyring, write nobody's user keyring", "blank", 0,

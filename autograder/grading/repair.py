@@ -11,8 +11,11 @@ is it a verified repair. Nothing the child says is a verdict, and no score ever 
 repair is feedback (``Check.repair``), bounded in candidates and in time.
 """
 import ast
+import itertools
 import time
 from dataclasses import dataclass
+
+from .shapes import MAX_FUNCTION_NODES, MAX_SOURCE_CHARS
 
 HINTS = ("none", "line", "change", "fix")  # how much of a repair the student's text shows
 MAX_CANDIDATES = 600  # per submission
@@ -95,6 +98,12 @@ def sentence(repair, hints, others=False):
 
 # -- the candidates ------------------------------------------------------------------------------
 
+def _too_large(function):
+    """Over the bound the shape analysis keeps too (shapes.MAX_FUNCTION_NODES): its edits would grow
+    with the function, and a submission can write one of any size (the search tries none there)."""
+    return sum(1 for _ in itertools.islice(ast.walk(function), MAX_FUNCTION_NODES + 1)) > MAX_FUNCTION_NODES
+
+
 def _stub(function):
     return any(isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n.exc or ast.Pass())
                for n in ast.walk(function))
@@ -140,7 +149,7 @@ def targets(modules, asked, fault=None):
 
     def add(module, nodes, tier):
         for node in nodes:
-            if id(node) not in seen and not _stub(node):
+            if id(node) not in seen and not _stub(node) and not _too_large(node):
                 seen.add(id(node))
                 found.append((module, node, tier))
 
@@ -392,6 +401,8 @@ def candidates(sources, own, asked, fault=None):
     first: the functions it called, in the order of ``KINDS``, then what those call; each once."""
     modules = {}
     for name in own:
+        if len(sources[name]) > MAX_SOURCE_CHARS:  # as the shape analysis: too large to search
+            continue
         try:
             modules[name] = _Module(name, sources[name])
         except (SyntaxError, ValueError, RecursionError):  # a file that does not parse has no edit to try

@@ -541,7 +541,8 @@ class StudentSession:
                 and set(changed_args) == set(arity) - set(errors)
                 and all(len(changed_args[name]) == arity[name] for name in changed_args)
                 and set(printed) == printing - set(errors)
-                and all(name in injecting and set(calls) <= injecting[name] for name, calls in injected.items())
+                and set(injected) == set(injecting) - set(errors)
+                and all(set(calls) == injecting[name] for name, calls in injected.items())
                 and all(type(text) is str and len(text) <= protocol.PLAN_STRING for text in printed.values())):
             self._kill()  # our child sends exactly one answer per step: the channel was tampered with
             raise StudentFailure(f"the submission's process sent a malformed answer while running {needs}")
