@@ -53,15 +53,15 @@ EXAMPLES = {
 }
 
 
-def cmd_grade(args):
+def cmd_grade(args) -> int:
     return ci.grade(args)
 
 
-def cmd_merge(args):
+def cmd_merge(args) -> int:
     return ci.merge(args)
 
 
-def cmd_stubs(args):
+def cmd_stubs(args) -> int:
     from .authoring import stubs
 
     problems = []
@@ -93,7 +93,7 @@ def cmd_new(args) -> int:
     return 0
 
 
-def cmd_release(args):
+def cmd_release(args) -> int:
     from .authoring.release import main_release
     return main_release(args.assignment, Path(args.out) if args.out else None,
                         Path(args.course) if args.course else None)
@@ -111,20 +111,20 @@ def cmd_gradescope(args) -> int:
     return 0
 
 
-def cmd_github(args):
+def cmd_github(args) -> int:
     from .platforms import github
     return github.main(args.assignment, Path(args.out), args.classroom, args.org, args.due,
                        old_name=args.command == "classroom", submission_mode=args.submission_mode,
                        hints=args.hints)
 
 
-def cmd_export(args):
+def cmd_export(args) -> int:
     from .platforms import lms
     return lms.main(args.graded, args.to, args.out, args.roster, args.column, args.assignment, args.points,
                     args.grade_item)
 
 
-def cmd_similarity(args):
+def cmd_similarity(args) -> int:
     from .platforms import similarity
     return similarity.main(args)
 
@@ -136,7 +136,7 @@ HINTS_OPTIONS = {"choices": HINTS, "default": "change",
                          "and the kind of change, not the edited text) or fix (and the edit itself)"}
 
 
-def classroom_name(text):
+def classroom_name(text) -> str:
     """Classroom 50's short names: lower case letters, digits and '-'."""
     import re
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]{1,38}", text):
@@ -167,7 +167,7 @@ def _at_least(kind, low, above=False):
     return parse
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     """The command line's parser: every subcommand, its arguments, its help and an example."""
     parser = argparse.ArgumentParser(prog="python -m autograder", description=DESCRIPTION, epilog=EXIT_CODES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -302,6 +302,6 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
+def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     return args.run(args)

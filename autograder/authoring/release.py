@@ -74,7 +74,7 @@ class ReleaseError(Exception):
     """The release could not be built (stale stubs, nbgrader failed, a leak)."""
 
 
-def run_nbgrader(course_dir, *args, check=True):
+def run_nbgrader(course_dir, *args, check=True) -> subprocess.CompletedProcess:
     """Run ``nbgrader ARGS`` in ``course_dir`` with this interpreter; returns the CompletedProcess."""
     proc = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course_dir,
                           capture_output=True, text=True)
@@ -84,7 +84,7 @@ def run_nbgrader(course_dir, *args, check=True):
     return proc
 
 
-def build_course(assignment, course_dir):
+def build_course(assignment, course_dir) -> Path:
     """Write an nbgrader course for ``assignment`` into ``course_dir`` and generate its release.
 
     Returns the course directory (absolute). Its ``release/<assignment>/`` is the student release.

@@ -81,22 +81,22 @@ class Assignment:
         return {part: self.functions_of(part) for part in self.parts}
 
     @property
-    def solutions(self):
+    def solutions(self) -> Path:
         return self.root / "solutions" / self.name
 
     @property
-    def stubs(self):
+    def stubs(self) -> Path:
         return self.root / "assignments" / self.name
 
     @property
-    def source(self):
+    def source(self) -> Path:
         return self.root / "source" / self.name
 
     @property
-    def suites(self):
+    def suites(self) -> Path:
         return self.root / "autograder" / "suites" / self.name
 
-    def suite(self, part):
+    def suite(self, part) -> Path:
         return self.suites / f"test_hidden_{part}.py"
 
     @property
@@ -271,7 +271,7 @@ def warm_ups(names=None, root=None) -> frozenset:
     return frozenset().union(*(get(n, root).warm_ups for n in (names or _course(root))))
 
 
-def get(name, root=None):
+def get(name, root=None) -> Assignment:
     """The assignment called ``name``; a clear error for a name the course does not have."""
     if isinstance(name, Assignment):
         return name

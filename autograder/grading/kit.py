@@ -100,14 +100,14 @@ def known_mistake(actual, mistakes, fit) -> str | None:
     return " or ".join(name for error, name in fits if error == best)
 
 
-def differing(given, wanted):
+def differing(given, wanted) -> list:
     """The parameters of ``wanted`` ({parameter: the book's value}) whose value differs in ``given``
     (what a part passed a stand-in, bound in the grader: probes.calls_made; None where its arguments
     do not fit the book's signature: then every one)."""
     return [key for key in wanted if given is None or given.get(key) != wanted[key]]
 
 
-def call_text(name, given, keys):
+def call_text(name, given, keys) -> str:
     """``name(key=value, ...)`` for the ``keys`` of ``given``, as the feedback shows a call."""
     if given is None:
         return f"{name} with arguments it does not take"

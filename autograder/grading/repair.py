@@ -55,13 +55,13 @@ class Edit:
     def variant(self):
         return (self.module, self.first, self.last, self.text)
 
-    def applied(self, sources):
+    def applied(self, sources) -> dict:
         """``sources`` with this edit made."""
         lines = sources[self.module].splitlines(keepends=True)
         lines[self.first - 1:self.last] = [self.text]
         return {**sources, self.module: "".join(lines)}
 
-    def phrase(self):
+    def phrase(self) -> str:
         """The edit in the student's terms: "with `dim=-1` in place of `dim=0` in `torch.softmax(...)`"."""
         old, new = _short(self.old), _short(self.new)
         if self.kind == "order":
@@ -70,7 +70,7 @@ class Edit:
             return f"without `{old}`"
         return f"with `{new}` in place of `{old}`" + (f" in `{self.where}`" if self.where else "")
 
-    def data(self, sources):
+    def data(self, sources) -> dict:
         """``Check.repair``: the file, the line, the line as written and as edited, the kind of change,
         and the edit in words (``phrase``)."""
         was = sources[self.module].splitlines()[self.line - 1]
@@ -84,7 +84,7 @@ def _short(text, width=80):
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
-def sentence(repair, hints, others=False):
+def sentence(repair, hints, others=False) -> str:
     """The feedback's first sentence for a check that ``repair`` (``Check.repair``) makes pass."""
     where = f"{repair['file']} line {repair['line']}: "
     if hints == "line":
@@ -142,7 +142,7 @@ class _Module:
         return first, last, head + text + tail
 
 
-def targets(modules, asked, fault=None):
+def targets(modules, asked, fault=None) -> list:
     """[(module, function node, tier)]: what the check called (``asked``: "module.name"; ``fault``:
     (module, qualified name) of the function that raised), tier 0, then what those call, tier 1."""
     found, seen = [], set()
@@ -196,7 +196,7 @@ def _call_name(call):
     return f"{ast.unparse(call.func)}(...)"
 
 
-def edits(module, function, tier=0):
+def edits(module, function, tier=0) -> list:
     """Every one-edit candidate of ``function`` (a node of ``module``), as (kind, Edit) pairs."""
     out = []
 
@@ -396,7 +396,7 @@ def _whole_lines(module, stmt):
     return not head.strip() and tail.strip() in (b"", b"\\") and not tail.strip().startswith(b";")
 
 
-def candidates(sources, own, asked, fault=None):
+def candidates(sources, own, asked, fault=None) -> list:
     """The one-edit candidates for a check that called ``asked`` (and raised in ``fault``), nearest
     first: the functions it called, in the order of ``KINDS``, then what those call; each once."""
     modules = {}

@@ -136,7 +136,7 @@ TEMPLATE = "template"   # PREFIX-template is the assignment's template repositor
 NOT_A_STUDENT = ": the assignment's template repository, no student's: not collected"
 
 
-def template_only(folder, earlier, files):
+def template_only(folder, earlier, files) -> bool:
     """Whether each of ``files`` of ``earlier`` taken into ``folder`` is the course's released stub
     (what the template repository holds: the student accepted it and pushed nothing of their own)."""
     stubs = course.get(earlier).stubs

@@ -87,12 +87,12 @@ def table(result, title, columns=None):
     return printable("\n".join(lines))  # folder and file names can carry terminal escapes
 
 
-def terminal_width():
+def terminal_width() -> int:
     """The columns of the terminal this process writes to (80 where it is none, as in a log)."""
     return max(60, shutil.get_terminal_size().columns)
 
 
-def run_line(results, width):
+def run_line(results, width) -> str:
     """What ends a run of several submissions: each one's score in the order graded, filled to ``width``."""
     return textwrap.fill(f"graded {len(results)} submissions: " + ", ".join(
         f"{name} {result.score}/{result.max_score}" for name, result in results.items()), width,

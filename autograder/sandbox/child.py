@@ -42,7 +42,7 @@ class SubmissionFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         self.kept = {}        # variant -> ({name: module}, failed) while another one is current
         self.held, self.held_failed = {}, {}  # the sources' own modules a variant's copies stand in for
 
-    def use(self, variant):
+    def use(self, variant) -> None:
         """Give sys.modules the modules of ``variant`` (an index of ``variants``, or None: the
         sources as sent): a variant's own copies of the modules its edit reaches (``_own``),
         imported on demand and kept apart from the others', and the sources' modules for the rest."""
@@ -623,7 +623,7 @@ def _inject(step, records):
     return undo[::-1]
 
 
-def rebind(modules, module_name, name, own, stand_in):
+def rebind(modules, module_name, name, own, stand_in) -> list:
     """``stand_in`` bound, in each of ``modules``, where it holds ``own`` (under any name) or a
     placeholder of ``name``, and as ``name`` in the module ``module_name``; returns the undo
     functions. The grader does the same with the reference's modules (grading.probes.stood_in)."""
@@ -829,7 +829,7 @@ def _action(step):
     return f"{key} {step[key] if isinstance(step.get(key), str) else ''}".strip()
 
 
-def op_plans(req):
+def op_plans(req) -> dict:
     """Several plans in one round trip (``req["plans"]``: {"steps", "variant"} each); one reply
     each, a plan that fails as a whole its own {"ok": False, "error"}."""
     replies = []

@@ -65,7 +65,7 @@ class Exceeded(Exception):
     """The limit a task ran past, in ``past``'s words."""
 
 
-def past(limit: float, used: float, elapsed: float):
+def past(limit: float, used: float, elapsed: float) -> str | None:
     """The limit a task that has used ``used`` CPU seconds in ``elapsed`` wall seconds has run
     past, in words for its feedback ("5 s of CPU time (...)"); None while it is inside both."""
     if used >= limit:

@@ -531,7 +531,7 @@ DEFAULT_UID_BASE, UID_COUNT = 61000, 1000
 UID_CLAIMS = "/run/autograder-uids"   # a file per uid, flock'ed while a child of some grader holds it
 
 
-def children(parent):
+def children(parent) -> list:
     """The live children of process ``parent`` (its threads' /proc children files: no other
     process's files are read, since a busy process's /proc/PID/stat can take tens of ms)."""
     return [pid for pid in cputime.children(parent) if _alive(pid)]
@@ -618,7 +618,7 @@ class UidClaims:
             os.close(fd)
         raise OSError(errno.EAGAIN, f"every uid from {self.uids.start} to {self.uids.stop - 1} is taken")
 
-    def release(self, uid):
+    def release(self, uid) -> None:
         os.close(self.held.pop(uid))
 
 
@@ -652,10 +652,10 @@ class Apart:
         except OSError as exc:
             return self.base, None, exc.strerror
 
-    def started(self, pid, place):
+    def started(self, pid, place) -> None:
         self.children[pid] = place[1]
 
-    def ended(self, pid):
+    def ended(self, pid) -> None:
         """After the child ``pid`` is collected (a pid that was none: nothing)."""
         if pid not in self.children:
             return
@@ -664,7 +664,7 @@ class Apart:
             self.claims.release(uid)   # else kept: the uid is not given again
         shutil.rmtree(os.path.join(self.base, str(pid)), ignore_errors=True)
 
-    def close(self):
+    def close(self) -> None:
         """Once no child is to come: what is left of any ends too."""
         for pid in list(self.children):
             self.ended(pid)

@@ -266,7 +266,7 @@ class StudentSession:
                 exc = f"it exited with status {code} before saying which step failed"
             raise GraderError(f"the sandboxed child did not start: {exc}") from None
 
-    def vary(self, variants):
+    def vary(self, variants) -> None:
         """From now on the child also holds ``variants`` (see ``__init__``), for ``plans`` to run."""
         self.variants = [list(v) for v in variants]
         if self.pid is None:
@@ -489,7 +489,7 @@ class StudentSession:
         return self._read(self._request(steps, needs=needs, timeout=timeout, batch=batch, memory=memory,
                                         clean=clean), steps, needs)
 
-    def plans(self, requests, *, timeout=None):
+    def plans(self, requests, *, timeout=None) -> list:
         """Several plans in one round trip, each ``(steps, needs, variant)``: ``variant`` an index
         of the session's ``variants`` (None: the sources as sent). Returns, per plan, its ``Plan``
         or the ``StudentFailure`` that says why it has none; a child that dies, hangs or sends
