@@ -26,7 +26,7 @@ class StandInNetwork(torch.nn.Module):
         return self.layers(x)
 
 
-def file_hex(path):
+def file_hex(path) -> str:
     """The bytes of the file at ``path`` as hexadecimal text; the file is removed."""
     with open(path, "rb") as f:
         data = f.read()
@@ -34,13 +34,13 @@ def file_hex(path):
     return data.hex()
 
 
-def write_hex(path, text):
+def write_hex(path, text) -> None:
     """Write the bytes of the hexadecimal ``text`` to ``path``."""
     with open(path, "wb") as f:
         f.write(bytes.fromhex(text))
 
 
-def state_dict_from_hex(text):
+def state_dict_from_hex(text) -> dict:
     """The state dict whose ``torch.save`` file has the bytes of ``text``, read with
     ``weights_only=True``: {name: tensor}."""
     loaded = torch.load(io.BytesIO(bytes.fromhex(text)), weights_only=True)

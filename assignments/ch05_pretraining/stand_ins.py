@@ -89,12 +89,12 @@ STAND_INS = {**{f"{module}.calc_loss_batch": "stand_ins.stand_in_loss_batch" for
              **{f"{module}.generate_text_simple": "stand_ins.stand_in_generate" for module in ("training", "generate")}}
 
 
-def adamw(model, lr, weight_decay):
+def adamw(model, lr, weight_decay) -> torch.optim.AdamW:
     """torch's AdamW over ``model``'s parameters: the optimizer the checks hand your functions."""
     return torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
 
 
-def stand_in_loss_batch(input_batch, target_batch, model, device):
+def stand_in_loss_batch(input_batch, target_batch, model, device) -> torch.Tensor:
     """The squared distance between the softmax of ``model``'s logits and the one-hot targets,
     summed over the vocabulary, averaged over the tokens (a scalar tensor, as calc_loss_batch's)."""
     probs = torch.softmax(model(input_batch.to(device)), dim=-1)
@@ -109,7 +109,7 @@ def stand_in_loss_loader(data_loader, model, device, num_batches=None):
     return sum(losses) / len(losses) if losses else float("nan")
 
 
-def stand_in_generate(model, idx, max_new_tokens, context_size):
+def stand_in_generate(model, idx, max_new_tokens, context_size) -> torch.Tensor:
     """Greedy generation: ``max_new_tokens`` times the argmax at the last position of the last
     ``context_size`` tokens, appended."""
     for _ in range(max_new_tokens):

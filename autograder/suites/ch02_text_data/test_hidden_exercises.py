@@ -1,7 +1,7 @@
 """Hidden checks for exercises 2.1 and 2.2 (10 points)."""
 import pytest
 
-from autograder.grading.compare import value
+from autograder.grading.compare import value, yours_vs_expected
 from _text_data import (STORY, expect, gpt2, per_reference, verdict)
 from autograder.grading.probes import calls_made
 
@@ -56,6 +56,8 @@ def test_first_batch(student, ref):
         wanted = {"txt": text, **settings, "shuffle": False}
         if len(calls) != 1 or calls[0] is None or any(calls[0].get(k) != v for k, v in wanted.items()):
             given = [{k: v for k, v in (call or {}).items() if k != "txt"} for call in calls]
-            raise AssertionError(f"{what} calls create_dataloader_v1 {len(calls)} times, with {given}; expected once, "
-                                 f"on txt with {settings} and shuffle=False.")
+            raise AssertionError(f"{what} calls create_dataloader_v1: "
+                                 + yours_vs_expected(yours=f"{len(calls)} calls, with {given}", yours_are="",
+                                                     expected=f"one call, on txt with {settings} and shuffle=False")
+                                 + ".")
         expect(answer, first, what, {SECOND: second})

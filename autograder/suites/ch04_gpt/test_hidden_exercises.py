@@ -78,9 +78,9 @@ def test_4_1_feed_forward_and_attention_params(student, ref):
             book = list(ref.exercises.feed_forward_and_attention_params(cfg))
         if is_counts(answer) and answer == book:
             continue
-        raise failure(f"{what} returned {answer!r}; expected {book} (the pieces it builds are the grader's stand-ins, "
-                      "nn.Linear layers of other sizes than the book's, while it runs): both counts as ints, feed "
-                      "forward first.",
+        raise failure(f"{what}: " + yours_vs_expected(yours=repr(answer), expected=book, yours_are="returned")
+                      + " (the pieces it builds are the grader's stand-ins, nn.Linear layers of other sizes than the "
+                      "book's, while it runs): both counts as ints, feed forward first.",
                       "the two counts in the other order (the feed forward's first)" if answer == book[::-1] else None)
 
 
