@@ -297,7 +297,7 @@ def test_the_help_is_plain_text_with_a_line_for_every_argument_and_an_example_pe
     parser, commands = subcommands()
     top = " ".join(parser.format_help().split())
     assert "``" not in top and "Run it from the repository's root folder" in top and "exit codes:" in top
-    assert set(commands) == {"grade", "merge", "stubs", "release", "gradescope", "github", "classroom",
+    assert set(commands) == {"grade", "merge", "stubs", "new", "release", "gradescope", "github", "classroom",
                              "export", "similarity"}
     for name, command in commands.items():
         text = command.format_help()
