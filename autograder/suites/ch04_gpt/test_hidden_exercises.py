@@ -44,7 +44,7 @@ def numel(pairs, what):
 def count_stand_ins(d):
     linear = {"torch": "Linear", "kwargs": {"in_features": d, "out_features": d}}
     return {BUILT_FROM["att"]: linear, BUILT_FROM["norm1"]: {"torch": "LayerNorm", "kwargs": {"normalized_shape": d}},
-            BUILT_FROM["ff"]: {"torch": "Linear", "kwargs": {"in_features": d, "out_features": 3 * d, "bias": False}}}
+            BUILT_FROM["ff"]: {"torch": "Linear", "kwargs": {"in_features": d, "out_features": 3 * d}}}
 
 
 def att_args(cfg):
