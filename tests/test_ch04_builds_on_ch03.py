@@ -86,8 +86,8 @@ def test_a_chapter_3_mistake_costs_nothing_in_chapter_4(grader, tmp_path, mutant
     failed = [t for t in result["tests"] if t["status"] != "passed"]
     if does_not_import(mutant):
         assert all(parts[p][0] == parts[p][1] for p in NEED_NO_BLOCK), describe(result)
-        assert failed, describe(result)
-        # the feedback says plainly which chapter-3 file is the cause
+        # the blocks and the GPT are judged on the grader's stand-ins for the attention: what fails,
+        # if anything, says plainly which chapter-3 file is the cause
         assert all(any(f"{name} could not be imported" in t["output"] for name in EARLIER) for t in failed), \
             describe(result)
         return
