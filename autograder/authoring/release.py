@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from . import stubs
-from ..grading.course import get as get_assignment
+from ..grading.course import get as get_assignment, support_sources
 from ..paths import ROOT
 
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
@@ -128,7 +128,7 @@ def secret_lines(assignment) -> set:
 
     A line counts when it occurs inside a solution or hidden-test region of a master
     (solutions/*.py, the source notebooks) and nowhere in what students get anyway
-    (code outside the regions, the public tests); lines of nothing but Python's keywords
+    (code outside the regions, the public tests, the engine's support modules); lines of nothing but Python's keywords
     and punctuation (a lone ``)``, ``else:``, ``return None``) say nothing and are skipped.
     """
     inside, outside = set(), set()
@@ -138,6 +138,8 @@ def secret_lines(assignment) -> set:
         for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
             source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
             _regions(source, inside, outside)
+    for source in support_sources(get_assignment(assignment)).values():
+        _regions(source, inside, outside)
     return {line for line in inside - outside
             if any(not keyword.iskeyword(word) for word in re.findall(r"\w+", line))}
 
