@@ -74,7 +74,7 @@ def pytest_runtest_makereport(item, call):
 
 def pytest_exception_interact(node, call, report):
     """A module that cannot be imported, in the same short words."""
-    public_tests.explain_collection(node, call, report)
+    public_tests.explain_collection(node, call, report, PARTS)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -221,15 +221,33 @@ def explain(item, call, report):
     return report
 
 
-def explain_collection(node, call, report) -> None:
+def _own_modules(test_file, parts):
+    """The files that hold the part ``test_<part>.py`` tests: its own module, or those ``parts``
+    maps its functions to."""
+    part = test_file.removeprefix("test_").removesuffix(".py")
+    functions = parts.get(part, ()) if isinstance(parts, dict) else ()
+    return {f"{name.split('.')[0]}.py" for name in functions} or {f"{part}.py"}
+
+
+def explain_collection(node, call, report, parts=None) -> None:
     """A test module that could not be imported (an error in a module it imports): the error and
-    its lines in the course's files, instead of pytest's and importlib's frames."""
+    its lines in the course's files, instead of pytest's and importlib's frames. Where the error
+    is in another part's module (``parts``: the conftest's PARTS), the tests are skipped instead,
+    saying so: that part's own tests fail, and the grade charges it there, once."""
     if not isinstance(report, pytest.CollectReport) or not report.failed or call.excinfo is None:
         return
     error = call.excinfo.value
     error = error.__cause__ or error.__context__ or error  # pytest wraps the import's error
-    lines = [f"could not import {node.path.name}: {type(error).__name__}: {error}"]
     frames = _course_frames(error.__traceback__)
+    origin = Path(error.filename).name if isinstance(error, SyntaxError) and error.filename else \
+        Path(frames[-1].filename).name if frames else None
+    if parts is not None and origin and not origin.startswith("test_") and origin not in SET_UP \
+            and origin not in _own_modules(node.path.name, parts):
+        report.outcome = "skipped"
+        report.longrepr = (str(node.path), 0, f"Skipped: {origin} does not import "
+                           f"({type(error).__name__}: {error}): its own tests say why; these run once it does")
+        return
+    lines = [f"could not import {node.path.name}: {type(error).__name__}: {error}"]
     lines += [f"  {_where(frame)} in {frame.name}: {frame.line}" for frame in frames]
     if isinstance(error, SyntaxError) and error.filename and error.text:
         lines.append(f"  {Path(error.filename).name}:{error.lineno}: {error.text.strip()}")
@@ -356,6 +374,10 @@ def _table(terminalreporter, parts):
     """The progress table's lines: none where no test of a part ran."""
     counts = {part: {"passed": 0, "failed": 0, "stubs": 0, "folder": None, "unimported": None, "elsewhere": set()}
               for part in parts}
+    for report in terminalreporter.stats.get("skipped", []):  # explain_collection's: another part's module
+        part = _part(getattr(report, "nodeid", ""), parts)
+        if part is not None and isinstance(report, pytest.CollectReport) and isinstance(report.longrepr, tuple):
+            counts[part]["unimported"] = "waits for " + report.longrepr[2].removeprefix("Skipped: ").split(" (")[0]
     for kind in ("passed", "failed", "error"):
         for report in terminalreporter.stats.get(kind, []):
             part = _part(getattr(report, "nodeid", ""), parts)
@@ -376,7 +398,8 @@ def _table(terminalreporter, parts):
     for part, entry in counts.items():
         total = entry["passed"] + entry["failed"]
         if not total and entry["unimported"]:  # its test module stops at an import: 0 of its tests run
-            lines.append(f"  {part:<22} its tests cannot run: {entry['unimported']}")
+            waits = entry["unimported"].startswith("waits for ")
+            lines.append(f"  {part:<22} {'' if waits else 'its tests cannot run: '}{entry['unimported']}")
         if not total:
             continue
         # the stubs still in the part's functions (its own module, or those ``parts`` maps it to),
@@ -444,7 +467,7 @@ def conftest_hooks(parts) -> dict:
 
     def pytest_exception_interact(node, call, report) -> None:
         """A module that cannot be imported, in the same short words."""
-        explain_collection(node, call, report)
+        explain_collection(node, call, report, parts)
 
     def pytest_sessionfinish(session, exitstatus) -> None:
         hide_stubs(session, exitstatus)
