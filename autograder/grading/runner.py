@@ -52,6 +52,13 @@ class Student:
                           and step["call"].split(".")[0] in self.session.sources)
         return self.session.plan(steps, **options)
 
+    def judged_anew(self) -> None:
+        """The check judges again, on the grader's own stand-ins, leaving the answers of the
+        student's lower pieces: the stubs and faults those met are no longer its evidence
+        (``kit.blank_stub``, the repair search's fault)."""
+        self.session.raised.clear()
+        self.session.faults.clear()
+
     def state(self):
         """A copy of what a later check reads of this grading (the parts failed, passed, charged)."""
         return set(self.failed_parts), set(self.passed_parts), {k: set(v) for k, v in self.charged.items()}

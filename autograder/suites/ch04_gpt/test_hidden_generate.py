@@ -167,6 +167,7 @@ def run_case(student, ref, cfg, idx, max_new_tokens, context_size, seed):
         if not stand_in or torch_from(student) is None:
             raise
     model = library_model(cfg, seed, idx, max_new_tokens, context_size)
+    student.judged_anew()
     plan = student.plan(library_generation(torch_from(student), cfg, idx, max_new_tokens, context_size, model),
                         needs=GEN)
     judge_steps(idx, plan.values["out"], plan.records["out"]["m"], max_new_tokens, context_size)  # feedback only
