@@ -7,6 +7,9 @@ line for each shared set-up.
 Some fixtures shared by a module's tests run for minutes (building an nbgrader course and
 autograding a class in it, say), and pytest prints nothing meanwhile: each module- or
 session-scoped fixture says on the terminal what it sets up, and then how long it took."""
+import copy
+import hashlib
+import json
 import time
 
 import pytest
@@ -42,6 +45,26 @@ def grader():
     """One warm grader (one zygote) for every test that grades."""
     with Grader() as g:
         yield g
+
+
+@pytest.fixture(scope="session")
+def graded(grader, tmp_path_factory):
+    """graded(assignment, files) -> the result of grading ``files`` ({file name: text or bytes}) as
+    ``assignment``, in a folder of its own: each distinct submission is graded once for the whole
+    run (the banks' tests, the public tests' agreement and the alternatives share their gradings);
+    each call gets a copy of its own."""
+    cache = {}
+
+    def grade(assignment, files):
+        key = hashlib.sha256(json.dumps([assignment, sorted(
+            (name, data if isinstance(data, str) else data.hex()) for name, data in files.items())]).encode()).hexdigest()
+        if key not in cache:
+            folder = tmp_path_factory.mktemp("graded")
+            for name, data in files.items():
+                (folder / name).write_bytes(data.encode() if isinstance(data, str) else data)
+            cache[key] = grader.grade(folder, assignment)
+        return copy.deepcopy(cache[key])
+    return grade
 
 
 @pytest.hookimpl(hookwrapper=True)

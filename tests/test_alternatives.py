@@ -25,18 +25,11 @@ IDS = [f"{assignment}: {alternative.name}" for assignment, alternative in CASES]
 
 
 @pytest.fixture(scope="module")
-def graded(grader, tmp_path_factory):
-    """graded(assignment, key, files) -> results dict; each is graded once for the module."""
-    cache = {}
-
-    def run(assignment, key, files):
-        if (assignment, key) not in cache:
-            folder = tmp_path_factory.mktemp("alternative")
-            for filename, data in {**earlier_sources(assignment), **files}.items():
-                (folder / filename).write_bytes(data.encode() if isinstance(data, str) else data)
-            cache[assignment, key] = grader.grade(folder, assignment)
-        return cache[assignment, key]
-    return run
+def graded(graded):
+    """graded(assignment, key, files) -> results dict: ``files`` beside the earlier assignments'
+    references (``key`` names the case; the session's ``graded`` grades each submission once)."""
+    session = graded
+    return lambda assignment, key, files: session(assignment, {**earlier_sources(assignment), **files})
 
 
 def test_every_bank_is_well_formed():

@@ -20,7 +20,6 @@ import pytest
 from autograder.platforms import classreport
 from autograder.grading import course
 from autograder.grading.result import SubmissionResult
-from autograder.grading.runner import Grader
 from banks import banks, describe, mutated_sources, part_points, reference_sources, student_functions, stub_sources
 
 TESTS = Path(__file__).resolve().parent
@@ -32,18 +31,10 @@ IDS = [f"{assignment}: {m.name}" for assignment, m in CASES]
 
 
 @pytest.fixture(scope="module")
-def grade(tmp_path_factory):
-    """grade(key, sources) -> results dict; each key is graded once for the whole module."""
-    cache = {}
-    with Grader() as grader:
-        def run(assignment, key, sources):
-            if (assignment, key) not in cache:
-                folder = tmp_path_factory.mktemp("submission")
-                for name, text in sources.items():
-                    (folder / name).write_text(text)
-                cache[assignment, key] = grader.grade(folder, assignment)
-            return cache[assignment, key]
-        yield run
+def grade(graded):
+    """grade(assignment, key, sources) -> results dict (``key`` names the case; the session's
+    ``graded`` grades each submission once)."""
+    return lambda assignment, key, sources: graded(assignment, sources)
 
 
 @pytest.fixture(scope="module")

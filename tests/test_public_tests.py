@@ -194,7 +194,7 @@ def public_part(nodeid):
 
 
 @pytest.mark.parametrize("assignment", course.names())
-def test_public_tests_fail_only_where_the_grade_charges(assignment, grader, tmp_path):
+def test_public_tests_fail_only_where_the_grade_charges(assignment, graded):
     """The progress table and the grade tell the same story: for every mutant of the bank, a public
     test fails only in a part the grade charges, and every correct style of the alternatives bank
     passes every public test. (Not the converse: the hidden checks see more than the book's numbers,
@@ -214,11 +214,7 @@ def test_public_tests_fail_only_where_the_grade_charges(assignment, grader, tmp_
     failed = public_failures(assignment, submissions)
     disagree, green = [], 0
     for name, sources in submissions:
-        folder = tmp_path / f"s{len(disagree)}_{green}_{abs(hash(name))}"
-        folder.mkdir()
-        for filename, text in sources.items():
-            (folder / filename).write_text(text, encoding="utf-8")
-        parts = grader.grade(folder, assignment)["extra_data"]["parts"]
+        parts = graded(assignment, sources)["extra_data"]["parts"]
         charged = {part for part, (got, most) in parts.items() if got < most}
         wrong = [nodeid for nodeid in failed[name] if public_part(nodeid) not in charged]
         if wrong:
