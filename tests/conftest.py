@@ -56,12 +56,13 @@ def graded(grader, tmp_path_factory):
     cache = {}
 
     def grade(assignment, files):
-        key = hashlib.sha256(json.dumps([assignment, sorted(
-            (name, data if isinstance(data, str) else data.hex()) for name, data in files.items())]).encode()).hexdigest()
+        files = {name: data.encode() if isinstance(data, str) else data for name, data in files.items()}
+        key = hashlib.sha256(json.dumps([assignment, sorted((name, data.hex()) for name, data in files.items())])
+                             .encode()).hexdigest()
         if key not in cache:
             folder = tmp_path_factory.mktemp("graded")
             for name, data in files.items():
-                (folder / name).write_bytes(data.encode() if isinstance(data, str) else data)
+                (folder / name).write_bytes(data)
             cache[key] = grader.grade(folder, assignment)
         return copy.deepcopy(cache[key])
     return grade
