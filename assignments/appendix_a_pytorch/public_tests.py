@@ -377,7 +377,8 @@ def _table(terminalreporter, parts):
     for report in terminalreporter.stats.get("skipped", []):  # explain_collection's: another part's module
         part = _part(getattr(report, "nodeid", ""), parts)
         if part is not None and isinstance(report, pytest.CollectReport) and isinstance(report.longrepr, tuple):
-            counts[part]["unimported"] = "waits for " + report.longrepr[2].removeprefix("Skipped: ").split(" (")[0]
+            origin = report.longrepr[2].removeprefix("Skipped: ").split(" ")[0]
+            counts[part]["unimported"] = f"waits for {origin}, which does not import"
     for kind in ("passed", "failed", "error"):
         for report in terminalreporter.stats.get(kind, []):
             part = _part(getattr(report, "nodeid", ""), parts)
