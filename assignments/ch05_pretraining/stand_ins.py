@@ -112,8 +112,9 @@ def stand_in_loss_loader(data_loader, model, device, num_batches=None):
 def stand_in_generate(model, idx, max_new_tokens, context_size) -> torch.Tensor:
     """Greedy generation: ``max_new_tokens`` times the argmax at the last position of the last
     ``context_size`` tokens, appended."""
-    for _ in range(max_new_tokens):
-        with torch.no_grad():
-            logits = model(idx[:, -context_size:])[:, -1, :]
-        idx = torch.cat((idx, logits.argmax(dim=-1, keepdim=True)), dim=1)
-    return idx
+    tokens = idx
+    with torch.no_grad():  # decoding needs no gradients
+        for _step in range(max_new_tokens):
+            logits = model(tokens[:, -context_size:])[:, -1, :]
+            tokens = torch.cat((tokens, logits.argmax(dim=-1, keepdim=True)), dim=1)
+    return tokens
