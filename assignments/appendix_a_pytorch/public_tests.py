@@ -233,7 +233,7 @@ def explain_collection(node, call, report, parts=None) -> None:
     """A test module that could not be imported (an error in a module it imports): the error and
     its lines in the course's files, instead of pytest's and importlib's frames. Where the error
     is in another part's module (``parts``: the conftest's PARTS), the tests are skipped instead,
-    saying so: that part's own tests fail, and the grade charges it there, once."""
+    naming that module: its own tests fail and say why."""
     if not isinstance(report, pytest.CollectReport) or not report.failed or call.excinfo is None:
         return
     error = call.excinfo.value
@@ -372,13 +372,12 @@ def _write(terminalreporter, table, then):
 
 def _table(terminalreporter, parts):
     """The progress table's lines: none where no test of a part ran."""
-    counts = {part: {"passed": 0, "failed": 0, "stubs": 0, "folder": None, "unimported": None, "elsewhere": set()}
-              for part in parts}
+    counts = {part: {"passed": 0, "failed": 0, "stubs": 0, "folder": None, "unimported": None, "elsewhere": set(),
+                     "waits_on": None} for part in parts}
     for report in terminalreporter.stats.get("skipped", []):  # explain_collection's: another part's module
         part = _part(getattr(report, "nodeid", ""), parts)
         if part is not None and isinstance(report, pytest.CollectReport) and isinstance(report.longrepr, tuple):
-            origin = report.longrepr[2].removeprefix("Skipped: ").split(" ")[0]
-            counts[part]["unimported"] = f"waits for {origin}, which does not import"
+            counts[part]["waits_on"] = report.longrepr[2].removeprefix("Skipped: ").split(" ")[0]
     for kind in ("passed", "failed", "error"):
         for report in terminalreporter.stats.get(kind, []):
             part = _part(getattr(report, "nodeid", ""), parts)
@@ -393,14 +392,15 @@ def _table(terminalreporter, parts):
             if kind != "passed" and _stub(report) and getattr(report, "not_written_in", None) not in (None, f"{part}.py"):
                 entry["elsewhere"].add(f"{report.not_written} in {report.not_written_in}")
             entry["folder"] = (terminalreporter.config.rootpath / report.nodeid.split("::")[0]).parent
-    if not any(entry["passed"] + entry["failed"] or entry["unimported"] for entry in counts.values()):
+    if not any(entry["passed"] + entry["failed"] or entry["unimported"] or entry["waits_on"] for entry in counts.values()):
         return []  # nothing ran
     lines = []
     for part, entry in counts.items():
         total = entry["passed"] + entry["failed"]
         if not total and entry["unimported"]:  # its test module stops at an import: 0 of its tests run
-            waits = entry["unimported"].startswith("waits for ")
-            lines.append(f"  {part:<22} {'' if waits else 'its tests cannot run: '}{entry['unimported']}")
+            lines.append(f"  {part:<22} its tests cannot run: {entry['unimported']}")
+        elif not total and entry["waits_on"]:
+            lines.append(f"  {part:<22} waits for {entry['waits_on']}, which does not import")
         if not total:
             continue
         # the stubs still in the part's functions (its own module, or those ``parts`` maps it to),
