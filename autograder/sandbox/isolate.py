@@ -777,8 +777,9 @@ def _isolate(channel_fd, root, hidden, protections, namespaces, userns_refused, 
     elif "a uid of its own" in protections.held:
         protections.held.append("private temporary directory")
     elif temp:
+        # no folder name in the reason: it is the same for every child, so the report counts it once
         protections.unavailable["private temporary directory"] = (
-            f"its folder {temp} shares uid {os.getuid()} with the other children")
+            f"its folder shares uid {os.getuid()} with the other children")
     protections.attempt("hidden processes", _hidden_processes, private_root, other_user)
     protections.separated = separated(other_user, in_user_ns, private_root)
     if protections.attempt("no_new_privs", _no_new_privs):
