@@ -7,7 +7,7 @@ import pytest
 
 from autograder.grading import repair
 from autograder.grading.runner import Grader
-from banks import grade_sources, load, mutated_sources, reference_sources
+from banks import grade_sources, load, mutated_sources, reference_sources, stub_sources
 
 ASSIGNMENT = "ch03_attention"
 SOFTMAX_DIM = "attn_weights_from_scores: softmax over dim=0 instead of the last dim"
@@ -122,6 +122,19 @@ def test_a_correct_submission_pays_nothing(grader, tmp_path, monkeypatch):
     monkeypatch.setattr(repair, "search", never)
     result = grade_sources(grader, ASSIGNMENT, tmp_path / "ok", reference_sources(ASSIGNMENT))
     assert result["score"] == result["max_score"] and "repair_search" not in result["extra_data"]
+
+
+def test_blank_stubs_parse_once_and_reach_no_bound(grader, tmp_path, monkeypatch):
+    """Forty checks fail on the blank stubs, none with an edit to try: each file is parsed once for
+    the whole search (it was once per check, and then the search said its time ran out)."""
+    parsed = []
+    real = repair._Module
+    monkeypatch.setattr(repair, "_Module", lambda name, source: parsed.append(name) or real(name, source))
+    repair._parsed.cache_clear()
+    result = grade_sources(grader, ASSIGNMENT, tmp_path / "blank", stub_sources(ASSIGNMENT))
+    searched = result["extra_data"]["repair_search"]
+    assert searched["checks"] >= 20 and searched["candidates"] == 0 and searched["bound"] is None, searched
+    assert sorted(parsed) == sorted(set(parsed)), parsed
 
 
 def test_the_class_report_counts_repairs_by_kind():

@@ -11,6 +11,7 @@ is it a verified repair. Nothing the child says is a verdict, and no score ever 
 repair is feedback (``Check.repair``), bounded in candidates and in time.
 """
 import ast
+import functools
 import itertools
 import time
 from dataclasses import dataclass
@@ -396,17 +397,22 @@ def _whole_lines(module, stmt):
     return not head.strip() and tail.strip() in (b"", b"\\") and not tail.strip().startswith(b";")
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed(name, source):
+    """``source`` parsed as a ``_Module`` once for every failed check of a search (a class's blank
+    stubs fail forty); None where it is too large to search or does not parse."""
+    if len(source) > MAX_SOURCE_CHARS:  # as the shape analysis: too large to search
+        return None
+    try:
+        return _Module(name, source)
+    except (SyntaxError, ValueError, RecursionError):  # a file that does not parse has no edit to try
+        return None
+
+
 def candidates(sources, own, asked, fault=None) -> list:
     """The one-edit candidates for a check that called ``asked`` (and raised in ``fault``), nearest
     first: the functions it called, in the order of ``KINDS``, then what those call; each once."""
-    modules = {}
-    for name in own:
-        if len(sources[name]) > MAX_SOURCE_CHARS:  # as the shape analysis: too large to search
-            continue
-        try:
-            modules[name] = _Module(name, sources[name])
-        except (SyntaxError, ValueError, RecursionError):  # a file that does not parse has no edit to try
-            continue
+    modules = {name: module for name in own if (module := _parsed(name, sources[name])) is not None}
     seen, out = set(), []
     for tier in (0, 1):
         for module, function, level in targets(modules, asked, fault):
