@@ -12,7 +12,7 @@ from autograder.grading import course
 from autograder.grading.runner import Grader
 from banks import describe, edited_sources, grade_sources, reference_sources
 
-CH02, CH03, CH04, EA = "ch02_text_data", "ch03_attention", "ch04_gpt", "efficient_attention"
+CH02, CH03, CH04, CH05, EA = "ch02_text_data", "ch03_attention", "ch04_gpt", "ch05_pretraining", "efficient_attention"
 GELU_CUBE = ("feed_forward.py", "torch.pow(x, 3)", "torch.pow(x, 2)")
 MHA_SCALE = ("multihead_attention.py", "attn_scores / keys.shape[-1]**0.5", "attn_scores / keys.shape[-1]**0.25")
 CH03_BLANK = ("causal_attention.py", "multihead_attention.py")
@@ -30,6 +30,11 @@ CASES = [
         "[CausalAttention(d_in, d_out // num_heads, context_length, dropout, qkv_bias)")], {"multihead_attention"}),
     (CH03, "MultiHeadAttention scales by d_k ** 0.25", [MHA_SCALE], {"multihead_attention"}),
     (CH03, "multihead_attention.py blank", ("multihead_attention.py",), {"multihead_attention"}),
+    # the wrapper is judged on stand-in heads: its heads' class never runs, blank or wrong
+    (CH03, "causal_attention.py blank", ("causal_attention.py",), {"causal_attention"}),
+    (CH03, "CausalAttention masks one token too many", [(
+        "causal_attention.py", "self.mask.bool()[:num_tokens, :num_tokens]",
+        "self.mask.bool()[:num_tokens, :num_tokens].roll(-1, 1)")], {"causal_attention"}),
     (CH04, "GELU with x ** 2", [GELU_CUBE], {"feed_forward"}),
     (CH04, "GELU with 0.6 for 0.5", [("feed_forward.py", "return 0.5 * x", "return 0.6 * x")], {"feed_forward"}),
     (CH04, "FeedForward expands to 2 * emb_dim", [(
@@ -40,6 +45,8 @@ CASES = [
     (CH04, "layer_norm.py blank", ("layer_norm.py",), {"layer_norm"}),
     (CH04, "feed_forward.py blank", ("feed_forward.py",), {"feed_forward"}),
     (CH04, "transformer_block.py blank", ("transformer_block.py",), {"transformer_block"}),
+    (CH05, "calc_loss_batch with the targets reordered", [(
+        "losses.py", "target_batch.flatten())", "target_batch.flip(0).flatten())")], {"losses"}),
     (EA, "chapter 3's MultiHeadAttention scales by d_k ** 0.25", [MHA_SCALE], set()),
     (EA, "chapter 4's GELU with x ** 2", [GELU_CUBE], set()),
     (EA, "chapter 3's files blank", CH03_BLANK, set()),

@@ -135,7 +135,8 @@ def module(student, module, name, *args, **options):
     output per input]}, run in order after one seed), "grads" and "inputs_after" (with
     ``grad_weights``, one per input: backward of sum(output * weight)). ``transpose_buffers``:
     those buffers transposed before the first input runs.
-    ``stand_in``: as for a plan, the named submodules replaced by the grader's linear maps.
+    ``stand_in``: as for a plan, the named submodules replaced by the grader's linear maps;
+    ``inject``: as for a plan, names the constructor calls stood in for while it builds.
     ``params_seed``: the seed the reference was built after, where ``params`` are its; large
     ones are then drawn in the child after that seed, and sent only where its draw differs.
     Options are keyword-only; any other keyword is an argument of the constructor."""
@@ -146,7 +147,7 @@ def module(student, module, name, *args, **options):
 
 
 _OPTIONS = ("inputs", "params", "params_keep", "init_seed", "dtype", "train", "seed", "want_state", "submodules",
-            "transpose_buffers", "grad_weights", "params_seed", "describe", "stand_in")
+            "transpose_buffers", "grad_weights", "params_seed", "describe", "stand_in", "inject")
 
 
 def modules(student, probes):
@@ -198,8 +199,9 @@ class _Probe:
         build = {"let": let("m"), "call": f"{self.module}.{self.name}", "args": list(self.args), "kwargs": self.kwargs,
                  "seed": o.get("params_seed") if self.digest is not None else o.get("init_seed"), "what": what,
                  "train": bool(o.get("train"))}
-        if o.get("stand_in"):
-            build["stand_in"] = o["stand_in"]
+        for key in ("stand_in", "inject"):
+            if o.get(key):
+                build[key] = o[key]
         if self.digest is not None:
             build["params_digest"] = self.digest
         elif o.get("params") is not None:

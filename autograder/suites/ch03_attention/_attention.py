@@ -26,6 +26,7 @@ KEEP = ["mask"]  # a mask registered as a parameter is left as it is, for check_
 # them: a parameter of the wrong shape is read against these (diagnose.from_failure)
 CLASS_ARGS = ("d_in", "d_out", "context_length", "dropout", "num_heads")
 CLASSES = ("SelfAttention_v1", "SelfAttention_v2", "CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention")
+HEADS = "causal_attention.CausalAttention"   # the class of the wrapper's heads, where the wrapper calls it
 DERIVED = {"d_out // num_heads": lambda s: s["d_out"] // s["num_heads"]}
 
 
@@ -337,13 +338,14 @@ def lower_answer(student, own, answer, ref_module, x, train, seed, request, grad
             for name in charged(student, own["parts"], known):
                 if _fits(answer, _made_with(ref_module, x, own, known[name], train, seed)):
                     return note.format(f"the mistake charged there ({name})")
+    if stand_in and own["heads"] and not own["configured"] and set(own["parts"]) & student.failed_parts:
+        # the heads lost points, written or blank: the wrapper's own job is judged on stand-ins
+        return _stand_in_heads(student, own, ref_module, x, request, note, grad)
     if not any(lower_part_wrong(student, part) for part in own["parts"]):
         return None
     if own["configured"]:
         return (_drawn_right(student, own, ref_module, x, request, train, seed, note)
                 or _configured(student, own, ref_module, request, train, note))
-    if stand_in and own["heads"]:
-        return _stand_in_heads(student, own, ref_module, x, request, note, grad)
     return None
 
 
@@ -418,7 +420,9 @@ def _made_with(ref_module, x, own, change, train, seed):
 
 def _stand_in_heads(student, own, ref_module, x, request, note, grad):
     """The wrapper with the grader's linear maps in place of its heads (sized as the reference's
-    heads) must give their outputs concatenated, and with ``grad`` their gradients."""
+    heads) must give their outputs concatenated, and with ``grad`` their gradients. The heads'
+    class is stood in for while the wrapper builds them, so it never runs: blank, it blocks
+    nothing."""
     maps = {}
     for i, head in enumerate(ref_module.heads):
         d_out, d_in = head.W_query.weight.shape
@@ -431,7 +435,8 @@ def _stand_in_heads(student, own, ref_module, x, request, note, grad):
         if grad:
             (want * g).sum().backward()
     module, name, args, kwargs = request
-    options = dict(inputs=[x], stand_in=maps, **kwargs, **({"grad_weights": [g]} if grad else {}))
+    options = dict(inputs=[x], **probes.on_stand_ins(maps, {"heads": HEADS}), **kwargs,
+                   **({"grad_weights": [g]} if grad else {}))
     try:
         reply = probes.module(student, module, name, *args, **options)
     except StudentFailure:
@@ -441,8 +446,13 @@ def _stand_in_heads(student, own, ref_module, x, request, note, grad):
     if grad and not all(same_close(reply["grads"].get(k), t.grad) for k, t in leaves.items()):
         return None
     lost = sorted(set(own["parts"]) & student.failed_parts)
-    return note.format(f"{' and '.join(lost)} (with the grader's linear maps in place of its heads, your wrapper "
-                       "gives their outputs concatenated)")
+    written = [part for part in lost if lower_part_wrong(student, part)]
+    how = "with the grader's linear maps in place of its heads, your wrapper gives their outputs concatenated"
+    if written:
+        return note.format(f"{' and '.join(written)} ({how})")
+    # blank (or earning nothing): nothing of it reaches the wrapper to be charged for
+    return (f"{own['what']} itself is right ({how}); {' and '.join(f'{part}.py' for part in lost)} earned no "
+            "points in this grading: its class is what the heads need.")
 
 
 def check_forward(student, module, name, args, ref_module, x, what, *, train=False, seed=None, kwargs=None,

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from _attention import (check_forward, check_forwards, check_mask_buffer, check_module_cases, check_seeded_init, check_trainable,
-                        linear_biases, lower_answer, own_pieces, probe_module, reference)
+from _attention import (HEADS, check_forward, check_forwards, check_mask_buffer, check_module_cases, check_seeded_init,
+                        check_trainable, linear_biases, lower_answer, own_pieces, probe_module, reference)
 from autograder.grading.compare import expect_close, seeded, yours_vs_expected
 from autograder.sandbox.session import StudentFailure
 
@@ -34,9 +34,13 @@ def test_wrapper_forward(student, ref, seeds):
 def test_wrapper_heads_are_causal_attention(student, ref, seeds):
     """self.heads is an nn.ModuleList of num_heads independent CausalAttention modules"""
     for num_heads in (1, 3):
-        reply = probe_module(student, "multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, num_heads)
-        registered = {n.split(".")[1] for n in reply["info"]["params"] if n.startswith("heads.")}
-        heads = reply["info"].get("heads")
+        heads, registered = _heads(student, num_heads)
+        if heads != ["CausalAttention"] * num_heads and "causal_attention" in student.failed_parts:
+            # CausalAttention lost points (blank, say): torch's nn.Identity stands in for the class
+            # while the wrapper builds, so what the wrapper does with it is judged on its own
+            stood, _ = _heads(student, num_heads, inject={HEADS: {"torch": "Identity"}})
+            if stood == ["Identity"] * num_heads:
+                heads, registered = ["CausalAttention"] * num_heads, {str(i) for i in range(num_heads)}
         if heads != ["CausalAttention"] * num_heads:
             raise AssertionError(f"MultiHeadAttentionWrapper(..., num_heads={num_heads}).heads: " + yours_vs_expected(
                 yours=heads, yours_are="is", expected=f"an nn.ModuleList of {num_heads} CausalAttention modules"))
@@ -67,6 +71,19 @@ def test_wrapper_heads_are_causal_attention(student, ref, seeds):
         if not note:
             raise
         student.notes.append(note)
+
+
+def _heads(student, num_heads, **options):
+    """The class names in a MultiHeadAttentionWrapper(4, 2, 5, 0.0, num_heads)'s heads, and which of
+    them hold parameters (None, set() where it cannot be built and CausalAttention lost points)."""
+    try:
+        info = probe_module(student, "multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, num_heads,
+                            **options)["info"]
+    except StudentFailure:
+        if "causal_attention" not in student.failed_parts:
+            raise
+        return None, set()
+    return info.get("heads"), {n.split(".")[1] for n in info["params"] if n.startswith("heads.")}
 
 
 @points(2)
