@@ -164,6 +164,55 @@ def train_model_simple(model, train_loader, val_loader, optimizer, device, num_e
             steps += 1
         generate_and_print_sample(model, tokenizer, device, start_context)
     return history["train"], history["val"], history["tokens"]
+''', "inline_loss": '''import torch
+import torch.nn.functional as F
+
+from generate import generate_text_simple
+from losses import calc_loss_loader
+from text_tokens import text_to_token_ids, token_ids_to_text
+
+
+def evaluate_model(model, train_loader, val_loader, device, eval_iter):
+    model.eval()
+    with torch.no_grad():
+        train_loss = calc_loss_loader(train_loader, model, device, num_batches=eval_iter)
+        val_loss = calc_loss_loader(val_loader, model, device, num_batches=eval_iter)
+    model.train()
+    return train_loss, val_loss
+
+
+def generate_and_print_sample(model, tokenizer, device, start_context):
+    model.eval()
+    encoded = text_to_token_ids(start_context, tokenizer).to(device)
+    with torch.no_grad():
+        out = generate_text_simple(model, encoded, 50, model.pos_emb.weight.shape[0])
+    print(token_ids_to_text(out, tokenizer).replace("\\n", " "))
+    model.train()
+
+
+def train_model_simple(model, train_loader, val_loader, optimizer, device, num_epochs,
+                       eval_freq, eval_iter, start_context, tokenizer):
+    # the batch's loss written out here rather than through calc_loss_batch
+    train_losses, val_losses, track_tokens_seen = [], [], []
+    tokens_seen, step = 0, -1
+    for _ in range(num_epochs):
+        model.train()
+        for inputs, targets in train_loader:
+            inputs, targets = inputs.to(device), targets.to(device)
+            optimizer.zero_grad()
+            logits = model(inputs)
+            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+            loss.backward()
+            optimizer.step()
+            tokens_seen += inputs.numel()
+            step += 1
+            if step % eval_freq == 0:
+                train_loss, val_loss = evaluate_model(model, train_loader, val_loader, device, eval_iter)
+                train_losses.append(train_loss)
+                val_losses.append(val_loss)
+                track_tokens_seen.append(tokens_seen)
+        generate_and_print_sample(model, tokenizer, device, start_context)
+    return train_losses, val_losses, track_tokens_seen
 '''}
 
 DECODING = {"plain": plain("decoding"), "where": '''import torch
@@ -359,6 +408,8 @@ ALTERNATIVES = [
                 {"training": "counter"}),
     Alternative("training by an iterator and next(), the loss before zero_grad, modules imported whole",
                 {"training": "iterator"}),
+    Alternative("training that writes each batch's cross-entropy out instead of calling calc_loss_batch",
+                {"training": "inline_loss"}),
     Alternative("top-k by sorting and masked_fill, a softmax by hand, counts by indexing, @torch.no_grad()",
                 {"decoding": "sorted"}),
     Alternative("top-k by torch.where with a float, F.softmax, draws concatenated", {"decoding": "where"}),

@@ -47,6 +47,28 @@ def expected(model, case, **switches):
     return train(model, **case, **switches)
 
 
+INLINE = ("train_model_simple computes each batch's loss itself, the book's cross-entropy, instead of calling "
+          "calc_loss_batch: its training is right, and judged as such (through calc_loss_batch, a mistake in "
+          "losses.py would be charged in losses only).")
+
+
+def style(student, after, model, case):
+    """The switches of the training the child's weights ``after`` show where it is a correct style
+    other than the book's: ({"inline": True}, with a note) where each step's loss is the book's
+    cross-entropy computed inline; else {} (the book's, or a mistake)."""
+    got = after.get("out_head.weight") if isinstance(after, dict) else None
+    if not isinstance(got, torch.Tensor) or torch.allclose(got, expected(model, case)[1]["out_head.weight"],
+                                                           atol=1e-5, rtol=1e-4):
+        return {}
+    inline = expected(model, case, inline=True)[1]
+    if all(isinstance(after.get(k), torch.Tensor) and after[k].shape == v.shape
+           and torch.allclose(after[k], v, atol=1e-5, rtol=1e-4) for k, v in inline.items()):
+        if INLINE not in student.notes:
+            student.notes.append(INLINE)
+        return {"inline": True}
+    return {}
+
+
 CASES = [("a", 2, 2, 1), ("b", 1, 1, 2)]   # (name, num_epochs, eval_freq, eval_iter)
 # one epoch: a run that fails only in the sample printed after its last step has taken every step
 STEPS = [("c", 1, 2, 1), ("b", 1, 1, 2)]
@@ -60,7 +82,8 @@ def test_train_model_simple_takes_the_books_steps(student, seeds):
         what = (f"train_model_simple(the grader's GPT, {len(case['train_pairs'])} batches, num_epochs={epochs}, "
                 f"eval_freq={freq}, eval_iter={it})")
         after = value(plan, "after", f"the weights after {what}")
-        _, want = expected(model, case)
+        own = style(student, after, model, case)
+        _, want = expected(model, case, **own)
         # a call that raised after its last step (printing a sample) took every step: its weights still count
         raised = plan.failed("out")
         for param in ("tok_emb.weight", "pos_emb.weight", "out_head.weight"):
@@ -69,7 +92,7 @@ def test_train_model_simple_takes_the_books_steps(student, seeds):
                 raise AssertionError(f"{what}: the stand-in GPT holds no {param} afterwards")
             if raised is not None and not torch.allclose(got, want[param], atol=1e-5, rtol=1e-4):
                 value(plan, "out", what)  # its error is the feedback: no mistake is named on a broken run
-            mistakes = {n: (lambda s=s: expected(model, case, **s)[1][param]) for n, s in TRAINING_MISTAKES.items()}
+            mistakes = {n: (lambda s=s: expected(model, case, **s, **own)[1][param]) for n, s in TRAINING_MISTAKES.items()}
             expect_close(got, want[param], f"{param} after {what}", mistakes, atol=1e-5, rtol=1e-4)
 
 
@@ -80,29 +103,30 @@ def test_train_model_simple_returns_the_losses_and_tokens_seen(student, seeds):
         plan, model, case = run(student, seeds, name, epochs, freq, it)
         what = f"train_model_simple(..., num_epochs={epochs}, eval_freq={freq}, eval_iter={it})"
         out = value(plan, "out", what)
+        own = style(student, plan.values.get("after"), model, case)
         if not (isinstance(out, list) and len(out) == 3 and all(isinstance(v, list) for v in out)):
             raise AssertionError(f"{what}: " + yours_vs_expected(
                 yours=repr(out)[:120], yours_are="returned", expected="three lists (train_losses, val_losses, "
                                                                        "track_tokens_seen)"))
-        lists, _ = expected(model, case)
+        lists, _ = expected(model, case, **own)
         for k, label in enumerate(("train_losses", "val_losses", "track_tokens_seen")):
             got, want = out[k], lists[k]
             if len(got) != len(want):
                 raise failure(f"{what}: {label} " + yours_vs_expected(yours=len(got), yours_are="has",
                                                                       expected=f"{len(want)} entries") + ".",
-                              _named(model, case, k, got))
+                              _named(model, case, k, got, own))
             if not all(isinstance(v, (int, float)) or (isinstance(v, torch.Tensor) and v.numel() == 1) for v in got):
                 raise AssertionError(f"{what}: {label} holds {repr(got)[:100]}, not numbers")
             got_t = torch.tensor([float(v) for v in got], dtype=torch.float64)
             expect_close(got_t, torch.tensor(want, dtype=torch.float64), f"{label} of {what}",
-                         {n: (lambda s=s: torch.tensor(expected(model, case, **s)[0][k], dtype=torch.float64))
+                         {n: (lambda s=s: torch.tensor(expected(model, case, **s, **own)[0][k], dtype=torch.float64))
                           for n, s in {**TOKENS_MISTAKES, **TRAINING_MISTAKES}.items()}, atol=1e-5, rtol=1e-4)
 
 
-def _named(model, case, k, got):
+def _named(model, case, k, got, own):
     """The mistake whose lists have ``got``'s length, where one does."""
     for name, switches in TOKENS_MISTAKES.items():
-        if len(expected(model, case, **switches)[0][k]) == len(got):
+        if len(expected(model, case, **switches, **own)[0][k]) == len(got):
             return name
     return None
 
