@@ -137,6 +137,26 @@ def test_blank_stubs_parse_once_and_reach_no_bound(grader, tmp_path, monkeypatch
     assert sorted(parsed) == sorted(set(parsed)), parsed
 
 
+def test_a_submission_whose_failures_are_all_named_searches_less(softmax_mutant, tmp_path, monkeypatch):
+    """The catalogue named every failed check's mistake: the search adds only the line, so it gets
+    repair.NAMED_SHARE of the bound; a failure nobody named gets all of it."""
+    bounds = []
+    monkeypatch.setattr(repair, "SHARE", 0.0)  # the bound is then MIN_SECONDS, whatever the machine's speed
+    monkeypatch.setattr(repair, "search", lambda failed, session, own, new, seconds, **kw: (
+        bounds.append(seconds) or ({}, {"checks": len(failed), "candidates": 0, "seconds": 0, "found": 0,
+                                        "bound": None})))
+    unnamed = dict(softmax_mutant, **{"simple_attention.py": reference_sources(ASSIGNMENT)["simple_attention.py"]
+                                      .replace("attn_scores[i] = torch.dot(x_i, query)",
+                                               "attn_scores[i] = torch.dot(x_i, query) + 0.125 * i")})
+    named = []
+    with Grader(ASSIGNMENT) as plain:
+        for name, sources in (("named", softmax_mutant), ("unnamed", unnamed)):
+            result = grade_sources(plain, ASSIGNMENT, tmp_path / name, sources)
+            named.append(all(t.get("extra_data", {}).get("mistake") for t in result["tests"] if t["status"] != "passed"))
+    assert named == [True, False]
+    assert bounds == [pytest.approx(repair.MIN_SECONDS * repair.NAMED_SHARE), pytest.approx(repair.MIN_SECONDS)]
+
+
 def test_the_class_report_counts_repairs_by_kind():
     from types import SimpleNamespace
 

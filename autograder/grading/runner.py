@@ -488,8 +488,11 @@ class Grader:
         def new_session(sources):
             return StudentSession(self.zygote, sources, timeout=self.timeout, budget=self.budget,
                                   unsafe_same_uid=self.unsafe_same_uid)
-        bound = self.repair_seconds if self.repair_seconds is not None else max(repair.MIN_SECONDS,
-                                                                                 repair.SHARE * seconds)
+        bound = self.repair_seconds
+        if bound is None:
+            bound = max(repair.MIN_SECONDS, repair.SHARE * seconds)
+            if all(collector.checks[f.index].mistake for f in collector.failures):
+                bound *= repair.NAMED_SHARE  # every failure is named already: a repair only adds the line
         self.zygote.prepare()  # the child a repair is confirmed in starts while the search runs
         found, done = repair.search(collector.failures, session, own, new_session, bound, kept=collector.passes)
         for index, (data, others) in found.items():
