@@ -175,44 +175,42 @@ from text_tokens import text_to_token_ids, token_ids_to_text
 def evaluate_model(model, train_loader, val_loader, device, eval_iter):
     model.eval()
     with torch.no_grad():
-        train_loss = calc_loss_loader(train_loader, model, device, num_batches=eval_iter)
-        val_loss = calc_loss_loader(val_loader, model, device, num_batches=eval_iter)
+        pair = [calc_loss_loader(loader, model, device, eval_iter) for loader in (train_loader, val_loader)]
     model.train()
-    return train_loss, val_loss
+    return pair[0], pair[1]
 
 
 def generate_and_print_sample(model, tokenizer, device, start_context):
     model.eval()
-    encoded = text_to_token_ids(start_context, tokenizer).to(device)
+    context_size = model.pos_emb.weight.shape[0]
+    ids = text_to_token_ids(start_context, tokenizer).to(device)
     with torch.no_grad():
-        out = generate_text_simple(model, encoded, 50, model.pos_emb.weight.shape[0])
-    print(token_ids_to_text(out, tokenizer).replace("\\n", " "))
+        ids = generate_text_simple(model=model, idx=ids, max_new_tokens=50, context_size=context_size)
+    decoded = token_ids_to_text(ids, tokenizer)
+    print(decoded.replace("\\n", " "))
     model.train()
 
 
 def train_model_simple(model, train_loader, val_loader, optimizer, device, num_epochs,
                        eval_freq, eval_iter, start_context, tokenizer):
     # the batch's loss written out here rather than through calc_loss_batch
-    train_losses, val_losses, track_tokens_seen = [], [], []
-    tokens_seen, step = 0, -1
+    history, seen, step = ([], [], []), 0, 0
     for _ in range(num_epochs):
         model.train()
         for inputs, targets in train_loader:
             inputs, targets = inputs.to(device), targets.to(device)
             optimizer.zero_grad()
             logits = model(inputs)
-            loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
-            loss.backward()
+            F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1)).backward()
             optimizer.step()
-            tokens_seen += inputs.numel()
-            step += 1
+            seen += inputs.numel()
             if step % eval_freq == 0:
-                train_loss, val_loss = evaluate_model(model, train_loader, val_loader, device, eval_iter)
-                train_losses.append(train_loss)
-                val_losses.append(val_loss)
-                track_tokens_seen.append(tokens_seen)
+                noted = (*evaluate_model(model, train_loader, val_loader, device, eval_iter), seen)
+                for record, value in zip(history, noted):
+                    record.append(value)
+            step += 1
         generate_and_print_sample(model, tokenizer, device, start_context)
-    return train_losses, val_losses, track_tokens_seen
+    return history
 '''}
 
 DECODING = {"plain": plain("decoding"), "where": '''import torch
