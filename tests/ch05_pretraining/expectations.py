@@ -35,7 +35,9 @@ BOOK_VALUES = [
     "Outputs batch 1:  Armed heNetflix",
     "tensor([ -9.5042, -10.3796, -11.3677, -11.4798,  -9.7764, -12.2561])",
     "Loss: tensor(10.7940)",
-    "Perplexity: tensor(48725.8203)",
+    # the book's 48725.8203; the exp of a float32 loss moves in its last digits with the CPU's
+    # matrix kernels (48725.8672 seen on another machine, the same loss printed)
+    "Perplexity: tensor(48725.8",
     "Characters: 20479",
     "Tokens: 5145",
     "Training tokens: 4608",
