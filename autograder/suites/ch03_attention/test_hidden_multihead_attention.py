@@ -34,20 +34,23 @@ def test_wrapper_forward(student, ref, seeds):
 def test_wrapper_heads_are_causal_attention(student, ref, seeds):
     """self.heads is an nn.ModuleList of num_heads independent CausalAttention modules"""
     for num_heads in (1, 3):
+        cause = None   # the wrapper's own failure to build, where it has one
         try:
-            heads, registered = _heads(student, num_heads)
+            heads, held = _heads(student, num_heads)
+            registered = set(held)
         except StudentFailure as exc:
             heads, registered, cause = None, set(), exc
         if heads != ["CausalAttention"] * num_heads and "causal_attention" in student.failed_parts:
-            # CausalAttention lost points (blank, say): torch's nn.Identity stands in for the class
-            # while the wrapper builds, so what the wrapper does with it is judged on its own
+            # CausalAttention lost points (blank, say): the grader's nn.Linear of a shape no head of
+            # these sizes has (7 x 4) stands in for the class while the wrapper builds, so what the
+            # wrapper does with it is judged on its own: as many heads, each registered apart
             try:
-                stood, _ = _heads(student, num_heads, inject={HEADS: {"torch": "Identity"}})
+                stood, held = _heads(student, num_heads, inject={HEADS: MARKED})
             except StudentFailure:
                 stood = None
-            if stood == ["Identity"] * num_heads:
-                heads, registered = ["CausalAttention"] * num_heads, {str(i) for i in range(num_heads)}
-        if heads is None:
+            if stood == ["Linear"] * num_heads and held == {str(i): [7, 4] for i in range(num_heads)}:
+                heads, registered = ["CausalAttention"] * num_heads, set(held)
+        if cause is not None and heads is None:
             raise cause
         if heads != ["CausalAttention"] * num_heads:
             raise AssertionError(f"MultiHeadAttentionWrapper(..., num_heads={num_heads}).heads: " + yours_vs_expected(
@@ -81,12 +84,19 @@ def test_wrapper_heads_are_causal_attention(student, ref, seeds):
         student.notes.append(note)
 
 
+MARKED = {"weight": torch.zeros(7, 4), "bias": torch.zeros(7)}
+
+
 def _heads(student, num_heads, **options):
-    """The class names in a MultiHeadAttentionWrapper(4, 2, 5, 0.0, num_heads)'s heads, and which of
-    them hold parameters."""
+    """The class names in a MultiHeadAttentionWrapper(4, 2, 5, 0.0, num_heads)'s heads, and the heads
+    that hold parameters: {index: the shape of its first weight}."""
     info = probe_module(student, "multihead_attention", "MultiHeadAttentionWrapper", 4, 2, 5, 0.0, num_heads,
                         **options)["info"]
-    return info.get("heads"), {n.split(".")[1] for n in info["params"] if n.startswith("heads.")}
+    held = {}
+    for name, shape in info["params"].items():
+        if name.startswith("heads.") and name.endswith(".weight"):
+            held.setdefault(name.split(".")[1], shape)
+    return info.get("heads"), held
 
 
 @points(2)
