@@ -107,6 +107,17 @@ def _with_digest(error, actual):
     return error
 
 
+def _unravel(flat, shape):
+    """The index of element ``flat`` of a row-major tensor of ``shape``. Not torch.unravel_index:
+    its argument check imports torch.fx's symbolic shapes, and sympy with it (about 0.5 s, once
+    per grading process)."""
+    where = []
+    for size in reversed(shape):
+        flat, i = divmod(flat, size)
+        where.append(i)
+    return tuple(reversed(where))
+
+
 def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL) -> None:
     """Fail unless ``actual`` matches ``expected``; name a known mistake if one fits."""
     if _close(actual, expected, atol, rtol):
@@ -123,7 +134,7 @@ def expect_close(actual, expected, what, mistakes=None, atol=ATOL, rtol=RTOL) ->
         raise _with_digest(failure(f"{exc}.", name), actual) from None
     if not torch.allclose(actual, expected, atol=atol, rtol=rtol, equal_nan=True):
         diff = (actual - expected).abs().nan_to_num(nan=float("inf"))
-        where = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape)) if diff.dim() else ()
+        where = _unravel(int(diff.argmax()), diff.shape)
         got, want = actual[where].item(), expected[where].item()
         raise _with_digest(failure(f"{what}: wrong values, largest difference {diff.max().item():.4g} at index "
                                    f"{list(where)} ({yours_vs_expected(yours=f'{got:.4f}', expected=f'{want:.4f}')}).",
