@@ -77,14 +77,15 @@ def _info(described):
     return info
 
 
-def transfer(student, d_in, d_out, init_seed, inputs=(), weights=None):
+def transfer(student, d_in, d_out, init_seed, inputs=(), weights=None, v1=None):
     """Exercise 3.1 in the child: the student's v2 (built after ``init_seed``), v1 (after seed 0)
     and transfer function. Returns v1's weights after the transfer ("params", and "v1_plain":
     its unregistered tensors), v2's as drawn ("v2_params"), and with ``inputs`` the outputs of
     the student's own v2 (before) and v1 (after the transfer) on each. The plan holds a seed,
     not weights (an answer echoed from the request would earn nothing), unless ``weights`` are
     given: the grader's, copied into v2 by name (its biases, where it has them, left as drawn),
-    for a v2 that does not draw the book's."""
+    for a v2 that does not draw the book's. ``v1``: {name: tensor}, a stand-in for the student's
+    v1 (torch's ``nn.ParameterDict`` of those parameters), for a v1 that holds other shapes."""
     classes = {"v2": "SelfAttention_v2", "v1": "SelfAttention_v1"}
 
     def forward(version, i, x):
@@ -98,7 +99,9 @@ def transfer(student, d_in, d_out, init_seed, inputs=(), weights=None):
               **({"params": weights, "params_keep": ["bias"]} if weights is not None else {})},
              {"let": "drawn", "parameters": "v2", "return": True},
              *(forward("v2", i, x) for i, x in enumerate(inputs)),
-             {"let": "v1", "call": "v1_class", "args": [d_in, d_out], "seed": 0, "what": f"SelfAttention_v1({d_in}, {d_out})"},
+             {"let": "v1", "call": "v1_class", "args": [d_in, d_out], "seed": 0, "what": f"SelfAttention_v1({d_in}, {d_out})"}
+             if v1 is None else {"let": "v1", "call": "torch.nn.ParameterDict", "args": [v1],
+                                 "what": "a stand-in SelfAttention_v1"},
              # with autograd on, as the student's own code would run
              {"let": "moved", "call": "transfer", "args": [{"$ref": "v2"}, {"$ref": "v1"}], "grad": True,
               "what": "transfer_weights_v2_to_v1()"},
