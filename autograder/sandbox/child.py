@@ -162,12 +162,17 @@ def shape_of(value):
 _RAISES = {dis.opmap["RAISE_VARARGS"], dis.opmap["RERAISE"]}
 
 
+_VARIANT = [False]  # whether the plan running is a repair candidate's (``op_plan``'s "variant")
+
+
 def _where(exc):
     """Where the submission's own code raised ``exc``: the innermost function of one of its modules,
     as {"module", "function" (its qualified name), "line", "tensors": {local: shape}}, or None.
     Only names, numbers and shapes: the grader reads the line itself from the sources it holds.
-    Only for the errors torch raises on shapes; a stub's NotImplementedError is "not written yet"."""
-    if not isinstance(exc, (RuntimeError, IndexError, ValueError, TypeError)) or isinstance(exc, NotImplementedError):
+    Only for the errors torch raises on shapes; a stub's NotImplementedError is "not written yet".
+    None in a repair candidate's plan: the search reads only whether its check passes."""
+    if _VARIANT[0] or not isinstance(exc, (RuntimeError, IndexError, ValueError, TypeError)) \
+            or isinstance(exc, NotImplementedError):
         return None
     found, last, tb = None, None, exc.__traceback__
     while tb is not None:  # a named function's frame: a comprehension's (<listcomp>) is its function's line
@@ -757,6 +762,7 @@ def op_plan(req):
     finder = _finder()
     if finder is not None:
         finder.use(req.get("variant"))
+    _VARIANT[0] = req.get("variant") is not None
     env, failed, budget = {}, set(), _Budget()
     values, records, errors, unchanged, changed, wheres, printed, injected = {}, {}, {}, [], {}, {}, {}, {}
     sent = {step["let"]: step["data"] for step in req["steps"] if "data" in step}  # as the grader sent it
@@ -830,12 +836,13 @@ def _action(step):
 
 
 def op_plans(req) -> dict:
-    """Several plans in one round trip (``req["plans"]``: {"steps", "variant"} each); one reply
-    each, a plan that fails as a whole its own {"ok": False, "error"}."""
+    """Several plans in one round trip (``req["plans"]``: {"steps", "variant"} each, the steps
+    ``req["steps"]`` where all share them); one reply each, a plan that fails as a whole its own
+    {"ok": False, "error"}."""
     replies = []
     for plan in req["plans"]:
         try:
-            replies.append({"ok": True, **op_plan(plan)})
+            replies.append({"ok": True, **op_plan({"steps": req.get("steps"), **plan})})
         except BaseException as exc:
             replies.append({"ok": False, "error": str(exc) if isinstance(exc, ProbeError) else _describe(exc)})
     return {"replies": replies}

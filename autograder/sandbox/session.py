@@ -494,9 +494,18 @@ class StudentSession:
         of the session's ``variants`` (None: the sources as sent). Returns, per plan, its ``Plan``
         or the ``StudentFailure`` that says why it has none; a child that dies, hangs or sends
         garbage fails them all. Every answer is checked as ``plan``'s is."""
-        requests = [(*_checked(steps, needs), variant) for steps, needs, variant in requests]
+        first = requests[0]
+        shared = all(steps is first[0] and needs == first[1] for steps, needs, _ in requests)  # one plan, many variants
+        if shared:
+            checked = _checked(first[0], first[1])
+            requests = [(*checked, variant) for _, _, variant in requests]
+        else:
+            requests = [(*_checked(steps, needs), variant) for steps, needs, variant in requests]
         payload = {"op": "plans", "_modules": sorted(self.sources),
-                   "plans": [{"steps": steps, "variant": variant} for steps, _, variant in requests]}
+                   "plans": [{"variant": variant} if shared else {"steps": steps, "variant": variant}
+                             for steps, _, variant in requests]}
+        if shared:  # sent (and read) once, not once a variant
+            payload["steps"] = requests[0][0]
         try:
             reply = self._request([], needs=requests[0][1], timeout=timeout, batch=True, payload=payload)
             replies = reply.get("replies")
