@@ -30,7 +30,7 @@ BATCHES = (8, 16)  # candidates per round trip: small first (the likeliest edits
 KINDS = {"dimension": "the dimension argument", "transpose": "a transpose", "operator": "the operator",
          "constant": "a constant", "slice": "a slice or index", "placement": "where a term sits",
          "removed": "a call or term removed", "arguments": "the order of the arguments",
-         "order": "the order of two statements", "variable": "which variable is used"}
+         "order": "the order of two statements", "added": "a term added", "variable": "which variable is used"}
 _DIM_KEYWORDS = {"dim", "axis", "dim0", "dim1", "start_dim", "end_dim"}
 _REDUCTIONS = {"sum", "mean", "var", "std", "amax", "amin", "max", "min", "norm", "logsumexp", "prod"}
 _TRANSPOSES = {"transpose", "permute", "t", "swapaxes", "mT", "T"}
@@ -118,7 +118,7 @@ class _Module:
         self.name, self.source = name, source
         self.tree = ast.parse(source)
         self.lines = source.splitlines(keepends=True)
-        self.defs, self.methods, self.imports = {}, {}, {}
+        self.defs, self.methods, self.imports, self.walked = {}, {}, {}, {}
         for node in self.tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.defs[node.name] = [node]
@@ -129,6 +129,12 @@ class _Module:
                 self.defs[node.name] = sorted(methods, key=lambda m: m.name != "forward")
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 self.imports.update({a.asname or a.name: (node.module, a.name) for a in node.names})
+
+    def walk(self, function) -> list:
+        """``ast.walk(function)``, listed once: every edit kind walks it."""
+        if id(function) not in self.walked:
+            self.walked[id(function)] = list(ast.walk(function))
+        return self.walked[id(function)]
 
     def segment(self, node):
         """``node``'s text as the student wrote it."""
@@ -146,7 +152,7 @@ class _Module:
 
 def targets(modules, asked, fault=None) -> list:
     """[(module, function node, tier)]: what the check called (``asked``: "module.name"; ``fault``:
-    (module, qualified name) of the function that raised), tier 0, then what those call, tier 1."""
+    (module, qualified name, line) of the function that raised), tier 0, then what those call, tier 1."""
     found, seen = [], set()
 
     def add(module, nodes, tier):
@@ -189,8 +195,8 @@ def _int(node):
     return None
 
 
-def _text(node):
-    text = ast.unparse(node)
+def _text(node, text):
+    """``node``'s source (``text``), in parentheses where it is an expression that may need them."""
     return f"({text})" if isinstance(node, ast.expr) and not isinstance(node, _ATOMIC) else text
 
 
@@ -203,10 +209,11 @@ def edits(module, function, tier=0) -> list:
     out = []
 
     def edit(kind, node, new, old_text=None, new_text=None, where=""):
-        first, last, text = module.span(node, _text(new))
+        plain = new.id if isinstance(new, ast.Name) else ast.unparse(new)  # a name: most of the edits
+        first, last, text = module.span(node, _text(new, plain))
         out.append(Edit(module.name, first, last, text, node.lineno, kind,
                         module.segment(node) if old_text is None else old_text,
-                        ast.unparse(new) if new_text is None else new_text, where))
+                        plain if new_text is None else new_text, where))
 
     def ints(node, values, kind, where="", prefix=""):
         value = _int(node)
@@ -214,15 +221,15 @@ def edits(module, function, tier=0) -> list:
             if other != value:
                 edit(kind, node, ast.Constant(other), f"{prefix}{value}", f"{prefix}{other}", where)
 
-    names = _locals(function)
+    names = _locals(module, function)
     params = [a.arg for a in function.args.args + function.args.kwonlyargs if a.arg not in ("self", "cls")]
-    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    used = {n.id for n in module.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     unused = [p for p in params if p not in used]  # a parameter never read: the constant beside it may be it
-    attributes = {n.attr for n in ast.walk(function) if isinstance(n, ast.Attribute)
+    attributes = {n.attr for n in module.walk(function) if isinstance(n, ast.Attribute)
                   and isinstance(n.value, ast.Name) and n.value.id == "self"}
-    called = {id(n.func) for n in ast.walk(function) if isinstance(n, ast.Call)}
-    called_names = {n.func.id for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    for node in ast.walk(function):
+    called = {id(n.func) for n in module.walk(function) if isinstance(n, ast.Call)}
+    called_names = {n.func.id for n in module.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    for node in module.walk(function):
         if isinstance(node, ast.Call):
             where = _call_name(node)
             method = node.func.attr if isinstance(node.func, ast.Attribute) else None
@@ -262,6 +269,14 @@ def edits(module, function, tier=0) -> list:
                 edit("removed", node, inner)
                 if isinstance(inner, ast.BinOp) and isinstance(inner.op, (ast.Add, ast.Sub)):
                     edit("placement", node, ast.BinOp(ast.Call(node.func, [inner.left], []), inner.op, inner.right))
+                if _method_call(inner):  # f(a.sum(...)) -> f(a).sum(...)
+                    edit("placement", node, ast.Call(ast.Attribute(ast.Call(node.func, [inner.func.value], []),
+                                                                   inner.func.attr, ast.Load()), inner.args, inner.keywords))
+            if _method_call(node) and isinstance(node.func.value, ast.Call) and len(node.func.value.args) == 1 \
+                    and not node.func.value.keywords and not isinstance(node.func.value.args[0], ast.Starred):
+                outer = node.func.value  # f(a).sum(...) -> f(a.sum(...))
+                edit("placement", node, ast.Call(outer.func, [ast.Call(ast.Attribute(
+                    outer.args[0], node.func.attr, ast.Load()), node.args, node.keywords)], []))
             for i in range(len(node.args) - 1):
                 a, b = node.args[i], node.args[i + 1]
                 if ast.dump(a) != ast.dump(b) and not any(isinstance(x, ast.Starred) for x in (a, b)):
@@ -288,8 +303,8 @@ def edits(module, function, tier=0) -> list:
                 edit("arguments", node, ast.BinOp(node.right, node.op, node.left))
             if isinstance(node.op, (ast.Add, ast.Sub)):
                 edit("removed", node, node.left)
-            if isinstance(node.op, ast.Add):
-                edit("removed", node, node.right)
+            if isinstance(node.op, ast.Add) or (isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Constant)):
+                edit("removed", node, node.right)  # `1 - p` where `p` was meant too
                 call = node.left
                 if isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords:
                     edit("placement", node, ast.Call(call.func, [ast.BinOp(call.args[0], node.op, node.right)], []))
@@ -299,6 +314,11 @@ def edits(module, function, tier=0) -> list:
                                       [ast.Constant(-2), ast.Constant(-1)], [])
                     edit("transpose", node, ast.BinOp(turned if side == "left" else node.left, node.op,
                                                       turned if side == "right" else node.right))
+                    plain, other = _untransposed(getattr(node, side)), node.right if side == "left" else node.left
+                    if plain is not None:  # `q.T @ k` -> `q @ k.T`: the transpose on the other side
+                        moved = plain[1](other)
+                        edit("transpose", node, ast.BinOp(plain[0], node.op, moved) if side == "left"
+                             else ast.BinOp(moved, node.op, plain[0]))
             if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant) and \
                     type(node.right.value) in (int, float) and node.right.value:
                 c = node.right.value
@@ -322,9 +342,66 @@ def edits(module, function, tier=0) -> list:
                 isinstance(node.value, ast.Name) and node.value.id == "self":
             for other in sorted(attributes - {node.attr}):
                 edit("variable", node, ast.Attribute(node.value, other, ast.Load()))
+    if tier == 0:
+        _projections(module, function, edit)
     _statements(module, function, out)
     order = list(KINDS)
-    return sorted(out, key=lambda e: (order.index(e.kind), -_alike(e.old, e.new) if e.kind == "variable" else 0))
+    # a value computed and never used is the likeliest one meant: the edits that use it come first
+    unread = {n for n, line in names.items() if line and n not in used}
+
+    def key(e):
+        return (not (e.kind == "added" or (e.kind == "variable" and e.new in unread)), order.index(e.kind),
+                -_alike(e.old, e.new) if e.kind == "variable" else 0)
+    return sorted(out, key=key)
+
+
+def _projections(module, function, edit):
+    """A map of its class that ``function`` never uses, put where a sibling's is: `values = x` where
+    `keys = x @ self.W_key` stands beside it and `self.W_value` is never read (or `self.W_key(x)`)."""
+    owner = next((k.split(".")[0] for k, m in module.methods.items() if m is function), None)
+    if owner is None:
+        return
+    methods = [m for k, m in module.methods.items() if k.split(".")[0] == owner]
+    assigned = {n.attr for m in methods for n in ast.walk(m) if isinstance(n, ast.Attribute)
+                and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    read = {n.attr for n in module.walk(function) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)}
+    unread = sorted(assigned - read - {k.split(".")[1] for k in module.methods if k.startswith(owner + ".")})
+
+    def own_map(node):  # self.A
+        return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+    styles, inside = {}, set()  # operand's dump -> how a map is applied to it ("matmul", "call")
+    for node in module.walk(function):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and own_map(node.right):
+            styles.setdefault(ast.dump(node.left), set()).add("matmul")
+            inside.add(id(node.left))
+        elif isinstance(node, ast.Call) and own_map(node.func) and len(node.args) == 1 and not node.keywords:
+            styles.setdefault(ast.dump(node.args[0]), set()).add("call")
+            inside.add(id(node.args[0]))
+    for node in module.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in inside:
+            for style in sorted(styles.get(ast.dump(node), ())):
+                for attr in unread:
+                    applied = ast.Attribute(ast.Name("self"), attr, ast.Load())
+                    edit("added", node, ast.BinOp(node, ast.MatMult(), applied) if style == "matmul"
+                         else ast.Call(applied, [node], []))
+
+
+def _method_call(node):
+    """``a.m(...)``, ``a`` not a module nor ``self`` (``x.sum(dim=0)``, not ``torch.sum(x)``)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not (
+        isinstance(node.func.value, ast.Name) and node.func.value.id in ("self", "torch", "nn", "F"))
+
+
+def _untransposed(node):
+    """(the tensor, a function putting the same transpose on another one) for ``a.T``, ``a.mT`` and
+    ``a.transpose(i, j)``; else None."""
+    if isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
+        return node.value, lambda other: ast.Attribute(other, node.attr, ast.Load())
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "transpose" \
+            and _method_call(node):
+        return node.func.value, lambda other: ast.Call(ast.Attribute(other, "transpose", ast.Load()),
+                                                       node.args, node.keywords)
+    return None
 
 
 def _alike(a, b):
@@ -335,11 +412,11 @@ def _alike(a, b):
     return start + end
 
 
-def _locals(function):
+def _locals(module, function):
     """{name: the line it first has a value on} for the parameters (0) and assigned names of
     ``function`` (self and cls left out)."""
     names = {}
-    for n in ast.walk(function):
+    for n in module.walk(function):
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
             names[n.id] = min(names.get(n.id, n.lineno), n.lineno)
     names.update({a.arg: 0 for a in function.args.args + function.args.kwonlyargs})
@@ -373,7 +450,7 @@ def _bounds(part):
 
 def _statements(module, function, out):
     """Two adjacent statements swapped, and a call's statement removed."""
-    for node in ast.walk(function):
+    for node in module.walk(function):
         for body in (getattr(node, f, None) for f in ("body", "orelse")):
             if not isinstance(body, list):
                 continue
@@ -424,7 +501,46 @@ def candidates(sources, own, asked, fault=None) -> list:
                 if key not in seen and e.text != "".join(module.lines[e.first - 1:e.last]):
                     seen.add(key)
                     out.append(e)
+    if fault and len(fault) > 2 and fault[0] in modules:
+        near = _backward_slice(modules[fault[0]], fault[1], fault[2])
+        # where the check raised: the lines whose values reach the line that raised, nearest first
+        out.sort(key=lambda e: (0, near[e.module, e.line]) if (e.module, e.line) in near else (1, 0))
     return out
+
+
+def _backward_slice(module, qualname, line):
+    """{(module, line): rank} of the statements whose values reach ``line`` of ``qualname`` (the
+    line that raised): that line (rank 0), the earlier statements of its function that assign a name
+    it reads, and so on (ranked by distance), then where its class assigns a ``self.`` attribute
+    they read (after them)."""
+    function = module.methods.get(qualname) or next(iter(module.defs.get(qualname, [])), None)
+    if function is None:
+        return {}
+    statements = [n for n in module.walk(function) if isinstance(n, ast.stmt) and n is not function
+                  and not isinstance(n, (ast.For, ast.While, ast.If, ast.With, ast.Try))]
+
+    def reads(stmt):
+        return {ast.unparse(n) for n in ast.walk(stmt) if isinstance(n, (ast.Name, ast.Attribute))
+                and isinstance(n.ctx, ast.Load)}
+
+    def writes(stmt):
+        return {ast.unparse(t) for n in ast.walk(stmt) for t in getattr(n, "targets", [getattr(n, "target", None)])
+                if isinstance(t, (ast.Name, ast.Attribute))}
+    faulty = [s for s in statements if s.lineno <= line <= s.end_lineno]
+    if not faulty:
+        return {}
+    wanted, near = set().union(*map(reads, faulty)), {(module.name, line): 0}
+    for stmt in sorted((s for s in statements if s.lineno < line), key=lambda s: -s.lineno):
+        if writes(stmt) & wanted:
+            near[module.name, stmt.lineno] = line - stmt.lineno
+            wanted |= reads(stmt)
+    owner = qualname.split(".")[0]
+    for name, method in module.methods.items():
+        if name.split(".")[0] == owner and method is not function:
+            for stmt in ast.walk(method):
+                if isinstance(stmt, ast.stmt) and writes(stmt) & wanted:
+                    near.setdefault((module.name, stmt.lineno), line + stmt.lineno)
+    return near
 
 
 # -- running them ---------------------------------------------------------------------------------
@@ -485,7 +601,7 @@ class _Variant:
 class Failed:
     """A failed check as the search needs it: ``passes(session)`` runs it again on that session
     (True where it passes, by the check's own comparisons here); what it asked the child
-    for (``asked``) and where it raised (``fault``: (module, function))."""
+    for (``asked``) and where it raised (``fault``: (module, function, line))."""
     index: int
     passes: object
     asked: tuple

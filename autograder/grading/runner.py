@@ -160,7 +160,7 @@ class _Collector:
         """The check that just ran, as the repair search runs it again (``repair.Failed``)."""
         arguments, state = dict(self.arguments), self.context.state()
         faults = self.context.session.faults
-        fault = (faults[-1].where.module, faults[-1].where.function) if faults else None
+        fault = (faults[-1].where.module, faults[-1].where.function, faults[-1].where.line) if faults else None
 
         def passes(session):
             student = Student(session)
