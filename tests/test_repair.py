@@ -44,6 +44,41 @@ def test_candidates_name_the_edit_in_the_students_terms():
         assert 1 <= e.line <= source.count("\n")
 
 
+def test_the_newer_edits_are_candidates_and_unused_values_come_first():
+    source = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        def softmax(x):
+            return torch.exp(x) / torch.exp(x.sum(dim=0))
+
+
+        class Attention(nn.Module):
+            def __init__(self, d, p):
+                super().__init__()
+                self.W_key, self.W_value = nn.Linear(d, d), nn.Linear(d, d)
+                self.dropout = nn.Dropout(1 - p)
+
+            def forward(self, q, x):
+                keys = self.W_key(x)
+                values = x
+                scores = q.transpose(1, 2) @ keys
+                return self.dropout(softmax(scores)) @ values
+        """)
+    fixes = {(e.line, e.new) for e in repair.candidates({"m": source}, ["m"], ["m.softmax", "m.Attention"])}
+    assert {(6, "torch.exp(x).sum(dim=0)"), (13, "p"), (18, "q @ keys.transpose(1, 2)"),
+            (17, "self.W_value(x)")} <= fixes, fixes
+    # a value computed and never read: the edit that reads it comes before every other kind
+    unread = source.replace("scores = q.transpose(1, 2) @ keys", "scores = q @ x.transpose(1, 2)")
+    first = repair.candidates({"m": unread}, ["m"], ["m.Attention"])[0]
+    assert (first.kind, first.new) in {("added", "self.W_value(x)"), ("variable", "keys")}, first
+    # where the check raised, the lines whose values reach the raising line come first
+    raised = repair.candidates({"m": source}, ["m"], ["m.Attention"], ("m", "Attention.forward", 18))
+    lines = [e.line for e in raised]
+    assert lines[0] == 18 and set(lines[:lines.index(16)]) == {18} and 17 not in lines[:lines.index(12)], lines
+
+
 def test_a_stub_has_no_candidates():
     source = "def f(x):\n    raise NotImplementedError('write f')\n"
     assert repair.candidates({"m": source}, ["m"], ["m.f"]) == []

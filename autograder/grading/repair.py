@@ -523,9 +523,9 @@ def _backward_slice(module, qualname, line):
         return {ast.unparse(n) for n in ast.walk(stmt) if isinstance(n, (ast.Name, ast.Attribute))
                 and isinstance(n.ctx, ast.Load)}
 
-    def writes(stmt):
-        return {ast.unparse(t) for n in ast.walk(stmt) for t in getattr(n, "targets", [getattr(n, "target", None)])
-                if isinstance(t, (ast.Name, ast.Attribute))}
+    def writes(stmt):  # `a`, `self.a`, and each of `a, self.b = ...`
+        return {ast.unparse(n) for n in ast.walk(stmt)
+                if isinstance(n, (ast.Name, ast.Attribute)) and isinstance(n.ctx, ast.Store)}
     faulty = [s for s in statements if s.lineno <= line <= s.end_lineno]
     if not faulty:
         return {}
