@@ -142,3 +142,24 @@ def test_the_zygote_warms_only_what_the_assignments_checks_use(tmp_path, assignm
     assert record["score"] == 100
     held = {name for name, marker in WARM_MARKERS.items() if marker in record["zygote"]["modules"]}
     assert held == wanted.warm_ups, f"the zygote warmed {sorted(held)}, the manifest asks for {sorted(wanted.warm_ups)}"
+
+
+def test_a_wrong_answer_makes_no_process_import_sympy(tmp_path):
+    """A check that reports wrong values, and the repair search after it, load nothing heavy in
+    the grading process nor in the zygote: torch.unravel_index (which imports torch.fx's symbolic
+    shapes, and sympy with it, ~0.5 s) is not what finds the largest difference's index."""
+    submission = _student(tmp_path / "ch03_attention")
+    path = submission / "simple_attention.py"
+    source = path.read_text()
+    assert source.count("dim=-1)") >= 1
+    path.write_text(source.replace("dim=-1)", "dim=0)", 1))
+    records = tmp_path / "records"
+    records.mkdir()
+    env = {**os.environ, SECRET: "unused", "SALT": "0", "AUTOGRADER_UNSAFE_SAME_UID": "1"}
+    run = subprocess.run([sys.executable, "-c", PROBE, records, "grade", submission, "--json", tmp_path / "r.json"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    [record] = [json.loads(p.read_text()) for p in records.iterdir()]
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert record["score"] < 100 and "wrong values" in json.dumps(result)
+    assert "sympy" not in record["grader"] and "sympy" not in record["zygote"]["modules"]
