@@ -111,6 +111,18 @@ def test_the_cli_forks_no_zygote_where_children_need_a_python_nobody_reaches(tmp
     assert json.loads((tmp_path / "r.json").read_text())["score"] == 100
 
 
+def _graded_once(tmp_path, submission):
+    """Grade ``submission`` with ``python -m autograder grade`` under PROBE: its one record."""
+    records = tmp_path / "records"
+    records.mkdir()
+    env = {**os.environ, SECRET: "unused", "SALT": "0", "AUTOGRADER_UNSAFE_SAME_UID": "1"}
+    run = subprocess.run([sys.executable, "-c", PROBE, records, "grade", submission, "--json", tmp_path / "r.json"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    [record] = [json.loads(p.read_text()) for p in records.iterdir()]
+    return record
+
+
 # A module each warm-up loads and nothing else in a zygote does: the zygote holds it only where a
 # manifest of the graded assignments asks for that warm-up (a warm-up without one fails here).
 WARM_MARKERS = {"tiktoken": "tiktoken", "optimizer": "torch._dynamo"}
@@ -132,13 +144,7 @@ def test_the_zygote_warms_only_what_the_assignments_checks_use(tmp_path, assignm
     submission.mkdir()
     for hand_in in wanted.hand_in:  # its modules, and those of earlier assignments it builds on
         shutil.copy(course.get(hand_in.assignment).solutions / hand_in.file, submission)
-    records = tmp_path / "records"
-    records.mkdir()
-    env = {**os.environ, SECRET: "unused", "SALT": "0", "AUTOGRADER_UNSAFE_SAME_UID": "1"}
-    run = subprocess.run([sys.executable, "-c", PROBE, records, "grade", submission, "--json", tmp_path / "r.json"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
-    [record] = [json.loads(p.read_text()) for p in records.iterdir()]
+    record = _graded_once(tmp_path, submission)
     assert record["score"] == 100
     held = {name for name, marker in WARM_MARKERS.items() if marker in record["zygote"]["modules"]}
     assert held == wanted.warm_ups, f"the zygote warmed {sorted(held)}, the manifest asks for {sorted(wanted.warm_ups)}"
@@ -153,13 +159,7 @@ def test_a_wrong_answer_makes_no_process_import_sympy(tmp_path):
     source = path.read_text()
     assert source.count("dim=-1)") >= 1
     path.write_text(source.replace("dim=-1)", "dim=0)", 1))
-    records = tmp_path / "records"
-    records.mkdir()
-    env = {**os.environ, SECRET: "unused", "SALT": "0", "AUTOGRADER_UNSAFE_SAME_UID": "1"}
-    run = subprocess.run([sys.executable, "-c", PROBE, records, "grade", submission, "--json", tmp_path / "r.json"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr[-2000:]
-    [record] = [json.loads(p.read_text()) for p in records.iterdir()]
+    record = _graded_once(tmp_path, submission)
     result = json.loads((tmp_path / "r.json").read_text())
     assert record["score"] < 100 and "wrong values" in json.dumps(result)
     assert "sympy" not in record["grader"] and "sympy" not in record["zygote"]["modules"]
