@@ -5,6 +5,7 @@ it in a fresh process with an empty cache folder and every connection refused (i
 namespace where this machine allows one), so a download would fail loudly instead of passing.
 """
 import hashlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -102,3 +103,20 @@ def test_a_cache_folder_someone_else_made_is_never_written_through(monkeypatch, 
     import tiktoken
     assert tiktoken.get_encoding("gpt2").encode("Hello, I am") == [15496, 11, 314, 716]
     assert tiktoken_offline.install() == folder   # the next run finds its own folder again
+
+
+def test_a_cache_folder_this_user_cannot_write_leaves_the_encoding_loadable(monkeypatch, tmp_path):
+    """CI's red run: the grader run as nobody inherits root's ``$TIKTOKEN_CACHE_DIR``. install()
+    passes that folder over for one of its own, but rebuilding r50k_base's ranks read GPT-2's
+    files through tiktoken's cache, still the inherited folder, and tiktoken raises where a folder
+    the user named cannot be written. Here the inherited folder cannot be made at all (a path
+    under a file: even root cannot write there) and this user's own folder starts empty."""
+    unwritable = tmp_path / "a-file"
+    unwritable.write_text("")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(unwritable / "cache"))
+    monkeypatch.setattr(tiktoken_offline.tempfile, "tempdir", str(tmp_path))
+    folder = tiktoken_offline.install()
+    assert folder == str(tmp_path / f"tiktoken-cache-{os.geteuid()}")
+    assert sorted(os.listdir(folder)) == sorted(hashlib.sha1(url.encode()).hexdigest() for url in tiktoken_offline.FILES)
+    import tiktoken
+    assert tiktoken.get_encoding("r50k_base").encode("Hello, I am") == [15496, 11, 314, 716]

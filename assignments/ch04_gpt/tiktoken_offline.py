@@ -57,9 +57,19 @@ def _r50k_ranks():
     from tiktoken.load import data_gym_to_mergeable_bpe_ranks
     paths = {relative.rsplit("/", 1)[-1]: (sha, importlib.metadata.distribution(PACKAGE).locate_file(relative))
              for sha, relative in FILES.values() if relative != "r50k"}
-    ranks = data_gym_to_mergeable_bpe_ranks(
-        vocab_bpe_file=str(paths["vocab.bpe"][1]), encoder_json_file=str(paths["encoder.json"][1]),
-        vocab_bpe_hash=paths["vocab.bpe"][0], encoder_json_hash=paths["encoder.json"][0])
+    # tiktoken reads local files through its cache too, and raises where a cache folder the user
+    # named cannot be written (an inherited $TIKTOKEN_CACHE_DIR of another user's): "" turns it off.
+    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = ""
+    try:
+        ranks = data_gym_to_mergeable_bpe_ranks(
+            vocab_bpe_file=str(paths["vocab.bpe"][1]), encoder_json_file=str(paths["encoder.json"][1]),
+            vocab_bpe_hash=paths["vocab.bpe"][0], encoder_json_hash=paths["encoder.json"][0])
+    finally:
+        if saved is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = saved
     return b"".join(base64.b64encode(token) + b" %d\n" % rank
                     for token, rank in sorted(ranks.items(), key=lambda item: item[1]))
 
