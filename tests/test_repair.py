@@ -79,6 +79,29 @@ def test_the_newer_edits_are_candidates_and_unused_values_come_first():
     assert lines[0] == 18 and set(lines[:lines.index(16)]) == {18} and 17 not in lines[:lines.index(12)], lines
 
 
+def test_a_sign_is_edited_where_it_sits_before_a_later_line_compensates():
+    """A minus on the wrong half, or a power not inverted, has a one-edit repair on its own line; an
+    operator swapped on a later line passes too (it compensates). The sign comes first, so the
+    repair shown is the line the student got wrong."""
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def rotate(x, cos, sin, base):
+            x1, x2 = x[..., :2], x[..., 2:]
+            rotated = torch.cat((x2, -x1), dim=-1)
+            freq = base ** (torch.arange(2) / 4)
+            return x * cos + rotated * sin * freq
+        """)
+    found = repair.candidates({"m": source}, ["m"], ["m.rotate"])
+    line_of = {(e.line, e.new): i for i, e in enumerate(found)}
+    moved, inverted = line_of[6, "(-x2, x1)"], line_of[7, "-(torch.arange(2) / 4)"]
+    compensating = min(i for (line, new), i in line_of.items() if line == 8 and "-" in new and "cos" in new)
+    assert moved < compensating and inverted < compensating, found[:12]
+    assert found[moved].kind == found[inverted].kind == "sign"
+    assert found[moved].applied({"m": source})["m"].splitlines()[5].strip() == "rotated = torch.cat((-x2, x1), dim=-1)"
+
+
 def test_a_stub_has_no_candidates():
     source = "def f(x):\n    raise NotImplementedError('write f')\n"
     assert repair.candidates({"m": source}, ["m"], ["m.f"]) == []

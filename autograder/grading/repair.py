@@ -27,7 +27,7 @@ NAMED_SHARE = 0.3     # of that bound, where the catalogue named every failed ch
 BATCHES = (8, 16)  # candidates per round trip: small first (the likeliest edits come first), then 16 at a time
 
 # kind -> what the `change` hint says changes; in the order candidates are tried
-KINDS = {"dimension": "the dimension argument", "transpose": "a transpose", "operator": "the operator",
+KINDS = {"dimension": "the dimension argument", "transpose": "a transpose", "sign": "a sign", "operator": "the operator",
          "constant": "a constant", "slice": "a slice or index", "placement": "where a term sits",
          "removed": "a call or term removed", "arguments": "the order of the arguments",
          "order": "the order of two statements", "added": "a term added", "variable": "which variable is used"}
@@ -36,7 +36,7 @@ _REDUCTIONS = {"sum", "mean", "var", "std", "amax", "amin", "max", "min", "norm"
 _TRANSPOSES = {"transpose", "permute", "t", "swapaxes", "mT", "T"}
 _SWAPS = {ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Div, ast.MatMult), ast.Div: (ast.Mult,),
           ast.MatMult: (ast.Mult,), ast.FloorDiv: (ast.Div,)}
-_ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
+_ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.Tuple, ast.List)  # unparsed with their brackets
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
 
 
@@ -324,8 +324,24 @@ def edits(module, function, tier=0) -> list:
                 c = node.right.value
                 for other in dict.fromkeys((-c, 1 / c, 2 * c, c / 2)):
                     edit("constant", node.right, ast.Constant(other))
+            elif isinstance(node.op, ast.Pow):  # `b ** e` for `b ** -e`: a power that is not inverted
+                edit("sign", node.right, _negated(node.right))
+            if isinstance(node.op, ast.Div) and isinstance(node.left, ast.Constant):
+                edit("removed", node, node.right)  # `1 / x` where `x` was meant
             elif _int(node.right) is not None:
                 ints(node.right, (_int(node.right) - 1, _int(node.right) + 1), "constant", module.segment(node))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _int(node) is None:
+            edit("sign", node, node.operand)
+        elif isinstance(node, (ast.Tuple, ast.List)) and isinstance(node.ctx, ast.Load):
+            # `cat((x2, -x1))` for `cat((-x2, x1))`: the minus on another element (one edit where the
+            # sign sits, not a compensating one on a later line)
+            signed = [i for i, e in enumerate(node.elts) if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub)]
+            if len(signed) == 1 and len(node.elts) <= 4 and not any(isinstance(e, ast.Starred) for e in node.elts):
+                for i in range(len(node.elts)):
+                    if i != signed[0]:
+                        elts = list(node.elts)
+                        elts[signed[0]], elts[i] = elts[signed[0]].operand, _negated(elts[i])
+                        edit("sign", node, type(node)(elts, ast.Load()))
         elif isinstance(node, ast.Subscript):
             parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             for part in parts:
@@ -402,6 +418,10 @@ def _untransposed(node):
         return node.func.value, lambda other: ast.Call(ast.Attribute(other, "transpose", ast.Load()),
                                                        node.args, node.keywords)
     return None
+
+
+def _negated(node):
+    return ast.UnaryOp(ast.USub(), node)
 
 
 def _alike(a, b):
