@@ -102,7 +102,31 @@ def block_names(cfg):
 
 
 def swapped(module, spec):
-    """A private copy of a reference module with its submodules swapped for the stand-ins."""
+    """A copy of a reference module (one ``once`` keeps) with its submodules swapped for the stand-ins,
+    once per process for the same spec (callers never mutate it, as ``once``'s values): the repair
+    search runs a failed check again for every candidate, and this copy was most of its cost."""
+    key = tuple((dotted, *(None if w.get(k) is None else _value(w[k]) for k in ("weight", "bias")))
+                for dotted, w in spec.items())
+    # the module itself in the value: its id() stays its own while the entry lives
+    return once(("swapped", id(module), key), lambda: (module, _kept(_swapped(module, spec))))[1]
+
+
+# id -> module, of the modules ``once`` keeps for good (``built``'s, ``swapped``'s): ``run`` keeps
+# its answers on those (an id is a key only of an object kept alive)
+_KEPT = {}
+
+
+def _kept(module):
+    _KEPT[id(module)] = module
+    return module
+
+
+def _value(t):
+    """A tensor as part of a cache key: by value."""
+    return tuple(t.shape), str(t.dtype), t.detach().numpy().tobytes()
+
+
+def _swapped(module, spec):
     module = copy.deepcopy(module)
     for dotted, weights in spec.items():
         owner_name, _, leaf = dotted.rpartition(".")
@@ -121,13 +145,21 @@ def built(factory, cfg, seed):
     """The reference ``factory(cfg)`` built after ``set_seed(seed)``, once per process; callers copy it."""
     def build():
         set_seed(seed)
-        return factory(cfg)
+        return _kept(factory(cfg))
     return once(("built", factory, tuple(sorted(cfg.items())), seed), build)
 
 
 def run(module, x, train=False, seed=None, grad_weight=None):
     """The module's output (and with ``grad_weight`` its parameters' gradients after backward of
-    sum(output * grad_weight)), in train or eval mode, after ``set_seed(seed)``."""
+    sum(output * grad_weight)), in train or eval mode, after ``set_seed(seed)``; once per process
+    for a module ``once`` keeps (callers never mutate the answer)."""
+    if _KEPT.get(id(module)) is not module:
+        return _run(module, x, train, seed, grad_weight)
+    key = ("run", id(module), _value(x), train, seed, None if grad_weight is None else _value(grad_weight))
+    return once(key, lambda: _run(module, x, train, seed, grad_weight))
+
+
+def _run(module, x, train, seed, grad_weight):
     module = copy.deepcopy(module).train(train)
     if seed is not None:
         set_seed(seed)
