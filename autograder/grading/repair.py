@@ -566,16 +566,28 @@ def _backward_slice(module, qualname, line):
 # -- running them ---------------------------------------------------------------------------------
 
 def _same(a, b):
-    """Whether two plans' steps are the same (tensors by value)."""
+    """Whether two plans' steps are the same (tensors by value). Plain leaves (ids, words, names)
+    are compared where they stand: a chapter-2 plan holds thousands of them."""
     import torch
+    if type(a) in _PLAIN or type(b) in _PLAIN:
+        return type(a) is type(b) and a == b
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
                 and a.dtype == b.dtype and torch.equal(a, b))
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(_leaf_same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_leaf_same(x, y) for x, y in zip(a, b))
     return type(a) is type(b) and a == b
+
+
+def _leaf_same(x, y):
+    if type(x) in _PLAIN:
+        return type(x) is type(y) and x == y
+    return _same(x, y)
+
+
+_PLAIN = (int, float, str, bool, type(None))
 
 
 class _Batch:
