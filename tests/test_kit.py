@@ -39,6 +39,19 @@ def test_the_reference_cache_computes_once_per_key_and_stores_no_failure():
     assert len(calls) == 4                                     # a failure is tried again, never kept
 
 
+def test_an_id_is_a_key_only_of_what_the_cache_keeps_and_tensors_key_by_value():
+    import torch
+    from autograder.grading.kit import by_value, keep, kept
+    fresh = torch.nn.Linear(2, 2)
+    assert not kept(fresh)                 # a fresh object's id may be reused once it is freed
+    module = once(("test_kit", "kept module"), lambda: keep(torch.nn.Linear(2, 2)))
+    assert kept(module) and not kept(torch.nn.Linear(2, 2))
+    a, b = torch.arange(6.0).reshape(2, 3), torch.arange(6.0).reshape(2, 3)
+    assert by_value(a) == by_value(b) and hash(by_value(a)) == hash(by_value(b))
+    for other in (a.reshape(3, 2), a.double(), a + 1):   # shape, dtype and values each part of the key
+        assert by_value(other) != by_value(a)
+
+
 def test_every_chapter_helper_uses_the_kits_cache_only():
     # one reference cache: no helper keeps a dictionary or functools cache of its own
     suites = Path(__file__).resolve().parents[1] / "autograder" / "suites"

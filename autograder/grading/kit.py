@@ -34,6 +34,27 @@ def once(key, compute):
     return _REFERENCE[key]
 
 
+# id -> object, of the reference's objects ``once`` keeps for good (``keep``): a key may hold the
+# id() of one of these (``kept``), as of nothing else
+_KEPT = {}
+
+
+def keep(obj):
+    """``obj``, a value ``once`` keeps for good, marked so that ``kept(obj)`` holds."""
+    _KEPT[id(obj)] = obj
+    return obj
+
+
+def kept(obj) -> bool:
+    """Whether ``obj`` is one of the values ``keep`` marked (its id() is then a key)."""
+    return _KEPT.get(id(obj)) is obj
+
+
+def by_value(tensor) -> tuple:
+    """A tensor as part of a key: its shape, dtype and bytes."""
+    return tuple(tensor.shape), str(tensor.dtype), tensor.detach().numpy().tobytes()
+
+
 
 class Case(NamedTuple):
     """One input of a check: the arguments, the reference's answer, how the feedback names it, and

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.grading.compare import expect_close, seeded, set_seed, yours_vs_expected
-from autograder.grading.kit import once
+from autograder.grading.kit import by_value, keep, kept, once
 from autograder.grading import probes
 from autograder.grading.probes import calls_made, stood_in
 from autograder.sandbox.session import StudentFailure
@@ -105,25 +105,10 @@ def swapped(module, spec):
     """A copy of a reference module (one ``once`` keeps) with its submodules swapped for the stand-ins,
     once per process for the same spec (callers never mutate it, as ``once``'s values): the repair
     search runs a failed check again for every candidate, and this copy was most of its cost."""
-    key = tuple((dotted, *(None if w.get(k) is None else _value(w[k]) for k in ("weight", "bias")))
+    key = tuple((dotted, *(None if w.get(k) is None else by_value(w[k]) for k in ("weight", "bias")))
                 for dotted, w in spec.items())
     # the module itself in the value: its id() stays its own while the entry lives
-    return once(("swapped", id(module), key), lambda: (module, _kept(_swapped(module, spec))))[1]
-
-
-# id -> module, of the modules ``once`` keeps for good (``built``'s, ``swapped``'s): ``run`` keeps
-# its answers on those (an id is a key only of an object kept alive)
-_KEPT = {}
-
-
-def _kept(module):
-    _KEPT[id(module)] = module
-    return module
-
-
-def _value(t):
-    """A tensor as part of a cache key: by value."""
-    return tuple(t.shape), str(t.dtype), t.detach().numpy().tobytes()
+    return once(("swapped", id(module), key), lambda: (module, keep(_swapped(module, spec))))[1]
 
 
 def _swapped(module, spec):
@@ -145,7 +130,7 @@ def built(factory, cfg, seed):
     """The reference ``factory(cfg)`` built after ``set_seed(seed)``, once per process; callers copy it."""
     def build():
         set_seed(seed)
-        return _kept(factory(cfg))
+        return keep(factory(cfg))
     return once(("built", factory, tuple(sorted(cfg.items())), seed), build)
 
 
@@ -153,9 +138,9 @@ def run(module, x, train=False, seed=None, grad_weight=None):
     """The module's output (and with ``grad_weight`` its parameters' gradients after backward of
     sum(output * grad_weight)), in train or eval mode, after ``set_seed(seed)``; once per process
     for a module ``once`` keeps (callers never mutate the answer)."""
-    if _KEPT.get(id(module)) is not module:
+    if not kept(module):
         return _run(module, x, train, seed, grad_weight)
-    key = ("run", id(module), _value(x), train, seed, None if grad_weight is None else _value(grad_weight))
+    key = ("run", id(module), by_value(x), train, seed, None if grad_weight is None else by_value(grad_weight))
     return once(key, lambda: _run(module, x, train, seed, grad_weight))
 
 

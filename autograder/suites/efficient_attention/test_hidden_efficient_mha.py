@@ -13,6 +13,7 @@ import torch
 from _efficient import (COMMON_MISTAKES, LAYOUT_MISTAKES, as_dict, build_and_run, ch03_params, expect_buffers,
                         ch03_stand_ins, loaded, mistakes, named_parameters_steps, run, state, weights)
 from autograder.grading.compare import ATOL, RTOL, expect_close, seeded, set_seed, yours_vs_expected
+from autograder.grading.kit import by_value, keep, once
 from autograder.grading.result import failure
 from autograder.sandbox.session import StudentFailure
 
@@ -27,7 +28,14 @@ CLASSES = {"MultiHeadAttentionCombinedQKV": "transfer_to_combined_qkv", "MHAEins
 
 
 def reference(ref, name, args, W, train=False):
-    """The reference class ``name(*args)`` holding W, moved in by the reference transfer."""
+    """The reference class ``name(*args)`` holding W, moved in by the reference transfer; once per
+    process (callers never mutate it: the repair search runs a failed check again per candidate)."""
+    key = tuple((k, None if v is None else by_value(v)) for k, v in sorted(W.items()))
+    cls = getattr(ref.efficient_mha, name)
+    return once(("efficient reference", cls, tuple(args), key, train), lambda: keep(_reference(ref, name, args, W, train)))
+
+
+def _reference(ref, name, args, W, train):
     d_in, d_out, heads, ctx, drop, qkv_bias = args
     mha = loaded(ref.multihead_attention.MultiHeadAttention, (d_in, d_out, ctx, drop, heads, qkv_bias), ch03_params(W))
     set_seed(0)
