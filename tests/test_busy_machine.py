@@ -8,7 +8,7 @@ clock says it took several times that, an infinite loop still ends at its CPU li
 sleeping child still ends at the backstop. The class run below grades every assignment's
 reference and mistakes from its bank beside the hogs, with more grading jobs than cores, and
 must give every student the score an idle machine gives. (tests/test_nbgrader_autograde.py runs
-chapter 3's and efficient attention's ``nbgrader autograde`` beside hogs too.)"""
+every assignment's ``nbgrader autograde`` beside hogs too.)"""
 import csv
 import shutil
 import subprocess
