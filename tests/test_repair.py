@@ -79,6 +79,32 @@ def test_the_newer_edits_are_candidates_and_unused_values_come_first():
     assert lines[0] == 18 and set(lines[:lines.index(16)]) == {18} and 17 not in lines[:lines.index(12)], lines
 
 
+def test_names_unpacked_and_left_unread_and_plain_attributes_do_not_come_first():
+    """The book unpacks `b, num_tokens, d_in = x.shape` and reads one of the three; its class keeps
+    `self.d_out = d_out`. Neither is an unread value the student meant to use: a softmax over the
+    wrong dim is still the first candidate, not `b` put in every place or `self.d_out(x)`."""
+    source = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        class Attention(nn.Module):
+            def __init__(self, d_in, d_out):
+                super().__init__()
+                self.d_out = d_out
+                self.W_query = nn.Linear(d_in, d_out)
+
+            def forward(self, x):
+                b, num_tokens, d_in = x.shape
+                queries = self.W_query(x)
+                scores = queries @ queries.transpose(1, 2) / num_tokens
+                return torch.softmax(scores, dim=1)
+        """)
+    found = repair.candidates({"m": source}, ["m"], ["m.Attention"])
+    assert (found[0].kind, found[0].line, found[0].new) == ("dimension", 15, "dim=-1"), found[:3]
+    assert not any(e.new in ("self.d_out(x)", "b", "d_in") for e in found[:20])
+
+
 def test_a_sign_is_edited_where_it_sits_before_a_later_line_compensates():
     """A minus on the wrong half, or a power not inverted, has a one-edit repair on its own line; an
     operator swapped on a later line passes too (it compensates). The sign comes first, so the

@@ -363,7 +363,8 @@ def edits(module, function, tier=0) -> list:
     _statements(module, function, out)
     order = list(KINDS)
     # a value computed and never used is the likeliest one meant: the edits that use it come first
-    unread = {n for n, line in names.items() if line and n not in used}
+    # (a name unpacked beside others, `b, num_tokens, d_in = x.shape`, is often left unread: not one)
+    unread = {n for n, value in _computed(function).items() if n in names and n not in used}
 
     def key(e):
         return (not (e.kind == "added" or (e.kind == "variable" and e.new in unread)), order.index(e.kind),
@@ -378,8 +379,10 @@ def _projections(module, function, edit):
     if owner is None:
         return
     methods = [m for k, m in module.methods.items() if k.split(".")[0] == owner]
-    assigned = {n.attr for m in methods for n in ast.walk(m) if isinstance(n, ast.Attribute)
-                and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    # the maps it holds: `self.A = <a call>` (nn.Linear(...), nn.Parameter(...)), not `self.d_out = d_out`
+    assigned = {target.attr for m in methods for target, value in _assignments(m)
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                and target.value.id == "self" and isinstance(value, ast.Call)}
     read = {n.attr for n in module.walk(function) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)}
     unread = sorted(assigned - read - {k.split(".")[1] for k in module.methods if k.startswith(owner + ".")})
 
@@ -430,6 +433,25 @@ def _alike(a, b):
     start = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
     end = next((i for i, (x, y) in enumerate(zip(reversed(a), reversed(b))) if x != y), min(len(a), len(b)))
     return start + end
+
+
+def _assignments(function):
+    """(target, value) of each assignment in ``function``, a tuple's elements paired
+    (``a, b = f(x), g(x)``); an unpacked value pairs each target with None."""
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    values = node.value.elts if isinstance(node.value, (ast.Tuple, ast.List)) and \
+                        len(node.value.elts) == len(target.elts) else [None] * len(target.elts)
+                    yield from zip(target.elts, values)
+                else:
+                    yield target, node.value
+
+
+def _computed(function):
+    """{name: its value}: the local names of ``function`` given a value of their own (not unpacked)."""
+    return {t.id: v for t, v in _assignments(function) if isinstance(t, ast.Name) and v is not None}
 
 
 def _locals(module, function):
