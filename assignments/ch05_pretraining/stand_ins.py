@@ -81,12 +81,15 @@ class GPTParameters(nn.Module):
 
 # -- what the grader hands training in place of the pieces it calls --------------------------------
 # train_model_simple and evaluate_model are judged with these in place of your calc_loss_batch,
-# calc_loss_loader and chapter 4's generate_text_simple (each name the function calls), so that a
-# mistake in losses.py or generate.py costs nothing in training. The loss is not the book's cross
-# entropy: any loss trains, and this one gives nothing of losses.py away.
+# calc_loss_loader, chapter 4's generate_text_simple and your text_to_token_ids and token_ids_to_text
+# (each name the function calls), so that a mistake in losses.py, generate.py or text_tokens.py
+# costs nothing in training. The loss is not the book's cross entropy: any loss trains, and this
+# one gives nothing of losses.py away.
 STAND_INS = {**{f"{module}.calc_loss_batch": "stand_ins.stand_in_loss_batch" for module in ("training", "losses")},
              **{f"{module}.calc_loss_loader": "stand_ins.stand_in_loss_loader" for module in ("training", "losses")},
-             **{f"{module}.generate_text_simple": "stand_ins.stand_in_generate" for module in ("training", "generate")}}
+             **{f"{module}.generate_text_simple": "stand_ins.stand_in_generate" for module in ("training", "generate")},
+             **{f"{module}.{name}": f"stand_ins.stand_in_{name}" for module in ("training", "text_tokens")
+                for name in ("text_to_token_ids", "token_ids_to_text")}}
 
 
 def adamw(model, lr, weight_decay) -> torch.optim.AdamW:
@@ -107,6 +110,16 @@ def stand_in_loss_loader(data_loader, model, device, num_batches=None):
     losses = [stand_in_loss_batch(x, y, model, device).item()
               for _, (x, y) in zip(range(len(data_loader) if num_batches is None else num_batches), data_loader)]
     return sum(losses) / len(losses) if losses else float("nan")
+
+
+def stand_in_text_to_token_ids(text, tokenizer) -> torch.Tensor:
+    """``text``'s ids in a batch of one, (1, num_tokens) int64; ``<|endoftext|>`` as its one id."""
+    return torch.tensor([tokenizer.encode(text, allowed_special={"<|endoftext|>"})], dtype=torch.long)
+
+
+def stand_in_token_ids_to_text(token_ids, tokenizer) -> str:
+    """The text of a batch of one's ids (or of a 1-D tensor of them)."""
+    return tokenizer.decode(token_ids.reshape(-1).tolist())
 
 
 def stand_in_generate(model, idx, max_new_tokens, context_size) -> torch.Tensor:

@@ -10,8 +10,8 @@ import torch
 
 import stand_ins
 from public_tests import expect_close, expect_equal
-from stand_ins import STAND_INS, TinyGPT, stand_in_generate, stand_in_loss_batch, stand_in_loss_loader
-from text_tokens import text_to_token_ids, token_ids_to_text
+from stand_ins import (STAND_INS, TinyGPT, stand_in_generate, stand_in_loss_batch, stand_in_loss_loader,
+                       stand_in_text_to_token_ids, stand_in_token_ids_to_text)
 from training import evaluate_model, generate_and_print_sample, train_model_simple
 
 CFG = {"vocab_size": 40, "context_length": 6, "emb_dim": 8, "drop_rate": 0.5}  # ids below 40: one ASCII character each
@@ -19,9 +19,10 @@ CFG = {"vocab_size": 40, "context_length": 6, "emb_dim": 8, "drop_rate": 0.5}  #
 
 @pytest.fixture(autouse=True)
 def stand_ins_for_what_training_calls(monkeypatch):
-    """As the grader does: your calc_loss_batch, calc_loss_loader and chapter 4's generate_text_simple
-    replaced by stand_ins.py's, by those names, wherever training calls them from (a mistake in
-    losses.py or generate.py is their own tests' to show, and costs nothing here)."""
+    """As the grader does: your calc_loss_batch, calc_loss_loader, chapter 4's generate_text_simple,
+    text_to_token_ids and token_ids_to_text replaced by stand_ins.py's, by those names, wherever
+    training calls them from (a mistake in losses.py, generate.py or text_tokens.py is their own
+    tests' to show, and costs nothing here)."""
     for target, source in STAND_INS.items():
         module, name = target.split(".")
         monkeypatch.setattr(importlib.import_module(module), name, getattr(stand_ins, source.split(".")[1]),
@@ -53,9 +54,8 @@ def test_sample_in_eval_mode_and_back(capsys, tokenizer):
     model = tiny()
     generate_and_print_sample(model, tokenizer, "cpu", "A")
     expect_equal(model.training, True, "model.training after generate_and_print_sample")
-    # with your own text_to_token_ids and token_ids_to_text: a mistake there is test_text_tokens.py's to show
-    ids = stand_in_generate(model.eval(), text_to_token_ids("A", tokenizer), 50, CFG["context_length"])
-    expect_equal(capsys.readouterr().out, token_ids_to_text(ids, tokenizer).replace("\n", " ") + "\n",
+    ids = stand_in_generate(model.eval(), stand_in_text_to_token_ids("A", tokenizer), 50, CFG["context_length"])
+    expect_equal(capsys.readouterr().out, stand_in_token_ids_to_text(ids, tokenizer).replace("\n", " ") + "\n",
                  "what generate_and_print_sample printed")
 
 

@@ -1,9 +1,10 @@
 """Section 5.2: training the LLM, evaluating it along the way, and printing a sample.
 
-Call ``calc_loss_batch``, ``calc_loss_loader`` and ``generate_text_simple`` by those names (as the
-book imports them, or as ``losses.calc_loss_batch`` and ``generate.generate_text_simple``): the grader
-and the public tests hand these functions stand-ins for them (``stand_ins.py``), so that a mistake in
-``losses.py`` or chapter 4's ``generate.py`` costs nothing here."""
+Call ``calc_loss_batch``, ``calc_loss_loader``, ``generate_text_simple``, ``text_to_token_ids`` and
+``token_ids_to_text`` by those names (as the book imports them, or as ``losses.calc_loss_batch``,
+``generate.generate_text_simple`` and ``text_tokens.text_to_token_ids``): the grader and the public
+tests hand these functions stand-ins for them (``stand_ins.py``), so that a mistake in ``losses.py``,
+``text_tokens.py`` or chapter 4's ``generate.py`` costs nothing here."""
 import torch
 
 from generate import generate_text_simple  # chapter 4's, your own

@@ -3,14 +3,13 @@
 Each mutant is one edit of one module of ``solutions/ch05_pretraining`` (the exact text ``old``,
 occurring exactly once in the reference, replaced by ``new``); ``parts`` is the exact set of parts
 that must lose points, every other part keeps full marks: training is judged with the grader's
-stand-ins for the losses and chapter 4's generation, and no part uses the student's chapter-4 GPT.
-``named`` is a fragment of the name the feedback must give, or None where no name fits.
+stand-ins for the losses, the text's ids and chapter 4's generation, and no part uses the student's
+chapter-4 GPT. ``named`` is a fragment of the name the feedback must give, or None where no name fits.
 ``tests/test_mutants.py`` grades every mutant.
 
-A text_tokens mistake that makes the sample printed after each epoch crash (ids without the batch
-dimension, float ids, a list of lists decoded) stops train_model_simple before it returns: its
-weights after the last step still earn the training steps' check, but the lists it would return
-and the sample's check are lost. Nothing else shows them, and nothing is credited on the child's word.
+A text_tokens mistake that would make the sample printed after each epoch crash (ids without the
+batch dimension, float ids, a list of lists decoded) costs training nothing: training calls the
+stand-ins of text_to_token_ids and token_ids_to_text, and the mistake is charged in text_tokens once.
 """
 from banks import Mutant
 
@@ -20,16 +19,16 @@ I8 = "\n        "
 MUTANTS = [
     # ------------------------------------------------------------- 5.1.1 text and tokens
     Mutant("text_to_token_ids without the batch dimension", TT,
-           "return torch.tensor(encoded).unsqueeze(0)", "return torch.tensor(encoded)", (TT, TR),
+           "return torch.tensor(encoded).unsqueeze(0)", "return torch.tensor(encoded)", (TT,),
            named="without the batch dimension"),
     Mutant("text_to_token_ids without allowed_special", TT,
            'encoded = tokenizer.encode(text, allowed_special={"<|endoftext|>"})', "encoded = tokenizer.encode(text)",
            (TT,), named="allowed_special"),
     Mutant("text_to_token_ids as float ids", TT,
            "return torch.tensor(encoded).unsqueeze(0)", "return torch.tensor(encoded, dtype=torch.float32).unsqueeze(0)",
-           (TT, TR), named="floating-point"),
+           (TT,), named="floating-point"),
     Mutant("token_ids_to_text without squeeze", TT,
-           "flat = token_ids.squeeze(0)", "flat = token_ids", (TT, TR), named="without removing the batch dimension"),
+           "flat = token_ids.squeeze(0)", "flat = token_ids", (TT,), named="without removing the batch dimension"),
     # ------------------------------------------------------------- 5.1.2-5.1.3 losses
     Mutant("calc_loss_batch with reduction='sum'", LO,
            "return torch.nn.functional.cross_entropy(logits.flatten(0, 1), target_batch.flatten())",

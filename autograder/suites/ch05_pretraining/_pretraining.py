@@ -156,9 +156,9 @@ def per_batch_losses(model, pairs):
 
 # -- training, the book's way and with switched mistakes (charged in training) --------------------
 # Training is judged with the grader's stand-ins for the pieces it calls (stand_ins.STAND_INS: the child's
-# calc_loss_batch, calc_loss_loader and generate_text_simple replaced for the call), and its expected
-# answer computed here with the same: a mistake in losses.py or generate.py, named or not, costs
-# nothing here.
+# calc_loss_batch, calc_loss_loader, generate_text_simple, text_to_token_ids and token_ids_to_text
+# replaced for the call), and its expected answer computed here with the same: a mistake in losses.py,
+# generate.py or text_tokens.py, named or not, costs nothing here.
 def train(model, train_pairs, val_pairs, *, lr, weight_decay, num_epochs, eval_freq, eval_iter, seed,
           zero_grad="before", restore_train=True, tokens="numel", first_step=0, eval_mode=True, inline=False):
     """Listing 5.3 in the grader on a private copy of ``model``, with the stand-in loss: (the three

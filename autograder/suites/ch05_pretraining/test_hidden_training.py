@@ -5,8 +5,9 @@ with the grader's AdamW; the weights after every step and the three lists it ret
 with the same training run here, after the same seed (dropout draws the same masks). Every piece
 these functions call from another part is the grader's stand-in, in the child and here
 (stand_ins.STAND_INS: its own loss for calc_loss_batch and calc_loss_loader, greedy generation for
-chapter 4's generate_text_simple): a mistake in losses.py or generate.py, named or not, costs nothing
-in this part."""
+chapter 4's generate_text_simple, tiktoken's own encode and decode for text_to_token_ids and
+token_ids_to_text): a mistake in losses.py, generate.py or text_tokens.py, named or not, costs
+nothing in this part."""
 import pytest
 import torch
 
