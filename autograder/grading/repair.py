@@ -324,12 +324,12 @@ def edits(module, function, tier=0) -> list:
                 c = node.right.value
                 for other in dict.fromkeys((-c, 1 / c, 2 * c, c / 2)):
                     edit("constant", node.right, ast.Constant(other))
-            elif isinstance(node.op, ast.Pow):  # `b ** e` for `b ** -e`: a power that is not inverted
-                edit("sign", node.right, _negated(node.right))
-            if isinstance(node.op, ast.Div) and isinstance(node.left, ast.Constant):
-                edit("removed", node, node.right)  # `1 / x` where `x` was meant
             elif _int(node.right) is not None:
                 ints(node.right, (_int(node.right) - 1, _int(node.right) + 1), "constant", module.segment(node))
+            if isinstance(node.op, ast.Pow) and not isinstance(node.right, ast.Constant):
+                edit("sign", node.right, _negated(node.right))  # `b ** e` for `b ** -e`: a power not inverted
+            if isinstance(node.op, ast.Div) and isinstance(node.left, ast.Constant):
+                edit("removed", node, node.right)  # `1 / x` where `x` was meant
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _int(node) is None:
             edit("sign", node, node.operand)
         elif isinstance(node, (ast.Tuple, ast.List)) and isinstance(node.ctx, ast.Load):
