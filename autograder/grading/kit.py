@@ -8,7 +8,7 @@ import contextvars
 import functools
 import hashlib
 import re
-from typing import Any, NamedTuple, Optional
+from typing import Any, NamedTuple, Optional, TypeVar
 
 
 # key -> a reference-only result; lives as long as the grading process (never in a child: the
@@ -39,7 +39,10 @@ def once(key, compute):
 _KEPT = {}
 
 
-def keep(obj):
+_Kept = TypeVar("_Kept")
+
+
+def keep(obj: _Kept) -> _Kept:
     """``obj``, a value ``once`` keeps for good, marked so that ``kept(obj)`` holds."""
     _KEPT[id(obj)] = obj
     return obj
