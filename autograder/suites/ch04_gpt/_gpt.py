@@ -134,11 +134,13 @@ def built(factory, cfg, seed):
     return once(("built", factory, tuple(sorted(cfg.items())), seed), build)
 
 
-def run(module, x, train=False, seed=None, grad_weight=None):
+def run(module, x, train=False, seed=None, grad_weight=None, cache=True):
     """The module's output (and with ``grad_weight`` its parameters' gradients after backward of
     sum(output * grad_weight)), in train or eval mode, after ``set_seed(seed)``; once per process
-    for a module ``once`` keeps (callers never mutate the answer)."""
-    if not kept(module):
+    for a module ``once`` keeps (callers never mutate the answer). ``cache=False`` where ``x``
+    comes from the student's answer: every submission (and every candidate of a repair search)
+    would add answers of its own for good."""
+    if not cache or not kept(module):
         return _run(module, x, train, seed, grad_weight)
     key = ("run", id(module), by_value(x), train, seed, None if grad_weight is None else by_value(grad_weight))
     return once(key, lambda: _run(module, x, train, seed, grad_weight))

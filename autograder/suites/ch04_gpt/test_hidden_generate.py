@@ -123,7 +123,7 @@ ONLY_NEW = "only the new tokens returned (the book returns the prompt with them:
 
 def models(student, module, spec):
     """{mistake charged in gpt_model (None: the book's): the logits of that GPTModel}, computed here."""
-    found = {None: lambda ids: run(module, ids)}
+    found = {None: lambda ids: run(module, ids, cache=False)}  # ids: the student's sequence so far
     for name in charged(student, ["gpt_model"], [name for name in GPT_MISTAKES if name != TIED]):  # a tie: stood in
         found[name] = lambda ids, v=GPT_MISTAKES[name]: gpt_forward(ids, module, spec, variant=v)
     return found
@@ -171,7 +171,7 @@ def run_case(student, ref, cfg, idx, max_new_tokens, context_size, seed):
     plan = student.plan(library_generation(torch_from(student), cfg, idx, max_new_tokens, context_size, model),
                         needs=GEN)
     judge_steps(idx, plan.values["out"], plan.records["out"]["m"], max_new_tokens, context_size)  # feedback only
-    off = departure(lambda ids: run(model, ids), plan.values["out"], idx, max_new_tokens, context_size)
+    off = departure(lambda ids: run(model, ids, cache=False), plan.values["out"], idx, max_new_tokens, context_size)
     if off is not None:
         raise departed(off, idx, max_new_tokens, context_size, LIBRARY_WORDS)
     student.notes.append(f"generate_text_simple is judged on the grader's own model ({LIBRARY_WORDS}): your GPTModel "
