@@ -177,7 +177,7 @@ def main(argv=None):
     parser.add_argument("--all", action="store_true", help="also every tests/*/mutants.py")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every failed check's whole feedback")
     parser.add_argument("--assignment", help="grade as this assignment (default: the bank's folder name)")
-    parser.add_argument("--repair-seconds", type=float, help="the repair search's time bound per submission "
+    parser.add_argument("--repair-seconds", type=float, help="the repair search's bound per submission, CPU seconds "
                         "(default: the grader's, half the grading's own time)")
     args = parser.parse_args(argv)
     paths = [Path(p) for p in args.banks]

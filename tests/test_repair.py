@@ -241,6 +241,25 @@ def test_a_submission_whose_failures_are_all_named_searches_less(softmax_mutant,
     assert bounds == [pytest.approx(repair.MIN_SECONDS * repair.NAMED_SHARE), pytest.approx(repair.MIN_SECONDS)]
 
 
+def test_the_search_bound_counts_cpu_seconds_not_the_wall_clock():
+    """The bound is work (this process's CPU and the children's, read from outside them), so the
+    wait a busy machine adds uses none of it, and a child's own work does."""
+    import time
+
+    class Children:  # what StudentSession.cpu_seconds reads from /proc
+        used = 0.0
+
+        def cpu_seconds(self):
+            return self.used
+
+    children = Children()
+    work = repair.Work(children, 0.2)
+    time.sleep(0.3)  # waiting, as beside other jobs: no CPU used
+    assert not work.over() and work.left() > 0.15
+    children.used = 0.25  # the children's CPU seconds count
+    assert work.over() and work.used() >= 0.25
+
+
 def test_the_class_report_counts_repairs_by_kind():
     from types import SimpleNamespace
 

@@ -8,7 +8,8 @@ submission, and runs many candidates' plans in one round trip), and the check it
 trusted process, compares each candidate's answers with its own expected ones. A candidate that
 passes is run once more, alone, in a fresh child with the edited file as the submission: only then
 is it a verified repair. Nothing the child says is a verdict, and no score ever changes: the
-repair is feedback (``Check.repair``), bounded in candidates and in time.
+repair is feedback (``Check.repair``), bounded in candidates and in CPU time (``Work``: the
+grader's and the children's, so that a busy machine reaches the repairs an idle one reaches).
 """
 import ast
 import functools
@@ -16,6 +17,7 @@ import itertools
 import time
 from dataclasses import dataclass
 
+from ..sandbox import cputime
 from .shapes import MAX_FUNCTION_NODES, MAX_SOURCE_CHARS
 
 HINTS = ("none", "line", "change", "fix")  # how much of a repair the student's text shows
@@ -617,15 +619,15 @@ class _Batch:
     trip, for every later candidate of the batch (the checks send the same inputs), and each
     candidate's check then reads its own answer."""
 
-    def __init__(self, session, members, deadline):
-        self.session, self.members, self.deadline = session, members, deadline  # members: variant indices
+    def __init__(self, session, members, work):
+        self.session, self.members, self.work = session, members, work  # members: variant indices
         self.sent = {}  # n -> (steps, {variant: Plan or StudentFailure})
 
     def answer(self, variant, n, steps, needs, memory):
         from ..sandbox.session import StudentFailure
         if memory is not None:  # a child of its own per plan: not worth a search
             return StudentFailure("not run in the repair search")
-        timeout = max(0.05, min(self.session.timeout, self.deadline - time.monotonic()))
+        timeout = max(0.05, min(self.session.timeout, self.work.left()))  # CPU seconds, as the session's
         known = self.sent.get(n)
         if known is not None and variant in known[1] and _same(known[0], steps):
             return known[1][variant]
@@ -662,16 +664,40 @@ class Failed:
     fault: object
 
 
+class Work:
+    """The search's clock: CPU seconds of this process and of the sandboxed children it runs (read
+    from outside them, sandbox/cputime), which a busy machine does not stretch, so that it reaches
+    the repairs an idle one reaches; the wall clock only a backstop (``cputime.backstop``) against a
+    child that stalls."""
+
+    def __init__(self, session, seconds):
+        self.session, self.seconds = session, seconds
+        self.children = 0.0  # CPU seconds of the children that confirmed a repair, gone now
+        self.start = self._now()
+        self.backstop = time.monotonic() + cputime.backstop(seconds)
+
+    def _now(self):
+        return time.process_time() + self.session.cpu_seconds() + self.children
+
+    def used(self) -> float:
+        return self._now() - self.start
+
+    def left(self) -> float:
+        return self.seconds - self.used()
+
+    def over(self) -> bool:
+        return self.left() <= 0 or time.monotonic() > self.backstop
+
+
 def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDIDATES, kept=()):
     """{check index: (repair data, others exist)} for the ``failed`` checks (``Failed``) of the
     submission that ``session`` graded (``own``: the modules its student wrote), and what the
     search did. The candidates run in that session's child, as variants (``StudentSession.vary``);
     a repair is confirmed in a fresh one, ``new_session(sources)``, where the ``kept`` checks (those
-    that passed) that call the edited file must pass too. ``seconds``: the time bound."""
+    that passed) that call the edited file must pass too. ``seconds``: the bound in CPU seconds (``Work``)."""
     sources = session.sources
-    started = time.monotonic()
-    deadline = started + seconds
-    session.deadline = max(session.deadline, deadline)  # the search's own bound, not what grading left
+    work = Work(session, seconds)
+    session.deadline = max(session.deadline, work.backstop)  # the search's own bound, not what grading left
     found, tried, bound, cache = {}, 0, None, {}
     fixes = {}  # check index -> [(checks the repair makes pass, its Edit, others exist)]
     # in the order they ran (the suites check the lower functions first); a repair found for one check
@@ -679,7 +705,7 @@ def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDID
     for check in failed:
         if check.index in fixes:
             continue
-        if time.monotonic() > deadline:
+        if work.over():
             bound = "time"
             break
         key = (check.asked, check.fault)
@@ -692,13 +718,13 @@ def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDID
         if start + len(pool) < len(every):
             bound = "candidates"
         while pool:  # until a candidate is confirmed, or none is left
-            hit, count, timed_out = _first_passing(check, pool, session, deadline)
+            hit, count, timed_out = _first_passing(check, pool, session, work)
             tried += count
             bound = bound or ("time" if timed_out else None)
             if hit is None:
                 break
             edit, others = hit
-            confirmed = _confirm(edit, sources, [check] + [c for c in failed if c is not check], new_session, kept)
+            confirmed = _confirm(edit, sources, [check] + [c for c in failed if c is not check], new_session, kept, work)
             for c in confirmed:
                 fixes.setdefault(c.index, []).append((len(confirmed), edit, others and c is check))
             pool = [] if confirmed else pool[pool.index(edit) + 1:]
@@ -707,13 +733,13 @@ def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDID
     for index, options in fixes.items():
         _, edit, others = max(options, key=lambda o: o[0])
         found[index] = (edit.data(sources), others or len(options) > 1)
-    return found, {"checks": len(failed), "candidates": tried, "seconds": round(time.monotonic() - started, 3),
+    return found, {"checks": len(failed), "candidates": tried, "seconds": round(work.used(), 3),
                    "found": len(found), "bound": bound}
 
 
-def _first_passing(check, pool, session, deadline):
+def _first_passing(check, pool, session, work):
     """The nearest candidate of ``pool`` that ``check`` passes, with whether others in its batch do;
-    (None, ...) where none does before ``deadline``. Returns (hit, candidates tried, timed out)."""
+    (None, ...) where none does before ``work`` is over. Returns (hit, candidates tried, timed out)."""
     if not pool:
         return None, 0, False
     session.vary([e.variant() for e in pool])
@@ -722,12 +748,12 @@ def _first_passing(check, pool, session, deadline):
         members = list(range(start, min(start + size, len(pool))))
         if not members:
             break
-        if time.monotonic() > deadline:
+        if work.over():
             return None, tried, True
-        batch = _Batch(session, members, deadline)
+        batch = _Batch(session, members, work)
         passing = []
         for i in members:
-            if time.monotonic() > deadline:
+            if work.over():
                 break
             tried += 1
             if check.passes(_Variant(batch, i, pool[i].applied(sources))):
@@ -735,10 +761,10 @@ def _first_passing(check, pool, session, deadline):
         if passing:
             return (pool[passing[0]], len(passing) > 1), tried, False
         start += size
-    return None, tried, time.monotonic() > deadline
+    return None, tried, work.over()
 
 
-def _confirm(edit, sources, checks, new_session, kept=()):
+def _confirm(edit, sources, checks, new_session, kept=(), work=None):
     """The checks among ``checks`` that pass with ``edit`` made, each run as the student's code is:
     a fresh child whose submission is the edited sources, nothing else; none where the edit breaks
     one of the ``kept`` checks that calls the edited file (it passed before: the edit is no repair,
@@ -749,4 +775,6 @@ def _confirm(edit, sources, checks, new_session, kept=()):
         near = [c for c in kept if any(name.split(".")[0] == edit.module for name in c.asked)]
         return fixed if fixed and all(c.passes(session) for c in near) else []
     finally:
+        if work is not None:
+            work.children += session.cpu_seconds()
         session.close()

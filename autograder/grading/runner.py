@@ -391,7 +391,8 @@ class Grader:
         submission lacks is the course's reference (see course.submission_sources).
         ``hints``: how much of a verified repair a failed check's feedback shows (``repair.HINTS``;
         "none": no repair search at all); ``repair_seconds``: the search's time bound per submission
-        (default: half the time the grading took, at least ``repair.MIN_SECONDS``)."""
+        in CPU seconds (default: half the CPU seconds the grading took, its own and its child's, at
+        least ``repair.MIN_SECONDS``)."""
         if hints not in repair.HINTS:
             raise ValueError(f"hints must be one of {', '.join(repair.HINTS)}, not {hints!r}")
         self.hints, self.repair_seconds = hints, repair_seconds
@@ -425,7 +426,7 @@ class Grader:
 
         Raises SubmissionError when the folder is not a submission at all.
         """
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         sources, notes = read_sources(folder)
         if not sources:
             raise SubmissionError(f"{folder} holds no Python files")
@@ -458,7 +459,9 @@ class Grader:
             else:
                 with _no_plugin_autoload(), contextlib.redirect_stdout(printed):
                     pytest.main(_pytest_args(assignment), plugins=[collector])
-            searched = self._repairs(collector, session, own, time.perf_counter() - started)
+            # the search's bound: a share of the grading's own work, in CPU seconds as its clock counts
+            work = time.process_time() - cpu_started + session.cpu_seconds()
+            searched = self._repairs(collector, session, own, work)
         finally:
             session.close()
             if self.ahead:

@@ -308,10 +308,14 @@ class StudentSession:
         """CPU seconds the current child's worker has used since it was set up (0.0 where none)."""
         return cputime.seconds(self.worker) - self.worker_start if self.pid is not None else 0.0
 
+    def cpu_seconds(self) -> float:
+        """CPU seconds the session's children have used: those gone and the current one's worker."""
+        return self.spent + self._worker_seconds()
+
     def _within_budget(self) -> bool:
         """Past the budget's wall-clock deadline: whether the children's CPU seconds are still
         inside the budget, and the wall clock inside its backstop."""
-        return self.spent + self._worker_seconds() < self.budget and time.monotonic() < self.backstop
+        return self.cpu_seconds() < self.budget and time.monotonic() < self.backstop
 
     def close(self) -> None:
         if self.pid is not None:
