@@ -79,6 +79,53 @@ def test_the_newer_edits_are_candidates_and_unused_values_come_first():
     assert lines[0] == 18 and set(lines[:lines.index(16)]) == {18} and 17 not in lines[:lines.index(12)], lines
 
 
+def test_a_sequences_order_a_mask_inverted_an_argmax_and_a_mask_joined_are_edits():
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def step(idx, logits, mask, near):
+            idx_next = torch.argmax(logits[:, -1], dim=-1)
+            scores = logits.masked_fill(~mask, -torch.inf)
+            both = mask & near
+            return torch.cat((idx_next, idx), dim=1), scores, both
+        """)
+    fixes = {(e.kind, e.line, e.new) for e in repair.candidates({"m": source}, ["m"], ["m.step"])}
+    assert {("constant", 5, "torch.argmax(logits[:, -1], dim=-1, keepdim=True)"),  # argmax keeps its dim
+            ("sign", 6, "mask"),                                 # the mask's `~` removed
+            ("operator", 7, "mask | near"),                      # `&` for `|`
+            ("arguments", 8, "(idx, idx_next)")} <= fixes, fixes  # the old tokens first, then the new one
+
+
+def test_a_check_no_candidate_can_pass_stops_its_search_at_once():
+    """A plan that needs a child of its own (a memory measurement) is not run in the search: the
+    first candidate shows it, and the rest of the pool is left for the other checks."""
+    class Session:
+        sources, timeout = {"m": "x = 1\n"}, 1.0
+
+        def vary(self, variants):
+            pass
+
+        def cpu_seconds(self):
+            return 0.0
+    pool = [repair.Edit("m", 1, 1, f"x = {i}\n", 1, "constant", "1", str(i)) for i in range(2, 40)]
+    calls = []
+
+    def passes(variant):
+        calls.append(variant)
+        variant.plan([{"let": "r", "call": "m.f"}], memory=2 ** 30)  # raises: not run in the search
+    check = repair.Failed(0, lambda v: _swallowing(passes, v), ("m.f",), None)
+    hit, tried, timed_out = repair._first_passing(check, pool, Session(), repair.Work(Session(), 60))
+    assert hit is None and tried == 1 and len(calls) == 1 and not timed_out
+
+
+def _swallowing(passes, variant):
+    try:
+        return passes(variant)
+    except Exception:
+        return False
+
+
 def test_names_unpacked_and_left_unread_and_plain_attributes_do_not_come_first():
     """The book unpacks `b, num_tokens, d_in = x.shape` and reads one of the three; its class keeps
     `self.d_out = d_out`. Neither is an unread value the student meant to use: a softmax over the

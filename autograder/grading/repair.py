@@ -29,15 +29,16 @@ NAMED_SHARE = 0.3     # of that bound, where the catalogue named every failed ch
 BATCHES = (8, 16)  # candidates per round trip: small first (the likeliest edits come first), then 16 at a time
 
 # kind -> what the `change` hint says changes; in the order candidates are tried
-KINDS = {"dimension": "the dimension argument", "transpose": "a transpose", "sign": "a sign", "operator": "the operator",
-         "constant": "a constant", "slice": "a slice or index", "placement": "where a term sits",
+KINDS = {"dimension": "the dimension argument", "transpose": "a transpose", "sign": "a sign or a negation",
+         "operator": "the operator", "constant": "a constant", "slice": "a slice or index", "placement": "where a term sits",
          "removed": "a call or term removed", "arguments": "the order of the arguments",
          "order": "the order of two statements", "added": "a term added", "variable": "which variable is used"}
 _DIM_KEYWORDS = {"dim", "axis", "dim0", "dim1", "start_dim", "end_dim"}
-_REDUCTIONS = {"sum", "mean", "var", "std", "amax", "amin", "max", "min", "norm", "logsumexp", "prod"}
+_REDUCTIONS = {"sum", "mean", "var", "std", "amax", "amin", "max", "min", "norm", "logsumexp", "prod", "argmax",
+               "argmin"}
 _TRANSPOSES = {"transpose", "permute", "t", "swapaxes", "mT", "T"}
 _SWAPS = {ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Div, ast.MatMult), ast.Div: (ast.Mult,),
-          ast.MatMult: (ast.Mult,), ast.FloorDiv: (ast.Div,)}
+          ast.MatMult: (ast.Mult,), ast.FloorDiv: (ast.Div,), ast.BitAnd: (ast.BitOr,), ast.BitOr: (ast.BitAnd,)}
 _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.Tuple, ast.List)  # unparsed with their brackets
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
 
@@ -279,6 +280,14 @@ def edits(module, function, tier=0) -> list:
                 outer = node.func.value  # f(a).sum(...) -> f(a.sum(...))
                 edit("placement", node, ast.Call(outer.func, [ast.Call(ast.Attribute(
                     outer.args[0], node.func.attr, ast.Load()), node.args, node.keywords)], []))
+            for arg in node.args:  # `cat((new, old))` for `cat((old, new))`: a sequence's order
+                if isinstance(arg, (ast.Tuple, ast.List)) and 2 <= len(arg.elts) <= 4:
+                    for i in range(len(arg.elts) - 1):
+                        elts = list(arg.elts)
+                        if ast.dump(elts[i]) != ast.dump(elts[i + 1]) and not any(
+                                isinstance(e, ast.Starred) for e in elts[i:i + 2]):
+                            elts[i], elts[i + 1] = elts[i + 1], elts[i]
+                            edit("arguments", arg, type(arg)(elts, ast.Load()), where=where)
             for i in range(len(node.args) - 1):
                 a, b = node.args[i], node.args[i + 1]
                 if ast.dump(a) != ast.dump(b) and not any(isinstance(x, ast.Starred) for x in (a, b)):
@@ -332,8 +341,9 @@ def edits(module, function, tier=0) -> list:
                 edit("sign", node.right, _negated(node.right))  # `b ** e` for `b ** -e`: a power not inverted
             if isinstance(node.op, ast.Div) and isinstance(node.left, ast.Constant):
                 edit("removed", node, node.right)  # `1 / x` where `x` was meant
-        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _int(node) is None:
-            edit("sign", node, node.operand)
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Invert, ast.Not)) \
+                and _int(node) is None:
+            edit("sign", node, node.operand)  # `-x`, `~mask`, `not c` where the plain value was meant
         elif isinstance(node, (ast.Tuple, ast.List)) and isinstance(node.ctx, ast.Load):
             # `cat((x2, -x1))` for `cat((-x2, x1))`: the minus on another element (one edit where the
             # sign sits, not a compensating one on a later line)
@@ -622,10 +632,12 @@ class _Batch:
     def __init__(self, session, members, work):
         self.session, self.members, self.work = session, members, work  # members: variant indices
         self.sent = {}  # n -> (steps, {variant: Plan or StudentFailure})
+        self.unsearchable = False  # the check needs what the search does not run: no candidate can pass it
 
     def answer(self, variant, n, steps, needs, memory):
         from ..sandbox.session import StudentFailure
         if memory is not None:  # a child of its own per plan: not worth a search
+            self.unsearchable = True
             return StudentFailure("not run in the repair search")
         timeout = max(0.05, min(self.session.timeout, self.work.left()))  # CPU seconds, as the session's
         known = self.sent.get(n)
@@ -758,6 +770,8 @@ def _first_passing(check, pool, session, work):
             tried += 1
             if check.passes(_Variant(batch, i, pool[i].applied(sources))):
                 passing.append(i)
+            elif batch.unsearchable:  # the rest of the pool would fail the same way: left to other checks
+                return None, tried, False
         if passing:
             return (pool[passing[0]], len(passing) > 1), tried, False
         start += size
