@@ -79,7 +79,7 @@ def test_the_newer_edits_are_candidates_and_unused_values_come_first():
     assert lines[0] == 18 and set(lines[:lines.index(16)]) == {18} and 17 not in lines[:lines.index(12)], lines
 
 
-def test_a_sequences_order_a_mask_inverted_an_argmax_and_a_mask_joined_are_edits():
+def test_a_sequences_order_a_negation_a_decimal_slip_and_a_fill_are_edits():
     source = textwrap.dedent("""\
         import torch
 
@@ -95,6 +95,22 @@ def test_a_sequences_order_a_mask_inverted_an_argmax_and_a_mask_joined_are_edits
             ("sign", 6, "mask"),                                 # the mask's `~` removed
             ("operator", 7, "mask | near"),                      # `&` for `|`
             ("arguments", 8, "(idx, idx_next)")} <= fixes, fixes  # the old tokens first, then the new one
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def norm(x, shortcut, use):
+            scale = torch.zeros(x.shape[-1])
+            if use and shortcut is not None and min(x.shape[0], 4) > 1:
+                x = x + shortcut
+            return scale * x / torch.sqrt(x.var(dim=-1) + 1e-6) + 0.44715 * x ** 0.5
+        """)
+    fixes = {(e.kind, e.line, e.new) for e in repair.candidates({"m": source}, ["m"], ["m.norm"])}
+    assert {("constant", 5, "torch.ones"),                     # initialised to ones, not zeros
+            ("operator", 6, "use or shortcut is not None or min(x.shape[0], 4) > 1"),  # `and` for `or`
+            ("operator", 6, "min(x.shape[0], 4) >= 1"), ("operator", 6, "max"),  # `>` for `>=`, max for min
+            ("constant", 8, "1e-05"), ("constant", 8, "0.044715")} <= fixes, fixes  # a decimal slip
+    assert ("constant", 8, "5.0") not in fixes  # an exponent has edits of its own (-c, 1/c, 2c, c/2)
 
 
 def test_a_check_no_candidate_can_pass_stops_its_search_at_once():

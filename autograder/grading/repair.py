@@ -12,6 +12,7 @@ repair is feedback (``Check.repair``), bounded in candidates and in CPU time (``
 grader's and the children's, so that a busy machine reaches the repairs an idle one reaches).
 """
 import ast
+import decimal
 import functools
 import itertools
 import time
@@ -36,6 +37,8 @@ KINDS = {"dimension": "the dimension argument", "transpose": "a transpose", "sig
 _DIM_KEYWORDS = {"dim", "axis", "dim0", "dim1", "start_dim", "end_dim"}
 _REDUCTIONS = {"sum", "mean", "var", "std", "amax", "amin", "max", "min", "norm", "logsumexp", "prod", "argmax",
                "argmin"}
+_COMPARES = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
+_FILLS = {"zeros": "ones", "ones": "zeros", "zeros_like": "ones_like", "ones_like": "zeros_like"}
 _TRANSPOSES = {"transpose", "permute", "t", "swapaxes", "mT", "T"}
 _SWAPS = {ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Div, ast.MatMult), ast.Div: (ast.Mult,),
           ast.MatMult: (ast.Mult,), ast.FloorDiv: (ast.Div,), ast.BitAnd: (ast.BitOr,), ast.BitOr: (ast.BitAnd,)}
@@ -231,6 +234,7 @@ def edits(module, function, tier=0) -> list:
     attributes = {n.attr for n in module.walk(function) if isinstance(n, ast.Attribute)
                   and isinstance(n.value, ast.Name) and n.value.id == "self"}
     called = {id(n.func) for n in module.walk(function) if isinstance(n, ast.Call)}
+    powers = {id(n.right) for n in module.walk(function) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)}
     called_names = {n.func.id for n in module.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     for node in module.walk(function):
         if isinstance(node, ast.Call):
@@ -265,6 +269,10 @@ def edits(module, function, tier=0) -> list:
             if method in ("var", "std") and not given & {"unbiased", "correction"}:
                 edit("constant", node, ast.Call(node.func, node.args, [*node.keywords, ast.keyword(
                     "unbiased", ast.Constant(False))]))
+            if isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and len(node.args) > 1:
+                edit("operator", node.func, ast.Name("max" if node.func.id == "min" else "min"), where=where)
+            if method in _FILLS:  # a tensor initialised to zeros where ones were meant, and back
+                edit("constant", node.func, ast.Attribute(node.func.value, _FILLS[method], ast.Load()), where=where)
             if method and not (isinstance(node.func.value, ast.Name) and node.func.value.id in ("self", "torch", "nn", "F")):
                 edit("transpose" if method in _TRANSPOSES else "removed", node, node.func.value)
             if len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
@@ -341,6 +349,14 @@ def edits(module, function, tier=0) -> list:
                 edit("sign", node.right, _negated(node.right))  # `b ** e` for `b ** -e`: a power not inverted
             if isinstance(node.op, ast.Div) and isinstance(node.left, ast.Constant):
                 edit("removed", node, node.right)  # `1 / x` where `x` was meant
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARES:
+            # `<` for `<=`: an off-by-one at a bound; `==` for `!=`
+            edit("operator", node, ast.Compare(node.left, [_COMPARES[type(node.ops[0])]()], node.comparators))
+        elif isinstance(node, ast.BoolOp):
+            edit("operator", node, ast.BoolOp(ast.Or() if isinstance(node.op, ast.And) else ast.And(), node.values))
+        elif isinstance(node, ast.Constant) and type(node.value) is float and node.value and id(node) not in powers:
+            for shift in (1, -1):  # a decimal slip: 1e-6 for 1e-5, 0.44715 for 0.044715
+                edit("constant", node, ast.Constant(float(decimal.Decimal(repr(node.value)).scaleb(shift))))
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Invert, ast.Not)) \
                 and _int(node) is None:
             edit("sign", node, node.operand)  # `-x`, `~mask`, `not c` where the plain value was meant
