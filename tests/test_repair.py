@@ -104,12 +104,17 @@ def test_a_sequences_order_a_negation_a_decimal_slip_and_a_fill_are_edits():
             if use and shortcut is not None and min(x.shape[0], 4) > 1:
                 x = x + shortcut
             return scale * x / torch.sqrt(x.var(dim=-1) + 1e-6) + 0.44715 * x ** 0.5
+
+
+        def layer_norm(x, mean, var, eps):
+            return (x - mean) / torch.sqrt(var) + eps
         """)
-    fixes = {(e.kind, e.line, e.new) for e in repair.candidates({"m": source}, ["m"], ["m.norm"])}
+    fixes = {(e.kind, e.line, e.new) for e in repair.candidates({"m": source}, ["m"], ["m.norm", "m.layer_norm"])}
     assert {("constant", 5, "torch.ones"),                     # initialised to ones, not zeros
             ("operator", 6, "use or shortcut is not None or min(x.shape[0], 4) > 1"),  # `and` for `or`
             ("operator", 6, "min(x.shape[0], 4) >= 1"), ("operator", 6, "max"),  # `>` for `>=`, max for min
-            ("constant", 8, "1e-05"), ("constant", 8, "0.044715")} <= fixes, fixes  # a decimal slip
+            ("constant", 8, "1e-05"), ("constant", 8, "0.044715"),  # a decimal slip
+            ("placement", 12, "(x - mean) / torch.sqrt(var + eps)")} <= fixes, fixes  # eps inside the root
     assert ("constant", 8, "5.0") not in fixes  # an exponent has edits of its own (-c, 1/c, 2c, c/2)
 
 
@@ -133,6 +138,35 @@ def test_a_check_no_candidate_can_pass_stops_its_search_at_once():
     check = repair.Failed(0, lambda v: _swallowing(passes, v), ("m.f",), None)
     hit, tried, timed_out = repair._first_passing(check, pool, Session(), repair.Work(Session(), 60))
     assert hit is None and tried == 1 and len(calls) == 1 and not timed_out
+
+
+def test_a_round_trip_is_no_larger_than_the_time_left_holds():
+    """Candidates cost 10 ms of the child's CPU each and the bound is 0.2 s: after the first round
+    trip of 8, a second of 16 would need 0.16 s of the 0.12 left and be cut short by the bound, losing
+    all 16 answers (the fix among them); one sized to what is left holds the fix and finds it."""
+    from autograder.sandbox.session import StudentFailure
+
+    class Session:
+        sources, timeout, used = {"m": "x = 1\n"}, 5.0, 0.0
+
+        def vary(self, variants):
+            pass
+
+        def cpu_seconds(self):
+            return self.used
+
+        def plans(self, requests, timeout):
+            cost = 0.01 * len(requests)
+            self.used += min(cost, timeout)
+            if cost > timeout:
+                raise StudentFailure("did not finish within its CPU seconds")
+            return [v == 12 for _, _, v in requests]  # candidate 12 is the fix
+    session = Session()
+    pool = [repair.Edit("m", 1, 1, f"x = {i}\n", 1, "constant", "1", str(i)) for i in range(30)]
+    check = repair.Failed(0, lambda v: _swallowing(lambda v: v.plan([{"call": "m.f"}]), v), ("m.f",), None)
+    work = repair.Work(session, 0.2)
+    hit, tried, timed_out = repair._first_passing(check, pool, session, work)
+    assert hit is not None and hit[0] is pool[12], (tried, session.used)
 
 
 def _swallowing(passes, variant):

@@ -327,6 +327,12 @@ def edits(module, function, tier=0) -> list:
                 call = node.left
                 if isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords:
                     edit("placement", node, ast.Call(call.func, [ast.BinOp(call.args[0], node.op, node.right)], []))
+                # `a / sqrt(v) + eps` for `a / sqrt(v + eps)`: the term outside the division too
+                inner = node.left.right if isinstance(node.left, ast.BinOp) and isinstance(
+                    node.left.op, (ast.Div, ast.Mult)) else None
+                if isinstance(inner, ast.Call) and len(inner.args) == 1 and not inner.keywords:
+                    moved = ast.Call(inner.func, [ast.BinOp(inner.args[0], node.op, node.right)], [])
+                    edit("placement", node, ast.BinOp(node.left.left, node.left.op, moved))
             if isinstance(node.op, ast.MatMult):
                 for side in ("left", "right"):
                     turned = ast.Call(ast.Attribute(getattr(node, side), "transpose", ast.Load()),
@@ -771,14 +777,16 @@ def _first_passing(check, pool, session, work):
     if not pool:
         return None, 0, False
     session.vary([e.variant() for e in pool])
-    sources, tried, start = session.sources, 0, 0
+    sources, tried, start, each = session.sources, 0, 0, None
     for size in (*BATCHES, *[BATCHES[-1]] * len(pool)):
+        if each:  # no larger than the time left holds: a round trip cut short by the bound is lost whole
+            size = max(1, min(size, int(work.left() / (1.25 * each))))
         members = list(range(start, min(start + size, len(pool))))
         if not members:
             break
         if work.over():
             return None, tried, True
-        batch = _Batch(session, members, work)
+        batch, before = _Batch(session, members, work), work.used()
         passing = []
         for i in members:
             if work.over():
@@ -790,7 +798,8 @@ def _first_passing(check, pool, session, work):
                 return None, tried, False
         if passing:
             return (pool[passing[0]], len(passing) > 1), tried, False
-        start += size
+        each = max(each or 0.0, (work.used() - before) / len(members))  # this check's cost of a candidate
+        start += len(members)
     return None, tried, work.over()
 
 
