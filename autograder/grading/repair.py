@@ -270,9 +270,9 @@ def edits(module, function, tier=0) -> list:
                 edit("constant", node, ast.Call(node.func, node.args, [*node.keywords, ast.keyword(
                     "unbiased", ast.Constant(False))]))
             if isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and len(node.args) > 1:
-                edit("operator", node.func, ast.Name("max" if node.func.id == "min" else "min"), where=where)
+                edit("operator", node.func, ast.Name("max" if node.func.id == "min" else "min"))
             if method in _FILLS:  # a tensor initialised to zeros where ones were meant, and back
-                edit("constant", node.func, ast.Attribute(node.func.value, _FILLS[method], ast.Load()), where=where)
+                edit("constant", node.func, ast.Attribute(node.func.value, _FILLS[method], ast.Load()))
             if method and not (isinstance(node.func.value, ast.Name) and node.func.value.id in ("self", "torch", "nn", "F")):
                 edit("transpose" if method in _TRANSPOSES else "removed", node, node.func.value)
             if len(node.args) == 1 and not node.keywords and not isinstance(node.args[0], ast.Starred):
