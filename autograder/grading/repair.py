@@ -25,7 +25,7 @@ HINTS = ("none", "line", "change", "fix")  # how much of a repair the student's 
 MAX_CANDIDATES = 600  # per submission
 MAX_PER_CHECK = 200   # per failed check: a later one (often the same mistake seen from above) gets its turn
 SHARE = 0.5           # of the grading's own time, the search may add (at least MIN_SECONDS)
-MIN_SECONDS = 0.15
+MIN_SECONDS = 0.12
 NAMED_SHARE = 0.3     # of that bound, where the catalogue named every failed check's mistake already
 BATCHES = (8, 16)  # candidates per round trip: small first (the likeliest edits come first), then 16 at a time
 
