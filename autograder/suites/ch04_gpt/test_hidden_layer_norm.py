@@ -22,6 +22,8 @@ def ln_model(x, scale, shift, *, unbiased=False, eps=1e-5, where="inside", dim=-
         norm_x = (x - mean) / (var + eps)
     elif where == "inside":
         norm_x = (x - mean) / torch.sqrt(var + eps)
+    elif where == "after":
+        norm_x = (x - mean) / torch.sqrt(var) + eps
     else:
         norm_x = (x - mean) / (torch.sqrt(var) + eps)
     if affine == "swapped":
@@ -34,6 +36,8 @@ def ln_model(x, scale, shift, *, unbiased=False, eps=1e-5, where="inside", dim=-
 MISTAKES = {
     "the unbiased variance (Bessel's correction; the book uses var(..., unbiased=False))": dict(unbiased=True),
     "eps added outside the square root (divide by sqrt(var + eps))": dict(where="outside"),
+    "eps added after the division, (x - mean) / sqrt(var) + eps (it goes inside the root: sqrt(var + eps))":
+        dict(where="after"),
     "no eps in the square root": dict(eps=0.0),
     "eps of 1e-6 (the book's is 1e-5)": dict(eps=1e-6),
     "divided by the variance instead of its square root": dict(root=False),
