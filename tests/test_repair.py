@@ -118,6 +118,31 @@ def test_a_sequences_order_a_negation_a_decimal_slip_and_a_fill_are_edits():
     assert ("constant", 8, "5.0") not in fixes  # an exponent has edits of its own (-c, 1/c, 2c, c/2)
 
 
+def test_a_twin_written_for_its_sibling_comes_first():
+    """`self.norm2(x)` where `self.norm1` is never read: the twin put back is the first candidate;
+    and a sibling name (`bias_k` for `bias_v`) is tried with the operators, not after every kind."""
+    source = textwrap.dedent("""\
+        from torch import nn
+
+
+        class Block(nn.Module):
+            def __init__(self, d):
+                super().__init__()
+                self.norm1, self.norm2, self.ff = nn.LayerNorm(d), nn.LayerNorm(d), nn.Linear(d, d)
+
+            def forward(self, x, bias_k, bias_v):
+                shortcut = x
+                x = self.norm2(x) + bias_k
+                x = x + shortcut
+                return self.ff(self.norm2(x)) * bias_k
+        """)
+    order = [(e.kind, e.line, e.new) for e in repair.candidates({"m": source}, ["m"], ["m.Block"])]
+    assert order[0] == ("variable", 11, "self.norm1"), order[:5]
+    kinds = [k for k, _, _ in order]
+    assert order.index(("variable", 11, "bias_v")) < kinds.index("removed"), order
+    assert order.index(("variable", 12, "shortcut")) > kinds.index("order")  # no sibling: last, as before
+
+
 def test_a_check_no_candidate_can_pass_stops_its_search_at_once():
     """A plan that needs a child of its own (a memory measurement) is not run in the search: the
     first candidate shows it, and the rest of the pool is left for the other checks."""

@@ -12,9 +12,11 @@ repair is feedback (``Check.repair``), bounded in candidates and in CPU time (``
 grader's and the children's, so that a busy machine reaches the repairs an idle one reaches).
 """
 import ast
+import collections
 import decimal
 import functools
 import itertools
+import re
 import time
 from dataclasses import dataclass
 
@@ -392,8 +394,7 @@ def edits(module, function, tier=0) -> list:
                 isinstance(node.value, ast.Name) and node.value.id == "self":
             for other in sorted(attributes - {node.attr}):
                 edit("variable", node, ast.Attribute(node.value, other, ast.Load()))
-    if tier == 0:
-        _projections(module, function, edit)
+    unread_maps = _projections(module, function, edit) if tier == 0 else set()
     _statements(module, function, out)
     order = list(KINDS)
     # a value computed and never used is the likeliest one meant: the edits that use it come first
@@ -401,17 +402,29 @@ def edits(module, function, tier=0) -> list:
     unread = {n for n, value in _computed(function).items() if n in names and n not in used}
 
     def key(e):
-        return (not (e.kind == "added" or (e.kind == "variable" and e.new in unread)), order.index(e.kind),
+        # a sibling written for its twin (`norm2` for `norm1`, `bias_k` for `bias_v`): a copy-paste slip,
+        # tried with the operators, not after every other kind
+        rank = order.index("operator" if e.kind == "variable" and _siblings(e.old, e.new) else e.kind)
+        return (not (e.kind == "added" or (e.kind == "variable" and (e.new in unread or e.new in unread_maps))), rank,
                 -_alike(e.old, e.new) if e.kind == "variable" else 0)
     return sorted(out, key=key)
 
 
+def _siblings(a, b):
+    """Whether two names differ in one of their parts only (split at `_` and digits, `self.` left out):
+    `norm1`/`norm2`, `bias_k`/`bias_v`, `keys_new`/`values_new`, `d_in`/`d_out`; not `x`/`shortcut`."""
+    parts = [re.findall(r"[A-Za-z]+|\d+", name.rpartition(".")[2]) for name in (a, b)]
+    return len(parts[0]) == len(parts[1]) > 1 and sum(x != y for x, y in zip(*parts)) == 1
+
+
 def _projections(module, function, edit):
     """A map of its class that ``function`` never uses, put where a sibling's is: `values = x` where
-    `keys = x @ self.W_key` stands beside it and `self.W_value` is never read (or `self.W_key(x)`)."""
+    `keys = x @ self.W_key` stands beside it and `self.W_value` is never read (or `self.W_key(x)`);
+    and in place of its twin used twice, `self.norm2(x)` for `self.norm1(x)` where `self.norm1` is never read.
+    Returns those maps ({"self.A"})."""
     owner = next((k.split(".")[0] for k, m in module.methods.items() if m is function), None)
     if owner is None:
-        return
+        return set()
     methods = [m for k, m in module.methods.items() if k.split(".")[0] == owner]
     # the maps it holds: `self.A = <a call>` (nn.Linear(...), nn.Parameter(...)), not `self.d_out = d_out`
     assigned = {target.attr for m in methods for target, value in _assignments(m)
@@ -422,6 +435,7 @@ def _projections(module, function, edit):
 
     def own_map(node):  # self.A
         return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+    uses = collections.Counter(n.attr for n in module.walk(function) if own_map(n) and isinstance(n.ctx, ast.Load))
     styles, inside = {}, set()  # operand's dump -> how a map is applied to it ("matmul", "call")
     for node in module.walk(function):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and own_map(node.right):
@@ -437,6 +451,11 @@ def _projections(module, function, edit):
                     applied = ast.Attribute(ast.Name("self"), attr, ast.Load())
                     edit("added", node, ast.BinOp(node, ast.MatMult(), applied) if style == "matmul"
                          else ast.Call(applied, [node], []))
+        if own_map(node) and isinstance(node.ctx, ast.Load) and node.attr in assigned and uses[node.attr] > 1:
+            for attr in unread:  # used twice while its twin is never: a copy-paste
+                if _siblings(node.attr, attr):
+                    edit("variable", node, ast.Attribute(node.value, attr, ast.Load()))
+    return {f"self.{attr}" for attr in unread}
 
 
 def _method_call(node):
