@@ -98,34 +98,44 @@ def test_the_backstop_is_generous_and_bounded():
     assert "wall-clock backstop" in cputime.past(5.0, 0.1, 35.0)
 
 
-def test_the_repair_search_finds_on_a_busy_machine_what_it_finds_on_an_idle_one(tmp_path):
-    """The search's bound is CPU seconds (repair.Work), not the wall clock: given twice the work an
-    idle search needed, a search beside hogs on every core (which stretch its wall time several
-    times over) still reaches the same repair."""
+def test_the_repair_search_counts_cpu_seconds_on_a_busy_machine(tmp_path, monkeypatch):
+    """The search's bound is CPU seconds (repair.Work), not the wall clock: beside hogs on every core
+    its clock runs far slower than the wall (the hogs' time is not its work), and it finds the repair
+    an idle machine finds. The CPU seconds are not load-free either (measured here: a search of 0.3
+    s of CPU idle took 1.8 to 2.3 beside 3 hogs a core, as parent and child wake each other hundreds
+    of times, and 6.5 to 8.3 s of wall time), so the test asserts the ratio, not a fixed bound."""
+    from autograder.grading import repair
     from autograder.grading.runner import Grader
     assignment = "ch03_attention"
     # no catalogued name for it: the repair is the feedback's only pointer to the line
     sources = banks.reference_sources(assignment)
     sources["causal_attention.py"] = sources["causal_attention.py"].replace(
-        "return attn_weights @ values", "return attn_weights @ values + 0.125")  # its repair: the 50th edit or so
+        "return attn_weights @ values", "return attn_weights @ values + 0.125")  # its repair: dozens of candidates in
+    walls, real = [], repair.search
+
+    def timed(*args, **kwargs):
+        started = time.monotonic()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            walls.append(time.monotonic() - started)
+    monkeypatch.setattr(repair, "search", timed)
 
     def repairs(result):
         return [t["extra_data"]["repair"] for t in result["tests"] if "repair" in t.get("extra_data", {})]
     with Grader(assignment, repair_seconds=60) as unbounded:
         idle = banks.grade_sources(unbounded, assignment, tmp_path / "idle", sources)
-    needed, found = idle["extra_data"]["repair_search"]["seconds"], repairs(idle)
-    assert found and found[0]["line"] == next(i for i, line in enumerate(
-        sources["causal_attention.py"].splitlines(), 1) if "+ 0.125" in line)
-    with Grader(assignment, repair_seconds=2 * needed + 0.05) as bounded:
-        with cpu_hogs(120):
-            started = time.monotonic()
-            busy = banks.grade_sources(bounded, assignment, tmp_path / "busy", sources)
-            elapsed = time.monotonic() - started
+        found = repairs(idle)
+        assert found and found[0]["line"] == next(i for i, line in enumerate(
+            sources["causal_attention.py"].splitlines(), 1) if "+ 0.125" in line)
+        with cpu_hogs(300):
+            busy = banks.grade_sources(unbounded, assignment, tmp_path / "busy", sources)
     searched = busy["extra_data"]["repair_search"]
     assert repairs(busy) == found, searched
-    assert searched["seconds"] <= 2 * needed + 0.05 + 0.1 and searched["bound"] != "time", searched
-    print(f"\nthe search: {needed:.2f} s of CPU idle, {searched['seconds']:.2f} s beside the hogs; "
-          f"the grading beside them took {elapsed:.1f} s")
+    # the wall clock (the old bound's) would have read the whole wait
+    assert searched["seconds"] < 0.5 * walls[-1], (searched, walls)
+    print(f"\nthe search: {idle['extra_data']['repair_search']['seconds']:.2f} s of CPU idle; beside the "
+          f"hogs {searched['seconds']:.2f} s of CPU in {walls[-1]:.2f} s of wall time")
 
 
 def _class(folder):

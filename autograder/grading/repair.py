@@ -9,7 +9,7 @@ trusted process, compares each candidate's answers with its own expected ones. A
 passes is run once more, alone, in a fresh child with the edited file as the submission: only then
 is it a verified repair. Nothing the child says is a verdict, and no score ever changes: the
 repair is feedback (``Check.repair``), bounded in candidates and in CPU time (``Work``: the
-grader's and the children's, so that a busy machine reaches the repairs an idle one reaches).
+grader's and the children's, which a busy machine stretches far less than the wall clock).
 """
 import ast
 import collections
@@ -719,8 +719,8 @@ class Failed:
 
 class Work:
     """The search's clock: CPU seconds of this process and of the sandboxed children it runs (read
-    from outside them, sandbox/cputime), which a busy machine does not stretch, so that it reaches
-    the repairs an idle one reaches; the wall clock only a backstop (``cputime.backstop``) against a
+    from outside them, sandbox/cputime), which a busy machine stretches far less than the wall clock
+    (tests/test_busy_machine.py); the wall clock only a backstop (``cputime.backstop``) against a
     child that stalls."""
 
     def __init__(self, session, seconds):
@@ -822,7 +822,7 @@ def _first_passing(check, pool, session, work):
     return None, tried, work.over()
 
 
-def _confirm(edit, sources, checks, new_session, kept=(), work=None):
+def _confirm(edit, sources, checks, new_session, kept, work):
     """The checks among ``checks`` that pass with ``edit`` made, each run as the student's code is:
     a fresh child whose submission is the edited sources, nothing else; none where the edit breaks
     one of the ``kept`` checks that calls the edited file (it passed before: the edit is no repair,
@@ -833,6 +833,5 @@ def _confirm(edit, sources, checks, new_session, kept=(), work=None):
         near = [c for c in kept if any(name.split(".")[0] == edit.module for name in c.asked)]
         return fixed if fixed and all(c.passes(session) for c in near) else []
     finally:
-        if work is not None:
-            work.children += session.cpu_seconds()
+        work.children += session.cpu_seconds()  # the search's own work: its bound counts it
         session.close()
