@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from autograder.grading import repair
+from autograder.grading import course, repair
 from autograder.grading.runner import Grader
 from banks import grade_sources, load, mutated_sources, reference_sources, stub_sources
 
@@ -42,6 +42,94 @@ def test_candidates_name_the_edit_in_the_students_terms():
     for e in found:
         compile(e.applied({"m": source})["m"], "m.py", "exec")
         assert 1 <= e.line <= source.count("\n")
+
+
+def test_the_search_follows_a_model_into_the_submodules_its_class_built():
+    """A check that called only the model's forward: its blocks' forward (``for block in
+    self.blocks``) and their attention's (``self.att(x)``, a class imported from another file) are
+    searched too, after the model's own lines; a class the model never builds is not."""
+    attention = textwrap.dedent("""\
+        class Attention:
+            def forward(self, x):
+                return x.softmax(dim=0)
+
+
+        class Unused:
+            def forward(self, x):
+                return x * 3
+        """)
+    model = textwrap.dedent("""\
+        import torch
+        from attention import Attention
+
+
+        class Block(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.att = Attention()
+
+            def forward(self, x):
+                return x + self.att(x)
+
+
+        class Model(torch.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.blocks = torch.nn.ModuleList([Block() for _ in range(n)])
+
+            def forward(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return x * 2
+        """)
+    modules = {name: repair._parsed(name, text) for name, text in (("attention", attention), ("model", model))}
+    found = [(m.name, f.name, tier) for m, f, tier in repair.targets(modules, ["model.Model"])]
+    assert found[:2] == [("model", "forward", 0), ("model", "__init__", 0)], found
+    assert ("model", "forward", 1) in found and ("attention", "forward", 1) in found, found
+    assert found.index(("model", "forward", 1)) < found.index(("attention", "forward", 1))
+    lines = [(e.module, e.line) for e in repair.candidates({"attention": attention, "model": model},
+                                                            ["attention", "model"], ["model.Model"])]
+    assert ("attention", 3) in lines and ("attention", 8) not in lines
+    assert lines.index(("model", 21)) < lines.index(("attention", 3))
+
+
+def test_an_edit_that_gives_a_line_of_the_reference_comes_first():
+    """Where the student's line is not the reference's and one edit makes it so, that edit is tried
+    first, before the likelier kinds; a line the student wrote as the reference did gets no such
+    edit first (an edit can only take it away)."""
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def weights(scores, keys):
+            scaled = scores / keys.shape[0] ** 0.5  # scale
+            return torch.softmax(scaled, dim=-1)
+        """)
+    reference = ["def weights(scores, keys):\n", "    scaled = scores / keys.shape[-1]**0.5\n",
+                 "    return torch.softmax(scaled, dim=-1)\n"]
+    known = {"m": repair.known_lines(reference)}
+    plain = repair.candidates({"m": source}, ["m"], ["m.weights"])
+    found = repair.candidates({"m": source}, ["m"], ["m.weights"], known=known)
+    assert (found[0].line, found[0].new) == (5, "-1"), found[:3]
+    # two statements in the reference's order: the swap that restores it first
+    swapped = textwrap.dedent("""\
+        import torch
+
+
+        def weights(scores, keys):
+            scaled = scaled / keys.shape[-1] ** 0.5
+            scaled = scores
+            return torch.softmax(scaled, dim=-1)
+        """)
+    order = repair.known_lines(["def weights(scores, keys):\n", "    scaled = scores\n",
+                                "    scaled = scaled / keys.shape[-1] ** 0.5\n", "    return torch.softmax(scaled, dim=-1)\n"])
+    first = repair.candidates({"m": swapped}, ["m"], ["m.weights"], known={"m": order})[0]
+    assert first.kind == "order" and (first.first, first.last) == (5, 6), (swapped, first)
+    assert plain[0].kind == "dimension" and plain[0].line == 6  # without it, the softmax's dim comes first
+    assert sorted(map(repair.Edit.variant, found)) == sorted(map(repair.Edit.variant, plain))  # the same set
+    assert repair._bare("x = f(a, 'b#c')  # note\n") == "x=f(a,'b#c')#note" and repair._bare("y = 2  # n") == "y=2"
+    assert {"m", "gpt_model", "multihead_attention"} & set(repair.reference_lines(course.get("ch04_gpt"))) \
+        == {"gpt_model", "multihead_attention"}
 
 
 def test_the_newer_edits_are_candidates_and_unused_values_come_first():
@@ -163,6 +251,32 @@ def test_a_check_no_candidate_can_pass_stops_its_search_at_once():
     check = repair.Failed(0, lambda v: _swallowing(passes, v), ("m.f",), None)
     hit, tried, timed_out = repair._first_passing(check, pool, Session(), repair.Work(Session(), 60))
     assert hit is None and tried == 1 and len(calls) == 1 and not timed_out
+
+
+def test_a_candidate_right_up_to_a_memory_measurement_goes_on_to_its_confirmation():
+    """A check that compares values first and then measures memory (a plan in a child of its own,
+    which the search does not run): the candidate whose values are right is the one to confirm;
+    those whose values are wrong never reach the measurement and are not."""
+    class Session:
+        sources, timeout = {"m": "x = 1\n"}, 1.0
+
+        def vary(self, variants):
+            pass
+
+        def cpu_seconds(self):
+            return 0.0
+
+        def plans(self, requests, timeout):
+            return [v == 5 for _, _, v in requests]  # only candidate 5 answers the first plan right
+    pool = [repair.Edit("m", 1, 1, f"x = {i}\n", 1, "constant", "1", str(i)) for i in range(2, 12)]
+
+    def passes(variant):
+        if not variant.plan([{"let": "r", "call": "m.f"}]):
+            raise AssertionError("wrong values")
+        variant.plan([{"let": "r", "call": "m.g"}], memory=2 ** 20)  # raises: not run in the search
+    check = repair.Failed(0, lambda v: _swallowing(passes, v), ("m.f",), None)
+    hit, tried, _ = repair._first_passing(check, pool, Session(), repair.Work(Session(), 60))
+    assert hit is not None and hit[0] is pool[5] and not hit[1], (hit, tried)
 
 
 def test_a_round_trip_is_no_larger_than_the_time_left_holds():

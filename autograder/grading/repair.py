@@ -160,7 +160,10 @@ class _Module:
 
 def targets(modules, asked, fault=None) -> list:
     """[(module, function node, tier)]: what the check called (``asked``: "module.name"; ``fault``:
-    (module, qualified name, line) of the function that raised), tier 0, then what those call, tier 1."""
+    (module, qualified name, line) of the function that raised), tier 0, then what those call, tier 1,
+    nearest first: a function or method of the student's, or the ``forward`` of a submodule their
+    class built from a class of theirs (``self.att(x)``, ``for block in self.trf_blocks``), down to
+    DEPTH calls away."""
     found, seen = [], set()
 
     def add(module, nodes, tier):
@@ -176,21 +179,68 @@ def targets(modules, asked, fault=None) -> list:
         module, _, attr = name.partition(".")
         if module in modules:
             add(modules[module], modules[module].defs.get(attr.split(".")[0], []), 0)
-    for module, node, _ in list(found):
-        for call in ast.walk(node):
-            if not isinstance(call, ast.Call):
-                continue
-            func = call.func
-            if isinstance(func, ast.Name):
-                where, name = (module, func.id)
-                if func.id in module.imports and module.imports[func.id][0] in modules:
-                    where, name = modules[module.imports[func.id][0]], module.imports[func.id][1]
-                add(where, where.defs.get(name, []), 1)
-            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-                owner = next((k.split(".")[0] for k, m in module.methods.items() if m is node), None)
-                if owner:
-                    add(module, [m for k, m in module.methods.items() if k == f"{owner}.{func.attr}"], 1)
+    level = list(found)
+    for _ in range(DEPTH):
+        before = len(found)
+        for module, node, _ in level:
+            for where, defs in _callees(modules, module, node):
+                add(where, defs, 1)
+        level = found[before:]
     return found
+
+
+DEPTH = 3  # calls away from what the check called: a GPT's forward, its blocks', their attention's
+
+
+def _resolve(modules, module, name):
+    """Where the name ``name`` that ``module`` uses is defined among the student's files: (module, name)."""
+    if name in module.imports and module.imports[name][0] in modules:
+        return modules[module.imports[name][0]], module.imports[name][1]
+    return module, name
+
+
+def _callees(modules, module, node):
+    """[(module, [function nodes])] that the function ``node`` calls: functions by name, its class's
+    own methods, and the classes of the submodules it calls (its class's ``self.X = Class(...)``, or
+    a container of them)."""
+    owner = next((k.split(".")[0] for k, m in module.methods.items() if m is node), None)
+    loops = {t.id: it for n in module.walk(node) if isinstance(n, ast.For) and isinstance(t := n.target, ast.Name)
+             and isinstance(it := n.iter, ast.Attribute)}  # `for block in self.trf_blocks`
+    out = []
+    for call in module.walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in loops:
+            func = loops[func.id]
+        if isinstance(func, ast.Name):
+            where, name = _resolve(modules, module, func.id)
+            out.append((where, where.defs.get(name, [])))
+        elif owner and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            method = module.methods.get(f"{owner}.{func.attr}")
+            if method is not None:
+                out.append((module, [method]))
+                continue
+            for built in _built(module, owner, func.attr):
+                where, name = _resolve(modules, module, built)
+                if name in where.defs and f"{name}.forward" in where.methods:
+                    out.append((where, [where.methods[f"{name}.forward"]]))
+    return out
+
+
+def _built(module, owner, attr):
+    """The names of the classes called in what class ``owner``'s methods assign to ``self.attr``."""
+    names = []
+    for key, method in module.methods.items():
+        if key.split(".")[0] != owner:
+            continue
+        for stmt in module.walk(method):
+            if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr
+                                                    and isinstance(t.value, ast.Name) and t.value.id == "self"
+                                                    for t in stmt.targets):
+                names += [c.func.id for c in ast.walk(stmt.value) if isinstance(c, ast.Call)
+                          and isinstance(c.func, ast.Name)]
+    return names
 
 
 def _int(node):
@@ -582,9 +632,57 @@ def _parsed(name, source):
         return None
 
 
-def candidates(sources, own, asked, fault=None) -> list:
+def reference_lines(assignment) -> dict:
+    """{module: (its reference's lines, each pair of them in a row), as ``_bare`` writes them}: this
+    assignment's modules and the earlier ones it builds on. Read in the trusted process only; a
+    candidate that makes the student's lines lines of the reference (``_to_reference``) is tried first."""
+    from . import course
+    folders = [(assignment.solutions, m + ".py") for m in assignment.module_names]
+    folders += [(course.get(earlier).solutions, m) for earlier, ms in assignment.builds_on.items() for m in ms]
+    out = {}
+    for folder, name in folders:
+        out.setdefault(name.removesuffix(".py"), _reference_file(str(folder / name)))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _reference_file(path) -> tuple:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return known_lines(f)
+    except OSError:
+        return frozenset(), frozenset()
+
+
+def known_lines(lines) -> tuple:
+    """(the lines, each two in a row), bare (``_bare``; blank lines left out)."""
+    bare = [b for b in map(_bare, lines) if b]
+    return frozenset(bare), frozenset(zip(bare, bare[1:]))
+
+
+def _bare(line) -> str:
+    """A line without its spaces and its comment (where no quote comes before the ``#``)."""
+    code = line.split("#", 1)[0] if "#" in line and not {"'", '"'} & set(line.split("#", 1)[0]) else line
+    return "".join(code.split())
+
+
+def _to_reference(edit, module, known) -> bool:
+    """Whether ``edit`` makes its lines of ``module`` lines of the reference (``known``: its
+    ``known_lines``), in the reference's order where it spans several, and they were not already."""
+    lines, pairs = known
+
+    def fits(text):
+        bare = [b for b in map(_bare, text) if b]
+        return all(b in lines for b in bare) and all(p in pairs for p in zip(bare, bare[1:]))
+    return fits(edit.text.splitlines()) and not fits(module.lines[edit.first - 1:edit.last])
+
+
+def candidates(sources, own, asked, fault=None, known=None) -> list:
     """The one-edit candidates for a check that called ``asked`` (and raised in ``fault``), nearest
-    first: the functions it called, in the order of ``KINDS``, then what those call; each once."""
+    first: the functions it called, in the order of ``KINDS``, then what those call; each once.
+    ``known`` (``reference_lines``): an edit that makes the student's lines lines of the reference's
+    same module comes before the rest (most students write the book's lines, and so does the
+    reference; the candidate is still only a repair once the check passes with it)."""
     modules = {name: module for name in own if (module := _parsed(name, sources[name])) is not None}
     seen, out = set(), []
     for tier in (0, 1):
@@ -600,6 +698,8 @@ def candidates(sources, own, asked, fault=None) -> list:
         near = _backward_slice(modules[fault[0]], fault[1], fault[2])
         # where the check raised: the lines whose values reach the line that raised, nearest first
         out.sort(key=lambda e: (0, near[e.module, e.line]) if (e.module, e.line) in near else (1, 0))
+    if known:
+        out.sort(key=lambda e: not (e.module in known and _to_reference(e, modules[e.module], known[e.module])))
     return out
 
 
@@ -674,11 +774,15 @@ class _Batch:
         self.session, self.members, self.work = session, members, work  # members: variant indices
         self.sent = {}  # n -> (steps, {variant: Plan or StudentFailure})
         self.unsearchable = False  # the check needs what the search does not run: no candidate can pass it
+        self.reached = set()  # members that answered every plan before one the search does not run
 
     def answer(self, variant, n, steps, needs, memory):
         from ..sandbox.session import StudentFailure
-        if memory is not None:  # a child of its own per plan: not worth a search
-            self.unsearchable = True
+        if memory is not None:  # a child of its own per plan: not run in the search
+            if n == 0:
+                self.unsearchable = True
+            else:  # the check compared every answer before this one and went on: confirmation runs the rest
+                self.reached.add(variant)
             return StudentFailure("not run in the repair search")
         timeout = max(0.05, min(self.session.timeout, self.work.left()))  # CPU seconds, as the session's
         known = self.sent.get(n)
@@ -742,12 +846,13 @@ class Work:
         return self.left() <= 0 or time.monotonic() > self.backstop
 
 
-def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDIDATES, kept=()):
+def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDIDATES, kept=(), known=None):
     """{check index: (repair data, others exist)} for the ``failed`` checks (``Failed``) of the
     submission that ``session`` graded (``own``: the modules its student wrote), and what the
     search did. The candidates run in that session's child, as variants (``StudentSession.vary``);
     a repair is confirmed in a fresh one, ``new_session(sources)``, where the ``kept`` checks (those
-    that passed) that call the edited file must pass too. ``seconds``: the bound in CPU seconds (``Work``)."""
+    that passed) that call the edited file must pass too. ``seconds``: the bound in CPU seconds (``Work``);
+    ``known``: the reference's lines, the candidates' first order (``candidates``)."""
     sources = session.sources
     work = Work(session, seconds)
     session.deadline = max(session.deadline, work.backstop)  # the search's own bound, not what grading left
@@ -763,7 +868,7 @@ def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDID
             break
         key = (check.asked, check.fault)
         if key not in cache:  # [candidates, how many of them checks before this one tried]
-            cache[key] = [candidates(sources, own, check.asked, check.fault), 0]
+            cache[key] = [candidates(sources, own, check.asked, check.fault, known), 0]
         every, start = cache[key]
         # a check that called the same functions as an earlier one goes on from where that one stopped
         pool = every[start:start + max(0, min(MAX_PER_CHECK, max_candidates - tried))]
@@ -791,7 +896,8 @@ def search(failed, session, own, new_session, seconds, max_candidates=MAX_CANDID
 
 
 def _first_passing(check, pool, session, work):
-    """The nearest candidate of ``pool`` that ``check`` passes, with whether others in its batch do;
+    """The nearest candidate of ``pool`` that ``check`` passes (or passes up to a plan the search does
+    not run, a memory measurement: ``_confirm`` runs that one), with whether others in its batch do;
     (None, ...) where none does before ``work`` is over. Returns (hit, candidates tried, timed out)."""
     if not pool:
         return None, 0, False
@@ -811,7 +917,7 @@ def _first_passing(check, pool, session, work):
             if work.over():
                 break
             tried += 1
-            if check.passes(_Variant(batch, i, pool[i].applied(sources))):
+            if check.passes(_Variant(batch, i, pool[i].applied(sources))) or i in batch.reached:
                 passing.append(i)
             elif batch.unsearchable:  # the rest of the pool would fail the same way: left to other checks
                 return None, tried, False

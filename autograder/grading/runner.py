@@ -461,7 +461,7 @@ class Grader:
                     pytest.main(_pytest_args(assignment), plugins=[collector])
             # the search's bound: a share of the grading's own work, in CPU seconds as its clock counts
             work = time.process_time() - cpu_started + session.cpu_seconds()
-            searched = self._repairs(collector, session, own, work)
+            searched = self._repairs(collector, session, own, work, assignment)
         finally:
             session.close()
             if self.ahead:
@@ -482,7 +482,7 @@ class Grader:
                      if (left := part_stubs(part, assignment.functions_of(part), sources.get))}
         return replace(result.with_notes(syntax), fingerprint=digest(sources), unwritten=unwritten or None)
 
-    def _repairs(self, collector, session, own, seconds):
+    def _repairs(self, collector, session, own, seconds, assignment):
         """Search a verified one-edit repair for each failed check (``repair.search``) and put it in
         that check's feedback, first; returns what the search did (None where nothing failed, or
         ``hints`` is "none"). The checks keep their scores and statuses: a repair is feedback."""
@@ -497,7 +497,8 @@ class Grader:
             if all(collector.checks[f.index].mistake for f in collector.failures):
                 bound *= repair.NAMED_SHARE  # every failure is named already: a repair only adds the line
         self.zygote.prepare()  # the child a repair is confirmed in starts while the search runs
-        found, done = repair.search(collector.failures, session, own, new_session, bound, kept=collector.passes)
+        found, done = repair.search(collector.failures, session, own, new_session, bound, kept=collector.passes,
+                                    known=repair.reference_lines(assignment))
         for index, (data, others) in found.items():
             check = collector.checks[index]
             first = clean_text(repair.sentence(data, self.hints, others), limit=MESSAGE_LIMIT)
