@@ -127,7 +127,7 @@ def test_an_edit_that_gives_a_line_of_the_reference_comes_first():
     assert first.kind == "order" and (first.first, first.last) == (5, 6), (swapped, first)
     assert plain[0].kind == "dimension" and plain[0].line == 6  # without it, the softmax's dim comes first
     assert sorted(map(repair.Edit.variant, found)) == sorted(map(repair.Edit.variant, plain))  # the same set
-    assert repair._bare("x = f(a, 'b#c')  # note\n") == "x=f(a,'b#c')#note" and repair._bare("y = 2  # n") == "y=2"
+    assert repair._bare("x = f(a, 'b#c')  # note\n") == 'x=f(a,"b#c")#note' and repair._bare("y = 2  # n") == "y=2"
     assert {"m", "gpt_model", "multihead_attention"} & set(repair.reference_lines(course.get("ch04_gpt"))) \
         == {"gpt_model", "multihead_attention"}
 
@@ -204,6 +204,31 @@ def test_a_sequences_order_a_negation_a_decimal_slip_and_a_fill_are_edits():
             ("constant", 8, "1e-05"), ("constant", 8, "0.044715"),  # a decimal slip
             ("placement", 12, "(x - mean) / torch.sqrt(var + eps)")} <= fixes, fixes  # eps inside the root
     assert ("constant", 8, "5.0") not in fixes  # an exponent has edits of its own (-c, 1/c, 2c, c/2)
+
+
+def test_einsum_axes_a_transpose_before_a_merge_and_a_forgotten_call_are_edits():
+    """Two letters of an einsum operand swapped (``ed`` for ``de``), the heads merged without the
+    transpose back (``.transpose(1, 2)`` before a reshape, not where one is already), and a method
+    named on a line of its own instead of called."""
+    source = textwrap.dedent("""\
+        import torch
+
+
+        def forward(self, x, w, b, n):
+            q = torch.einsum("bnd,ed->bne", x, w)
+            out = q.view(b, n, 2, 4)
+            merged = out.reshape(b, n, 8)
+            kept = out.transpose(1, 2).contiguous().view(b, n, 8)
+            self.reset_cache
+            return merged + kept
+        """)
+    found = {(e.kind, e.line, e.new) for e in repair.candidates({"m": source}, ["m"], ["m.forward"])}
+    assert ("transpose", 5, '"bnd,de->bne"') in found and ("transpose", 5, '"bnd,ed->nbe"') in found
+    assert ("transpose", 7, "out.transpose(1, 2).reshape(b, n, 8)") in found
+    assert not any(kind == "transpose" and line == 8 and new.count("transpose") > 1 for kind, line, new in found)
+    assert ("called", 9, "self.reset_cache()") in found
+    assert repair._einsum_swaps("ij,jk->ik") == ["ji,jk->ik", "ij,kj->ik", "ij,jk->ki"]
+    assert repair._einsum_swaps("...ij,jk") == [] and repair._einsum_swaps("i" * 7 + "->i") == []
 
 
 def test_a_twin_written_for_its_sibling_comes_first():

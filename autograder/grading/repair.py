@@ -35,13 +35,15 @@ BATCHES = (8, 16)  # candidates per round trip: small first (the likeliest edits
 KINDS = {"dimension": "the dimension argument", "transpose": "a transpose", "sign": "a sign or a negation",
          "operator": "the operator", "constant": "a constant", "slice": "a slice or index", "placement": "where a term sits",
          "removed": "a call or term removed", "arguments": "the order of the arguments",
-         "order": "the order of two statements", "added": "a term added", "variable": "which variable is used"}
+         "order": "the order of two statements", "added": "a term added", "called": "a call's parentheses",
+         "variable": "which variable is used"}
 _DIM_KEYWORDS = {"dim", "axis", "dim0", "dim1", "start_dim", "end_dim"}
 _REDUCTIONS = {"sum", "mean", "var", "std", "amax", "amin", "max", "min", "norm", "logsumexp", "prod", "argmax",
                "argmin"}
 _COMPARES = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
 _FILLS = {"zeros": "ones", "ones": "zeros", "zeros_like": "ones_like", "ones_like": "zeros_like"}
 _TRANSPOSES = {"transpose", "permute", "t", "swapaxes", "mT", "T"}
+_RESHAPES = {"reshape", "view", "contiguous", "flatten"}
 _SWAPS = {ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Div, ast.MatMult), ast.Div: (ast.Mult,),
           ast.MatMult: (ast.Mult,), ast.FloorDiv: (ast.Div,), ast.BitAnd: (ast.BitOr,), ast.BitOr: (ast.BitAnd,)}
 _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.Tuple, ast.List)  # unparsed with their brackets
@@ -340,6 +342,15 @@ def edits(module, function, tier=0) -> list:
                 outer = node.func.value  # f(a).sum(...) -> f(a.sum(...))
                 edit("placement", node, ast.Call(outer.func, [ast.Call(ast.Attribute(
                     outer.args[0], node.func.attr, ast.Load()), node.args, node.keywords)], []))
+            if method in _RESHAPES and not _turned(node.func.value):  # heads merged without moving them back
+                edit("transpose", node, ast.Call(ast.Attribute(ast.Call(ast.Attribute(
+                    node.func.value, "transpose", ast.Load()), [ast.Constant(1), ast.Constant(2)], []), method,
+                    ast.Load()), node.args, node.keywords))
+            if (method or getattr(node.func, "id", None)) == "einsum" and node.args and isinstance(
+                    node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                quote = module.segment(node.args[0])[-1]  # the student's quotes, kept
+                for subscripts in _einsum_swaps(node.args[0].value):  # an operand's or the output's axes
+                    edit("transpose", node.args[0], ast.Name(quote + subscripts + quote), where=where)
             for arg in node.args:  # `cat((new, old))` for `cat((old, new))`: a sequence's order
                 if isinstance(arg, (ast.Tuple, ast.List)) and 2 <= len(arg.elts) <= 4:
                     for i in range(len(arg.elts) - 1):
@@ -460,6 +471,23 @@ def edits(module, function, tier=0) -> list:
     return sorted(out, key=key)
 
 
+def _einsum_swaps(subscripts):
+    """``einsum``'s subscripts with two letters of one operand, or of the output, swapped."""
+    if subscripts.count("->") != 1 or not re.fullmatch(r"[a-zA-Z,\->. ]*", subscripts):
+        return []
+    terms = re.split(r"(,|->)", subscripts.replace(" ", ""))
+    out = []
+    for t, term in enumerate(terms):
+        if term in (",", "->") or len(term) > 6:
+            continue
+        for i, j in itertools.combinations(range(len(term)), 2):
+            if term[i] != term[j]:
+                letters = list(term)
+                letters[i], letters[j] = letters[j], letters[i]
+                out.append("".join(terms[:t] + ["".join(letters)] + terms[t + 1:]))
+    return out
+
+
 def _siblings(a, b):
     """Whether two names differ in one of their parts only (split at `_` and digits, `self.` left out):
     `norm1`/`norm2`, `bias_k`/`bias_v`, `keys_new`/`values_new`, `d_in`/`d_out`; not `x`/`shortcut`."""
@@ -524,6 +552,15 @@ def _untransposed(node):
         return node.func.value, lambda other: ast.Call(ast.Attribute(other, "transpose", ast.Load()),
                                                        node.args, node.keywords)
     return None
+
+
+def _turned(node):
+    """Whether the chain of method calls ``node`` ends in (or holds) a transpose or a permute."""
+    while isinstance(node, (ast.Call, ast.Attribute)):
+        if isinstance(node, ast.Attribute) and node.attr in _TRANSPOSES:
+            return True
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return False
 
 
 def _negated(node):
@@ -608,6 +645,11 @@ def _statements(module, function, out):
                     out.append(Edit(module.name, a.lineno, b.end_lineno, text, a.lineno, "order",
                                     ast.unparse(a), ast.unparse(b)))
             for stmt in body:
+                if isinstance(stmt, ast.Expr) and isinstance(stmt.value, (ast.Attribute, ast.Name)):
+                    # `model.reset_cache` alone on its line does nothing: its call was meant
+                    first, last, text = module.span(stmt.value, module.segment(stmt.value) + "()")
+                    out.append(Edit(module.name, first, last, text, stmt.lineno, "called", module.segment(stmt.value),
+                                    module.segment(stmt.value) + "()"))
                 if isinstance(stmt, (ast.Expr, ast.Assign, ast.AugAssign)) and isinstance(
                         getattr(stmt, "value", None), (ast.Call, ast.BinOp)) and stmt is not function.body[-1]:
                     first, last, text = module.span(stmt, "pass")
@@ -661,9 +703,10 @@ def known_lines(lines) -> tuple:
 
 
 def _bare(line) -> str:
-    """A line without its spaces and its comment (where no quote comes before the ``#``)."""
+    """A line without its spaces and its comment (where no quote comes before the ``#``), in one kind
+    of quotes."""
     code = line.split("#", 1)[0] if "#" in line and not {"'", '"'} & set(line.split("#", 1)[0]) else line
-    return "".join(code.split())
+    return "".join(code.split()).replace("'", '"')
 
 
 def _to_reference(edit, module, known) -> bool:
