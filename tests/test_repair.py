@@ -208,8 +208,9 @@ def test_a_sequences_order_a_negation_a_decimal_slip_and_a_fill_are_edits():
 
 def test_einsum_axes_a_transpose_before_a_merge_and_a_forgotten_call_are_edits():
     """Two letters of an einsum operand swapped (``ed`` for ``de``), the heads merged without the
-    transpose back (``.transpose(1, 2)`` before a reshape, not where one is already), and a method
-    named on a line of its own instead of called."""
+    transpose back (``.transpose(1, 2)`` before a reshape, not where one is already), a method
+    named on a line of its own instead of called; another key the function reads (``source['b']``),
+    ``sorted`` for ``list``, a bound of 0.0 for 1.0."""
     source = textwrap.dedent("""\
         import torch
 
@@ -228,6 +229,19 @@ def test_einsum_axes_a_transpose_before_a_merge_and_a_forgotten_call_are_edits()
     assert not any(kind == "transpose" and line == 8 and new.count("transpose") > 1 for kind, line, new in found)
     assert ("called", 9, "self.reset_cache()") in found
     assert repair._einsum_swaps("ij,jk->ik") == ["ji,jk->ik", "ij,kj->ik", "ij,jk->ki"]
+    more = textwrap.dedent("""\
+        def load(norm, source, tokens):
+            norm.scale = source['g']
+            norm.shift = source['g']
+            vocab = list(set(tokens))
+            return vocab if norm.eps > 1.0 else None
+        """)
+    found = {(e.kind, e.line, e.new) for e in repair.candidates({"m": more}, ["m"], ["m.load"])}
+    assert ("variable", 3, "'b'") not in found  # only keys this function reads
+    assert {("operator", 4, "sorted"), ("constant", 5, "0.0"), ("constant", 5, "10.0")} <= found, found
+    keyed = more.replace("source['g']\n    norm.shift", "source['g']\n    norm.bias = source['b']\n    norm.shift")
+    assert ("variable", 4, "'b'") in {(e.kind, e.line, e.new) for e in repair.candidates(
+        {"m": keyed}, ["m"], ["m.load"])}
     assert repair._einsum_swaps("...ij,jk") == [] and repair._einsum_swaps("i" * 7 + "->i") == []
 
 

@@ -290,6 +290,8 @@ def edits(module, function, tier=0) -> list:
     called = {id(n.func) for n in module.walk(function) if isinstance(n, ast.Call)}
     powers = {id(n.right) for n in module.walk(function) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)}
     called_names = {n.func.id for n in module.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    keys = {n.slice.value for n in module.walk(function) if isinstance(n, ast.Subscript)
+            and isinstance(n.slice, ast.Constant) and type(n.slice.value) is str and len(n.slice.value) <= 40}
     for node in module.walk(function):
         if isinstance(node, ast.Call):
             where = _call_name(node)
@@ -325,6 +327,8 @@ def edits(module, function, tier=0) -> list:
                     "unbiased", ast.Constant(False))]))
             if isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and len(node.args) > 1:
                 edit("operator", node.func, ast.Name("max" if node.func.id == "min" else "min"))
+            if isinstance(node.func, ast.Name) and node.func.id in ("list", "sorted") and len(node.args) == 1:
+                edit("operator", node.func, ast.Name("sorted" if node.func.id == "list" else "list"))
             if method in _FILLS:  # a tensor initialised to zeros where ones were meant, and back
                 edit("constant", node.func, ast.Attribute(node.func.value, _FILLS[method], ast.Load()))
             if method and not (isinstance(node.func.value, ast.Name) and node.func.value.id in ("self", "torch", "nn", "F")):
@@ -350,7 +354,7 @@ def edits(module, function, tier=0) -> list:
                     node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
                 quote = module.segment(node.args[0])[-1]  # the student's quotes, kept
                 for subscripts in _einsum_swaps(node.args[0].value):  # an operand's or the output's axes
-                    edit("transpose", node.args[0], ast.Name(quote + subscripts + quote), where=where)
+                    edit("transpose", node.args[0], _as_written(quote + subscripts + quote), where=where)
             for arg in node.args:  # `cat((new, old))` for `cat((old, new))`: a sequence's order
                 if isinstance(arg, (ast.Tuple, ast.List)) and 2 <= len(arg.elts) <= 4:
                     for i in range(len(arg.elts) - 1):
@@ -423,9 +427,11 @@ def edits(module, function, tier=0) -> list:
             edit("operator", node, ast.Compare(node.left, [_COMPARES[type(node.ops[0])]()], node.comparators))
         elif isinstance(node, ast.BoolOp):
             edit("operator", node, ast.BoolOp(ast.Or() if isinstance(node.op, ast.And) else ast.And(), node.values))
-        elif isinstance(node, ast.Constant) and type(node.value) is float and node.value and id(node) not in powers:
-            for shift in (1, -1):  # a decimal slip: 1e-6 for 1e-5, 0.44715 for 0.044715
-                edit("constant", node, ast.Constant(float(decimal.Decimal(repr(node.value)).scaleb(shift))))
+        elif isinstance(node, ast.Constant) and type(node.value) is float and id(node) not in powers:
+            # a decimal slip (1e-6 for 1e-5, 0.44715 for 0.044715), and a bound of 1.0 for 0.0 or back
+            slips = [float(decimal.Decimal(repr(node.value)).scaleb(shift)) for shift in (1, -1)] if node.value else []
+            for other in dict.fromkeys([*slips, *(v for v in (0.0, 1.0) if v != node.value)]):
+                edit("constant", node, ast.Constant(other))
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Invert, ast.Not)) \
                 and _int(node) is None:
             edit("sign", node, node.operand)  # `-x`, `~mask`, `not c` where the plain value was meant
@@ -439,6 +445,10 @@ def edits(module, function, tier=0) -> list:
                         elts = list(node.elts)
                         elts[signed[0]], elts[i] = elts[signed[0]].operand, _negated(elts[i])
                         edit("sign", node, type(node)(elts, ast.Load()))
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and type(node.slice.value) is str:
+            quote = module.segment(node.slice)[-1]  # `params["g"]` for `params["b"]`: another key read here
+            for other in sorted(keys - {node.slice.value}):
+                edit("variable", node.slice, _as_written(quote + other + quote), where=module.segment(node))
         elif isinstance(node, ast.Subscript):
             parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             for part in parts:
@@ -446,7 +456,7 @@ def edits(module, function, tier=0) -> list:
                     ints(part, (-2, -1, 0, 1), "slice", module.segment(node))
                 elif isinstance(part, ast.Slice) and part.step is None:
                     _slices(part, edit)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names and tier == 0:
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
             for other in sorted(set(names) - {node.id}):
                 # the same kind: both called, or neither; and the other one already has a value there
                 if (id(node) in called) == (other in called_names) and names[other] < node.lineno:
@@ -469,6 +479,12 @@ def edits(module, function, tier=0) -> list:
         return (not (e.kind == "added" or (e.kind == "variable" and (e.new in unread or e.new in unread_maps))), rank,
                 -_alike(e.old, e.new) if e.kind == "variable" else 0)
     return sorted(out, key=key)
+
+
+def _as_written(text):
+    """A node that ``edit`` puts in as ``text`` itself (a name's id is not unparsed): a string in the
+    student's own quotes."""
+    return ast.Name(text)
 
 
 def _einsum_swaps(subscripts):
