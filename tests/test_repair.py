@@ -210,7 +210,8 @@ def test_einsum_axes_a_transpose_before_a_merge_and_a_forgotten_call_are_edits()
     """Two letters of an einsum operand swapped (``ed`` for ``de``), the heads merged without the
     transpose back (``.transpose(1, 2)`` before a reshape, not where one is already), a method
     named on a line of its own instead of called; another key the function reads (``source['b']``),
-    ``sorted`` for ``list``, a bound of 0.0 for 1.0."""
+    ``sorted`` for ``list``, a bound of 0.0 for 1.0; an integer factor doubled, halved, off by one or
+    dropped; two ``**`` entries of a dict in the other order."""
     source = textwrap.dedent("""\
         import torch
 
@@ -239,6 +240,14 @@ def test_einsum_axes_a_transpose_before_a_merge_and_a_forgotten_call_are_edits()
     found = {(e.kind, e.line, e.new) for e in repair.candidates({"m": more}, ["m"], ["m.load"])}
     assert ("variable", 3, "'b'") not in found  # only keys this function reads
     assert {("operator", 4, "sorted"), ("constant", 5, "0.0"), ("constant", 5, "10.0")} <= found, found
+    sized = textwrap.dedent("""\
+        def config(base, changes, emb):
+            hidden = 2 * emb
+            return {**changes, **base}, hidden + 4 * emb
+        """)
+    found = {(e.kind, e.line, e.new) for e in repair.candidates({"m": sized}, ["m"], ["m.config"])}
+    assert {("constant", 2, "4"), ("constant", 2, "1"), ("constant", 3, "2"), ("removed", 3, "emb"),
+            ("arguments", 3, "{**base, **changes}")} <= found, found
     keyed = more.replace("source['g']\n    norm.shift", "source['g']\n    norm.bias = source['b']\n    norm.shift")
     assert ("variable", 4, "'b'") in {(e.kind, e.line, e.new) for e in repair.candidates(
         {"m": keyed}, ["m"], ["m.load"])}

@@ -422,9 +422,20 @@ def edits(module, function, tier=0) -> list:
                 edit("sign", node.right, _negated(node.right))  # `b ** e` for `b ** -e`: a power not inverted
             if isinstance(node.op, ast.Div) and isinstance(node.left, ast.Constant):
                 edit("removed", node, node.right)  # `1 / x` where `x` was meant
+            if isinstance(node.op, ast.Mult) and (_int(node.left) or 0) > 0:  # `2 * d` for `4 * d`, `4 * d` for `d`
+                c = _int(node.left)
+                ints(node.left, [v for v in (c * 2, c // 2 if c % 2 == 0 else 0, c - 1, c + 1) if v > 0],
+                     "constant", module.segment(node))
+                edit("removed", node, node.right)
         elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _COMPARES:
             # `<` for `<=`: an off-by-one at a bound; `==` for `!=`
             edit("operator", node, ast.Compare(node.left, [_COMPARES[type(node.ops[0])]()], node.comparators))
+        elif isinstance(node, ast.Dict) and 2 <= len(node.keys) <= 4:  # `{**a, **b}` for `{**b, **a}`: who overrides
+            for i in range(len(node.keys) - 1):
+                if node.keys[i] is None and node.keys[i + 1] is None:
+                    keys, values = list(node.keys), list(node.values)
+                    values[i], values[i + 1] = values[i + 1], values[i]
+                    edit("arguments", node, ast.Dict(keys, values))
         elif isinstance(node, ast.BoolOp):
             edit("operator", node, ast.BoolOp(ast.Or() if isinstance(node.op, ast.And) else ast.And(), node.values))
         elif isinstance(node, ast.Constant) and type(node.value) is float and id(node) not in powers:
