@@ -95,8 +95,8 @@ def test_the_search_follows_a_model_into_the_submodules_its_class_built():
 
 def test_an_edit_that_gives_a_line_of_the_reference_comes_first():
     """Where the student's line is not the reference's and one edit makes it so, that edit is tried
-    first, before the likelier kinds; a line the student wrote as the reference did gets no such
-    edit first (an edit can only take it away)."""
+    first, before the likelier kinds; a line the student wrote as the reference did comes after the
+    lines it did not (an edit can only take it away)."""
     source = textwrap.dedent("""\
         import torch
 
@@ -111,6 +111,8 @@ def test_an_edit_that_gives_a_line_of_the_reference_comes_first():
     plain = repair.candidates({"m": source}, ["m"], ["m.weights"])
     found = repair.candidates({"m": source}, ["m"], ["m.weights"], known=known)
     assert (found[0].line, found[0].new) == (5, "-1"), found[:3]
+    lines = [e.line for e in found]  # the line the reference has too comes last, every edit of it
+    assert max(i for i, line in enumerate(lines) if line == 5) < min(i for i, line in enumerate(lines) if line == 6)
     # two statements in the reference's order: the swap that restores it first
     swapped = textwrap.dedent("""\
         import torch
@@ -354,6 +356,38 @@ def test_a_round_trip_is_no_larger_than_the_time_left_holds():
     work = repair.Work(session, 0.2)
     hit, tried, timed_out = repair._first_passing(check, pool, session, work)
     assert hit is not None and hit[0] is pool[12], (tried, session.used)
+
+
+def test_a_round_trip_one_slow_candidate_lost_is_run_again_in_halves():
+    """Candidate 9's edit makes the check loop for as long as it may: the child is stopped and the
+    whole round trip of 16 (the fix, 12, among them) has no answer. Its halves are run again, and
+    again, until the slow one is alone; the fix is found, and the slow one cost a few times the
+    batch's expected time, not the whole bound."""
+    from autograder.sandbox.session import StudentFailure
+
+    class Session:
+        sources, timeout, used, trips = {"m": "x = 1\n"}, 5.0, 0.0, 0
+
+        def vary(self, variants):
+            pass
+
+        def cpu_seconds(self):
+            return self.used
+
+        def plans(self, requests, timeout):
+            self.trips += 1
+            variants = [v for _, _, v in requests]
+            if 9 in variants:
+                self.used += timeout
+                return [StudentFailure("did not finish within its CPU seconds")] * len(requests)
+            self.used += 0.001 * len(requests)
+            return [v == 12 for v in variants]
+    session = Session()
+    pool = [repair.Edit("m", 1, 1, f"x = {i}\n", 1, "constant", "1", str(i)) for i in range(30)]
+    check = repair.Failed(0, lambda v: _swallowing(lambda v: v.plan([{"call": "m.f"}]), v), ("m.f",), None)
+    hit, tried, timed_out = repair._first_passing(check, pool, session, repair.Work(session, 2.0))
+    assert hit is not None and hit[0] is pool[12] and not timed_out, (tried, session.used)
+    assert session.used < 0.5 and session.trips <= 10, (session.used, session.trips)
 
 
 def _swallowing(passes, variant):

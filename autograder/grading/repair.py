@@ -704,7 +704,8 @@ def _parsed(name, source):
 def reference_lines(assignment) -> dict:
     """{module: (its reference's lines, each pair of them in a row), as ``_bare`` writes them}: this
     assignment's modules and the earlier ones it builds on. Read in the trusted process only; a
-    candidate that makes the student's lines lines of the reference (``_to_reference``) is tried first."""
+    candidate that makes the student's lines lines of the reference is tried first, and one on lines
+    the reference also has last (``_rank``)."""
     from . import course
     folders = [(assignment.solutions, m + ".py") for m in assignment.module_names]
     folders += [(course.get(earlier).solutions, m) for earlier, ms in assignment.builds_on.items() for m in ms]
@@ -736,23 +737,28 @@ def _bare(line) -> str:
     return "".join(code.split()).replace("'", '"')
 
 
-def _to_reference(edit, module, known) -> bool:
-    """Whether ``edit`` makes its lines of ``module`` lines of the reference (``known``: its
-    ``known_lines``), in the reference's order where it spans several, and they were not already."""
+def _rank(edit, module, known) -> int:
+    """0 where ``edit`` makes its lines of ``module`` lines of the reference (``known``: its
+    ``known_lines``), in the reference's order where it spans several, and they were not already;
+    1 where they were not (the student's own lines, the likelier place of a mistake); 2 where they
+    were already (the edit can only take them away from it)."""
     lines, pairs = known
 
     def fits(text):
         bare = [b for b in map(_bare, text) if b]
         return all(b in lines for b in bare) and all(p in pairs for p in zip(bare, bare[1:]))
-    return fits(edit.text.splitlines()) and not fits(module.lines[edit.first - 1:edit.last])
+    if fits(module.lines[edit.first - 1:edit.last]):
+        return 2
+    return 0 if fits(edit.text.splitlines()) else 1
 
 
 def candidates(sources, own, asked, fault=None, known=None) -> list:
     """The one-edit candidates for a check that called ``asked`` (and raised in ``fault``), nearest
     first: the functions it called, in the order of ``KINDS``, then what those call; each once.
     ``known`` (``reference_lines``): an edit that makes the student's lines lines of the reference's
-    same module comes before the rest (most students write the book's lines, and so does the
-    reference; the candidate is still only a repair once the check passes with it)."""
+    same module comes before the rest, and one on lines the reference has too after them (most
+    students write the book's lines, and so does the reference; a candidate is still only a repair
+    once the check passes with it)."""
     modules = {name: module for name in own if (module := _parsed(name, sources[name])) is not None}
     seen, out = set(), []
     for tier in (0, 1):
@@ -769,7 +775,7 @@ def candidates(sources, own, asked, fault=None, known=None) -> list:
         # where the check raised: the lines whose values reach the line that raised, nearest first
         out.sort(key=lambda e: (0, near[e.module, e.line]) if (e.module, e.line) in near else (1, 0))
     if known:
-        out.sort(key=lambda e: not (e.module in known and _to_reference(e, modules[e.module], known[e.module])))
+        out.sort(key=lambda e: _rank(e, modules[e.module], known[e.module]) if e.module in known else 1)
     return out
 
 
@@ -838,13 +844,14 @@ _PLAIN = (int, float, str, bool, type(None))
 class _Batch:
     """Candidates run together: the n-th plan one candidate's check sends is sent, in the same round
     trip, for every later candidate of the batch (the checks send the same inputs), and each
-    candidate's check then reads its own answer."""
+    candidate's check then reads its own answer. ``limit``: the CPU seconds a round trip may take."""
 
-    def __init__(self, session, members, work):
-        self.session, self.members, self.work = session, members, work  # members: variant indices
+    def __init__(self, session, members, work, limit=None):
+        self.session, self.members, self.work, self.limit = session, members, work, limit
         self.sent = {}  # n -> (steps, {variant: Plan or StudentFailure})
         self.unsearchable = False  # the check needs what the search does not run: no candidate can pass it
         self.reached = set()  # members that answered every plan before one the search does not run
+        self.lost = False  # a round trip of several failed whole (one of them too slow, or the child died)
 
     def answer(self, variant, n, steps, needs, memory):
         from ..sandbox.session import StudentFailure
@@ -854,12 +861,16 @@ class _Batch:
             else:  # the check compared every answer before this one and went on: confirmation runs the rest
                 self.reached.add(variant)
             return StudentFailure("not run in the repair search")
-        timeout = max(0.05, min(self.session.timeout, self.work.left()))  # CPU seconds, as the session's
+        left = self.work.left() if self.limit is None else min(self.limit, self.work.left())
+        timeout = max(0.05, min(self.session.timeout, left))  # CPU seconds, as the session's
         known = self.sent.get(n)
         if known is not None and variant in known[1] and _same(known[0], steps):
             return known[1][variant]
         later = self.members[self.members.index(variant):] if known is None else [variant]
-        answers = dict(zip(later, self.session.plans([(steps, needs, v) for v in later], timeout=timeout)))
+        answers = self.session.plans([(steps, needs, v) for v in later], timeout=timeout)
+        if len(later) > 1 and isinstance(answers[0], StudentFailure) and all(a is answers[0] for a in answers):
+            self.lost = True  # one failure for all (plans' own: no answer of the child's says so)
+        answers = dict(zip(later, answers))
         if known is None:
             self.sent[n] = (steps, answers)
         return answers[variant]
@@ -972,30 +983,42 @@ def _first_passing(check, pool, session, work):
     if not pool:
         return None, 0, False
     session.vary([e.variant() for e in pool])
-    sources, tried, start, each = session.sources, 0, 0, None
-    for size in (*BATCHES, *[BATCHES[-1]] * len(pool)):
-        if each:  # no larger than the time left holds: a round trip cut short by the bound is lost whole
-            size = max(1, min(size, int(work.left() / (1.25 * each))))
-        members = list(range(start, min(start + size, len(pool))))
+    sources, tried, start, each = session.sources, set(), 0, None
+    sizes = iter((*BATCHES, *[BATCHES[-1]] * len(pool)))
+    again = []  # the halves of a round trip lost whole, run before the candidates after them
+    while True:
+        if again:
+            members = again.pop(0)
+        else:
+            size = next(sizes)
+            if each:  # no larger than the time left holds: a round trip cut short by the bound is lost whole
+                size = max(1, min(size, int(work.left() / (1.25 * each))))
+            members = list(range(start, min(start + size, len(pool))))
+            start += len(members)
         if not members:
             break
         if work.over():
-            return None, tried, True
-        batch, before = _Batch(session, members, work), work.used()
+            return None, len(tried), True
+        # one slow candidate (a loop made long by its edit) costs a few times the batch, not the whole bound
+        limit = None if each is None else max(0.02, 3 * each * len(members))
+        batch, before = _Batch(session, members, work, limit), work.used()
         passing = []
         for i in members:
             if work.over():
                 break
-            tried += 1
+            tried.add(i)
             if check.passes(_Variant(batch, i, pool[i].applied(sources))) or i in batch.reached:
                 passing.append(i)
             elif batch.unsearchable:  # the rest of the pool would fail the same way: left to other checks
-                return None, tried, False
+                return None, len(tried), False
         if passing:
-            return (pool[passing[0]], len(passing) > 1), tried, False
+            return (pool[passing[0]], len(passing) > 1), len(tried), False
+        if batch.lost:
+            if len(members) > 1:
+                again[:0] = [members[:len(members) // 2], members[len(members) // 2:]]
+            continue
         each = max(each or 0.0, (work.used() - before) / len(members))  # this check's cost of a candidate
-        start += len(members)
-    return None, tried, work.over()
+    return None, len(tried), work.over()
 
 
 def _confirm(edit, sources, checks, new_session, kept, work):
