@@ -76,7 +76,8 @@ def judge(mutant, result, edited=None):
     """One row of evidence about one graded mutant (``edited``: its ``edited_lines``)."""
     parts = result["extra_data"]["parts"]
     repairs = repairs_of(result)
-    at_line = [r for r in repairs if r["line"] in (edited or {}).get(r["file"], ())]
+    at_line = [r for r in repairs if set(range(r["line"], r.get("last", r["line"]) + 1))
+               & set((edited or {}).get(r["file"], ()))]
     losing = sorted(p for p, (got, most) in parts.items() if got < most)
     fails = failed(result)
     return {

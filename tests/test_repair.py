@@ -30,7 +30,7 @@ def test_candidates_name_the_edit_in_the_students_terms():
     data = fix.data({"m": source})
     assert data == {"file": "m.py", "line": 7, "was": "return torch.softmax(scaled, dim=0)",
                     "now": "return torch.softmax(scaled, dim=-1)", "kind": "dimension",
-                    "fix": "with `dim=-1` in place of `dim=0` in `torch.softmax(...)`"}
+                    "fix": "with `dim=-1` in place of `dim=0` in `torch.softmax(...)`", "last": 7}
     assert repair.sentence(data, "fix") == ("m.py line 7: with `dim=-1` in place of `dim=0` in "
                                             "`torch.softmax(...)` this check passes.")
     assert repair.sentence(data, "change") == "m.py line 7: a change of the dimension argument on this line " \
@@ -95,24 +95,33 @@ def test_the_search_follows_a_model_into_the_submodules_its_class_built():
 
 def test_an_edit_that_gives_a_line_of_the_reference_comes_first():
     """Where the student's line is not the reference's and one edit makes it so, that edit is tried
-    first, before the likelier kinds; a line the student wrote as the reference did comes after the
-    lines it did not (an edit can only take it away)."""
+    first, before the likelier kinds; a line the student wrote as the reference did, between the
+    reference's neighbours, comes after the lines it did not (an edit can only take it away), and
+    the same line written a second time, elsewhere, does not."""
     source = textwrap.dedent("""\
         import torch
 
 
         def weights(scores, keys):
             scaled = scores / keys.shape[0] ** 0.5  # scale
-            return torch.softmax(scaled, dim=-1)
+            scaled = scaled - scaled.amax(dim=-1, keepdim=True)
+            out = torch.softmax(scaled, dim=-1)
+            return out
         """)
     reference = ["def weights(scores, keys):\n", "    scaled = scores / keys.shape[-1]**0.5\n",
-                 "    return torch.softmax(scaled, dim=-1)\n"]
+                 "    scaled = scaled - scaled.amax(dim=-1, keepdim=True)\n", "    out = torch.softmax(scaled, dim=-1)\n",
+                 "    return out\n"]
     known = {"m": repair.known_lines(reference)}
     plain = repair.candidates({"m": source}, ["m"], ["m.weights"])
     found = repair.candidates({"m": source}, ["m"], ["m.weights"], known=known)
     assert (found[0].line, found[0].new) == (5, "-1"), found[:3]
     lines = [e.line for e in found]  # the line the reference has too comes last, every edit of it
-    assert max(i for i, line in enumerate(lines) if line == 5) < min(i for i, line in enumerate(lines) if line == 6)
+    assert max(i for i, line in enumerate(lines) if line == 5) < min(i for i, line in enumerate(lines) if line == 7)
+    twice = source.replace("    return out\n", "    out = torch.softmax(scaled, dim=-1)\n    return out\n")
+    def rank(text, line):
+        edit = next(e for e in repair.candidates({"m": text}, ["m"], ["m.weights"]) if e.line == line)
+        return repair._rank(edit, repair._parsed("m", text), known["m"])
+    assert (rank(source, 7), rank(twice, 8), rank(twice, 7), rank(source, 5)) == (3, 2, 2, 1)
     # two statements in the reference's order: the swap that restores it first
     swapped = textwrap.dedent("""\
         import torch
@@ -127,7 +136,7 @@ def test_an_edit_that_gives_a_line_of_the_reference_comes_first():
                                 "    scaled = scaled / keys.shape[-1] ** 0.5\n", "    return torch.softmax(scaled, dim=-1)\n"])
     first = repair.candidates({"m": swapped}, ["m"], ["m.weights"], known={"m": order})[0]
     assert first.kind == "order" and (first.first, first.last) == (5, 6), (swapped, first)
-    assert plain[0].kind == "dimension" and plain[0].line == 6  # without it, the softmax's dim comes first
+    assert plain[0].kind == "dimension" and plain[0].line == 7  # without it, the softmax's dim comes first
     assert sorted(map(repair.Edit.variant, found)) == sorted(map(repair.Edit.variant, plain))  # the same set
     assert repair._bare("x = f(a, 'b#c')  # note\n") == 'x=f(a,"b#c")#note' and repair._bare("y = 2  # n") == "y=2"
     assert {"m", "gpt_model", "multihead_attention"} & set(repair.reference_lines(course.get("ch04_gpt"))) \

@@ -84,11 +84,12 @@ class Edit:
 
     def data(self, sources) -> dict:
         """``Check.repair``: the file, the line, the line as written and as edited, the kind of change,
-        and the edit in words (``phrase``)."""
+        the edit in words (``phrase``), and the last line it changes (two statements swapped: the
+        second one's end)."""
         was = sources[self.module].splitlines()[self.line - 1]
         now = self.applied(sources)[self.module].splitlines()[self.line - 1]
         return {"file": f"{self.module}.py", "line": self.line, "was": was.strip(), "now": now.strip(),
-                "kind": self.kind, "fix": self.phrase()}
+                "kind": self.kind, "fix": self.phrase(), "last": self.last}
 
 
 def _short(text, width=80):
@@ -741,15 +742,21 @@ def _rank(edit, module, known) -> int:
     """0 where ``edit`` makes its lines of ``module`` lines of the reference (``known``: its
     ``known_lines``), in the reference's order where it spans several, and they were not already;
     1 where they were not (the student's own lines, the likelier place of a mistake); 2 where they
-    were already (the edit can only take them away from it)."""
+    were, but not between the reference's neighbours (written twice, or moved); 3 where they were
+    already, in their place (the edit can only take them away from it)."""
     lines, pairs = known
 
     def fits(text):
         bare = [b for b in map(_bare, text) if b]
         return all(b in lines for b in bare) and all(p in pairs for p in zip(bare, bare[1:]))
-    if fits(module.lines[edit.first - 1:edit.last]):
-        return 2
-    return 0 if fits(edit.text.splitlines()) else 1
+    # the reference's with the lines around them too: a line of the reference written a second time,
+    # or in another place, is the student's own
+    before = next((line for line in reversed(module.lines[:edit.first - 1]) if _bare(line)), "")
+    after = next((line for line in module.lines[edit.last:] if _bare(line)), "")
+    written = module.lines[edit.first - 1:edit.last]
+    if fits([before, *written, after]):
+        return 3
+    return 0 if fits(edit.text.splitlines()) else 2 if fits(written) else 1
 
 
 def candidates(sources, own, asked, fault=None, known=None) -> list:

@@ -49,7 +49,7 @@ class Check:
     mistake: Optional[str] = None  # the known mistake the check recognised (its name), if any
     picture: Optional[dict] = None  # attention weights, yours beside the expected (diagnose.picture)
     answer_digest: Optional[str] = None  # a failed comparison's: its wrong answer's (compare.answer_digest)
-    # a verified one-edit repair (grading.repair): {"file", "line", "was", "now", "kind", "fix"}; feedback only
+    # a verified one-edit repair (grading.repair): {"file", "line", "was", "now", "kind", "fix", "last"}; feedback only
     repair: Optional[dict] = None
 
     @property
