@@ -1,8 +1,9 @@
 """Shared fixtures of the project's own tests, their tiers (pyproject.toml's markers), and a
 line for each shared set-up.
 
-``python -m pytest`` runs every test. A contributor's quick run leaves the tiers out:
-``python -m pytest -m "not slow and not browser and not privileged"``.
+``python -m pytest`` runs every test but the rest of the checks over whole banks that it samples
+(marked ``full``; ``python -m pytest --full`` runs them too, before a release). A contributor's
+quick run leaves the other tiers out: ``python -m pytest -m "not slow and not browser and not privileged"``.
 
 Some fixtures shared by a module's tests run for minutes (building an nbgrader course and
 autograding a class in it, say), and pytest prints nothing meanwhile: each module- or
@@ -29,8 +30,16 @@ PRIVILEGED = {"test_unprivileged", "test_isolation_modes"}
 BROWSER = {"test_nbgrader_pages"}
 
 
-def pytest_collection_modifyitems(items):
+def pytest_addoption(parser):
+    parser.addoption("--full", action="store_true",
+                     help="also run the tests marked full: the whole of each check over a bank that a plain run samples")
+
+
+def pytest_collection_modifyitems(config, items):
+    full = pytest.mark.skip(reason="the full tier (a plain run samples this bank): python -m pytest --full")
     for item in items:
+        if item.get_closest_marker("full") and not config.getoption("--full"):
+            item.add_marker(full)
         module = item.module.__name__.rsplit(".", 1)[-1] if item.module else ""
         if module in SLOW:
             item.add_marker(pytest.mark.slow)

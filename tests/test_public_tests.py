@@ -193,24 +193,32 @@ def public_part(nodeid):
     return nodeid.split("::")[0].removeprefix("test_").removesuffix(".py")
 
 
-@pytest.mark.parametrize("assignment", course.names())
-def test_public_tests_fail_only_where_the_grade_charges(assignment, graded):
+SAMPLES = 3  # a plain run takes every third mutant of the banks (the first of each three); --full the rest
+
+
+@pytest.mark.parametrize("assignment,sample", [
+    pytest.param(name, k, marks=[pytest.mark.full] if k else [], id=f"{name}-{k + 1}of{SAMPLES}")
+    for name in course.names() for k in range(SAMPLES)])
+def test_public_tests_fail_only_where_the_grade_charges(assignment, sample, graded):
     """The progress table and the grade tell the same story: for every mutant of the bank, a public
     test fails only in a part the grade charges, and every correct style of the alternatives bank
     passes every public test. (Not the converse: the hidden checks see more than the book's numbers,
     other shapes and seeds, so a mistake may pass the public tests and still cost points.) A
     public test of a part judges that part only: the book's numbers stand in for an earlier part's
     answers, a wrapper's heads are stand-ins where the student's heads are not the book's, and an
-    exercise is judged beside the student's own class built with the book's arguments."""
+    exercise is judged beside the student's own class built with the book's arguments. Each of
+    the SAMPLES runs takes every SAMPLES-th mutant, and the first every correct style too (a plain
+    run takes the first only: the whole bank is minutes for chapters 4 and 5, whose public tests
+    build whole GPTs; --full takes all three)."""
     from banks import earlier_sources, load, mutated_sources
 
     mutants = load(assignment, "mutants").MUTANTS
     alternatives = load(assignment, "alternatives").ALTERNATIVES
     # an alternative holds this assignment's modules; the files handed in from earlier ones are the reference's
-    submissions = ([(m.name, mutated_sources(assignment, m)) for m in mutants]
+    submissions = ([(m.name, mutated_sources(assignment, m)) for m in mutants[sample::SAMPLES]]
                    + [(a.name, {**earlier_sources(assignment), **{f"{module}.py": text
                                                                 for module, text in a.sources().items()}})
-                      for a in alternatives])
+                      for a in alternatives if not sample])
     failed = public_failures(assignment, submissions)
     disagree, green = [], 0
     for name, sources in submissions:
