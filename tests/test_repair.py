@@ -290,17 +290,22 @@ def test_a_twin_written_for_its_sibling_comes_first():
     assert order.index(("variable", 12, "shortcut")) > kinds.index("order")  # no sibling: last, as before
 
 
+class _FakeSession:
+    """What the search uses of a session, without a child: ``plans`` answers as a test needs, and
+    ``used`` is the CPU seconds its child would have spent."""
+    sources, timeout, used = {"m": "x = 1\n"}, 5.0, 0.0
+
+    def vary(self, variants):
+        pass
+
+    def cpu_seconds(self):
+        return self.used
+
+
 def test_a_check_no_candidate_can_pass_stops_its_search_at_once():
     """A plan that needs a child of its own (a memory measurement) is not run in the search: the
     first candidate shows it, and the rest of the pool is left for the other checks."""
-    class Session:
-        sources, timeout = {"m": "x = 1\n"}, 1.0
-
-        def vary(self, variants):
-            pass
-
-        def cpu_seconds(self):
-            return 0.0
+    Session = _FakeSession
     pool = [repair.Edit("m", 1, 1, f"x = {i}\n", 1, "constant", "1", str(i)) for i in range(2, 40)]
     calls = []
 
@@ -316,15 +321,7 @@ def test_a_candidate_right_up_to_a_memory_measurement_goes_on_to_its_confirmatio
     """A check that compares values first and then measures memory (a plan in a child of its own,
     which the search does not run): the candidate whose values are right is the one to confirm;
     those whose values are wrong never reach the measurement and are not."""
-    class Session:
-        sources, timeout = {"m": "x = 1\n"}, 1.0
-
-        def vary(self, variants):
-            pass
-
-        def cpu_seconds(self):
-            return 0.0
-
+    class Session(_FakeSession):
         def plans(self, requests, timeout):
             return [v == 5 for _, _, v in requests]  # only candidate 5 answers the first plan right
     pool = [repair.Edit("m", 1, 1, f"x = {i}\n", 1, "constant", "1", str(i)) for i in range(2, 12)]
@@ -344,15 +341,7 @@ def test_a_round_trip_is_no_larger_than_the_time_left_holds():
     all 16 answers (the fix among them); one sized to what is left holds the fix and finds it."""
     from autograder.sandbox.session import StudentFailure
 
-    class Session:
-        sources, timeout, used = {"m": "x = 1\n"}, 5.0, 0.0
-
-        def vary(self, variants):
-            pass
-
-        def cpu_seconds(self):
-            return self.used
-
+    class Session(_FakeSession):
         def plans(self, requests, timeout):
             cost = 0.01 * len(requests)
             self.used += min(cost, timeout)
@@ -374,14 +363,8 @@ def test_a_round_trip_one_slow_candidate_lost_is_run_again_in_halves():
     batch's expected time, not the whole bound."""
     from autograder.sandbox.session import StudentFailure
 
-    class Session:
-        sources, timeout, used, trips = {"m": "x = 1\n"}, 5.0, 0.0, 0
-
-        def vary(self, variants):
-            pass
-
-        def cpu_seconds(self):
-            return self.used
+    class Session(_FakeSession):
+        trips = 0
 
         def plans(self, requests, timeout):
             self.trips += 1
