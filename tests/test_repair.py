@@ -259,6 +259,14 @@ def test_einsum_axes_a_transpose_before_a_merge_and_a_forgotten_call_are_edits()
     found = {(e.kind, e.line, e.new) for e in repair.candidates({"m": sized}, ["m"], ["m.config"])}
     assert {("constant", 2, "4"), ("constant", 2, "1"), ("constant", 3, "2"), ("removed", 3, "emb"),
             ("arguments", 3, "{**base, **changes}")} <= found, found
+    # a dict before a key read: the keys the function reads are still its string keys
+    keyed_after = textwrap.dedent("""\
+        def config(base, changes):
+            merged = {**changes, **base}
+            return max(merged['n'], merged['m'])
+        """)
+    found = {(e.kind, e.line, e.new) for e in repair.candidates({"m": keyed_after}, ["m"], ["m.config"])}
+    assert {("variable", 3, "'m'"), ("arguments", 2, "{**base, **changes}")} <= found, found
     keyed = more.replace("source['g']\n    norm.shift", "source['g']\n    norm.bias = source['b']\n    norm.shift")
     assert ("variable", 4, "'b'") in {(e.kind, e.line, e.new) for e in repair.candidates(
         {"m": keyed}, ["m"], ["m.load"])}

@@ -434,9 +434,9 @@ def edits(module, function, tier=0) -> list:
         elif isinstance(node, ast.Dict) and 2 <= len(node.keys) <= 4:  # `{**a, **b}` for `{**b, **a}`: who overrides
             for i in range(len(node.keys) - 1):
                 if node.keys[i] is None and node.keys[i + 1] is None:
-                    keys, values = list(node.keys), list(node.values)
+                    values = list(node.values)
                     values[i], values[i + 1] = values[i + 1], values[i]
-                    edit("arguments", node, ast.Dict(keys, values))
+                    edit("arguments", node, ast.Dict(list(node.keys), values))
         elif isinstance(node, ast.BoolOp):
             edit("operator", node, ast.BoolOp(ast.Or() if isinstance(node.op, ast.And) else ast.And(), node.values))
         elif isinstance(node, ast.Constant) and type(node.value) is float and id(node) not in powers:
