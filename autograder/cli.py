@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from .grading import course
-from .grading.repair import HINTS
+from .grading.engine import HINTS
 from .platforms import ci, shards
 
 

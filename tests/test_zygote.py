@@ -123,6 +123,21 @@ def _graded_once(tmp_path, submission):
     return record
 
 
+PLATFORM_ENTRIES = ("autograder.cli", "autograder.platforms.ci", "autograder.platforms.gradescope",
+                    "autograder.platforms.nbgrade", "autograder.nbgrader_plugin", "autograder.grading.engine")
+
+
+def test_every_platform_starts_its_zygote_before_it_imports_torch():
+    """Each platform's entry modules import no torch: the zygote (a fresh interpreter where the
+    children run another Python) imports torch beside this process's own import, not after it.
+    Importing it here once made a chapter-3 grading 1.24x ``import torch`` (a constant the CLI read
+    from the repair search's module, which imports the shape analysis and torch); without it, 1.00x."""
+    code = f"import sys\nfor m in {PLATFORM_ENTRIES!r}: __import__(m)\nprint(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'pytest')))"
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "[]", f"imported at start: {run.stdout.strip()[:300]}"
+
+
 # A module each warm-up loads and nothing else in a zygote does: the zygote holds it only where a
 # manifest of the graded assignments asks for that warm-up (a warm-up without one fails here).
 WARM_MARKERS = {"tiktoken": "tiktoken", "optimizer": "torch._dynamo"}

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from ..sandbox import cputime
 from .shapes import MAX_FUNCTION_NODES, MAX_SOURCE_CHARS
 
-HINTS = ("none", "line", "change", "fix")  # how much of a repair the student's text shows
 MAX_CANDIDATES = 600  # per submission
 MAX_PER_CHECK = 200   # per failed check: a later one (often the same mistake seen from above) gets its turn
 SHARE = 0.5           # of the grading's own time, the search may add (at least MIN_SECONDS)

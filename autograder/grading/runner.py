@@ -21,6 +21,7 @@ import torch
 
 from . import course, diagnose, kit, repair, shapes
 from .grade import digest, syntax_notes
+from .engine import HINTS
 from .kit import seed_of, unnamed
 from .result import NAMES_MISTAKE, Check, KnownMistake, SubmissionResult
 from ..paths import PYTEST_INI
@@ -389,12 +390,12 @@ class Grader:
         submission's child as a grading ends (False where only one is graded).
         ``earlier_reference``: a module of an earlier assignment this one builds on that the
         submission lacks is the course's reference (see course.submission_sources).
-        ``hints``: how much of a verified repair a failed check's feedback shows (``repair.HINTS``;
+        ``hints``: how much of a verified repair a failed check's feedback shows (``engine.HINTS``;
         "none": no repair search at all); ``repair_seconds``: the search's time bound per submission
         in CPU seconds (default: half the CPU seconds the grading took, its own and its child's, at
         least ``repair.MIN_SECONDS``)."""
-        if hints not in repair.HINTS:
-            raise ValueError(f"hints must be one of {', '.join(repair.HINTS)}, not {hints!r}")
+        if hints not in HINTS:
+            raise ValueError(f"hints must be one of {', '.join(HINTS)}, not {hints!r}")
         self.hints, self.repair_seconds = hints, repair_seconds
         self.assignment = course.get(assignment) if assignment else None
         self.unsafe_same_uid = unsafe_same_uid
