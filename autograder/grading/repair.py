@@ -45,7 +45,8 @@ _TRANSPOSES = {"transpose", "permute", "t", "swapaxes", "mT", "T"}
 _RESHAPES = {"reshape", "view", "contiguous", "flatten"}
 _SWAPS = {ast.Add: (ast.Sub,), ast.Sub: (ast.Add,), ast.Mult: (ast.Div, ast.MatMult), ast.Div: (ast.Mult,),
           ast.MatMult: (ast.Mult,), ast.FloorDiv: (ast.Div,), ast.BitAnd: (ast.BitOr,), ast.BitOr: (ast.BitAnd,)}
-_ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.Tuple, ast.List)  # unparsed with their brackets
+# unparsed with their brackets, or (a slice) where no bracket may go
+_ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.Tuple, ast.List, ast.Slice)
 _SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)
 
 
