@@ -1,6 +1,7 @@
 """The repair search (autograder/grading/repair.py): a verified one-edit repair of the student's own
 code becomes the failed check's first sentence and its ``extra_data.repair``; it never changes a
 score, a child's word is never a repair, and a correct submission pays nothing for it."""
+import ast
 import textwrap
 
 import pytest
@@ -271,6 +272,40 @@ def test_einsum_axes_a_transpose_before_a_merge_and_a_forgotten_call_are_edits()
     assert ("variable", 4, "'b'") in {(e.kind, e.line, e.new) for e in repair.candidates(
         {"m": keyed}, ["m"], ["m.load"])}
     assert repair._einsum_swaps("...ij,jk") == [] and repair._einsum_swaps("i" * 7 + "->i") == []
+
+
+def test_the_same_slip_at_each_place_a_method_forgotten_repeat_a_fallback_and_a_keyword_are_edits():
+    """The same edit made at each of its places on a line (``[:, :w]`` twice for ``[-w:]`` twice),
+    a method the file calls on that name elsewhere (``item.strip()``, twice), ``repeat`` where each
+    copy in a row was meant (``repeat_interleave``), the fallback of ``.get`` another entry the
+    function reads, a keyword argument not meant (``start=1``); and every candidate parses (a slice's
+    edit once came in parentheses, ``x[(a:b)]``: a syntax error, no candidate at all)."""
+    source = textwrap.dedent("""\
+        def keep(self, keys, values, w, cfg, words):
+            self.k, self.v = keys[:, :w], values[:, :w]
+            shared = keys.repeat(1, w, 1, 1)
+            heads = cfg.get("groups", 1) * cfg["heads"]
+            return [item for item in words if item], shared, heads, enumerate(words, start=1)
+
+
+        def clean(words):
+            return [item.strip() for item in words]
+        """)
+    found = {(e.kind, e.line, e.new, e.times): e for e in repair.candidates({"m": source}, ["m"], ["m.keep"])}
+    assert {("slice", 2, "-w:", 2), ("method", 5, "item.strip()", 2), ("method", 5, "item.strip()", 1),
+            ("operator", 3, "keys.repeat_interleave(w, dim=1)", 1), ("constant", 4, 'cfg["heads"]', 1),
+            ("removed", 5, "", 1)} <= set(found), sorted(found)
+    twice = found["slice", 2, "-w:", 2]
+    assert twice.text == "    self.k, self.v = keys[:, -w:], values[:, -w:]\n"
+    assert twice.phrase() == "with `-w:` in place of `:w` at each of its 2 places on the line"
+    for e in found.values():
+        ast.parse(e.applied({"m": source})["m"])
+    for assignment, module in (("ch02_text_data", "data_sampling"), ("efficient_attention", "sliding_window")):
+        text = (course.get(assignment).solutions / f"{module}.py").read_text()
+        parsed = repair._Module(module, text)
+        for function in (f for functions in parsed.defs.values() for f in functions):
+            for e in repair.edits(parsed, function):
+                ast.parse(e.applied({module: text})[module])
 
 
 def test_a_twin_written_for_its_sibling_comes_first():

@@ -35,6 +35,7 @@ KINDS = {"dimension": "the dimension argument", "transpose": "a transpose", "sig
          "operator": "the operator", "constant": "a constant", "slice": "a slice or index", "placement": "where a term sits",
          "removed": "a call or term removed", "arguments": "the order of the arguments",
          "order": "the order of two statements", "added": "a term added", "called": "a call's parentheses",
+         "method": "a method call added",
          "variable": "which variable is used"}
 _DIM_KEYWORDS = {"dim", "axis", "dim0", "dim1", "start_dim", "end_dim"}
 _REDUCTIONS = {"sum", "mean", "var", "std", "amax", "amin", "max", "min", "norm", "logsumexp", "prod", "argmax",
@@ -63,6 +64,7 @@ class Edit:
     old: str
     new: str
     where: str = ""
+    times: int = 1  # the same slip at each of its places on the line (`a[:n], b[:n]` for `a[-n:], b[-n:]`)
 
     def variant(self):
         return (self.module, self.first, self.last, self.text)
@@ -80,7 +82,8 @@ class Edit:
             return f"with `{new}` moved above `{old}`"
         if not self.new:
             return f"without `{old}`"
-        return f"with `{new}` in place of `{old}`" + (f" in `{self.where}`" if self.where else "")
+        places = f" at each of its {self.times} places on the line" if self.times > 1 else ""
+        return f"with `{new}` in place of `{old}`" + (f" in `{self.where}`" if self.where else "") + places
 
     def data(self, sources) -> dict:
         """``Check.repair``: the file, the line, the line as written and as edited, the kind of change,
@@ -140,6 +143,16 @@ class _Module:
                 self.defs[node.name] = sorted(methods, key=lambda m: m.name != "forward")
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 self.imports.update({a.asname or a.name: (node.module, a.name) for a in node.names})
+
+    @functools.cached_property
+    def applied(self) -> dict:
+        """{name: the methods called on it without arguments anywhere in the file} (`item.strip()`)."""
+        found = {}
+        for n in ast.walk(self.tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and not n.args and not n.keywords and n.func.value.id not in ("self", "torch", "nn", "F"):
+                found.setdefault(n.func.value.id, set()).add(n.func.attr)
+        return {k: sorted(v) for k, v in found.items()}
 
     def walk(self, function) -> list:
         """``ast.walk(function)``, listed once: every edit kind walks it."""
@@ -267,14 +280,17 @@ def _call_name(call):
 
 def edits(module, function, tier=0) -> list:
     """Every one-edit candidate of ``function`` (a node of ``module``), as (kind, Edit) pairs."""
-    out = []
+    out, alike = [], {}
 
     def edit(kind, node, new, old_text=None, new_text=None, where=""):
         plain = new.id if isinstance(new, ast.Name) else ast.unparse(new)  # a name: most of the edits
         first, last, text = module.span(node, _text(new, plain))
-        out.append(Edit(module.name, first, last, text, node.lineno, kind,
-                        module.segment(node) if old_text is None else old_text,
-                        plain if new_text is None else new_text, where))
+        made = Edit(module.name, first, last, text, node.lineno, kind,
+                    module.segment(node) if old_text is None else old_text, plain if new_text is None else new_text,
+                    where)
+        out.append(made)
+        if first == last:  # the same edit elsewhere on its line: the slip may be made at each place
+            alike.setdefault((made.kind, made.old, made.new, made.where, first), []).append((node, _text(new, plain)))
 
     def ints(node, values, kind, where="", prefix=""):
         value = _int(node)
@@ -293,6 +309,11 @@ def edits(module, function, tier=0) -> list:
     called_names = {n.func.id for n in module.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     keys = {n.slice.value for n in module.walk(function) if isinstance(n, ast.Subscript)
             and isinstance(n.slice, ast.Constant) and type(n.slice.value) is str and len(n.slice.value) <= 40}
+    looked_up = sorted({module.segment(n) for n in module.walk(function) if isinstance(n, ast.Subscript)
+                        and isinstance(n.slice, ast.Constant) and type(n.slice.value) is str})
+    applied = module.applied
+    receivers = {id(n.func.value) for n in module.walk(function) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Attribute) and not n.args and not n.keywords}
     for node in module.walk(function):
         if isinstance(node, ast.Call):
             where = _call_name(node)
@@ -315,6 +336,10 @@ def edits(module, function, tier=0) -> list:
                     for name in unused:
                         edit("variable", arg, ast.Name(name), where=where)
             given = {kw.arg for kw in node.keywords}
+            for kw in node.keywords:  # `enumerate(xs, start=1)`, `bincount(x, minlength=n)`: a keyword not meant
+                if kw.arg and isinstance(kw.value, (ast.Constant, ast.UnaryOp)) and kw.arg not in _DIM_KEYWORDS:
+                    edit("removed", node, ast.Call(node.func, node.args, [k for k in node.keywords if k is not kw]),
+                         f"{kw.arg}={module.segment(kw.value)}", "", where)
             if method in _REDUCTIONS and "keepdim" not in given:
                 edit("constant", node, ast.Call(node.func, node.args, [*node.keywords, ast.keyword(
                     "keepdim", ast.Constant(True))]))
@@ -328,6 +353,12 @@ def edits(module, function, tier=0) -> list:
                     "unbiased", ast.Constant(False))]))
             if isinstance(node.func, ast.Name) and node.func.id in ("min", "max") and len(node.args) > 1:
                 edit("operator", node.func, ast.Name("max" if node.func.id == "min" else "min"))
+            if method == "get" and len(node.args) == 2 and isinstance(node.args[1], ast.Constant):
+                for other in looked_up:  # `cfg.get(k, 1)` where another entry was the fallback
+                    edit("constant", node.args[1], _as_written(other), where=where)
+            interleaved = _interleaved(node) if method == "repeat" else None
+            if interleaved is not None:  # k0 k1 k0 k1 where each copy in a row was meant, k0 k0 k1 k1
+                edit("operator", node, interleaved)
             if isinstance(node.func, ast.Name) and node.func.id in ("list", "sorted") and len(node.args) == 1:
                 edit("operator", node.func, ast.Name("sorted" if node.func.id == "list" else "list"))
             if method in _FILLS:  # a tensor initialised to zeros where ones were meant, and back
@@ -469,6 +500,9 @@ def edits(module, function, tier=0) -> list:
                 elif isinstance(part, ast.Slice) and part.step is None:
                     _slices(part, edit)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in names:
+            for method in applied.get(node.id, ()):  # `item` where `item.strip()` was meant, as elsewhere
+                if id(node) not in receivers:
+                    edit("method", node, ast.Call(ast.Attribute(node, method, ast.Load()), [], []))
             for other in sorted(set(names) - {node.id}):
                 # the same kind: both called, or neither; and the other one already has a value there
                 if (id(node) in called) == (other in called_names) and names[other] < node.lineno:
@@ -478,6 +512,7 @@ def edits(module, function, tier=0) -> list:
             for other in sorted(attributes - {node.attr}):
                 edit("variable", node, ast.Attribute(node.value, other, ast.Load()))
     unread_maps = _projections(module, function, edit) if tier == 0 else set()
+    out += _at_each_place(module, alike)
     _statements(module, function, out)
     order = list(KINDS)
     # a value computed and never used is the likeliest one meant: the edits that use it come first
@@ -491,6 +526,31 @@ def edits(module, function, tier=0) -> list:
         return (not (e.kind == "added" or (e.kind == "variable" and (e.new in unread or e.new in unread_maps))), rank,
                 -_alike(e.old, e.new) if e.kind == "variable" else 0)
     return sorted(out, key=key)
+
+
+def _at_each_place(module, alike) -> list:
+    """One edit made at each of the places on a line where the same single edit fits (the slip
+    copied: `keys[:, :n], values[:, :n]`, `[item for item in xs if item]` for `.strip()` twice)."""
+    out = []
+    for (kind, old, new, where, line), places in alike.items():
+        places = sorted(places, key=lambda p: p[0].col_offset)
+        if len(places) < 2 or any(a.end_col_offset > b.col_offset for (a, _), (b, _) in zip(places, places[1:])):
+            continue  # one place, or places inside each other
+        text = module.lines[line - 1].encode()
+        for node, replacement in reversed(places):
+            text = text[:node.col_offset] + replacement.encode() + text[node.end_col_offset:]
+        out.append(Edit(module.name, line, line, text.decode(errors="replace"), line, kind, old, new, where,
+                        len(places)))
+    return out
+
+
+def _interleaved(node):
+    """``x.repeat(1, g, 1, 1)`` as ``x.repeat_interleave(g, dim=1)`` (None where more than one axis grows)."""
+    grown = [i for i, a in enumerate(node.args) if _int(a) != 1]
+    if node.keywords or len(node.args) < 2 or len(grown) != 1:
+        return None
+    return ast.Call(ast.Attribute(node.func.value, "repeat_interleave", ast.Load()), [node.args[grown[0]]],
+                    [ast.keyword("dim", ast.Constant(grown[0]))])
 
 
 def _as_written(text):
