@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 
 from .grading import course
-from .grading.engine import HINTS
+from .grading.result import HINTS
 from .platforms import ci, shards
 
 

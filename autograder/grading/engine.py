@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # annotations only: the runner (and torch) are imported when 
     from ..sandbox.zygote import Zygote
     from .runner import Grader
 
-HINTS = ("none", "line", "change", "fix")  # how much of a verified repair the student's text shows
+from .result import HINTS
 
 
 @dataclass(frozen=True)

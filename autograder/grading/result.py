@@ -15,6 +15,8 @@ REDUCED_WARNING = ("WARNING: the submission ran WITHOUT full isolation ({why}); 
                    "could read files, reach the network or signal your processes. Grade untrusted code where "
                    "user namespaces are allowed (see the README).")
 
+HINTS = ("none", "line", "change", "fix")  # how much of a verified repair a failed check's text shows
+
 # The sentence that names a recognised mistake at the end of a check's feedback: written here only.
 NAMES_MISTAKE = " This is exactly what you get with: {}."
 

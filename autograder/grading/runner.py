@@ -21,9 +21,8 @@ import torch
 
 from . import course, diagnose, kit, repair, shapes
 from .grade import digest, syntax_notes
-from .engine import HINTS
 from .kit import seed_of, unnamed
-from .result import NAMES_MISTAKE, Check, KnownMistake, SubmissionResult
+from .result import HINTS, NAMES_MISTAKE, Check, KnownMistake, SubmissionResult
 from ..paths import PYTEST_INI
 from ..sandbox.session import MESSAGE_LIMIT, GraderError, Refused, StudentFailure, StudentSession
 from ..sandbox.submission import SubmissionError, clean_text, read_sources
@@ -390,7 +389,7 @@ class Grader:
         submission's child as a grading ends (False where only one is graded).
         ``earlier_reference``: a module of an earlier assignment this one builds on that the
         submission lacks is the course's reference (see course.submission_sources).
-        ``hints``: how much of a verified repair a failed check's feedback shows (``engine.HINTS``;
+        ``hints``: how much of a verified repair a failed check's feedback shows (``result.HINTS``;
         "none": no repair search at all); ``repair_seconds``: the search's time bound per submission
         in CPU seconds (default: half the CPU seconds the grading took, its own and its child's, at
         least ``repair.MIN_SECONDS``)."""

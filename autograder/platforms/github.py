@@ -106,7 +106,7 @@ def workflow_name(assignment) -> str:
 def instructor_workflow(assignment, prefix, hints="change") -> str:
     """grade-SLUG.yml for ``assignment``, with ``prefix`` (the repositories' names before
     '-username') as its default; the earlier assignments' inputs and steps where it builds on some;
-    ``hints``: how much of a verified repair the feedback shows (grading.engine.HINTS)."""
+    ``hints``: how much of a verified repair the feedback shows (grading.result.HINTS)."""
     earlier = list(course.get(assignment).builds_on)
     text = _blocks((PLATFORMS / "grade-class.yml").read_text(encoding="utf-8"), bool(earlier))
     return (text.replace("@ASSIGNMENT@", assignment).replace("@PREFIX@", prefix).replace("@HINTS@", hints)

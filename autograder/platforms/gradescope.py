@@ -72,7 +72,7 @@ def build(assignment, out, checks="visible", stdout="hidden", earlier_reference=
     """Write the Gradescope autograder zip for ``assignment`` to ``out``; returns its names.
     ``earlier_reference``: grade a module of an earlier assignment that a submission lacks on the
     course's reference (see course.submission_sources; only after that assignment's deadline).
-    ``hints``: how much of a verified repair the feedback shows (grading.engine.HINTS)."""
+    ``hints``: how much of a verified repair the feedback shows (grading.result.HINTS)."""
     if checks not in VISIBILITY or stdout not in VISIBILITY:
         raise ValueError(f"visibility must be one of {', '.join(VISIBILITY)}")
     config = {"assignment": assignment, "checks": checks, "stdout": stdout, "earlier_reference": earlier_reference,

@@ -46,7 +46,7 @@ from nbgrader.plugins import CsvExportPlugin
 from traitlets import Bool, Enum, List, Unicode
 
 from ..grading import course
-from ..grading.engine import HINTS
+from ..grading.result import HINTS
 from . import nbgrade
 from ..paths import ROOT
 from ..sandbox.submission import SubmissionError, read_sources
