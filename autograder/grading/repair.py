@@ -307,10 +307,10 @@ def edits(module, function, tier=0) -> list:
     called = {id(n.func) for n in module.walk(function) if isinstance(n, ast.Call)}
     powers = {id(n.right) for n in module.walk(function) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow)}
     called_names = {n.func.id for n in module.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    keys = {n.slice.value for n in module.walk(function) if isinstance(n, ast.Subscript)
-            and isinstance(n.slice, ast.Constant) and type(n.slice.value) is str and len(n.slice.value) <= 40}
-    looked_up = sorted({module.segment(n) for n in module.walk(function) if isinstance(n, ast.Subscript)
-                        and isinstance(n.slice, ast.Constant) and type(n.slice.value) is str})
+    keyed = [n for n in module.walk(function) if isinstance(n, ast.Subscript)
+             and isinstance(n.slice, ast.Constant) and type(n.slice.value) is str]  # `params["g"]`
+    keys = {n.slice.value for n in keyed if len(n.slice.value) <= 40}
+    looked_up = sorted({module.segment(n) for n in keyed})
     applied = module.applied
     receivers = {id(n.func.value) for n in module.walk(function) if isinstance(n, ast.Call)
                  and isinstance(n.func, ast.Attribute) and not n.args and not n.keywords}
