@@ -139,7 +139,7 @@ def test_an_edit_that_gives_a_line_of_the_reference_comes_first():
     assert first.kind == "order" and (first.first, first.last) == (5, 6), (swapped, first)
     assert plain[0].kind == "dimension" and plain[0].line == 7  # without it, the softmax's dim comes first
     assert sorted(map(repair.Edit.variant, found)) == sorted(map(repair.Edit.variant, plain))  # the same set
-    assert repair._bare("x = f(a, 'b#c')  # note\n") == 'x=f(a,"b#c")#note' and repair._bare("y = 2  # n") == "y=2"
+    assert repair._bare("x = f(a, 'b#c')  # note\n") == 'x=f(a,"b#c")' and repair._bare("y = 2  # n") == "y=2"
     assert {"m", "gpt_model", "multihead_attention"} & set(repair.reference_lines(course.get("ch04_gpt"))) \
         == {"gpt_model", "multihead_attention"}
 
@@ -306,6 +306,50 @@ def test_the_same_slip_at_each_place_a_method_forgotten_repeat_a_fallback_and_a_
         for function in (f for functions in parsed.defs.values() for f in functions):
             for e in repair.edits(parsed, function):
                 ast.parse(e.applied({module: text})[module])
+
+
+def test_a_line_one_run_of_tokens_from_the_references_is_rewritten_to_it():
+    """A mistake no operator writes (a pattern's characters, a filter left out, ``x *`` dropped, a
+    range from 1): the student's line made the reference's nearest line, where only one run of
+    tokens differs and the rest of the line is the same; the student's spacing and comment kept,
+    and nothing offered where the line is the student's own (other names), the reference's already,
+    or the rewrite would not parse."""
+    reference = ["def split(text):\n", "    parts = re.split(r'([,.]|--)', text)\n", "    parts = re.split(r'([,.]|--|\\s)', text)\n",
+                 "    return [p.strip() for p in parts if p.strip()]\n",
+                 "def gelu(x, n):\n", "    pos = torch.arange(1, n + 1)\n", "    return 0.5 * x * (1 + pos)\n"]
+    source = textwrap.dedent("""\
+        import re
+
+
+        def split(text):
+            \"\"\"parts = re.split(r'([,.]|--)', text)\"\"\"
+            parts = re.split(r"([,.]|\\s)", text)  # mine
+            return [p.strip() for p in parts]
+
+
+        def gelu(x, n):
+            pos = torch.arange(n)
+            total = sum(w * v for w, v in zip(x, pos))
+            return 0.5 * (1 + pos)
+        """)
+    known = {"m": repair.known_lines(reference)}
+    found = [e for name in ("split", "gelu") for e in repair.candidates({"m": source}, ["m"], [f"m.{name}"], known=known)
+             if e.kind in ("rewritten", "added", "removed") and e.old != e.new and "(" not in e.where]
+    shown = {(e.kind, e.line, e.old, e.new) for e in found}
+    assert {("rewritten", 6, 'r"([,.]|\\s)"', "r'([,.]|--|\\s)'"), ("added", 7, "]", "if p.strip()]"),
+            ("rewritten", 11, "n", "1, n + 1"), ("added", 13, "(", "x * (")} <= shown, sorted(shown)
+    by_line = {e.line: e for e in found if e.kind in ("rewritten", "added")}
+    assert by_line[6].text == "    parts = re.split(r'([,.]|--|\\s)', text)  # mine\n"
+    assert by_line[13].text == "    return 0.5 * x * (1 + pos)\n" and by_line[13].phrase() == "with `x * (` in place of `(`"
+    assert not {e.line for e in found if e.kind == "rewritten"} & {5, 12}  # the docstring; the student's own line
+    first = repair.candidates({"m": source}, ["m"], ["m.split"], known=known)[0]
+    assert (first.kind, first.line) == ("rewritten", 6), first  # a line of the reference: tried first
+    assert repair.sentence(first.data({"m": source}), "change") == \
+        "m.py line 6: a change of a few of its tokens on this line makes this check pass."
+    # a rewrite that would not parse is no candidate (the reference's line goes on below it)
+    short = repair._parsed("m", "def f(a):\n    return a + 1\n")
+    assert not repair._rewritten(short, short.defs["f"][0], repair.known_lines(["    return a + 1 +\n", "        2\n"]))
+    assert repair._rewritten(short, short.defs["f"][0], repair.known_lines(["    return a + 1 + 2\n"]))
 
 
 def test_a_twin_written_for_its_sibling_comes_first():

@@ -17,6 +17,7 @@ import decimal
 import functools
 import itertools
 import re
+import textwrap
 import time
 from dataclasses import dataclass
 
@@ -35,7 +36,7 @@ KINDS = {"dimension": "the dimension argument", "transpose": "a transpose", "sig
          "operator": "the operator", "constant": "a constant", "slice": "a slice or index", "placement": "where a term sits",
          "removed": "a call or term removed", "arguments": "the order of the arguments",
          "order": "the order of two statements", "added": "a term added", "called": "a call's parentheses",
-         "method": "a method call added",
+         "method": "a method call added", "rewritten": "a few of its tokens",
          "variable": "which variable is used"}
 _DIM_KEYWORDS = {"dim", "axis", "dim0", "dim1", "start_dim", "end_dim"}
 _REDUCTIONS = {"sum", "mean", "var", "std", "amax", "amin", "max", "min", "norm", "logsumexp", "prod", "argmax",
@@ -786,16 +787,37 @@ def _reference_file(path) -> tuple:
 
 
 def known_lines(lines) -> tuple:
-    """(the lines, each two in a row), bare (``_bare``; blank lines left out)."""
+    """(the lines, each two in a row), bare (``_bare``; blank lines left out), and each distinct line
+    as written (its code and its tokens, ``_tokens``) for ``_rewritten``."""
+    lines = list(lines)
     bare = [b for b in map(_bare, lines) if b]
-    return frozenset(bare), frozenset(zip(bare, bare[1:]))
+    written = {code: tokens for code in map(_code, lines) if (tokens := _tokens(code))}
+    return frozenset(bare), frozenset(zip(bare, bare[1:])), tuple(written.items())
+
+
+def _code(line) -> str:
+    return line.rstrip("\r\n")
+
+
+_TOKEN = re.compile(r"""(?:[rbfuRBFU]{1,2})?(?:'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")"""
+                    r"|0[xXoObB][\da-fA-F_]+|(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?[jJ]?"
+                    r"|[A-Za-z_]\w*|\*\*|//|==|!=|<=|>=|->|\S")
+
+
+def _tokens(code) -> tuple:
+    """(text in one kind of quotes, start, end) of each of ``code``'s tokens, up to its comment."""
+    out = []
+    for m in _TOKEN.finditer(code):
+        if m.group() == "#":
+            break
+        out.append((m.group().replace("'", '"'), m.start(), m.end()))
+    return tuple(out)
 
 
 def _bare(line) -> str:
-    """A line without its spaces and its comment (where no quote comes before the ``#``), in one kind
-    of quotes."""
-    code = line.split("#", 1)[0] if "#" in line and not {"'", '"'} & set(line.split("#", 1)[0]) else line
-    return "".join(code.split()).replace("'", '"')
+    """A line's tokens (``_tokens``: up to its comment, in one kind of quotes) without the spaces
+    between them."""
+    return "".join(token for token, _, _ in _tokens(line))
 
 
 def _rank(edit, module, known) -> int:
@@ -804,7 +826,7 @@ def _rank(edit, module, known) -> int:
     1 where they were not (the student's own lines, the likelier place of a mistake); 2 where they
     were, but not between the reference's neighbours (written twice, or moved); 3 where they were
     already, in their place (the edit can only take them away from it)."""
-    lines, pairs = known
+    lines, pairs = known[:2]
 
     def fits(text):
         bare = [b for b in map(_bare, text) if b]
@@ -817,6 +839,63 @@ def _rank(edit, module, known) -> int:
     if fits([before, *written, after]):
         return 3
     return 0 if fits(edit.text.splitlines()) else 2 if fits(written) else 1
+
+
+RUN = 12  # tokens of a line a rewrite may change, on either side
+
+
+def _run(tokens, p, q):
+    """Where the tokens between the first ``p`` and the last ``q`` of a line sit in it, with the
+    spaces around them: (start, end)."""
+    return tokens[p - 1][2] if p else tokens[0][1], tokens[len(tokens) - q][1] if q else tokens[-1][2]
+
+
+def _parses(lines) -> bool:
+    """Whether a function's lines (as ``module.lines`` holds them) parse on their own."""
+    try:
+        ast.parse(textwrap.dedent("".join(lines)))
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
+def _rewritten(module, function, known) -> list:
+    """Each of ``function``'s lines that the reference does not have, made the reference's line
+    nearest it where the two differ in one run of at most RUN tokens and share at least as many as
+    they differ in (a pattern's characters, a filter left out, `x *` dropped, `arange(1, n + 1)`):
+    kind "rewritten", or "added"/"removed" where one side of the run is empty. Two of the nearest,
+    at most, for each line; only a candidate that parses."""
+    lines, _, written = known
+    skip = {n for node in module.walk(function) if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            for n in range(node.lineno, node.end_lineno + 1)}  # a docstring
+    out, first = [], min([function.lineno] + [d.lineno for d in function.decorator_list])
+    for number in range(function.body[0].lineno, function.end_lineno + 1):
+        line = module.lines[number - 1]
+        mine = _tokens(_code(line))
+        if not mine or number in skip or _bare(line) in lines:
+            continue
+        near = []
+        for code, theirs in written:
+            p = next((i for i, (a, b) in enumerate(zip(mine, theirs)) if a[0] != b[0]), min(len(mine), len(theirs)))
+            q = next((i for i, (a, b) in enumerate(zip(reversed(mine[p:]), reversed(theirs[p:]))) if a[0] != b[0]),
+                     min(len(mine), len(theirs)) - p)
+            run = max(len(mine), len(theirs)) - p - q
+            if 0 < run <= RUN and p + q >= max(2, run):
+                near.append((-(p + q), code, theirs, p, q))
+        for _, code, theirs, p, q in sorted(near)[:2]:
+            (start, end), (r_start, r_end) = _run(mine, p, q), _run(theirs, p, q)
+            text = line[:start] + code[r_start:r_end] + line[end:]
+            if not _parses(module.lines[first - 1:number - 1] + [text] + module.lines[number:function.end_lineno]):
+                continue
+            old, new = line[start:end].strip(), code[r_start:r_end].strip()
+            kind = "rewritten" if old and new else "removed" if old else "added"
+            if kind == "added":  # shown with the token after it (at the line's end, the one before)
+                if q:
+                    old, new = line[start:mine[-q][2]].strip(), code[r_start:theirs[-q][2]].strip()
+                else:
+                    old, new = line[mine[p - 1][1]:end].strip(), code[theirs[p - 1][1]:r_end].strip()
+            out.append(Edit(module.name, number, number, text, number, kind, old, new))
+    return out
 
 
 def candidates(sources, own, asked, fault=None, known=None) -> list:
@@ -832,7 +911,10 @@ def candidates(sources, own, asked, fault=None, known=None) -> list:
         for module, function, level in targets(modules, asked, fault):
             if level != tier:
                 continue
-            for e in edits(module, function, tier):
+            found = edits(module, function, tier)
+            if known and module.name in known:
+                found += _rewritten(module, function, known[module.name])
+            for e in found:
                 key = e.variant()
                 if key not in seen and e.text != "".join(module.lines[e.first - 1:e.last]):
                     seen.add(key)
