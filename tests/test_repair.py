@@ -560,6 +560,26 @@ def test_a_failed_check_gets_a_verified_repair_at_the_edited_line(grader, softma
     assert result["extra_data"]["repair_search"]["found"] >= 1
 
 
+def test_a_pattern_no_operator_writes_is_repaired_as_the_references_line(tmp_path):
+    """The split's pattern without its double dash (no operator edits a string's characters): the
+    repair makes the line the reference's, verified, at that line, and `fix` shows the pattern."""
+    sources = reference_sources("ch02_text_data")
+    wrong = sources["simple_tokenizer.py"].replace(r"""|--|\s)', text)
+    return [item.strip()""", r"""|\s)', text)
+    return [item.strip()""", 1)
+    assert wrong != sources["simple_tokenizer.py"]
+    with Grader("ch02_text_data", repair_seconds=60, budget=600, hints="fix") as g:
+        result = grade_sources(g, "ch02_text_data", tmp_path / "s", {**sources, "simple_tokenizer.py": wrong})
+    repaired = [t for t in result["tests"] if t.get("extra_data", {}).get("repair")]
+    assert repaired, [t["output"] for t in result["tests"] if t["status"] != "passed"]
+    data = repaired[0]["extra_data"]["repair"]
+    line = next(i for i, text in enumerate(wrong.splitlines(), 1) if r"""|\s)', text)""" in text)
+    assert (data["file"], data["line"], data["kind"]) == ("simple_tokenizer.py", line, "rewritten"), data
+    assert "|--|" in data["now"] and "|--|" not in data["was"]
+    assert repaired[0]["output"].startswith(f"simple_tokenizer.py line {line}: with `r'([,.:;?_!")
+    assert {t["score"] for t in result["tests"] if t.get("extra_data", {}).get("repair")} == {0}
+
+
 def test_the_search_never_changes_a_score(softmax_mutant, tmp_path):
     with Grader(ASSIGNMENT, hints="none", budget=600) as plain:
         without = grade_sources(plain, ASSIGNMENT, tmp_path / "none", softmax_mutant)
