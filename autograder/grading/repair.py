@@ -814,10 +814,13 @@ def _tokens(code) -> tuple:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _bare(line) -> str:
-    """A line's tokens (``_tokens``: up to its comment, in one kind of quotes) without the spaces
-    between them."""
-    return "".join(token for token, _, _ in _tokens(line))
+    """A line up to its comment (``_tokens`` finds where it starts), without its spaces, in one kind
+    of quotes."""
+    if "#" in line:
+        return "".join("".join(token.split()) for token, _, _ in _tokens(line))
+    return "".join(line.split()).replace("'", '"')  # the same, faster: the tokens are every non-space
 
 
 def _rank(edit, module, known) -> int:
